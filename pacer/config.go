@@ -1,0 +1,59 @@
+package pacer
+
+import "time"
+
+// Config selects and parameterises one pacer design. It is the `pacer:` section of a workload
+// file; fields that do not apply to Kind must be left at zero.
+type Config struct {
+	// Kind is one of the names in Kinds: unlimited, slots, rate, slots+rate, ticket, aimd,
+	// gradient, tpm.
+	Kind string `mapstructure:"kind" yaml:"kind"`
+	// Slots is the number of permits (slots, slots+rate) or the ticket channel's capacity
+	// (ticket); ≥ 1.
+	Slots int `mapstructure:"slots" yaml:"slots,omitempty"`
+	// RPS is the token-bucket refill rate in requests per simulated second (rate, slots+rate)
+	// or the ticket issue rate (ticket); > 0.
+	RPS float64 `mapstructure:"rps" yaml:"rps,omitempty"`
+	// Burst is the token bucket's size (rate, slots+rate); ≥ 1.
+	Burst int `mapstructure:"burst" yaml:"burst,omitempty"`
+	// InitialLimit, MinLimit and MaxLimit bound an adaptive concurrency limit (aimd, gradient);
+	// 1 ≤ MinLimit ≤ InitialLimit ≤ MaxLimit.
+	InitialLimit int `mapstructure:"initial_limit" yaml:"initial_limit,omitempty"`
+	MinLimit     int `mapstructure:"min_limit" yaml:"min_limit,omitempty"`
+	MaxLimit     int `mapstructure:"max_limit" yaml:"max_limit,omitempty"`
+	// BackoffRatio multiplies the aimd limit on a timeout, an error or a latency over
+	// LatencyTarget; in (0, 1).
+	BackoffRatio float64 `mapstructure:"backoff_ratio" yaml:"backoff_ratio,omitempty"`
+	// LatencyTarget is the aimd latency above which a success counts as congestion
+	// (simulated time); 0 disables the latency signal.
+	LatencyTarget time.Duration `mapstructure:"latency_target" yaml:"latency_target,omitempty"`
+	// Tolerance is Gradient2's RTT tolerance (≥ 1).
+	Tolerance float64 `mapstructure:"tolerance" yaml:"tolerance,omitempty"`
+	// TokensPerMinute is the tpm budget, refilled continuously per simulated minute; > 0.
+	TokensPerMinute int `mapstructure:"tokens_per_minute" yaml:"tokens_per_minute,omitempty"`
+	// LeakOnTimeout reproduces the buggy release path: a permit whose request timed out is
+	// never released.
+	LeakOnTimeout bool `mapstructure:"leak_on_timeout" yaml:"leak_on_timeout,omitempty"`
+}
+
+// Timeouts is the per-request timeout policy, in simulated time; 0 means none.
+type Timeouts struct {
+	// Request bounds the whole request, from send to the last byte.
+	Request time.Duration `mapstructure:"timeout" yaml:"timeout"`
+	// TTFT bounds the time from send to the first streamed token (reasoning or content).
+	TTFT time.Duration `mapstructure:"ttft_timeout" yaml:"ttft_timeout"`
+	// Idle bounds the silence between two stream chunks.
+	Idle time.Duration `mapstructure:"idle_timeout" yaml:"idle_timeout"`
+}
+
+// Retry is the retry policy for failed requests, in simulated time.
+type Retry struct {
+	// Max is the number of retries after the first attempt; 0 disables retries.
+	Max int `mapstructure:"max" yaml:"max"`
+	// Backoff is the first retry's base delay; each later retry doubles it.
+	Backoff time.Duration `mapstructure:"backoff" yaml:"backoff"`
+	// MaxBackoff caps the delay, Retry-After included.
+	MaxBackoff time.Duration `mapstructure:"max_backoff" yaml:"max_backoff"`
+	// Jitter is the fraction (0–1) of the delay that is randomised.
+	Jitter float64 `mapstructure:"jitter" yaml:"jitter"`
+}
