@@ -1,0 +1,242 @@
+package simserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentsim/agentsim/clock"
+)
+
+// AdmissionError is a request the engine refuses before any stream starts; the HTTP layer
+// answers it with Status and an OpenAI error body.
+type AdmissionError struct {
+	Status     int
+	Type       string // OpenAI error type, e.g. "BadRequestError"
+	Param      string
+	Message    string
+	RetryAfter time.Duration // > 0: sent as Retry-After
+}
+
+func (e *AdmissionError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
+
+// Engine is the simulated prefill/decode engine pair. Create it with NewEngine, run it with
+// Start, and stop it with Stop; Submit may be called from any goroutine.
+type Engine struct {
+	clk     *clock.Clock
+	prof    *Profile
+	faults  *Faults
+	knobs   Knobs
+	running int // decode batch limit
+
+	mu      sync.Mutex
+	nextID  uint64
+	seen    map[uint64]uint32 // occurrences per content key, for deterministic decisions
+	prefill inbox
+	decode  inbox
+	delays  delayQueue
+
+	stats    liveStats
+	loggedMu sync.Mutex
+	logged   LoggedStats
+
+	stop    context.CancelFunc
+	done    sync.WaitGroup
+	started atomic.Bool
+}
+
+// inbox hands generations to an engine goroutine and wakes it.
+type inbox struct {
+	items []*Gen
+	wake  chan struct{}
+}
+
+func (b *inbox) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// NewEngine builds an engine for the profile with the given faults (nil: healthy).
+func NewEngine(clk *clock.Clock, prof *Profile, faults *Faults) (*Engine, error) {
+	if err := prof.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		clk: clk, prof: prof, faults: faults, knobs: faults.Knobs(),
+		seen:    map[uint64]uint32{},
+		prefill: inbox{wake: make(chan struct{}, 1)},
+		decode:  inbox{wake: make(chan struct{}, 1)},
+		delays:  delayQueue{wake: make(chan struct{}, 1)},
+	}
+	e.running = prof.MaxRunning
+	if e.knobs.MaxRunningCap > 0 {
+		e.running = min(e.running, e.knobs.MaxRunningCap)
+	}
+	return e, nil
+}
+
+// Profile returns the engine's profile.
+func (e *Engine) Profile() *Profile { return e.prof }
+
+// Faults returns the engine's faults.
+func (e *Engine) Faults() *Faults { return e.faults }
+
+// Start runs the engine's three goroutines (prefill, KV transfer and timed events, decode)
+// until Stop.
+func (e *Engine) Start() {
+	if !e.started.CompareAndSwap(false, true) {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.stop = cancel
+	e.done.Add(3)
+	go func() { defer e.done.Done(); e.prefillLoop(ctx) }()
+	go func() { defer e.done.Done(); e.delayLoop(ctx) }()
+	go func() { defer e.done.Done(); e.decodeLoop(ctx) }()
+}
+
+// Stop ends the engine's goroutines and waits for them. Generations still in progress never
+// complete; their readers see their own contexts end. Stop is safe to call twice.
+func (e *Engine) Stop() {
+	if e.stop != nil {
+		e.stop()
+	}
+	e.done.Wait()
+}
+
+// ErrStopped is returned by Submit after Stop.
+var ErrStopped = errors.New("engine stopped")
+
+// Submit admits a request, deciding its output length and faults. It returns an
+// *AdmissionError for requests refused before the stream (context too long, injected 429 or
+// 503, queue full).
+func (e *Engine) Submit(j Job) (*Gen, error) {
+	if j.PromptTokens >= e.prof.MaxContextTokens {
+		return nil, &AdmissionError{Status: 400, Type: "BadRequestError", Param: "messages",
+			Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.",
+				e.prof.MaxContextTokens, j.PromptTokens)}
+	}
+	e.mu.Lock()
+	e.nextID++
+	id := e.nextID
+	occurrence := e.seen[j.Key]
+	e.seen[j.Key] = occurrence + 1
+	e.mu.Unlock()
+
+	rng := e.faults.rngFor(j.Key ^ uint64(occurrence)*0xbf58476d1ce4e5b9)
+	g := &Gen{ID: id, Prompt: j.PromptTokens, Submitted: e.clk.Now(), job: j, rng: rng, notify: make(chan struct{}, 1)}
+	e.decideLength(g)
+	g.Plan = e.faults.plan(rng)
+	g.Plan.place(g.Output)
+	if err := e.refuse(g); err != nil {
+		return nil, err
+	}
+	e.stats.promptTokens.Add(int64(j.PromptTokens))
+	e.stats.prefillQueued.Add(1)
+	e.mu.Lock()
+	e.prefill.items = append(e.prefill.items, g)
+	e.mu.Unlock()
+	e.prefill.signal()
+	return g, nil
+}
+
+// refuse returns the admission error an injected fault or the queue limit imposes, if any.
+func (e *Engine) refuse(g *Gen) error {
+	switch g.Plan.Error {
+	case Error429:
+		return &AdmissionError{Status: 429, Type: "RateLimitError", RetryAfter: g.Plan.RetryAfter,
+			Message: "Rate limit reached for requests. Please retry after the time given in Retry-After."}
+	case Error503:
+		return &AdmissionError{Status: 503, Type: "InternalServerError",
+			Message: "The server is overloaded or not ready yet."}
+	}
+	if e.knobs.QueueLimited && e.stats.queued() > int64(e.knobs.MaxQueued) {
+		return &AdmissionError{Status: 503, Type: "InternalServerError", Message: "The request queue is full."}
+	}
+	return nil
+}
+
+// decideLength sets the generation's output and reasoning lengths and finish reason.
+func (e *Engine) decideLength(g *Gen) {
+	j := g.job
+	limit := e.prof.MaxContextTokens - j.PromptTokens
+	if j.MaxTokens > 0 {
+		limit = min(limit, j.MaxTokens)
+	}
+	lp, ok := e.prof.Efforts[j.Effort]
+	if !ok {
+		lp = e.prof.Efforts[""]
+	}
+	want := lp.Min + g.rng.IntN(lp.Max-lp.Min+1)
+	if j.IgnoreEOS && j.MaxTokens > 0 {
+		want = limit
+	}
+	g.Output, g.Finish = min(want, limit), "stop"
+	if want >= limit {
+		g.Finish = "length"
+	}
+	if reasoningOn(j.Effort) {
+		g.Reasoning = min(int(float64(want)*lp.ReasoningFraction), g.Output)
+	}
+}
+
+func reasoningOn(effort string) bool { return effort != "" && effort != "none" }
+
+// Cancel abandons the generation: the engine frees its slot and KV at its next step.
+func (e *Engine) Cancel(g *Gen) {
+	if g.phase.Load() == int32(phaseDone) || g.cancelled.Swap(true) {
+		return
+	}
+	e.prefill.signal()
+	e.decode.signal()
+	e.delays.signal()
+}
+
+// enqueueDecode hands a generation to the decode engine.
+func (e *Engine) enqueueDecode(g *Gen) {
+	g.phase.Store(int32(phaseDecodeWaiting))
+	e.stats.decodeWaiting.Add(1)
+	e.mu.Lock()
+	e.decode.items = append(e.decode.items, g)
+	e.mu.Unlock()
+	e.decode.signal()
+}
+
+// take empties an inbox.
+func (e *Engine) take(b *inbox) []*Gen {
+	e.mu.Lock()
+	items := b.items
+	b.items = nil
+	e.mu.Unlock()
+	return items
+}
+
+// finish marks a generation done or aborted and counts it.
+func (e *Engine) finish(g *Gen) {
+	g.phase.Store(int32(phaseDone))
+	if g.cancelled.Load() {
+		e.stats.aborted.Add(1)
+	} else {
+		e.stats.finished.Add(1)
+	}
+}
+
+// sleep waits a simulated duration; false means the engine is stopping.
+func (e *Engine) sleep(ctx context.Context, d time.Duration) bool {
+	return e.clk.Sleep(ctx, d) == nil
+}
+
+// wait blocks until the inbox is signalled; false means the engine is stopping.
+func wait(ctx context.Context, b *inbox) bool {
+	select {
+	case <-b.wake:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
