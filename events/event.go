@@ -1,0 +1,78 @@
+// Package events defines the records of a run's events.jsonl: one JSON object per event,
+// appended as it happens, flushed at least once a second, and read back by diagnosis.
+package events
+
+// Kind names an event. The strings are the `event` field of events.jsonl.
+type Kind string
+
+// The event kinds, in the order an agent round produces them.
+const (
+	RunStart       Kind = "run_start"
+	AgentStart     Kind = "agent_start"
+	RoundStart     Kind = "round_start"
+	ReadDone       Kind = "read_done"
+	PacerWait      Kind = "pacer_wait"
+	PacerAcquired  Kind = "pacer_acquired"
+	RequestSent    Kind = "request_sent"
+	Headers        Kind = "headers"
+	FirstReasoning Kind = "first_reasoning"
+	FirstContent   Kind = "first_content"
+	Done           Kind = "done"
+	Error          Kind = "error"
+	Timeout        Kind = "timeout"
+	Cancelled      Kind = "cancelled"
+	Retry          Kind = "retry"
+	Release        Kind = "release"
+	RoundDone      Kind = "round_done"
+	AgentDone      Kind = "agent_done"
+	Warning        Kind = "warning"
+	RunEnd         Kind = "run_end"
+)
+
+// Terminal reports whether k ends a request: every request_sent is followed by exactly one
+// terminal event with the same request id.
+func (k Kind) Terminal() bool {
+	return k == Done || k == Error || k == Timeout || k == Cancelled
+}
+
+// Event is one line of events.jsonl. Times are simulated seconds since the run started (TS)
+// and the wall clock (Wall, RFC 3339); every duration field carries its unit in its name.
+type Event struct {
+	TS      float64 `json:"t_s"`
+	Wall    string  `json:"wall"`
+	Kind    Kind    `json:"event"`
+	Agent   int     `json:"agent"`
+	Round   int     `json:"round"`
+	Request string  `json:"request,omitempty"`
+	Attempt int     `json:"attempt,omitempty"`
+
+	// Context and read step.
+	ReadTokens    int `json:"read_tokens,omitempty"`
+	ContextTokens int `json:"context_tokens,omitempty"`
+	MaxTokens     int `json:"max_tokens,omitempty"`
+
+	// Pacer.
+	PacerWaitS float64 `json:"pacer_wait_s,omitempty"`
+	Permit     uint64  `json:"permit,omitempty"`
+	Outcome    string  `json:"outcome,omitempty"`
+	Leaked     bool    `json:"leaked,omitempty"`
+
+	// Request outcome.
+	Status           int     `json:"status,omitempty"`
+	Class            string  `json:"class,omitempty"`
+	Message          string  `json:"message,omitempty"`
+	FinishReason     string  `json:"finish_reason,omitempty"`
+	LatencyS         float64 `json:"latency_s,omitempty"`
+	TTFTS            float64 `json:"ttft_s,omitempty"`
+	TTFTContentS     float64 `json:"ttft_content_s,omitempty"`
+	MaxGapS          float64 `json:"max_gap_s,omitempty"`
+	SinceLastByteS   float64 `json:"since_last_byte_s,omitempty"`
+	Chunks           int     `json:"chunks,omitempty"`
+	PromptTokens     int     `json:"prompt_tokens,omitempty"`
+	CompletionTokens int     `json:"completion_tokens,omitempty"`
+	ReasoningTokens  int     `json:"reasoning_tokens,omitempty"`
+	CachedTokens     int     `json:"cached_tokens,omitempty"`
+	ContentTokens    int     `json:"content_tokens,omitempty"`
+	RetryAfterS      float64 `json:"retry_after_s,omitempty"`
+	BackoffS         float64 `json:"backoff_s,omitempty"`
+}
