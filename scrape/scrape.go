@@ -1,0 +1,193 @@
+package scrape
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/agentsim/agentsim/clock"
+)
+
+// Sample is one scrape of every URL, mapped to canonical gauges.
+type Sample struct {
+	// Gauges holds the canonical gauges that were found.
+	Gauges map[string]float64
+	// Errors lists URLs that could not be read this time, with why.
+	Errors []string
+}
+
+// Scraper samples one or more /metrics URLs (a prefill/decode deployment has one per engine).
+// It remembers which metric each canonical gauge came from and the previous value of counters
+// whose rate it reports. Safe for concurrent use.
+type Scraper struct {
+	urls   []string
+	client *http.Client
+	clk    *clock.Clock
+
+	mu      sync.Mutex
+	found   map[string]string // canonical → metric name it was read from
+	failed  map[string]string // url → why it could not be read (last failure)
+	counter map[string]counterPoint
+}
+
+type counterPoint struct {
+	value float64
+	at    time.Time
+}
+
+// New returns a Scraper for urls using client (nil: a client with a 5 s timeout).
+func New(urls []string, client *http.Client, clk *clock.Clock) *Scraper {
+	if client == nil {
+		client = &http.Client{Timeout: 5 * time.Second}
+	}
+	return &Scraper{urls: urls, client: client, clk: clk,
+		found: map[string]string{}, failed: map[string]string{}, counter: map[string]counterPoint{}}
+}
+
+// Scrape reads every URL once. A URL that fails is reported in Sample.Errors; the others still
+// count. With several URLs, a gauge is read from the first URL that has it.
+func (s *Scraper) Scrape(ctx context.Context) Sample {
+	out := Sample{Gauges: map[string]float64{}}
+	for _, u := range s.urls {
+		families, err := s.fetch(ctx, u)
+		if err != nil {
+			out.Errors = append(out.Errors, err.Error())
+			s.mu.Lock()
+			s.failed[u] = err.Error()
+			s.mu.Unlock()
+			continue
+		}
+		s.mu.Lock()
+		delete(s.failed, u)
+		s.mu.Unlock()
+		s.mapFamilies(u, families, out.Gauges)
+	}
+	return out
+}
+
+func (s *Scraper) fetch(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, fmt.Errorf("GET %s → %d", url, resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: parse metrics: %w", url, err)
+	}
+	return families, nil
+}
+
+// mapFamilies fills canonical gauges not yet set from one URL's families.
+func (s *Scraper) mapFamilies(url string, families map[string]*dto.MetricFamily, into map[string]float64) {
+	for _, name := range Canonical {
+		if _, done := into[name]; done {
+			continue
+		}
+		for _, src := range sources[name] {
+			v, metric, ok := s.read(url, families, src)
+			if !ok {
+				continue
+			}
+			into[name] = v
+			s.mu.Lock()
+			s.found[name] = metric
+			s.mu.Unlock()
+			break
+		}
+	}
+}
+
+// read evaluates one source against a URL's families.
+func (s *Scraper) read(url string, families map[string]*dto.MetricFamily, src source) (float64, string, bool) {
+	var sum float64
+	found := false
+	for _, n := range src.names {
+		mf, ok := families[n]
+		if !ok {
+			continue
+		}
+		if v, ok := familyValue(mf, src.engine); ok {
+			sum += v
+			found = true
+		}
+	}
+	if !found {
+		return 0, "", false
+	}
+	metric := strings.Join(src.names, "+")
+	if !src.rate {
+		return sum, metric, true
+	}
+	key, now := url+" "+metric, s.clk.Now()
+	s.mu.Lock()
+	prev, seen := s.counter[key]
+	s.counter[key] = counterPoint{value: sum, at: now}
+	s.mu.Unlock()
+	dt := now.Sub(prev.at).Seconds()
+	if !seen || dt <= 0 || sum < prev.value {
+		return 0, "", false
+	}
+	return (sum - prev.value) / dt, "rate(" + metric + ")", true
+}
+
+// Found describes, in one line, which server gauges were found and from which metrics, or why
+// none were, e.g. "server metrics: decode_running ← sglang:num_running_reqs, …" or
+// "server metrics: not available (GET http://…/metrics → 404)".
+func (s *Scraper) Found() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.found) == 0 {
+		if len(s.failed) == 0 {
+			return "server metrics: none of the known gauges found"
+		}
+		var why []string
+		for _, w := range s.failed {
+			why = append(why, w)
+		}
+		sort.Strings(why)
+		return "server metrics: not available (" + strings.Join(why, "; ") + ")"
+	}
+	var parts []string
+	for _, name := range Canonical {
+		if m, ok := s.found[name]; ok {
+			parts = append(parts, name+" ← "+m)
+		}
+	}
+	var missing []string
+	for _, name := range Canonical {
+		if _, ok := s.found[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	line := "server metrics: " + strings.Join(parts, ", ")
+	if len(missing) > 0 {
+		line += "; not found: " + strings.Join(missing, ", ")
+	}
+	return line
+}
+
+// Available reports whether any canonical gauge has been read.
+func (s *Scraper) Available() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.found) > 0
+}

@@ -1,0 +1,104 @@
+package scrape
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const sglangText = `# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{engine_type="prefill",model_name="m",tp_rank="0"} 3
+sglang:num_running_reqs{engine_type="decode",model_name="m",tp_rank="0"} 16
+sglang:num_running_reqs{engine_type="decode",model_name="m",tp_rank="1"} 16
+# TYPE sglang:num_prefill_inflight_queue_reqs gauge
+sglang:num_prefill_inflight_queue_reqs{engine_type="prefill",model_name="m"} 12
+# TYPE sglang:num_prefill_prealloc_queue_reqs gauge
+sglang:num_prefill_prealloc_queue_reqs{engine_type="prefill",model_name="m"} 4
+# TYPE sglang:num_queue_reqs gauge
+sglang:num_queue_reqs{engine_type="prefill",model_name="m"} 2
+sglang:num_queue_reqs{engine_type="decode",model_name="m"} 1
+# TYPE sglang:token_usage gauge
+sglang:token_usage{engine_type="decode",model_name="m"} 0.25
+# TYPE sglang:gen_throughput gauge
+sglang:gen_throughput{engine_type="decode",model_name="m"} 431.5
+`
+
+const vllmText = `# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 30
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="m"} 5
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.5
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{engine="0",model_name="m"} %d
+`
+
+func serve(t *testing.T, body func() (int, string)) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		code, text := body()
+		w.WriteHeader(code)
+		fmt.Fprint(w, text)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/metrics"
+}
+
+func TestSGLangNamesMapToCanonical(t *testing.T) {
+	url := serve(t, func() (int, string) { return 200, sglangText })
+	s := New([]string{url}, nil, clock.Real())
+	got := s.Scrape(t.Context())
+	assert.Empty(t, got.Errors)
+	assert.Equal(t, map[string]float64{
+		DecodeRunning:   16,   // decode engine only, tp_rank 0 only
+		PrefillInflight: 16,   // inflight + prealloc
+		Queued:          3,    // both engines' queues
+		KVUsage:         0.25, // decode engine
+		GenTokS:         431.5,
+	}, got.Gauges)
+	assert.Contains(t, s.Found(), "decode_running ← sglang:num_running_reqs")
+}
+
+func TestVLLMGenerationRateFromCounter(t *testing.T) {
+	total := 1000
+	url := serve(t, func() (int, string) { return 200, fmt.Sprintf(vllmText, total) })
+	clk := clock.Real()
+	s := New([]string{url}, nil, clk)
+	first := s.Scrape(t.Context())
+	assert.Equal(t, 30.0, first.Gauges[DecodeRunning])
+	assert.NotContains(t, first.Gauges, GenTokS, "a rate needs two samples")
+	total = 1000 + 500
+	second := s.Scrape(t.Context())
+	require.Contains(t, second.Gauges, GenTokS)
+	assert.Greater(t, second.Gauges[GenTokS], 0.0)
+	assert.Equal(t, 5.0, second.Gauges[Queued])
+	assert.Contains(t, s.Found(), "gen_tok_s ← rate(vllm:generation_tokens_total)")
+	assert.Contains(t, s.Found(), "not found: prefill_inflight")
+}
+
+func TestMissingMetricsEndpoint(t *testing.T) {
+	url := serve(t, func() (int, string) { return 404, "not found" })
+	s := New([]string{url}, nil, clock.Real())
+	got := s.Scrape(t.Context())
+	assert.Empty(t, got.Gauges)
+	require.Len(t, got.Errors, 1)
+	assert.False(t, s.Available())
+	assert.Equal(t, "server metrics: not available (GET "+url+" → 404)", s.Found())
+}
+
+func TestFirstURLWinsAcrossEngines(t *testing.T) {
+	prefill := serve(t, func() (int, string) {
+		return 200, "# TYPE sglang:num_prefill_inflight_queue_reqs gauge\nsglang:num_prefill_inflight_queue_reqs 7\n"
+	})
+	decode := serve(t, func() (int, string) {
+		return 200, "# TYPE sglang:num_running_reqs gauge\nsglang:num_running_reqs 9\n"
+	})
+	s := New([]string{prefill, decode}, nil, clock.Real())
+	got := s.Scrape(t.Context())
+	assert.Equal(t, 7.0, got.Gauges[PrefillInflight])
+	assert.Equal(t, 9.0, got.Gauges[DecodeRunning], "unlabelled series count for any engine")
+}
