@@ -1,0 +1,32 @@
+package events
+
+// Sample is one line of samples.jsonl: the server's canonical gauges and the harness's own
+// state at one sampling instant. TS is simulated seconds since the run started.
+type Sample struct {
+	TS   float64 `json:"t_s"`
+	Wall string  `json:"wall"`
+	// Server holds the canonical server gauges found (decode_running, prefill_inflight,
+	// queued, kv_usage, gen_tok_s); absent when the server exposes none.
+	Server       map[string]float64 `json:"server,omitempty"`
+	ServerErrors []string           `json:"server_errors,omitempty"`
+	// Agents counts agents per state (reading, pacer_wait, requesting, thinking, done…).
+	Agents map[string]int `json:"agents,omitempty"`
+	// InFlight is requests sent without a terminal event; OldestSilenceS is the longest time
+	// any of them has gone without a byte.
+	InFlight       int     `json:"in_flight"`
+	OldestSilenceS float64 `json:"oldest_silence_s"`
+	// TokensOut is the output tokens received so far (from completed requests' usage).
+	TokensOut int64        `json:"tokens_out"`
+	Pacer     *PacerSample `json:"pacer,omitempty"`
+}
+
+// PacerSample is the pacer's state at a sampling instant.
+type PacerSample struct {
+	InUse        int     `json:"in_use"`
+	Waiting      int     `json:"waiting"`
+	LongestWaitS float64 `json:"longest_wait_s"`
+	Limit        int     `json:"limit,omitempty"`
+	Acquired     int64   `json:"acquired"`
+	Released     int64   `json:"released"`
+	Leaked       int64   `json:"leaked"`
+}
