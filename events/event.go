@@ -65,6 +65,7 @@ type Event struct {
 	LatencyS         float64 `json:"latency_s,omitempty"`
 	TTFTS            float64 `json:"ttft_s,omitempty"`
 	TTFTContentS     float64 `json:"ttft_content_s,omitempty"`
+	ITLS             float64 `json:"itl_s,omitempty"` // mean gap between chunks after the first
 	MaxGapS          float64 `json:"max_gap_s,omitempty"`
 	SinceLastByteS   float64 `json:"since_last_byte_s,omitempty"`
 	Chunks           int     `json:"chunks,omitempty"`

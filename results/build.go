@@ -1,0 +1,146 @@
+package results
+
+import (
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/scrape"
+)
+
+// Builder accumulates a run's events and samples into the counting and statistical parts of
+// Results. Feed it every event in order (live, or read back from events.jsonl); it is not safe
+// for concurrent use.
+type Builder struct {
+	stallAfterS float64
+
+	open     map[string]bool // request ids sent without a terminal event
+	requests Requests
+	rounds   Rounds
+	tokens   Tokens
+	lat      struct{ ttft, ttftContent, itl, tpot, e2e, pacerWait []float64 }
+	decode   gauge
+	prefill  gauge
+	samples  int
+}
+
+type gauge struct {
+	sum, max float64
+	n        int
+}
+
+func (g *gauge) add(v float64) {
+	g.sum += v
+	g.max = max(g.max, v)
+	g.n++
+}
+
+func (g *gauge) meanMax() MeanMax {
+	if g.n == 0 {
+		return MeanMax{}
+	}
+	return MeanMax{Mean: g.sum / float64(g.n), Max: g.max, N: g.n}
+}
+
+// NewBuilder returns a Builder counting a request as stalled when it went stallAfterS simulated
+// seconds without a byte.
+func NewBuilder(stallAfterS float64) *Builder {
+	return &Builder{stallAfterS: stallAfterS, open: map[string]bool{}}
+}
+
+// Event adds one event.
+func (b *Builder) Event(e events.Event) {
+	switch e.Kind {
+	case events.RequestSent:
+		b.requests.Sent++
+		b.open[e.Request] = true
+	case events.Done:
+		b.terminal(e)
+		b.requests.OK++
+		b.done(e)
+	case events.Error:
+		b.terminal(e)
+		b.requests.Errors++
+	case events.Timeout:
+		b.terminal(e)
+		b.requests.Timeouts++
+	case events.Cancelled:
+		b.terminal(e)
+		b.requests.Cancelled++
+	case events.Retry:
+		b.requests.Retries++
+	case events.PacerAcquired:
+		b.lat.pacerWait = append(b.lat.pacerWait, e.PacerWaitS)
+	case events.RoundDone:
+		if e.Outcome == "ok" {
+			b.rounds.Completed++
+		} else {
+			b.rounds.Failed++
+		}
+	}
+}
+
+func (b *Builder) terminal(e events.Event) {
+	delete(b.open, e.Request)
+	if b.stallAfterS > 0 && max(e.MaxGapS, e.SinceLastByteS) >= b.stallAfterS {
+		b.requests.Stalled++
+	}
+}
+
+// done records a successful request's latencies and tokens.
+func (b *Builder) done(e events.Event) {
+	b.lat.e2e = append(b.lat.e2e, e.LatencyS)
+	if e.TTFTS > 0 {
+		b.lat.ttft = append(b.lat.ttft, e.TTFTS)
+	}
+	if e.TTFTContentS > 0 {
+		b.lat.ttftContent = append(b.lat.ttftContent, e.TTFTContentS)
+	}
+	if e.ITLS > 0 {
+		b.lat.itl = append(b.lat.itl, e.ITLS)
+	}
+	if e.CompletionTokens > 1 && e.TTFTS > 0 {
+		b.lat.tpot = append(b.lat.tpot, (e.LatencyS-e.TTFTS)/float64(e.CompletionTokens-1))
+	}
+	b.tokens.Prompt += int64(e.PromptTokens)
+	b.tokens.Cached += int64(e.CachedTokens)
+	b.tokens.Reasoning += int64(e.ReasoningTokens)
+	b.tokens.Content += int64(e.CompletionTokens - e.ReasoningTokens)
+}
+
+// Sample adds one sample.
+func (b *Builder) Sample(s events.Sample) {
+	b.samples++
+	if v, ok := s.Server[scrape.DecodeRunning]; ok {
+		b.decode.add(v)
+	}
+	if v, ok := s.Server[scrape.PrefillInflight]; ok {
+		b.prefill.add(v)
+	}
+}
+
+// Fill writes the accumulated counts and statistics into r; simSeconds is the run's simulated
+// duration, used for the output rate.
+func (b *Builder) Fill(r *Results, simSeconds float64) {
+	r.Requests = b.requests
+	r.Requests.InFlight = len(b.open)
+	r.Rounds.Completed, r.Rounds.Failed = b.rounds.Completed, b.rounds.Failed
+	r.Tokens = b.tokens
+	if simSeconds > 0 {
+		r.Tokens.OutputPerSecond = float64(b.tokens.Reasoning+b.tokens.Content) / simSeconds
+	}
+	r.Latency = Latency{
+		TTFT: Summarize(clone(b.lat.ttft)), TTFTContent: Summarize(clone(b.lat.ttftContent)),
+		ITL: Summarize(clone(b.lat.itl)), TPOT: Summarize(clone(b.lat.tpot)),
+		E2E: Summarize(clone(b.lat.e2e)), PacerWait: Summarize(clone(b.lat.pacerWait)),
+	}
+	r.ServerStats = ServerSeen{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Samples: b.samples}
+}
+
+// OpenRequests returns the ids of requests sent without a terminal event.
+func (b *Builder) OpenRequests() []string {
+	ids := make([]string, 0, len(b.open))
+	for id := range b.open {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func clone(xs []float64) []float64 { return append([]float64(nil), xs...) }

@@ -1,0 +1,169 @@
+// Package results builds results.json (schema agentsim.results/v1) from a run's events and
+// samples. Counts are derived from the very events written to events.jsonl, so the two always
+// agree; latency statistics come from an exact sort of every observation.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentsim/agentsim/events"
+)
+
+// Schema is the results.json schema identifier.
+const Schema = "agentsim.results/v1"
+
+// Results is results.json. Every duration is in simulated seconds (fields named …_s, …_seconds,
+// or under latency_seconds); WallSeconds is the wall time the run took.
+type Results struct {
+	Schema      string     `json:"schema"`
+	Command     string     `json:"command"`
+	Workload    string     `json:"workload,omitempty"`
+	Server      Server     `json:"server"`
+	Speedup     float64    `json:"speedup"`
+	WallSeconds float64    `json:"wall_seconds"`
+	SimSeconds  float64    `json:"sim_seconds"`
+	Agents      int        `json:"agents,omitempty"`
+	Rounds      Rounds     `json:"rounds"`
+	Requests    Requests   `json:"requests"`
+	Latency     Latency    `json:"latency_seconds"`
+	Tokens      Tokens     `json:"tokens"`
+	ServerStats ServerSeen `json:"server_gauges"`
+	Verdict     Verdict    `json:"verdict"`
+	Interrupted bool       `json:"interrupted"`
+	// Bench holds the bench-specific part (command "bench"); Parts the two runs of "compare".
+	Bench *Bench              `json:"bench,omitempty"`
+	Parts map[string]*Results `json:"parts,omitempty"`
+	// Conclusion is compare's one-line conclusion.
+	Conclusion string `json:"conclusion,omitempty"`
+}
+
+// Server describes the server a run talked to.
+type Server struct {
+	URL     string   `json:"url"`
+	Kind    string   `json:"kind"` // "embedded" or "external"
+	Profile string   `json:"profile,omitempty"`
+	Fault   []string `json:"fault,omitempty"`
+	Metrics string   `json:"metrics"` // which gauges were found, one line
+}
+
+// Rounds counts agent rounds.
+type Rounds struct {
+	Planned   int `json:"planned"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+}
+
+// Requests counts requests. Sent counts every attempt; each ends as ok, an error, a timeout or
+// a cancellation, or is still in flight.
+type Requests struct {
+	Sent      int `json:"sent"`
+	OK        int `json:"ok"`
+	Errors    int `json:"errors"`
+	Timeouts  int `json:"timeouts"`
+	Cancelled int `json:"cancelled"`
+	InFlight  int `json:"in_flight"`
+	Retries   int `json:"retries"`
+	// Stalled counts requests that went without a byte for at least the watchdog's
+	// stall_after, finished or not.
+	Stalled int `json:"stalled"`
+}
+
+// Latency holds the latency distributions, in simulated seconds.
+type Latency struct {
+	TTFT        Summary `json:"ttft"`
+	TTFTContent Summary `json:"ttft_content"`
+	ITL         Summary `json:"itl"`
+	TPOT        Summary `json:"tpot"`
+	E2E         Summary `json:"e2e"`
+	PacerWait   Summary `json:"pacer_wait"`
+}
+
+// Tokens totals tokens as the server counted them (usage), plus the aggregate output rate.
+type Tokens struct {
+	Prompt          int64   `json:"prompt"`
+	Cached          int64   `json:"cached"`
+	Reasoning       int64   `json:"reasoning"`
+	Content         int64   `json:"content"`
+	OutputPerSecond float64 `json:"output_per_second"`
+}
+
+// ServerSeen summarises the server gauges sampled during the run.
+type ServerSeen struct {
+	DecodeRunning   MeanMax `json:"decode_running"`
+	PrefillInflight MeanMax `json:"prefill_inflight"`
+	Samples         int     `json:"samples"`
+}
+
+// MeanMax is the mean and maximum of a gauge over the samples that had it.
+type MeanMax struct {
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+	N    int     `json:"n"`
+}
+
+// Verdict is the diagnosis of the run (PRODUCT.md §7).
+type Verdict struct {
+	Kind     string   `json:"kind"`
+	Summary  string   `json:"summary"`
+	Evidence []string `json:"evidence"`
+}
+
+// Write writes r as indented JSON to dir/results.json, atomically (temp file, then rename).
+func Write(dir string, r *Results) error {
+	r.Schema = Schema
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	tmp := filepath.Join(dir, ".results.json.tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "results.json")); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
+
+// Read reads dir/results.json.
+func Read(dir string) (*Results, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return nil, err
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("parse results.json: %w", err)
+	}
+	return &r, nil
+}
+
+// Bench is the bench-specific part of results.json: the settings, the sampled time series and
+// the output rates.
+type Bench struct {
+	Concurrency  int             `json:"concurrency"`
+	MaxTokens    int             `json:"max_tokens"`
+	PromptTokens int             `json:"prompt_tokens"`
+	OK           int             `json:"ok"`
+	Failed       int             `json:"failed"`
+	Samples      []events.Sample `json:"samples"`
+	// OutputTokPerS is the aggregate output rate; PerRequestTokPerS the mean of each request's
+	// completion tokens divided by its decode time.
+	OutputTokPerS     float64 `json:"output_tok_per_s"`
+	PerRequestTokPerS float64 `json:"per_request_tok_per_s"`
+	// Sweep holds one entry per concurrency of --sweep.
+	Sweep []SweepPoint `json:"sweep,omitempty"`
+}
+
+// SweepPoint is one concurrency of a bench sweep.
+type SweepPoint struct {
+	Concurrency       int     `json:"concurrency"`
+	WallS             float64 `json:"wall_s"`
+	OK                int     `json:"ok"`
+	OutputTokPerS     float64 `json:"output_tok_per_s"`
+	PerRequestTokPerS float64 `json:"per_request_tok_per_s"`
+	LatMeanS          float64 `json:"lat_mean_s"`
+}

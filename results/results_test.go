@@ -1,0 +1,59 @@
+package results
+
+import (
+	"testing"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSummarizeNearestRank(t *testing.T) {
+	xs := make([]float64, 0, 100)
+	for i := 100; i >= 1; i-- {
+		xs = append(xs, float64(i))
+	}
+	s := Summarize(xs)
+	assert.Equal(t, Summary{N: 100, Mean: 50.5, P50: 50, P90: 90, P99: 99, Min: 1, Max: 100}, s)
+	assert.Equal(t, Summary{}, Summarize(nil))
+	assert.Equal(t, Summary{N: 1, Mean: 3, P50: 3, P90: 3, P99: 3, Min: 3, Max: 3}, Summarize([]float64{3}))
+}
+
+func TestBuilderCountsMatchEvents(t *testing.T) {
+	b := NewBuilder(120)
+	for _, e := range []events.Event{
+		{Kind: events.RequestSent, Request: "a1"},
+		{Kind: events.Done, Request: "a1", LatencyS: 10, TTFTS: 2, CompletionTokens: 801, ReasoningTokens: 600, PromptTokens: 1000, ITLS: 0.01},
+		{Kind: events.RoundDone, Outcome: "ok"},
+		{Kind: events.RequestSent, Request: "a2"},
+		{Kind: events.Error, Request: "a2", Class: "http_status", Status: 503},
+		{Kind: events.Retry, Request: "a2"},
+		{Kind: events.RequestSent, Request: "a3"},
+		{Kind: events.Timeout, Request: "a3", Class: "timeout_idle", MaxGapS: 130},
+		{Kind: events.RoundDone, Outcome: "failed"},
+		{Kind: events.RequestSent, Request: "a4"},
+	} {
+		b.Event(e)
+	}
+	b.Sample(events.Sample{Server: map[string]float64{"decode_running": 4}})
+	b.Sample(events.Sample{Server: map[string]float64{"decode_running": 8}})
+	var r Results
+	b.Fill(&r, 10)
+	assert.Equal(t, Requests{Sent: 4, OK: 1, Errors: 1, Timeouts: 1, InFlight: 1, Retries: 1, Stalled: 1}, r.Requests)
+	assert.Equal(t, 1, r.Rounds.Completed)
+	assert.Equal(t, 1, r.Rounds.Failed)
+	assert.InDelta(t, 0.01, r.Latency.TPOT.Mean, 1e-12, "(10 s − 2 s) / 800 tokens")
+	assert.Equal(t, Tokens{Prompt: 1000, Reasoning: 600, Content: 201, OutputPerSecond: 80.1}, r.Tokens)
+	assert.Equal(t, MeanMax{Mean: 6, Max: 8, N: 2}, r.ServerStats.DecodeRunning)
+	require.Equal(t, []string{"a4"}, b.OpenRequests())
+}
+
+func TestWriteRead(t *testing.T) {
+	dir := t.TempDir()
+	r := &Results{Command: "run", Verdict: Verdict{Kind: "healthy"}, Interrupted: true}
+	require.NoError(t, Write(dir, r))
+	got, err := Read(dir)
+	require.NoError(t, err)
+	assert.Equal(t, Schema, got.Schema)
+	assert.True(t, got.Interrupted)
+}
