@@ -29,4 +29,22 @@ type PacerSample struct {
 	Acquired     int64   `json:"acquired"`
 	Released     int64   `json:"released"`
 	Leaked       int64   `json:"leaked"`
+	// Held lists the permits in use; Waiters the agents waiting for one.
+	Held    []Holding `json:"held,omitempty"`
+	Waiters []Waiter  `json:"waiters,omitempty"`
+}
+
+// Holding is one permit in use.
+type Holding struct {
+	Permit uint64  `json:"permit"`
+	Agent  int     `json:"agent"`
+	HeldS  float64 `json:"held_s"`
+	// Leaked is set when the permit's request has ended but the permit was never released.
+	Leaked bool `json:"leaked,omitempty"`
+}
+
+// Waiter is one agent waiting in the pacer.
+type Waiter struct {
+	Agent int     `json:"agent"`
+	WaitS float64 `json:"wait_s"`
 }
