@@ -52,7 +52,7 @@ type Retry struct {
 	Max int `mapstructure:"max" yaml:"max"`
 	// Backoff is the first retry's base delay; each later retry doubles it.
 	Backoff time.Duration `mapstructure:"backoff" yaml:"backoff"`
-	// MaxBackoff caps the delay, Retry-After included.
+	// MaxBackoff caps the delay, Retry-After included; 0 means no cap.
 	MaxBackoff time.Duration `mapstructure:"max_backoff" yaml:"max_backoff"`
 	// Jitter is the fraction (0–1) of the delay that is randomised.
 	Jitter float64 `mapstructure:"jitter" yaml:"jitter"`

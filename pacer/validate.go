@@ -1,0 +1,153 @@
+package pacer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config keys as the workload file spells them.
+const (
+	keySlots           = "pacer.slots"
+	keyRPS             = "pacer.rps"
+	keyBurst           = "pacer.burst"
+	keyInitialLimit    = "pacer.initial_limit"
+	keyMinLimit        = "pacer.min_limit"
+	keyMaxLimit        = "pacer.max_limit"
+	keyBackoffRatio    = "pacer.backoff_ratio"
+	keyLatencyTarget   = "pacer.latency_target"
+	keyTolerance       = "pacer.tolerance"
+	keyTokensPerMinute = "pacer.tokens_per_minute"
+)
+
+// configField is the rule for one numeric Config field.
+type configField struct {
+	key   string
+	value func(Config) any // the field's value; compared with Config{}'s to tell if it is set
+	valid func(Config) bool
+	want  string
+}
+
+var configFields = []configField{
+	{keySlots, func(c Config) any { return c.Slots }, func(c Config) bool { return c.Slots >= 1 },
+		"an integer ≥ 1"},
+	{keyRPS, func(c Config) any { return c.RPS }, func(c Config) bool { return positive(c.RPS) },
+		"a finite number > 0 (requests per simulated second)"},
+	{keyBurst, func(c Config) any { return c.Burst }, func(c Config) bool { return c.Burst >= 1 },
+		"an integer ≥ 1"},
+	{keyInitialLimit, func(c Config) any { return c.InitialLimit },
+		func(c Config) bool { return c.InitialLimit >= 1 }, "an integer ≥ 1"},
+	{keyMinLimit, func(c Config) any { return c.MinLimit },
+		func(c Config) bool { return c.MinLimit >= 1 }, "an integer ≥ 1"},
+	{keyMaxLimit, func(c Config) any { return c.MaxLimit },
+		func(c Config) bool { return c.MaxLimit >= 1 }, "an integer ≥ 1"},
+	{keyBackoffRatio, func(c Config) any { return c.BackoffRatio },
+		func(c Config) bool { return c.BackoffRatio > 0 && c.BackoffRatio < 1 },
+		"a number between 0 and 1, both excluded"},
+	{keyLatencyTarget, func(c Config) any { return c.LatencyTarget },
+		func(c Config) bool { return c.LatencyTarget >= 0 },
+		"a duration ≥ 0 (0 disables the latency signal)"},
+	{keyTolerance, func(c Config) any { return c.Tolerance },
+		func(c Config) bool { return positive(c.Tolerance) && c.Tolerance >= 1 }, "a finite number ≥ 1"},
+	{keyTokensPerMinute, func(c Config) any { return c.TokensPerMinute },
+		func(c Config) bool { return c.TokensPerMinute >= 1 },
+		"an integer ≥ 1 (tokens per simulated minute)"},
+}
+
+func positive(f float64) bool { return f > 0 && !math.IsInf(f, 1) }
+
+// Validate checks c and returns every problem at once, joined with errors.Join (nil when c is
+// valid). Each problem names the key as the workload file spells it, the value and what is
+// allowed, e.g. `pacer.slots: 0 is not allowed: want an integer ≥ 1 for kind "slots"`. Fields
+// the kind does not use must be left unset.
+func (c Config) Validate() error {
+	d, ok := designs[c.Kind]
+	if !ok {
+		return fmt.Errorf("pacer.kind: %q is not allowed: want one of %s",
+			c.Kind, strings.Join(Kinds(), ", "))
+	}
+	var errs []error
+	for _, f := range configFields {
+		v := f.value(c)
+		switch {
+		case slices.Contains(d.uses, f.key):
+			if !f.valid(c) {
+				errs = append(errs, fmt.Errorf("%s: %v is not allowed: want %s for kind %q",
+					f.key, v, f.want, c.Kind))
+			}
+		case v != f.value(Config{}):
+			errs = append(errs, fmt.Errorf("%s: %v is not allowed: kind %q does not use it, leave it unset (it applies to %s)",
+				f.key, v, c.Kind, strings.Join(kindsUsing(f.key), ", ")))
+		}
+	}
+	if slices.Contains(d.uses, keyMinLimit) && c.MinLimit >= 1 && c.InitialLimit >= 1 && c.MaxLimit >= 1 {
+		errs = append(errs, c.limitOrder()...)
+	}
+	return errors.Join(errs...)
+}
+
+// limitOrder checks MinLimit ≤ InitialLimit ≤ MaxLimit for fields that are each ≥ 1.
+func (c Config) limitOrder() []error {
+	if c.MinLimit > c.MaxLimit {
+		return []error{fmt.Errorf("%s: %d is not allowed: want an integer ≤ %s (%d) for kind %q",
+			keyMinLimit, c.MinLimit, keyMaxLimit, c.MaxLimit, c.Kind)}
+	}
+	if c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit {
+		return []error{fmt.Errorf("%s: %d is not allowed: want an integer from %s (%d) to %s (%d) for kind %q",
+			keyInitialLimit, c.InitialLimit, keyMinLimit, c.MinLimit, keyMaxLimit, c.MaxLimit, c.Kind)}
+	}
+	return nil
+}
+
+// kindsUsing lists, sorted, the kinds that read key.
+func kindsUsing(key string) []string {
+	var kinds []string
+	for _, k := range Kinds() {
+		if slices.Contains(designs[k].uses, key) {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
+
+// Validate checks that no timeout is negative and returns every problem at once (nil when t is
+// valid), each naming its key: request.timeout, request.ttft_timeout, request.idle_timeout.
+func (t Timeouts) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		key string
+		d   time.Duration
+	}{{"request.timeout", t.Request}, {"request.ttft_timeout", t.TTFT}, {"request.idle_timeout", t.Idle}} {
+		if f.d < 0 {
+			errs = append(errs, fmt.Errorf("%s: %v is not allowed: want a duration ≥ 0 (0 means none)", f.key, f.d))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the retry policy and returns every problem at once (nil when r is valid),
+// each naming its key: retry.max ≥ 0, retry.backoff ≥ 0, retry.max_backoff 0 (no cap) or
+// ≥ retry.backoff, retry.jitter from 0 to 1.
+func (r Retry) Validate() error {
+	var errs []error
+	if r.Max < 0 {
+		errs = append(errs, fmt.Errorf("retry.max: %d is not allowed: want an integer ≥ 0 (0 disables retries)", r.Max))
+	}
+	if r.Backoff < 0 {
+		errs = append(errs, fmt.Errorf("retry.backoff: %v is not allowed: want a duration ≥ 0", r.Backoff))
+	}
+	switch {
+	case r.MaxBackoff < 0:
+		errs = append(errs, fmt.Errorf("retry.max_backoff: %v is not allowed: want a duration ≥ 0 (0 means no cap)", r.MaxBackoff))
+	case r.MaxBackoff > 0 && r.MaxBackoff < r.Backoff:
+		errs = append(errs, fmt.Errorf("retry.max_backoff: %v is not allowed: want 0 (no cap) or a duration ≥ retry.backoff (%v)",
+			r.MaxBackoff, r.Backoff))
+	}
+	if !(r.Jitter >= 0 && r.Jitter <= 1) { // also rejects NaN
+		errs = append(errs, fmt.Errorf("retry.jitter: %v is not allowed: want a fraction from 0 to 1", r.Jitter))
+	}
+	return errors.Join(errs...)
+}
