@@ -16,8 +16,26 @@ type Sample struct {
 	InFlight       int     `json:"in_flight"`
 	OldestSilenceS float64 `json:"oldest_silence_s"`
 	// TokensOut is the output tokens received so far (from completed requests' usage).
-	TokensOut int64        `json:"tokens_out"`
-	Pacer     *PacerSample `json:"pacer,omitempty"`
+	TokensOut int64 `json:"tokens_out"`
+	// ChunksIn is the stream chunks received so far, by every request; it moves whenever
+	// any byte of output flows.
+	ChunksIn int64        `json:"chunks_in"`
+	Pacer    *PacerSample `json:"pacer,omitempty"`
+	// Streams lists the open requests (sent, no terminal event yet).
+	Streams []Stream `json:"streams,omitempty"`
+}
+
+// Stream is one open request at a sampling instant.
+type Stream struct {
+	Request string `json:"request"`
+	Agent   int    `json:"agent"`
+	// SentAgoS is the time since the request was sent; SinceLastByteS the time since its last
+	// byte (headers or chunk), or since it was sent when nothing arrived yet.
+	SentAgoS       float64 `json:"sent_ago_s"`
+	SinceLastByteS float64 `json:"since_last_byte_s"`
+	Chunks         int     `json:"chunks"`
+	// Permit is the pacer permit the request's agent holds, 0 when none.
+	Permit uint64 `json:"permit,omitempty"`
 }
 
 // PacerSample is the pacer's state at a sampling instant.
