@@ -1,0 +1,16 @@
+// Package workloads describes what a simulated agent harness does: how many agents, how many
+// rounds, how contexts grow, what each request asks for, how long tools and thinking take, and
+// which pacer gates the requests.
+//
+// A workload is YAML. Built-ins (ocbrowse, synthetic, smoke) are embedded; users pass their own
+// file. Load resolves one workload through the configuration chain
+//
+//	overrides (flags, --set) > environment (AGENTSIM_…) > --config file > workload YAML > defaults
+//
+// decoding strictly (unknown keys are errors) and validating every value, so that a run never
+// starts from a configuration with a typo in it. Every problem found is reported at once in a
+// *ConfigError.
+//
+// Text generates the deterministic prompt text agents send. All durations are simulated time;
+// all sizes are tokens unless a name says otherwise.
+package workloads

@@ -1,0 +1,210 @@
+package workloads
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/viper"
+)
+
+// LoadOptions says which workload to load and what overrides it.
+type LoadOptions struct {
+	// Workload is a built-in name (see Names) or a file path; "" means DefaultWorkload. A
+	// built-in wins over a file of the same name: write ./smoke to load the file.
+	Workload string
+	// ConfigFile is the --config file, with the same keys as a workload file; "" means none.
+	ConfigFile string
+	// Env is the environment as os.Environ gives it. Variables named EnvPrefix + a key (see
+	// EnvName) set that key; any other variable starting with EnvPrefix is an error, unless
+	// IgnoreEnv names it.
+	Env []string
+	// IgnoreEnv names AGENTSIM_ variables that belong to the command rather than the
+	// workload (e.g. AGENTSIM_SERVER). AGENTSIM_API_KEY is always ignored.
+	IgnoreEnv []string
+	// Overrides are flags and --set key=value pairs, highest precedence; later ones win.
+	Overrides []Override
+}
+
+// Override sets one key from the command line.
+type Override struct {
+	// Key is a dotted key, e.g. "pacer.slots".
+	Key string
+	// Value is the text given, converted to the key's type: "16", "60s",
+	// "{dist: exp, mean: 2s}".
+	Value string
+	// Source is the flag that gave it, for messages: "--set", "--agents".
+	Source string
+}
+
+// String renders the override as the user typed it: "--set pacer.slots=16", "--agents=8".
+func (o Override) String() string {
+	switch o.Source {
+	case "", "--set":
+		return "--set " + o.Key + "=" + o.Value
+	}
+	return o.Source + "=" + o.Value
+}
+
+// alwaysIgnoredEnv are AGENTSIM_ variables other parts of agentsim read (PRODUCT §9).
+var alwaysIgnoredEnv = []string{"AGENTSIM_API_KEY"}
+
+// layer is one level of the configuration chain, converted to typed values.
+type layer struct {
+	values    map[string]any // key → typed value
+	overrides bool           // set with viper.Set (highest layer) rather than merged as config
+}
+
+// Load resolves a workload through the configuration chain — overrides > environment >
+// --config file > workload YAML > built-in defaults — decodes it strictly and validates it.
+// Every problem found, in any layer, is reported at once in a *ConfigError. Load reads only
+// the files named and opts.Env; it is safe for concurrent use.
+func Load(opts LoadOptions) (*Workload, error) {
+	name := opts.Workload
+	if name == "" {
+		name = DefaultWorkload
+	}
+	base, problems := workloadLayer(name)
+	if base == nil {
+		return nil, configError(problems)
+	}
+	config, ps := configLayer(opts.ConfigFile)
+	problems = append(problems, ps...)
+	env, ps := envLayer(opts.Env, slices.Concat(opts.IgnoreEnv, alwaysIgnoredEnv))
+	problems = append(problems, ps...)
+	over, ps := overrideLayer(opts.Overrides)
+	problems = append(problems, ps...)
+	layers := []layer{*base, config, env, over}
+	dropStalePacerParams(layers)
+
+	w, err := resolve(layers)
+	if err != nil {
+		return nil, &ConfigError{Problems: append(problems, Problem{Message: err.Error()})}
+	}
+	var ce *ConfigError
+	if errors.As(w.Validate(), &ce) {
+		problems = append(problems, ce.Problems...)
+	}
+	if len(problems) > 0 {
+		return nil, &ConfigError{Problems: problems}
+	}
+	return w, nil
+}
+
+// resolve stacks the layers in a fresh viper, lowest first, and decodes the result strictly.
+func resolve(layers []layer) (*Workload, error) {
+	v := viper.New()
+	// Every key gets a default, so every key is seen by UnmarshalExact whichever layer sets it.
+	for _, k := range schema.keys {
+		v.SetDefault(k.key, k.def)
+	}
+	for _, l := range layers {
+		if l.overrides {
+			for key, val := range l.values {
+				v.Set(key, val)
+			}
+			continue
+		}
+		if err := v.MergeConfigMap(nest(l.values)); err != nil {
+			return nil, err
+		}
+	}
+	var w Workload
+	if err := v.UnmarshalExact(&w, viper.DecodeHook(DecodeHook())); err != nil {
+		return nil, fmt.Errorf("decode configuration: %w", err)
+	}
+	return &w, nil
+}
+
+// workloadLayer reads a built-in or a workload file. A nil layer means the workload could
+// not be read at all, and the problem says why.
+func workloadLayer(name string) (*layer, []Problem) {
+	if data, ok := Builtin(name); ok {
+		l, ps := fileLayer("workload "+name, data)
+		return &l, ps
+	}
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(name, `/\.`) {
+		return nil, []Problem{{Source: "workload " + name, Message: fmt.Sprintf(
+			"no built-in workload has that name (want one of %s) and no such file exists",
+			strings.Join(Names(), ", "))}}
+	}
+	if err != nil {
+		return nil, []Problem{{Source: name, Message: readError(err)}}
+	}
+	l, ps := fileLayer(name, data)
+	if _, set := l.values["name"]; !set {
+		// A file that does not name itself is named after the file.
+		stem := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+		l.values["name"] = unsafeNameChars.ReplaceAllString(stem, "-")
+	}
+	return &l, ps
+}
+
+// configLayer reads the --config file; an empty path is an empty layer.
+func configLayer(path string) (layer, []Problem) {
+	if path == "" {
+		return layer{values: map[string]any{}}, nil
+	}
+	source := "--config " + path
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return layer{values: map[string]any{}}, []Problem{{Source: source, Message: readError(err)}}
+	}
+	return fileLayer(source, data)
+}
+
+var unsafeNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func readError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return "cannot read the file: " + err.Error()
+}
+
+// nest turns {"pacer.slots": 30} into {"pacer": {"slots": 30}} for viper.MergeConfigMap.
+func nest(flat map[string]any) map[string]any {
+	root := map[string]any{}
+	for key, val := range flat {
+		m := root
+		parts := strings.Split(key, ".")
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := m[p].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = val
+	}
+	return root
+}
+
+// dropStalePacerParams applies the rule that a layer naming a different pacer.kind discards
+// the pacer parameters of the layers below it: they belonged to another design, and a pacer
+// Config must leave the fields of other kinds at zero.
+func dropStalePacerParams(layers []layer) {
+	kind := Defaults().Pacer.Kind
+	for i, l := range layers {
+		k, ok := l.values["pacer.kind"].(string)
+		if !ok || k == kind {
+			continue
+		}
+		kind = k
+		for _, below := range layers[:i] {
+			for key := range below.values {
+				if strings.HasPrefix(key, "pacer.") && key != "pacer.kind" {
+					delete(below.values, key)
+				}
+			}
+		}
+	}
+}

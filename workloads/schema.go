@@ -1,0 +1,237 @@
+package workloads
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// valueKind is the type of one key's value, which decides how raw input converts to it.
+type valueKind int
+
+const (
+	kindInt valueKind = iota
+	kindInt64
+	kindFloat
+	kindBool
+	kindString
+	kindDuration
+	kindDist
+	kindDurationDist
+)
+
+// keySpec is one key of the workload schema.
+type keySpec struct {
+	key  string    // dotted, lower case: "pacer.slots"
+	kind valueKind // how to convert raw input
+	def  any       // the built-in default, typed
+}
+
+// schemaIndex is every key of a workload file, derived once from Workload's mapstructure tags and
+// Defaults, so that adding a field to Workload adds its key, default and env variable.
+type schemaIndex struct {
+	keys     []keySpec
+	byKey    map[string]keySpec
+	byEnv    map[string]string // AGENTSIM_PACER_SLOTS → pacer.slots
+	sections map[string]bool   // context, request, …
+}
+
+var schema = buildSchema(Defaults())
+
+// EnvPrefix starts every environment variable Load reads: AGENTSIM_ + the key upper-cased with
+// "." replaced by "_", e.g. AGENTSIM_REQUEST_IDLE_TIMEOUT for request.idle_timeout.
+const EnvPrefix = "AGENTSIM_"
+
+// EnvName returns the environment variable that sets key.
+func EnvName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// Keys returns every key a workload file, --config file, AGENTSIM_ variable or --set may set,
+// in schema order.
+func Keys() []string {
+	keys := make([]string, len(schema.keys))
+	for i, s := range schema.keys {
+		keys[i] = s.key
+	}
+	return keys
+}
+
+func buildSchema(def Workload) schemaIndex {
+	s := schemaIndex{byKey: map[string]keySpec{}, byEnv: map[string]string{}, sections: map[string]bool{}}
+	s.walk("", reflect.ValueOf(def))
+	for _, k := range s.keys {
+		s.byKey[k.key] = k
+		s.byEnv[EnvName(k.key)] = k.key
+	}
+	return s
+}
+
+func (s *schemaIndex) walk(prefix string, v reflect.Value) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		fv := v.Field(i)
+		if opts == "squash" {
+			s.walk(prefix, fv)
+			continue
+		}
+		key := prefix + name
+		kind, leaf := leafKind(f.Type)
+		if !leaf {
+			s.sections[key] = true
+			s.walk(key+".", fv)
+			continue
+		}
+		s.keys = append(s.keys, keySpec{key: key, kind: kind, def: fv.Interface()})
+	}
+}
+
+func leafKind(t reflect.Type) (valueKind, bool) {
+	switch t {
+	case reflect.TypeFor[time.Duration]():
+		return kindDuration, true
+	case distType:
+		return kindDist, true
+	case durationDistType:
+		return kindDurationDist, true
+	}
+	switch t.Kind() {
+	case reflect.Int:
+		return kindInt, true
+	case reflect.Int64:
+		return kindInt64, true
+	case reflect.Float64:
+		return kindFloat, true
+	case reflect.Bool:
+		return kindBool, true
+	case reflect.String:
+		return kindString, true
+	case reflect.Struct:
+		return 0, false
+	}
+	panic(fmt.Sprintf("workloads: no key kind for field type %s", t))
+}
+
+// convert turns raw input for key (a YAML value, or a string from the environment or --set)
+// into the key's Go type, or says what is allowed.
+func (k keySpec) convert(raw any) (any, error) {
+	switch k.kind {
+	case kindInt:
+		if n, ok := toInt(raw); ok && n == int64(int(n)) {
+			return int(n), nil
+		}
+		return nil, notAllowed(k.key, raw, wantInteger)
+	case kindInt64:
+		if n, ok := toInt(raw); ok {
+			return n, nil
+		}
+		return nil, notAllowed(k.key, raw, wantInteger)
+	case kindFloat:
+		if f, ok := toFloat(raw); ok {
+			return f, nil
+		}
+		return nil, notAllowed(k.key, raw, wantNumber)
+	case kindBool:
+		if b, ok := toBool(raw); ok {
+			return b, nil
+		}
+		return nil, notAllowed(k.key, raw, wantBool)
+	case kindString:
+		switch raw.(type) {
+		case string, int, int64, uint64, float64, bool:
+			return fmt.Sprint(raw), nil
+		}
+		return nil, notAllowed(k.key, raw, wantString)
+	case kindDuration:
+		if d, ok := toDuration(raw); ok {
+			return d, nil
+		}
+		return nil, notAllowed(k.key, raw, wantDuration)
+	case kindDist:
+		return parseDist(k.key, raw)
+	default:
+		return parseDurationDist(k.key, raw)
+	}
+}
+
+// unknownKey explains why key is not a key, with a suggestion when one is near.
+func unknownKey(key string) string {
+	msg := fmt.Sprintf("unknown key %q", key)
+	if schema.sections[key] {
+		return msg + fmt.Sprintf(": it is a section; set one of its keys, such as %q", firstKeyUnder(key))
+	}
+	for _, k := range schema.keys {
+		if (k.kind == kindDist || k.kind == kindDurationDist) && strings.HasPrefix(key, k.key+".") {
+			return msg + fmt.Sprintf(": %s is a distribution; set it whole, e.g. %s='%s'", k.key, k.key, example(k))
+		}
+	}
+	if near := nearest(key, Keys()); near != "" {
+		return msg + fmt.Sprintf("; did you mean %q?", near)
+	}
+	return msg
+}
+
+// unknownEnv explains why an AGENTSIM_ variable names no key.
+func unknownEnv(name string) string {
+	msg := fmt.Sprintf("unknown key: no workload key is named %s", name)
+	names := make([]string, 0, len(schema.byEnv))
+	for n := range schema.byEnv {
+		names = append(names, n)
+	}
+	if near := nearest(name, names); near != "" {
+		return msg + fmt.Sprintf("; did you mean %s (%s)?", near, schema.byEnv[near])
+	}
+	return msg
+}
+
+func firstKeyUnder(section string) string {
+	for _, k := range schema.keys {
+		if strings.HasPrefix(k.key, section+".") {
+			return k.key
+		}
+	}
+	return section
+}
+
+func example(k keySpec) string {
+	if k.kind == kindDist {
+		return Dist{Kind: DistUniform, Min: 1000, Max: 2000}.String()
+	}
+	return DurationDist{Kind: DistExp, Avg: 2 * time.Second}.String()
+}
+
+// nearest returns the candidate within edit distance 2 of s (the closest, first on ties),
+// or "".
+func nearest(s string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestDist || (d == bestDist && d < 3 && c < best) {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,142 @@
+package workloads
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInvalidFiles maps each testdata/invalid-*.yaml, one per rule, to the exact error Load
+// gives for it. Problems found while reading a file carry its path; problems of the resolved
+// configuration do not (any layer may have set the value).
+func TestInvalidFiles(t *testing.T) {
+	const want1to10000 = "want an integer from 1 to 10000"
+	tests := []struct {
+		file string
+		want string
+		// prefix marks messages owned by package pacer: only key and value are pinned here.
+		prefix bool
+	}{
+		// Counts: zero, negative, not an integer, null.
+		{"agents-zero", "agents: 0 is not allowed: " + want1to10000, false},
+		{"agents-negative", "agents: -3 is not allowed: " + want1to10000, false},
+		{"agents-type", `@: agents: "many" is not allowed: want an integer`, false},
+		{"agents-fraction", `@: agents: 2.5 is not allowed: want an integer`, false},
+		{"agents-null", `@: agents: null is not allowed: want an integer`, false},
+		{"rounds-zero", "rounds: 0 is not allowed: want an integer from 1 to 100000", false},
+		// Durations: negative, unparsable, a bare number that would mean nanoseconds.
+		{"duration-negative", "duration: -5m is not allowed: want a duration of at least 0s", false},
+		{"duration-syntax", `@: duration: "5 minutes" is not allowed: want a duration such as 200ms, 90s or 5m`, false},
+		{"duration-bare-number", `@: request.timeout: 30 is not allowed: want a duration such as 200ms, 90s or 5m`, false},
+		{"start-jitter-negative", "start_jitter: -1s is not allowed: want a duration of at least 0s", false},
+		// Names.
+		{"name", `name: "my workload" is not allowed: want letters, digits, '.', '_' or '-'`, false},
+		{"model-empty", `model: "" is not allowed: want a model name`, false},
+		// Context and request sizes.
+		{"system-tokens-negative", "context.system_tokens: -1 is not allowed: want an integer from 0 to 10000000", false},
+		{"max-context-too-small", "context.max_context_tokens: 4096 is not allowed: want more than context.system_tokens + context.initial_tokens (10000)", false},
+		{"max-tokens-zero", "request.max_tokens: 0 is not allowed: want an integer from 1 to 10000000", false},
+		{"max-tokens-over-context", "request.max_tokens: 200000 is not allowed: want at most context.max_context_tokens (131072)", false},
+		{"reasoning-effort", `request.reasoning_effort: "extreme" is not allowed: want one of none, minimal, low, medium, high, max`, false},
+		{"stream-not-bool", `@: request.stream: "yes please" is not allowed: want true or false`, false},
+		// Distributions: shape errors are found while reading, range errors after resolving.
+		{"dist-kind", `@: context.read_tokens.dist: "gaussian" is not allowed: want one of const, uniform, normal, exp, lognormal`, false},
+		{"dist-kind-missing", `@: context.read_tokens.dist: missing: want one of const, uniform, normal, exp, lognormal`, false},
+		{"dist-min-over-max", "context.read_tokens: {dist: uniform, min: 12000, max: 2000} is not allowed: want 0 ≤ min ≤ max", false},
+		{"dist-field-missing", `@: request.output_tokens.stddev: missing: a normal dist takes mean and stddev`, false},
+		{"dist-field-unknown", `@: unknown key "request.output_tokens.mean": a uniform dist takes min and max`, false},
+		{"dist-negative-const", "context.read_tokens: -5 is not allowed: want a value of at least 0", false},
+		{"dist-exp-mean-zero", "think_time: {dist: exp, mean: 0s} is not allowed: want mean > 0", false},
+		{"dist-normal-negative-stddev", "tool_time: {dist: normal, mean: 1s, stddev: -1s} is not allowed: want mean ≥ 0 and stddev ≥ 0", false},
+		{"dist-lognormal-mean-zero", "context.read_tokens: {dist: lognormal, mean: 0, stddev: 100} is not allowed: want mean > 0 and stddev ≥ 0", false},
+		{"dist-duration-without-unit", `@: tool_time.min: 200 is not allowed: want a duration such as 200ms, 90s or 5m`, false},
+		{"dist-tokens-not-integer", `@: context.read_tokens.min: "2k" is not allowed: want an integer`, false},
+		// Strictness: unknown keys, with a suggestion when one is near.
+		{"unknown-key", `@: unknown key "agentz"; did you mean "agents"?`, false},
+		{"unknown-nested-key", `@: unknown key "pacer.slotz"; did you mean "pacer.slots"?`, false},
+		{"unknown-key-no-suggestion", `@: unknown key "colour"`, false},
+		{"section-not-mapping", `@: context: 5 is not allowed: want a mapping of context.* keys`, false},
+		// Files that are not workloads.
+		{"not-yaml", `@: not YAML: line 1: did not find expected ',' or ']'`, false},
+		{"top-level-list", `@: [{agents: 8}] is not allowed: want a mapping of keys at the top level, such as agents: 8`, false},
+		{"duplicate-key", `@: not YAML: line 2: mapping key "agents" already defined at line 1`, false},
+		// Watchdog, sampling, grace.
+		{"watchdog-hang-before-stall", "watchdog.hang_after: 1m is not allowed: want a duration longer than watchdog.stall_after (5m)", false},
+		{"watchdog-stall-zero", "watchdog.stall_after: 0s is not allowed: want a duration longer than 0s", false},
+		{"sample-interval-zero", "sample_interval: 0s is not allowed: want a duration longer than 0s", false},
+		{"grace-negative", "grace: -1s is not allowed: want a duration of at least 0s", false},
+		// Sections validated by package pacer.
+		{"timeout-negative", "request.idle_timeout: -1s is not allowed: ", true},
+		{"retry-max-negative", "retry.max: -1 is not allowed: ", true},
+		{"pacer-kind", `pacer.kind: "fifo" is not allowed: `, true},
+		{"pacer-slots-zero", "pacer.slots: 0 is not allowed: ", true},
+		// Every problem at once, reading problems first.
+		{"many", strings.Join([]string{
+			`@: unknown key "pacer.slotz"; did you mean "pacer.slots"?`,
+			`@: request.timeout: "soon" is not allowed: want a duration such as 200ms, 90s or 5m`,
+			"agents: 0 is not allowed: " + want1to10000,
+			"rounds: -1 is not allowed: want an integer from 1 to 100000",
+			`request.reasoning_effort: "extreme" is not allowed: want one of none, minimal, low, medium, high, max`,
+		}, "\n"), false},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		path := filepath.Join("testdata", "invalid-"+tt.file+".yaml")
+		seen[path] = true
+		want := strings.ReplaceAll(tt.want, "@", path)
+		_, err := Load(LoadOptions{Workload: path})
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("Load(%s) = %v; want a *ConfigError", path, err)
+			continue
+		}
+		got := err.Error()
+		if tt.prefix && !strings.HasPrefix(got, want) || !tt.prefix && got != want {
+			t.Errorf("Load(%s) error =\n%s\nwant\n%s", path, got, want)
+		}
+	}
+	// Every rule file is in the table, so none is silently untested.
+	files, _ := filepath.Glob(filepath.Join("testdata", "invalid-*.yaml"))
+	for _, f := range files {
+		if !seen[f] {
+			t.Errorf("%s has no expected message in TestInvalidFiles", f)
+		}
+	}
+}
+
+// TestValidateBuiltins checks that every built-in and the defaults validate.
+func TestValidateBuiltins(t *testing.T) {
+	d := Defaults()
+	if err := d.Validate(); err != nil {
+		t.Errorf("Defaults().Validate() = %v; want nil", err)
+	}
+	for _, name := range Names() {
+		if _, err := Load(LoadOptions{Workload: name}); err != nil {
+			t.Errorf("Load(%q) = %v; want nil", name, err)
+		}
+	}
+}
+
+// TestMissingWorkload covers a name that is neither a built-in nor a file, and a path that
+// does not exist.
+func TestMissingWorkload(t *testing.T) {
+	tests := []struct{ workload, want string }{
+		// A bare word is taken for a built-in name first.
+		{"ocbrose", "workload ocbrose: no built-in workload has that name (want one of ocbrowse, smoke, synthetic) and no such file exists"},
+		// A path is a file.
+		{"testdata/nope.yaml", "testdata/nope.yaml: cannot read the file: no such file or directory"},
+		// A directory is not a file.
+		{"testdata", "testdata: cannot read the file: is a directory"},
+	}
+	for _, tt := range tests {
+		_, err := Load(LoadOptions{Workload: tt.workload})
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Load(%q) error = %v; want %q", tt.workload, err, tt.want)
+		}
+	}
+	if _, err := os.Stat("testdata/nope.yaml"); err == nil {
+		t.Fatal("testdata/nope.yaml exists; the test needs it not to")
+	}
+}

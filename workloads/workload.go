@@ -1,0 +1,131 @@
+package workloads
+
+import (
+	"time"
+
+	"github.com/agentsim/agentsim/pacer"
+)
+
+// Workload is one resolved workload: the schema of a workload file. Durations are simulated
+// time; sizes are tokens. Keys are the mapstructure/yaml tags.
+type Workload struct {
+	// Name identifies the workload in run directories and reports; letters, digits, '.', '_'
+	// and '-' only.
+	Name string `mapstructure:"name" yaml:"name"`
+	// Agents is the number of agents running at once; 1–10000.
+	Agents int `mapstructure:"agents" yaml:"agents"`
+	// Rounds is the number of rounds each agent runs; 1–100000.
+	Rounds int `mapstructure:"rounds" yaml:"rounds"`
+	// Duration ends the run: after it no agent starts a new round; 0 means no limit.
+	Duration time.Duration `mapstructure:"duration" yaml:"duration"`
+	// Seed makes text and every sampled value reproducible.
+	Seed int64 `mapstructure:"seed" yaml:"seed"`
+	// Model is the model name sent in each request.
+	Model string `mapstructure:"model" yaml:"model"`
+	// StartJitter spreads the agents' first rounds uniformly over this window; 0 starts all at
+	// once.
+	StartJitter time.Duration `mapstructure:"start_jitter" yaml:"start_jitter"`
+	// Context describes how each agent's conversation starts and grows.
+	Context Context `mapstructure:"context" yaml:"context"`
+	// Request describes each chat completion request.
+	Request Request `mapstructure:"request" yaml:"request"`
+	// Retry is the retry policy for failed requests.
+	Retry pacer.Retry `mapstructure:"retry" yaml:"retry"`
+	// ToolTime is the time the read step's tool takes, each round.
+	ToolTime DurationDist `mapstructure:"tool_time" yaml:"tool_time"`
+	// ThinkTime is the pause after a response before the next round.
+	ThinkTime DurationDist `mapstructure:"think_time" yaml:"think_time"`
+	// Pacer selects the design that gates requests.
+	Pacer pacer.Config `mapstructure:"pacer" yaml:"pacer"`
+	// Watchdog sets when a run without progress is reported and ended.
+	Watchdog Watchdog `mapstructure:"watchdog" yaml:"watchdog"`
+	// SampleInterval is the time between two samples of server and harness state; > 0.
+	SampleInterval time.Duration `mapstructure:"sample_interval" yaml:"sample_interval"`
+	// Grace is how long requests in flight may finish after Duration has ended new rounds,
+	// before they are cancelled; ≥ 0.
+	Grace time.Duration `mapstructure:"grace" yaml:"grace"`
+}
+
+// Context describes an agent's conversation, in tokens.
+type Context struct {
+	// SystemTokens is the size of the system message; ≥ 0.
+	SystemTokens int `mapstructure:"system_tokens" yaml:"system_tokens"`
+	// InitialTokens is the size of the task given to the agent before round 1; ≥ 0.
+	InitialTokens int `mapstructure:"initial_tokens" yaml:"initial_tokens"`
+	// ReadTokens is the size of the text appended by the read step, each round.
+	ReadTokens Dist `mapstructure:"read_tokens" yaml:"read_tokens"`
+	// MaxContextTokens is the model's context window; larger than SystemTokens + InitialTokens.
+	MaxContextTokens int `mapstructure:"max_context_tokens" yaml:"max_context_tokens"`
+}
+
+// Request describes each streaming chat completion an agent sends.
+type Request struct {
+	// Stream asks for a streamed (SSE) response.
+	Stream bool `mapstructure:"stream" yaml:"stream"`
+	// ReasoningEffort is sent as reasoning_effort: one of ReasoningEfforts.
+	ReasoningEffort string `mapstructure:"reasoning_effort" yaml:"reasoning_effort"`
+	// MaxTokens caps the output (reasoning included), in tokens; ≥ 1.
+	MaxTokens int `mapstructure:"max_tokens" yaml:"max_tokens"`
+	// OutputTokens is the desired output length, in tokens.
+	OutputTokens Dist `mapstructure:"output_tokens" yaml:"output_tokens"`
+	// ForceOutputLength sends max_tokens = the sampled OutputTokens with ignore_eos = true,
+	// as benchmark clients do, so every response has exactly that length.
+	ForceOutputLength bool `mapstructure:"force_output_length" yaml:"force_output_length"`
+	// Timeouts are the keys timeout, ttft_timeout and idle_timeout; 0 means none.
+	pacer.Timeouts `mapstructure:",squash" yaml:",inline"`
+}
+
+// Watchdog sets the live watchdog's thresholds, in simulated time.
+type Watchdog struct {
+	// StallAfter is the time without progress (no token, no finished request) after which the
+	// watchdog warns; > 0.
+	StallAfter time.Duration `mapstructure:"stall_after" yaml:"stall_after"`
+	// HangAfter is the time without progress after which the watchdog ends the run with its
+	// verdict; longer than StallAfter.
+	HangAfter time.Duration `mapstructure:"hang_after" yaml:"hang_after"`
+}
+
+// ReasoningEfforts lists the allowed values of request.reasoning_effort, lowest first.
+var ReasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "max"}
+
+// DefaultWorkload is the built-in Load resolves when LoadOptions.Workload is empty.
+const DefaultWorkload = "ocbrowse"
+
+// Defaults returns the built-in defaults, the lowest layer of the configuration chain. Every
+// key has one, so that each key can be overridden from any layer.
+func Defaults() Workload {
+	return Workload{
+		Name:    "workload",
+		Agents:  1,
+		Rounds:  1,
+		Seed:    1,
+		Model:   "deepseek-v4-flash",
+		Context: Context{ReadTokens: Const(0), MaxContextTokens: 131072},
+		Request: Request{
+			Stream:          true,
+			ReasoningEffort: "none",
+			MaxTokens:       4096,
+			OutputTokens:    Const(256),
+		},
+		Retry:          pacer.Retry{Backoff: time.Second, MaxBackoff: 30 * time.Second},
+		ToolTime:       ConstDuration(0),
+		ThinkTime:      ConstDuration(0),
+		Pacer:          pacer.Config{Kind: "unlimited"},
+		Watchdog:       Watchdog{StallAfter: 120 * time.Second, HangAfter: 600 * time.Second},
+		SampleInterval: 750 * time.Millisecond,
+		Grace:          30 * time.Second,
+	}
+}
+
+// ExpectedPromptTokens is the mean prompt size of the given round (1-based), in tokens, if
+// the whole of each response is appended to the context: system + initial + round × mean
+// read + (round − 1) × mean output. The agents append content only, so this is an upper bound
+// when part of the output is reasoning.
+func (w *Workload) ExpectedPromptTokens(round int) float64 {
+	if round < 1 {
+		return 0
+	}
+	return float64(w.Context.SystemTokens+w.Context.InitialTokens) +
+		float64(round)*w.Context.ReadTokens.Mean() +
+		float64(round-1)*w.Request.OutputTokens.Mean()
+}
