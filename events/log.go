@@ -33,21 +33,32 @@ type Log struct {
 	err    error // the first write error; later records are dropped
 }
 
-// Create creates (or truncates) the file at path. start is the run's simulated start time.
+// Create creates (or truncates) the JSONL file at path. start is the run's simulated start
+// time.
 func Create(path string, clk *clock.Clock, start time.Time) (*Log, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("create events log: %w", err)
+		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	return &Log{clk: clk, start: start, f: f, w: bufio.NewWriterSize(f, 64<<10), counts: map[Kind]int{}}, nil
 }
 
-// Record stamps e and appends it. A write failure (disk full) is kept for Err and ends
-// recording; it does not panic or block the caller.
+// Record stamps e and appends it.
 func (l *Log) Record(e Event) {
+	l.Stamp(&e)
+	l.Write(e)
+}
+
+// Stamp sets e's simulated time since the run started and its wall time.
+func (l *Log) Stamp(e *Event) {
 	e.TS = l.clk.Since(l.start).Seconds()
 	e.Wall = l.clk.WallNow().UTC().Format(time.RFC3339Nano)
-	line, err := json.Marshal(e)
+}
+
+// Write appends v (an Event, a Sample…) as one JSON line. A write failure (disk full) is kept
+// for Err and ends recording; it does not panic or block the caller.
+func (l *Log) Write(v any) {
+	line, err := json.Marshal(v)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
@@ -57,11 +68,16 @@ func (l *Log) Record(e Event) {
 		_, err = l.w.Write(append(line, '\n'))
 	}
 	if err != nil {
-		l.err = fmt.Errorf("write events log: %w", err)
+		l.err = fmt.Errorf("write %s: %w", l.f.Name(), err)
 		return
 	}
-	l.counts[e.Kind]++
+	if e, ok := v.(Event); ok {
+		l.counts[e.Kind]++
+	}
 }
+
+// Since returns the simulated seconds since the run started.
+func (l *Log) Since() float64 { return l.clk.Since(l.start).Seconds() }
 
 // Count returns how many events of kind k were recorded.
 func (l *Log) Count(k Kind) int {
@@ -76,7 +92,7 @@ func (l *Log) Flush() error {
 	defer l.mu.Unlock()
 	if l.err == nil {
 		if err := l.w.Flush(); err != nil {
-			l.err = fmt.Errorf("flush events log: %w", err)
+			l.err = fmt.Errorf("flush %s: %w", l.f.Name(), err)
 		}
 	}
 	return l.err
