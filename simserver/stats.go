@@ -53,8 +53,11 @@ type LoggedStats struct {
 	TokenUsage                                 float64 // KV used / capacity, 0–1
 	GenThroughput                              float64 // tokens per simulated second since the previous log
 	DecodeSumSeqLens                           int
+	// DecodeRetracted is how many requests were retracted since the previous decode log.
+	DecodeRetracted int
 
 	lastGenerated int64
+	lastRetracted int64
 	lastLog       time.Time
 }
 
@@ -113,5 +116,7 @@ func (e *Engine) logDecode(running, waiting int) {
 	l.DecodeTransfer = int(s.transferQueue.Load())
 	l.TokenUsage = float64(s.kvUsed.Load()) / float64(e.prof.KVCapacityTokens)
 	l.DecodeSumSeqLens = int(s.kvUsed.Load())
+	retracted := s.retracted.Load()
+	l.DecodeRetracted, l.lastRetracted = int(retracted-l.lastRetracted), retracted
 	e.loggedMu.Unlock()
 }

@@ -1,0 +1,151 @@
+package simserver
+
+import (
+	"strconv"
+)
+
+// Fixed pieces of the chat.completion.chunk frames.
+const (
+	choiceOpen   = `{"index":0,"delta":{`
+	choiceClose  = `},"logprobs":null,"finish_reason":null}`
+	roleDelta    = `"role":"assistant","content":""`
+	contentField = `"content":"`
+	usageNull    = `,"usage":null`
+	frameEnd     = "}\n\n"
+)
+
+// doneFrame ends every stream that is not cut.
+var doneFrame = []byte("data: [DONE]\n\n")
+
+// usage is the token accounting of one completion.
+type usage struct {
+	Prompt, Completion, Cached, Reasoning int
+}
+
+// chunkEncoder builds the SSE frames of one streamed completion by appending bytes into one
+// reused buffer: no encoding/json and no allocation per chunk. Every frame it returns is valid
+// until the next call.
+type chunkEncoder struct {
+	// head is `data: {"id":…,"object":"chat.completion.chunk","created":…,"model":…,"choices":[`.
+	head []byte
+	// reasoningField is `"<field>":"` for reasoning deltas.
+	reasoningField string
+	// includeUsage adds "usage":null to every chunk before the usage chunk.
+	includeUsage bool
+	key          uint64 // selects the words of the text
+	buf          []byte
+}
+
+// newChunkEncoder prepares the frames of completion id for the request; model is the JSON
+// string (quotes included) echoed back.
+func newChunkEncoder(id string, created int64, model []byte, reasoningField string, includeUsage bool, key uint64) *chunkEncoder {
+	head := make([]byte, 0, 96+len(id)+len(model))
+	head = append(head, `data: {"id":"`...)
+	head = append(head, id...)
+	head = append(head, `","object":"chat.completion.chunk","created":`...)
+	head = strconv.AppendInt(head, created, 10)
+	head = append(head, `,"model":`...)
+	head = append(head, model...)
+	head = append(head, `,"choices":[`...)
+	return &chunkEncoder{
+		head:           head,
+		reasoningField: `"` + reasoningField + `":"`,
+		includeUsage:   includeUsage,
+		key:            key,
+		buf:            make([]byte, 0, 512),
+	}
+}
+
+// choice wraps a delta body (without braces) into a whole chunk frame.
+func (c *chunkEncoder) choice(delta func(b []byte) []byte, finish string) []byte {
+	b := append(c.buf[:0], c.head...)
+	b = append(b, choiceOpen...)
+	b = delta(b)
+	if finish == "" {
+		b = append(b, choiceClose...)
+	} else {
+		b = append(b, `},"logprobs":null,"finish_reason":"`...)
+		b = append(b, finish...)
+		b = append(b, `"}`...)
+	}
+	b = append(b, ']')
+	if c.includeUsage {
+		b = append(b, usageNull...)
+	}
+	b = append(b, frameEnd...)
+	c.buf = b
+	return b
+}
+
+// role is the first frame: the assistant role with empty content.
+func (c *chunkEncoder) role() []byte {
+	return c.choice(func(b []byte) []byte { return append(b, roleDelta...) }, "")
+}
+
+// tokens is a delta of n tokens starting at token index from, in the reasoning field or in
+// content.
+func (c *chunkEncoder) tokens(from, n int, reasoning bool) []byte {
+	// Written out rather than through choice: this is the hot path, and a closure capturing
+	// from and n would be allocated per chunk.
+	b := append(c.buf[:0], c.head...)
+	b = append(b, choiceOpen...)
+	if reasoning {
+		b = append(b, c.reasoningField...)
+	} else {
+		b = append(b, contentField...)
+	}
+	b = appendWords(b, c.key, from, n)
+	b = append(b, '"')
+	b = append(b, choiceClose...)
+	b = append(b, ']')
+	if c.includeUsage {
+		b = append(b, usageNull...)
+	}
+	b = append(b, frameEnd...)
+	c.buf = b
+	return b
+}
+
+// finish is the last choice frame: an empty delta with the finish reason.
+func (c *chunkEncoder) finish(reason string) []byte {
+	return c.choice(func(b []byte) []byte { return b }, reason)
+}
+
+// usage is the frame stream_options.include_usage asks for: no choices, the full usage.
+func (c *chunkEncoder) usage(u usage) []byte {
+	b := append(c.buf[:0], c.head...)
+	b = append(b, `],"usage":`...)
+	b = appendUsage(b, u)
+	b = append(b, frameEnd...)
+	c.buf = b
+	return b
+}
+
+// appendUsage appends the OpenAI usage object.
+func appendUsage(b []byte, u usage) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.Prompt), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.Completion), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.Prompt+u.Completion), 10)
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.Cached), 10)
+	b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.Reasoning), 10)
+	return append(b, `}}`...)
+}
+
+// streamErrorMessage is the message of the in-stream error frame.
+const streamErrorMessage = "The generation failed: the engine aborted the request after its stream had begun."
+
+// errorFrame is the in-stream error SGLang sends when a request fails after its stream began:
+// {"error":{"message","type":"InternalServerError","code":503}}.
+func (c *chunkEncoder) errorFrame() []byte {
+	b := append(c.buf[:0], `data: {"error":{"message":"`...)
+	b = append(b, streamErrorMessage...)
+	b = append(b, `","type":"InternalServerError","code":503}}`...)
+	b = append(b, "\n\n"...)
+	c.buf = b
+	return b
+}

@@ -1,0 +1,75 @@
+package simserver
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// complete answers a non-streaming request with one chat.completion object once the whole
+// generation is done. Faults act as in a stream: an error frame becomes a 503 error body, a
+// dropped stream a connection cut without a response.
+func (x *exchange) complete() {
+	at, how := plannedEnd(x.gen)
+	for x.sent < at {
+		n, ok := x.next(at - x.sent)
+		if !ok {
+			x.abort()
+		}
+		x.delivered(n)
+	}
+	switch how {
+	case endDrop:
+		x.abort()
+	case endError:
+		x.s.engine.Cancel(x.gen)
+		x.s.metrics.finished(finishError)
+		writeError(x.w, &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: streamErrorMessage})
+		return
+	}
+	x.s.metrics.finished(x.gen.Finish)
+	body, _ := json.Marshal(x.completion())
+	h := x.w.Header()
+	h.Set("Content-Type", "application/json")
+	x.w.WriteHeader(http.StatusOK)
+	_, _ = x.w.Write(append(body, '\n'))
+}
+
+// chatCompletion is the non-streaming response object.
+type chatCompletion struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   json.RawMessage    `json:"model"`
+	Choices []completionChoice `json:"choices"`
+	Usage   json.RawMessage    `json:"usage"`
+}
+
+type completionChoice struct {
+	Index        int            `json:"index"`
+	Message      map[string]any `json:"message"`
+	Logprobs     any            `json:"logprobs"`
+	FinishReason string         `json:"finish_reason"`
+}
+
+// completion builds the response: the reasoning text under the configured field (null when
+// the request had no reasoning), then the content.
+func (x *exchange) completion() chatCompletion {
+	g := x.gen
+	var reasoning any
+	if g.Reasoning > 0 {
+		reasoning = string(appendWords(nil, g.job.Key, 0, g.Reasoning))
+	}
+	content := appendWords(nil, g.job.Key, g.Reasoning, g.Output-g.Reasoning)
+	return chatCompletion{
+		ID: x.id, Object: "chat.completion", Created: x.created, Model: x.model,
+		Choices: []completionChoice{{
+			Message: map[string]any{
+				"role":                  "assistant",
+				"content":               string(content),
+				x.s.opts.ReasoningField: reasoning,
+			},
+			FinishReason: g.Finish,
+		}},
+		Usage: appendUsage(nil, x.usage()),
+	}
+}

@@ -1,0 +1,237 @@
+package simserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// openAIError is the decoded error body.
+type openAIError struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    int     `json:"code"`
+	} `json:"error"`
+}
+
+// decodeError checks a response is an OpenAI error body with the status as its code.
+func decodeError(t *testing.T, resp *http.Response) openAIError {
+	t.Helper()
+	defer resp.Body.Close()
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	var e openAIError
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &e), "body %s", b)
+	assert.Equal(t, resp.StatusCode, e.Error.Code, "code")
+	assert.NotEmpty(t, e.Error.Message)
+	assert.NotEmpty(t, e.Error.Type)
+	return e
+}
+
+func param(e openAIError) string {
+	if e.Error.Param == nil {
+		return "<null>"
+	}
+	return *e.Error.Param
+}
+
+// TestBadRequests checks that each malformed request gets 400 with an OpenAI error body
+// naming the parameter.
+func TestBadRequests(t *testing.T) {
+	const msgs = `"messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct {
+		name, body, param string
+	}{
+		// Not JSON at all.
+		{"malformed", `{"model":"m",`, "<null>"},
+		// JSON, but not an object.
+		{"array", `[1,2]`, "<null>"},
+		{"empty", ``, "<null>"},
+		{"missing-model", `{` + msgs + `}`, "model"},
+		{"model-type", `{"model":7,` + msgs + `}`, "model"},
+		{"missing-messages", `{"model":"m"}`, "messages"},
+		{"empty-messages", `{"model":"m","messages":[]}`, "messages"},
+		{"messages-type", `{"model":"m","messages":"hi"}`, "messages"},
+		{"bad-role", `{"model":"m","messages":[{"role":"wizard","content":"hi"}]}`, "messages[0].role"},
+		{"missing-role", `{"model":"m","messages":[{"content":"hi"}]}`, "messages[0].role"},
+		{"content-type", `{"model":"m","messages":[{"role":"user","content":3}]}`, "messages[0].content"},
+		{"missing-content", `{"model":"m","messages":[{"role":"system","content":"x"},{"role":"user"}]}`, "messages[1].content"},
+		{"image-part", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`, "messages[0].content[0].type"},
+		{"part-text-type", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":1}]}]}`, "messages[0].content"},
+		{"negative-max-tokens", `{"model":"m",` + msgs + `,"max_tokens":-5}`, "max_tokens"},
+		{"zero-max-completion-tokens", `{"model":"m",` + msgs + `,"max_completion_tokens":0}`, "max_completion_tokens"},
+		{"max-tokens-type", `{"model":"m",` + msgs + `,"max_tokens":"10"}`, "max_tokens"},
+		{"max-tokens-fraction", `{"model":"m",` + msgs + `,"max_tokens":1.5}`, "max_tokens"},
+		{"stream-type", `{"model":"m",` + msgs + `,"stream":"yes"}`, "stream"},
+		{"include-usage-type", `{"model":"m",` + msgs + `,"stream":true,"stream_options":{"include_usage":1}}`, "stream_options.include_usage"},
+		{"n", `{"model":"m",` + msgs + `,"n":2}`, "n"},
+		{"effort-type", `{"model":"m",` + msgs + `,"reasoning_effort":3}`, "reasoning_effort"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				ts := startServer(t, Options{})
+				resp := ts.post(context.Background(), tc.body)
+				require.Equal(t, http.StatusBadRequest, resp.StatusCode, "POST %s", tc.body)
+				e := decodeError(t, resp)
+				assert.Equal(t, "BadRequestError", e.Error.Type)
+				assert.Equal(t, tc.param, param(e), "param of POST %s (message %q)", tc.body, e.Error.Message)
+			})
+		})
+	}
+}
+
+// TestAcceptedShapes checks request shapes real clients send: unknown fields, assistant
+// messages with reasoning and no content, developer and tool roles, n=1, null options.
+func TestAcceptedShapes(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ts := startServer(t, Options{})
+		body := `{"model":"m","temperature":0.2,"tools":[],"n":1,"max_tokens":null,"stream_options":null,
+			"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"},
+			{"role":"assistant","content":null,"reasoning_content":"thought","tool_calls":[{"id":"c1"}]},
+			{"role":"tool","tool_call_id":"c1","content":"result"},
+			{"role":"assistant","content":"a","reasoning":"r"},{"role":"user","content":"next"}],
+			"max_completion_tokens":3}`
+		resp := ts.post(context.Background(), body)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "body %s", b)
+	})
+}
+
+// TestContextTooLong checks the engine's context limit comes back as 400 on messages.
+func TestContextTooLong(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		p := DSV4PD()
+		p.MaxContextTokens, p.KVCapacityTokens = 100, 1000
+		ts := startServer(t, Options{Profile: p})
+		resp := ts.post(context.Background(), `{"model":"m","messages":[{"role":"user","content":"`+strings.Repeat("word ", 120)+`"}]}`)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		e := decodeError(t, resp)
+		assert.Equal(t, "messages", param(e))
+		assert.Contains(t, e.Error.Message, "maximum context length is 100 tokens")
+	})
+}
+
+// TestRequestTooLarge checks the body limit, whether the length is declared or not.
+func TestRequestTooLarge(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ts := startServer(t, Options{MaxRequestBytes: 1024})
+		big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`
+		resp := ts.post(context.Background(), big)
+		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+		decodeError(t, resp)
+
+		// Chunked: no Content-Length, the limit trips while reading.
+		req, err := http.NewRequest(http.MethodPost, ts.url+"/v1/chat/completions", io.MultiReader(strings.NewReader(big)))
+		require.NoError(t, err)
+		req.ContentLength = -1
+		resp, err = ts.client.Do(req)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+		decodeError(t, resp)
+
+		resp = ts.post(context.Background(), `{"model":"m","messages":[{"role":"user","content":"ok"}],"max_tokens":2}`)
+		defer resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "a small body passes")
+	})
+}
+
+// TestAPIKey checks that /v1/* needs the bearer key while /health and /metrics stay open,
+// and that no answer or log line echoes the key.
+func TestAPIKey(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		var log strings.Builder
+		const key = "sk-very-secret-key"
+		ts := startServer(t, Options{APIKey: key, AccessLog: &log})
+		body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":2}`
+		for _, tc := range []struct {
+			name   string
+			header []string
+			want   int
+		}{
+			{"none", nil, http.StatusUnauthorized},
+			{"wrong", []string{"Authorization", "Bearer sk-wrong"}, http.StatusUnauthorized},
+			{"prefix", []string{"Authorization", "Bearer " + key[:5]}, http.StatusUnauthorized},
+			{"not-bearer", []string{"Authorization", "Basic " + key}, http.StatusUnauthorized},
+			{"right", []string{"Authorization", "Bearer " + key}, http.StatusOK},
+			{"scheme-case", []string{"Authorization", "bearer " + key}, http.StatusOK},
+		} {
+			resp := ts.post(context.Background(), body, tc.header...)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, tc.want, resp.StatusCode, "%s: %s", tc.name, b)
+			assert.NotContains(t, string(b), key, tc.name)
+		}
+		code, b := ts.get("/v1/models")
+		assert.Equal(t, http.StatusUnauthorized, code, "/v1/models needs the key: %s", b)
+		code, _ = ts.get("/health")
+		assert.Equal(t, http.StatusOK, code)
+		code, _ = ts.get("/metrics")
+		assert.Equal(t, http.StatusOK, code)
+		ts.stop()
+		assert.NotContains(t, log.String(), key)
+		assert.Equal(t, 6, strings.Count(log.String(), "\n"), "one log line per chat request:\n%s", log.String())
+	})
+}
+
+// TestRoutes checks /v1/models, /health, and the 404 and 405 bodies.
+func TestRoutes(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ts := startServer(t, Options{})
+		code, b := ts.get("/v1/models")
+		require.Equal(t, http.StatusOK, code)
+		var models struct {
+			Object string `json:"object"`
+			Data   []struct {
+				ID     string `json:"id"`
+				Object string `json:"object"`
+			} `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(b), &models))
+		assert.Equal(t, "list", models.Object)
+		require.Len(t, models.Data, 1)
+		assert.Equal(t, "deepseek-v4-flash", models.Data[0].ID)
+		assert.Equal(t, "model", models.Data[0].Object)
+
+		code, _ = ts.get("/health")
+		assert.Equal(t, http.StatusOK, code)
+
+		resp, err := ts.client.Get(ts.url + "/v1/nope")
+		require.NoError(t, err)
+		require.Equal(t, http.StatusNotFound, resp.StatusCode)
+		assert.Equal(t, "NotFoundError", decodeError(t, resp).Error.Type)
+
+		for _, tc := range []struct{ method, path, allow string }{
+			{http.MethodGet, "/v1/chat/completions", "POST"},
+			{http.MethodPut, "/v1/chat/completions", "POST"},
+			{http.MethodPost, "/v1/models", "GET"},
+			{http.MethodDelete, "/health", "GET"},
+			{http.MethodPost, "/metrics", "GET"},
+		} {
+			req, err := http.NewRequest(tc.method, ts.url+tc.path, nil)
+			require.NoError(t, err)
+			resp, err := ts.client.Do(req)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s %s", tc.method, tc.path)
+			assert.Equal(t, tc.allow, resp.Header.Get("Allow"))
+			decodeError(t, resp)
+		}
+	})
+}
+
+// TestNewValidates checks that New reports every bad option at once.
+func TestNewValidates(t *testing.T) {
+	_, err := New(Options{MaxRequestBytes: -1, ReasoningField: "thoughts"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "max request bytes: -1")
+	assert.Contains(t, err.Error(), `reasoning field: "thoughts"`)
+}

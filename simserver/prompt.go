@@ -1,0 +1,65 @@
+package simserver
+
+// Prompt accounting, as a chat template does it: every message costs its content's tokens
+// plus messageFramingTokens (role and delimiters), and the prompt as a whole
+// promptPrimingTokens (the assistant turn it ends with).
+const (
+	messageFramingTokens = 4
+	promptPrimingTokens  = 3
+)
+
+// FNV-1a 64-bit parameters.
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+// Separators keep (role, content) pairs unambiguous inside the running hash.
+const (
+	fieldSeparator   = 0x1f
+	messageSeparator = 0x1e
+)
+
+// buildJob turns a request into the engine's job: prompt length, one PrefixBlock per message
+// (a cumulative FNV-1a hash over the role and content of every message so far, and the
+// cumulative token count), and a key over the whole conversation and the output cap.
+func buildJob(req *chatRequest) Job {
+	prefix := make([]PrefixBlock, len(req.Messages))
+	h, tokens := uint64(fnvOffset64), 0
+	for i, m := range req.Messages {
+		h = fnvString(h, m.Role)
+		h = fnvByte(h, fieldSeparator)
+		tokens += messageFramingTokens
+		for _, p := range m.Parts {
+			h = fnvString(h, p)
+			tokens += CountTokens(p)
+		}
+		h = fnvByte(h, messageSeparator)
+		prefix[i] = PrefixBlock{Hash: h, Tokens: tokens}
+	}
+	key := h
+	for i := range 8 {
+		key = fnvByte(key, byte(uint64(req.MaxTokens)>>(8*i)))
+	}
+	return Job{
+		PromptTokens: tokens + promptPrimingTokens,
+		Prefix:       prefix,
+		MaxTokens:    req.MaxTokens,
+		IgnoreEOS:    req.IgnoreEOS,
+		Effort:       req.Effort,
+		Key:          key,
+	}
+}
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime64
+	}
+	return h
+}
+
+func fnvByte(h uint64, b byte) uint64 {
+	h ^= uint64(b)
+	return h * fnvPrime64
+}

@@ -1,0 +1,69 @@
+package simserver
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func conversation(max int, msgs ...string) *chatRequest {
+	req := &chatRequest{MaxTokens: max}
+	for i := 0; i+1 < len(msgs); i += 2 {
+		req.Messages = append(req.Messages, chatMessage{Role: msgs[i], Parts: []string{msgs[i+1]}})
+	}
+	return req
+}
+
+// TestBuildJob checks prompt accounting and the prefix blocks: a conversation that extends
+// another shares its blocks, so the prefix cache finds the earlier turns.
+func TestBuildJob(t *testing.T) {
+	first := buildJob(conversation(0, "system", "be brief", "user", "hello there"))
+	second := buildJob(conversation(0, "system", "be brief", "user", "hello there", "assistant", "ok then", "user", "more"))
+	require.Len(t, first.Prefix, 2)
+	require.Len(t, second.Prefix, 4)
+	assert.Equal(t, first.Prefix, second.Prefix[:2], "shared turns have the same blocks")
+	// "be brief" is 1+2 tokens, "hello there" 2+2; each message adds 4.
+	assert.Equal(t, []int{4 + 3, 4 + 3 + 4 + 4}, []int{first.Prefix[0].Tokens, first.Prefix[1].Tokens})
+	assert.Equal(t, first.Prefix[1].Tokens+3, first.PromptTokens)
+	assert.Equal(t, second.Prefix[3].Tokens+3, second.PromptTokens)
+
+	// Role and content are hashed apart: moving text between them changes the hash.
+	a := buildJob(conversation(0, "user", "x"))
+	b := buildJob(conversation(0, "userx", ""))
+	assert.NotEqual(t, a.Prefix[0].Hash, b.Prefix[0].Hash)
+	// A content array hashes and counts as its text.
+	arr := buildJob(&chatRequest{Messages: []chatMessage{{Role: "user", Parts: []string{"x"}}}})
+	assert.Equal(t, a.Prefix, arr.Prefix)
+
+	// The key covers the conversation and the output cap.
+	assert.Equal(t, buildJob(conversation(5, "user", "x")).Key, buildJob(conversation(5, "user", "x")).Key)
+	assert.NotEqual(t, buildJob(conversation(5, "user", "x")).Key, buildJob(conversation(6, "user", "x")).Key)
+	assert.NotEqual(t, buildJob(conversation(5, "user", "x")).Key, buildJob(conversation(5, "user", "y")).Key)
+}
+
+// TestFollowUpTurnHitsPrefixCache sends a conversation, then the same conversation with the
+// reply and a new question appended, and checks the second reports the first's prompt as
+// cached tokens.
+func TestFollowUpTurnHitsPrefixCache(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ts := startServer(t, Options{})
+		ask := func(body string) *chunk {
+			resp := ts.post(context.Background(), body)
+			defer resp.Body.Close()
+			frames, err := readFrames(ts.clk, resp.Body)
+			require.NoError(t, err)
+			r := decodeStream(t, frames, FieldReasoningContent)
+			return &r.chunks[len(r.chunks)-1]
+		}
+		const turn1 = `{"role":"system","content":"you are an agent"},{"role":"user","content":"open the page"}`
+		u1 := ask(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":20,"ignore_eos":true,"messages":[` + turn1 + `]}`).Usage
+		require.NotNil(t, u1)
+		assert.Zero(t, u1.PromptTokensDetails.CachedTokens)
+		u2 := ask(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":20,"ignore_eos":true,"messages":[` +
+			turn1 + `,{"role":"assistant","content":"done"},{"role":"user","content":"now read it"}]}`).Usage
+		require.NotNil(t, u2)
+		assert.Equal(t, u1.PromptTokens-3, u2.PromptTokensDetails.CachedTokens, "the first turn's messages are cached")
+	})
+}

@@ -1,0 +1,70 @@
+package simserver
+
+import "net/http"
+
+// statusClientClosed is logged for a request whose client went away (or whose server stopped)
+// before any response was sent: nginx's "client closed request".
+const statusClientClosed = 499
+
+// respWriter records the status a handler sent, for the access log, and flushes without
+// allocating.
+type respWriter struct {
+	http.ResponseWriter
+	flusher interface{ FlushError() error }
+	status  int // 0 until the head is written
+}
+
+func newRespWriter(w http.ResponseWriter) *respWriter {
+	rw := &respWriter{ResponseWriter: w}
+	if f, ok := w.(interface{ FlushError() error }); ok {
+		rw.flusher = f
+	} else if f, ok := w.(http.Flusher); ok {
+		rw.flusher = flushAdapter{f}
+	}
+	return rw
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (w *respWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (w *respWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError sends what has been written to the client.
+func (w *respWriter) FlushError() error {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.flusher == nil {
+		return nil
+	}
+	return w.flusher.FlushError()
+}
+
+// Flush implements http.Flusher.
+func (w *respWriter) Flush() { _ = w.FlushError() }
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *respWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// loggedStatus is the status for the access log: what was sent, or 499 when nothing was.
+func (w *respWriter) loggedStatus() int {
+	if w.status == 0 {
+		return statusClientClosed
+	}
+	return w.status
+}
+
+type flushAdapter struct{ http.Flusher }
+
+func (f flushAdapter) FlushError() error { f.Flush(); return nil }
