@@ -1,0 +1,112 @@
+package diagnose
+
+import (
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
+)
+
+// Analyzer accumulates a run's events and samples and judges, at any simulated time, whether
+// the run is healthy, slow or stuck and why. Feed it every event and sample in time order —
+// live from the harness, offline through Replay — then ask Verdict or Watch. It is not safe
+// for concurrent use; every call is cheap enough to make on every sample.
+type Analyzer struct {
+	cfg                  Config
+	stallS, hangS, slowS float64 // thresholds, simulated seconds
+	builder              *results.Builder
+	agents               []agentView
+	open                 map[string]*request
+	sent, ended          int // request_sent and matching terminal events
+	ledger               ledger
+	failures             map[string]int // failed requests by "class status"
+	inv                  invariants
+	serial               serialView
+	gauges               map[string]*gaugeRun
+	lastProgressS        float64 // last byte or request end, simulated seconds
+	busyS                float64 // request-seconds spent by requests that ended
+	chunksIn             int64
+	samples              int
+	inFlightSum          float64
+	pacerLimit           int     // the pacer's current limit, from samples; 0 unknown
+	lastS                float64 // time of the latest record
+	warnedFor            float64 // lastProgressS of the stall episode last warned about
+}
+
+// New returns an Analyzer for a run configured as c; zero thresholds take their defaults.
+func New(c Config) *Analyzer {
+	c = c.withDefaults()
+	a := &Analyzer{
+		cfg:       c,
+		stallS:    c.StallAfter.Seconds(),
+		hangS:     c.HangAfter.Seconds(),
+		slowS:     c.SlowAfter.Seconds(),
+		builder:   results.NewBuilder(c.StallAfter.Seconds()),
+		open:      map[string]*request{},
+		ledger:    newLedger(),
+		failures:  map[string]int{},
+		gauges:    map[string]*gaugeRun{},
+		warnedFor: -1,
+	}
+	for i := 0; i < c.Agents; i++ {
+		a.agent(i)
+	}
+	return a
+}
+
+// Event adds one event of events.jsonl.
+func (a *Analyzer) Event(e events.Event) {
+	a.lastS = max(a.lastS, e.TS)
+	a.builder.Event(e)
+	if e.Agent < 0 {
+		return
+	}
+	// Order matters: the pacer ledger reads the agent's permit before a round's end clears
+	// it, and request_sent reads it to tie the request to its permit.
+	a.onPacerEvent(e)
+	a.onRequestEvent(e)
+	if s, ok := nextState(e); ok {
+		a.agent(e.Agent).enter(s, e.TS)
+	}
+}
+
+// Sample adds one sample of samples.jsonl.
+func (a *Analyzer) Sample(s events.Sample) {
+	a.lastS = max(a.lastS, s.TS)
+	a.builder.Sample(s)
+	a.samples++
+	a.inFlightSum += float64(s.InFlight)
+	a.onStreams(s)
+	a.onPacerSample(s)
+	a.onGauges(s)
+	a.serial.observe(s)
+	a.checkSample(s)
+}
+
+// LastS returns the time of the latest event or sample fed, in simulated seconds.
+func (a *Analyzer) LastS() float64 { return a.lastS }
+
+// Fill writes into r what the events and samples tell: counts, latencies, tokens, server
+// gauges (through results.Builder), the number of agents, the simulated duration nowS and
+// the verdict at nowS. The fields about the command, the server and the wall clock are the
+// caller's.
+func (a *Analyzer) Fill(r *results.Results, nowS float64) {
+	a.builder.Fill(r, nowS)
+	r.SimSeconds = nowS
+	r.Agents = len(a.agents)
+	r.Verdict = a.judge(nowS, r)
+}
+
+// meanInFlight returns the mean number of requests in flight: over the samples when there
+// are any, else from the events (request-seconds ÷ elapsed seconds).
+func (a *Analyzer) meanInFlight(nowS float64) float64 {
+	if a.samples > 0 {
+		return a.inFlightSum / float64(a.samples)
+	}
+	if nowS <= 0 {
+		return 0
+	}
+	busy := a.busyS
+	for _, r := range a.open {
+		busy += nowS - r.sentS
+	}
+	return busy / nowS
+}

@@ -1,0 +1,78 @@
+package diagnose
+
+import (
+	"time"
+
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// Default thresholds, in simulated time.
+const (
+	DefaultStallAfter = 120 * time.Second
+	DefaultHangAfter  = 600 * time.Second
+	DefaultSlowAfter  = 60 * time.Second
+)
+
+// Config is what the Analyzer needs to know about the run it watches. Durations are
+// simulated time; a zero duration takes its default.
+type Config struct {
+	// Agents is the number of agents in the run; agents not yet seen in any event count as
+	// starting (in their start jitter).
+	Agents int
+	// StallAfter is the silence after which a stream, a pacer wait or the whole run counts as
+	// stalled, and the watchdog warns (default 120 s).
+	StallAfter time.Duration
+	// HangAfter is the time without progress after which the watchdog ends the run
+	// (default 600 s).
+	HangAfter time.Duration
+	// SlowAfter is the mean end-to-end request latency from which a progressing run is
+	// called slow (default 60 s).
+	SlowAfter time.Duration
+	// TimeoutsArmed is true when any of the request timeout, ttft_timeout or idle_timeout is
+	// > 0: then a silent request will end by itself.
+	TimeoutsArmed bool
+	// PacerKind is the pacer design (slots, slots+rate, ticket, aimd…); PacerSlots its number
+	// of permits where it has a fixed number (slots, slots+rate, ticket), 0 otherwise.
+	PacerKind  string
+	PacerSlots int
+	// LeakOnTimeout is set when the pacer deliberately keeps the permit of a timed-out
+	// request (the buggy release path).
+	LeakOnTimeout bool
+}
+
+// ConfigFrom derives the Analyzer's Config from a resolved workload.
+func ConfigFrom(w *workloads.Workload) Config {
+	t := w.Request.Timeouts
+	return Config{
+		Agents:        w.Agents,
+		StallAfter:    w.Watchdog.StallAfter,
+		HangAfter:     w.Watchdog.HangAfter,
+		TimeoutsArmed: t.Request > 0 || t.TTFT > 0 || t.Idle > 0,
+		PacerKind:     w.Pacer.Kind,
+		PacerSlots:    w.Pacer.Slots,
+		LeakOnTimeout: w.Pacer.LeakOnTimeout,
+	}
+}
+
+// withDefaults returns c with every zero threshold set to its default.
+func (c Config) withDefaults() Config {
+	if c.StallAfter <= 0 {
+		c.StallAfter = DefaultStallAfter
+	}
+	if c.HangAfter <= 0 {
+		c.HangAfter = DefaultHangAfter
+	}
+	if c.SlowAfter <= 0 {
+		c.SlowAfter = DefaultSlowAfter
+	}
+	return c
+}
+
+// fixedLimit returns the pacer's number of permits when the design has a fixed one, else 0.
+func (c Config) fixedLimit() int {
+	switch c.PacerKind {
+	case "slots", "slots+rate", "ticket":
+		return c.PacerSlots
+	}
+	return 0
+}

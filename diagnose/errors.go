@@ -1,0 +1,56 @@
+package diagnose
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentsim/agentsim/results"
+)
+
+// errorFraction is the share of finished requests that fail (errors and timeouts; end-of-run
+// cancellations do not count) from which the run's verdict is errors.
+const errorFraction = 0.05
+
+// errorsRule is the errors verdict.
+func (a *Analyzer) errorsRule(_ *view, r *results.Results) (results.Verdict, bool) {
+	q := r.Requests
+	failed := q.Errors + q.Timeouts
+	finished := q.OK + failed
+	if failed == 0 || float64(failed) < errorFraction*float64(finished) {
+		return results.Verdict{}, false
+	}
+	ev := []string{
+		fmt.Sprintf("%d of %d requests failed: %s", failed, finished, a.failureBreakdown()),
+		fmt.Sprintf("%d errors, %d timeouts, %d retries, %d cancelled; rounds: %d completed, %d failed",
+			q.Errors, q.Timeouts, q.Retries, q.Cancelled, r.Rounds.Completed, r.Rounds.Failed),
+	}
+	if q.OK > 0 {
+		ev = append(ev, fmt.Sprintf("the %d requests that succeeded took %s on average (p50 %s)",
+			q.OK, secs(r.Latency.E2E.Mean), secs(r.Latency.E2E.P50)))
+	}
+	ev = append(ev, a.pastStalls(r)...)
+	return results.Verdict{
+		Kind:     Errors,
+		Summary:  fmt.Sprintf("%d of %d finished requests failed (%s)", failed, finished, pct(float64(failed)/float64(finished))),
+		Evidence: ev,
+	}, true
+}
+
+// failureBreakdown lists failures by class and status, most frequent first:
+// "23 http_status 429, 18 error_frame".
+func (a *Analyzer) failureBreakdown() string {
+	keys := make([]string, 0, len(a.failures))
+	for k := range a.failures {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y string) int {
+		return cmp.Or(cmp.Compare(a.failures[y], a.failures[x]), cmp.Compare(x, y))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", a.failures[k], k)
+	}
+	return strings.Join(parts, ", ")
+}

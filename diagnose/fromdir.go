@@ -1,0 +1,141 @@
+package diagnose
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// The files of a run directory that diagnosis reads (PRODUCT.md §6).
+const (
+	EventsFile  = "events.jsonl"
+	SamplesFile = "samples.jsonl"
+	ConfigFile  = "config.yaml"
+)
+
+// FromDir re-derives the verdict of the run recorded in dir from its events.jsonl,
+// samples.jsonl and config.yaml alone, feeding them in time order to the same Analyzer the
+// live watchdog uses and judging at the last record's time. It returns the verdict and the
+// results those files support (counts, latencies, tokens, gauges, rounds planned, simulated
+// duration; not the command, server or wall time). A missing or malformed file is an error
+// naming it.
+func FromDir(dir string) (results.Verdict, *results.Results, error) {
+	w, err := readWorkload(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		return results.Verdict{}, nil, err
+	}
+	path := filepath.Join(dir, EventsFile)
+	evs, err := events.ReadFile(path)
+	if err != nil {
+		return results.Verdict{}, nil, readError(path, err)
+	}
+	samples, err := ReadSamples(filepath.Join(dir, SamplesFile))
+	if err != nil {
+		return results.Verdict{}, nil, err
+	}
+	a := New(ConfigFrom(w))
+	end := Replay(a, evs, samples)
+	r := &results.Results{Workload: w.Name}
+	a.Fill(r, end)
+	r.Rounds.Planned = w.Agents * w.Rounds
+	return r.Verdict, r, nil
+}
+
+// Replay feeds evs and samples to a in time order — at equal times, events first — and
+// returns the time of the last record, in simulated seconds. It leaves its arguments as they
+// are.
+func Replay(a *Analyzer, evs []events.Event, samples []events.Sample) float64 {
+	evs = slices.Clone(evs)
+	samples = slices.Clone(samples)
+	// events.jsonl is written in stamping order, which concurrent agents can swap by a hair.
+	slices.SortStableFunc(evs, func(x, y events.Event) int { return cmp.Compare(x.TS, y.TS) })
+	slices.SortStableFunc(samples, func(x, y events.Sample) int { return cmp.Compare(x.TS, y.TS) })
+	i, j := 0, 0
+	for i < len(evs) || j < len(samples) {
+		if j == len(samples) || (i < len(evs) && evs[i].TS <= samples[j].TS) {
+			a.Event(evs[i])
+			i++
+		} else {
+			a.Sample(samples[j])
+			j++
+		}
+	}
+	return a.LastS()
+}
+
+// ReadSamples parses the samples.jsonl at path. A final line cut short (a run killed
+// mid-write) is ignored; any other malformed line is an error naming the file and line.
+func ReadSamples(path string) ([]events.Sample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, readError(path, err)
+	}
+	defer f.Close()
+	var out []events.Sample
+	br := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		complete := err == nil
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, readError(path, err)
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			var s events.Sample
+			if jerr := json.Unmarshal(line, &s); jerr != nil {
+				if !complete {
+					return out, nil
+				}
+				return nil, fmt.Errorf("%s line %d: %w", path, n, jerr)
+			}
+			out = append(out, s)
+		}
+		if !complete {
+			return out, nil
+		}
+	}
+}
+
+// readWorkload reads the resolved workload a run wrote to config.yaml. workloads.Load would
+// reject the file: besides the workload it carries the caller's redacted keys (server,
+// api_key), which are not workload keys. So the file is decoded leniently onto the workload
+// defaults, with the workloads package's own types, and validated.
+func readWorkload(path string) (*workloads.Workload, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, readError(path, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("read %s: the file is empty", path)
+	}
+	w := workloads.Defaults()
+	if err := yaml.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if err := w.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &w, nil
+}
+
+// readError says which file could not be read, without repeating its path.
+func readError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return fmt.Errorf("read %s: %w", path, pe.Err)
+	}
+	return fmt.Errorf("read %s: %w", path, err)
+}

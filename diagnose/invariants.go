@@ -1,0 +1,109 @@
+package diagnose
+
+import (
+	"fmt"
+
+	"github.com/agentsim/agentsim/events"
+)
+
+// invariants holds the conservation checks made on every sample. A sample and the events
+// around it are taken a moment apart, so one mismatch is noise: a check counts as broken
+// only when it fails in two samples in a row.
+type invariants struct {
+	inFlight   persistent // requests sent = ended + in flight, events vs samples
+	pacerCount persistent // permits held by the events' ledger vs the pacer's in_use
+	pacerSelf  persistent // the pacer's acquired = released + in_use
+	wakeUp     persistent // agents wait while permits are free (slots pacer)
+	stray      int        // terminal events for requests not in flight
+	firstStray string
+}
+
+// persistent is one check over the samples.
+type persistent struct {
+	streak int
+	broken int    // samples in which it was broken (from the second in a row on)
+	first  string // the first breach, described
+}
+
+// observe records the check's outcome at one sample; msg describes a breach.
+func (p *persistent) observe(ok bool, msg func() string) {
+	if ok {
+		p.streak = 0
+		return
+	}
+	p.streak++
+	if p.streak < 2 {
+		return
+	}
+	p.broken++
+	if p.first == "" {
+		p.first = msg()
+	}
+}
+
+func (inv *invariants) strayTerminal(msg string) {
+	inv.stray++
+	if inv.firstStray == "" {
+		inv.firstStray = msg
+	}
+}
+
+// checkSample checks the run's conservation laws against one sample.
+func (a *Analyzer) checkSample(s events.Sample) {
+	open := len(a.open)
+	a.inv.inFlight.observe(open == s.InFlight, func() string {
+		return fmt.Sprintf("at t=%s the events show %d requests in flight (%d sent − %d ended) but the sample shows %d",
+			secs(s.TS), open, a.sent, a.ended, s.InFlight)
+	})
+	p := s.Pacer
+	if p == nil {
+		return
+	}
+	held := len(a.ledger.held)
+	a.inv.pacerCount.observe(held == p.InUse, func() string {
+		return fmt.Sprintf("at t=%s the events show %d permits held (%d acquired − %d released) but the pacer reports %d in use",
+			secs(s.TS), held, a.ledger.acquired, a.ledger.released, p.InUse)
+	})
+	a.inv.pacerSelf.observe(p.Acquired == p.Released+int64(p.InUse), func() string {
+		return fmt.Sprintf("at t=%s the pacer reports %d acquired ≠ %d released + %d in use",
+			secs(s.TS), p.Acquired, p.Released, p.InUse)
+	})
+	limit := a.limit()
+	a.inv.wakeUp.observe(a.cfg.PacerKind != "slots" || limit == 0 || p.Waiting == 0 || p.InUse >= limit, func() string {
+		return fmt.Sprintf("at t=%s %d agents waited in the pacer while only %d of %d permits were in use (a lost wake-up)",
+			secs(s.TS), p.Waiting, p.InUse, limit)
+	})
+}
+
+// invariantEvidence returns one line per broken invariant.
+func (a *Analyzer) invariantEvidence() []string {
+	var out []string
+	for _, c := range []struct {
+		p    *persistent
+		what string
+	}{
+		{&a.inv.inFlight, "requests sent = finished + failed + cancelled + in flight"},
+		{&a.inv.pacerCount, "pacer acquired = released + held"},
+		{&a.inv.pacerSelf, "pacer acquired = released + in use"},
+		{&a.inv.wakeUp, "no agent waits while a permit is free"},
+	} {
+		if c.p.broken > 0 {
+			out = append(out, fmt.Sprintf("invariant broken (%s) in %d samples: first %s",
+				c.what, c.p.broken, c.p.first))
+		}
+	}
+	if a.inv.stray > 0 {
+		out = append(out, fmt.Sprintf("invariant broken (one terminal event per request) %d times: first a %s",
+			a.inv.stray, a.inv.firstStray))
+	}
+	return out
+}
+
+// limit returns the pacer's number of permits: the sampled limit when the pacer reports one,
+// else the configured slots of a fixed-size design, else 0 (unknown: rate and token budgets).
+func (a *Analyzer) limit() int {
+	if a.pacerLimit > 0 {
+		return a.pacerLimit
+	}
+	return a.cfg.fixedLimit()
+}

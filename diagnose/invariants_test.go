@@ -1,0 +1,113 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentsim/agentsim/events"
+)
+
+func TestInvariants(t *testing.T) {
+	sent := func(ts float64, id string, agent int) events.Event {
+		return events.Event{TS: ts, Kind: events.RequestSent, Request: id, Agent: agent}
+	}
+	pacer := func(acq, rel int64, inUse int) *events.PacerSample {
+		return &events.PacerSample{Acquired: acq, Released: rel, InUse: inUse, Limit: 4}
+	}
+	cases := []struct {
+		name    string
+		events  []events.Event
+		samples []events.Sample
+		want    []string // each in some evidence line; none: no invariant broken
+	}{{
+		// The events and the samples agree: nothing to report.
+		name:    "consistent",
+		events:  []events.Event{{TS: 0, Kind: events.PacerAcquired, Permit: 1}, sent(0.1, "a0-r1-0", 0)},
+		samples: []events.Sample{{TS: 0.75, InFlight: 1, Pacer: pacer(1, 0, 1)}, {TS: 1.5, InFlight: 1, Pacer: pacer(1, 0, 1)}},
+	}, {
+		// One mismatched sample is the two views taken a moment apart; two in a row is a
+		// lost or phantom request.
+		name:   "in flight disagrees",
+		events: []events.Event{sent(0.1, "a0-r1-0", 0)},
+		samples: []events.Sample{{TS: 0.75, InFlight: 3}, {TS: 1.5, InFlight: 3}, {TS: 2.25, InFlight: 1},
+			{TS: 3, InFlight: 2}},
+		want: []string{"invariant broken (requests sent = finished + failed + cancelled + in flight) in 1 samples: first at t=1.5 s the events show 1 requests in flight (1 sent − 0 ended) but the sample shows 3"},
+	}, {
+		// The pacer's own books do not balance, nor do they match the events'.
+		name:    "pacer books",
+		samples: []events.Sample{{TS: 0.75, Pacer: pacer(5, 2, 1)}, {TS: 1.5, Pacer: pacer(5, 2, 1)}},
+		want: []string{"invariant broken (pacer acquired = released + in use) in 1 samples: first at t=1.5 s the pacer reports 5 acquired ≠ 2 released + 1 in use",
+			"invariant broken (pacer acquired = released + held) in 1 samples: first at t=1.5 s the events show 0 permits held (0 acquired − 0 released) but the pacer reports 1 in use"},
+	}, {
+		// A terminal event for a request never sent, and one ending a request twice.
+		name: "stray terminal",
+		events: []events.Event{sent(0.1, "a0-r1-0", 0), {TS: 1, Kind: events.Done, Request: "a0-r1-0"},
+			{TS: 2, Kind: events.Done, Request: "a0-r1-0"}, {TS: 3, Kind: events.Error, Request: "a9-r9-9"}},
+		want: []string{"invariant broken (one terminal event per request) 2 times: first a done event at t=2.0 s for request a0-r1-0, which was not in flight"},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := New(Config{Agents: 1, PacerKind: "slots", PacerSlots: 4})
+			Replay(a, c.events, c.samples)
+			got := strings.Join(a.Verdict(a.LastS()).Evidence, "\n")
+			if len(c.want) == 0 {
+				assert.NotContains(t, got, "invariant broken")
+			}
+			for _, w := range c.want {
+				assert.Contains(t, got, w)
+			}
+		})
+	}
+}
+
+func TestLittle(t *testing.T) {
+	cases := []struct {
+		name string
+		l    little
+		want string
+	}{
+		// The incident's numbers: 30 requests sharing 640 tok/s at 3 750 tokens each.
+		{"inherent", little{inFlight: 30, tokensPerReq: 3750, tokPerS: 640, expectedS: 175.8, measuredS: 175},
+			"the latency is inherent to the load (measured within ±50 % of expected): 30.0 requests share 640 tok/s, about 21 tok/s each"},
+		// Measured three times what the load explains: time goes elsewhere.
+		{"not inherent", little{inFlight: 4, tokensPerReq: 1000, tokPerS: 100, expectedS: 40, measuredS: 120},
+			"the latency is not explained by the load (measured 3.0× the expected 40 s)"},
+	}
+	for _, c := range cases {
+		lines := c.l.lines()
+		assert.Len(t, lines, 2)
+		assert.Contains(t, lines[1], c.want, c.name)
+		assert.Contains(t, lines[0], "s expected; measured mean latency ", c.name)
+	}
+}
+
+func TestSerialViewOutcome(t *testing.T) {
+	stream := func(since float64, chunks int) events.Stream {
+		return events.Stream{SinceLastByteS: since, SentAgoS: 100, Chunks: chunks}
+	}
+	one := events.Sample{Streams: []events.Stream{stream(0.1, 50), stream(30, 0), stream(30, 0), stream(30, 0)}}
+	many := events.Sample{Streams: []events.Stream{stream(0.1, 50), stream(0.2, 50), stream(0.1, 9), stream(30, 0)}}
+	none := events.Sample{Streams: []events.Stream{stream(200, 50), stream(200, 50), stream(200, 9), stream(200, 0)}}
+	// Headers alone (no chunk) are not output progress.
+	headers := events.Sample{Streams: []events.Stream{stream(0.1, 50), stream(0.1, 0), stream(0.1, 0), stream(30, 0)}}
+	few := events.Sample{Streams: []events.Stream{stream(0.1, 50)}}
+	cases := []struct {
+		name    string
+		samples []events.Sample
+		want    int
+	}{
+		{"no crowded sample", []events.Sample{few, few}, viewUnknown},
+		{"one at a time", []events.Sample{one, one, headers, many}, viewSerialized},
+		{"in parallel", []events.Sample{many, many, one}, viewParallel},
+		{"nothing moves", []events.Sample{none, none, one}, viewSilent},
+	}
+	for _, c := range cases {
+		var sv serialView
+		for _, s := range c.samples {
+			sv.observe(s)
+		}
+		assert.Equal(t, c.want, sv.outcome(), c.name)
+	}
+}

@@ -1,0 +1,49 @@
+package diagnose
+
+import "github.com/agentsim/agentsim/results"
+
+// The verdict kinds (PRODUCT.md §7), exactly as results.json and the exit code use them.
+const (
+	Healthy          = "healthy"
+	Slow             = "slow"
+	ServerSerialized = "server-serialized"
+	StalledStreams   = "stalled-streams"
+	PacerStarvation  = "pacer-starvation"
+	Deadlock         = "deadlock"
+	Errors           = "errors"
+)
+
+// Kinds lists the verdict kinds, from the one that explains most to the one that explains
+// least: when several apply, the first wins.
+var Kinds = []string{PacerStarvation, Deadlock, StalledStreams, ServerSerialized, Errors, Slow, Healthy}
+
+// rule is one verdict's test: the verdict and true when it applies.
+type rule func(v *view, r *results.Results) (results.Verdict, bool)
+
+// Verdict judges the run at simulated time nowS (seconds since the run started).
+func (a *Analyzer) Verdict(nowS float64) results.Verdict {
+	var r results.Results
+	a.builder.Fill(&r, nowS)
+	return a.judge(nowS, &r)
+}
+
+// judge applies the rules in Kinds order to the view at nowS and the counts in r, and adds
+// the broken invariants to the evidence.
+func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
+	v := a.view(nowS)
+	v.ser = a.serialization(nowS, r)
+	verdict, found := results.Verdict{}, false
+	for _, try := range []rule{a.starvationRule, a.deadlockRule, a.stalledRule, a.serializedRule, a.errorsRule, a.slowRule} {
+		if verdict, found = try(v, r); found {
+			break
+		}
+	}
+	if !found {
+		verdict = a.healthy(v, r)
+	}
+	verdict.Evidence = append(verdict.Evidence, a.invariantEvidence()...)
+	if verdict.Evidence == nil {
+		verdict.Evidence = []string{}
+	}
+	return verdict
+}

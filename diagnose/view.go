@@ -1,0 +1,123 @@
+package diagnose
+
+import (
+	"cmp"
+	"slices"
+)
+
+// view is who waits on what at one instant: the facts every verdict rule and the watchdog
+// read, computed afresh from the Analyzer's state.
+type view struct {
+	nowS    float64
+	agents  int   // agents in the run
+	running int   // agents not done
+	timed   []int // agents in start jitter, tool, backoff or think time
+	busy    []int // agents between two steps of a round
+	waiting []waiter
+	// silent lists the open requests silent ≥ StallAfter, longest silence first;
+	// silentRequesting counts the running agents inside one of them.
+	silent           []*request
+	silentRequesting int
+	// held lists the permits held now (leaked ones included), leaked those that leaked and
+	// heldSilent those whose request has been silent ≥ StallAfter.
+	held       []*permit
+	leaked     []*permit
+	heldSilent []*request
+	limit      int
+	ser        serialization
+}
+
+// waiter is an agent waiting in the pacer and for how long, in seconds.
+type waiter struct {
+	agent int
+	waitS float64
+}
+
+// view computes the view at nowS.
+func (a *Analyzer) view(nowS float64) *view {
+	v := &view{nowS: nowS, agents: len(a.agents), limit: a.limit()}
+	for _, r := range a.open {
+		if r.silenceS(nowS) >= a.stallS {
+			v.silent = append(v.silent, r)
+		}
+	}
+	slices.SortFunc(v.silent, func(x, y *request) int {
+		return cmp.Or(cmp.Compare(x.lastByteS, y.lastByteS), cmp.Compare(x.agent, y.agent), cmp.Compare(x.id, y.id))
+	})
+	a.viewAgents(v)
+	a.viewPermits(v)
+	return v
+}
+
+// viewAgents sorts the agents by what they do.
+func (a *Analyzer) viewAgents(v *view) {
+	for id, ag := range a.agents {
+		switch {
+		case ag.state == stateDone:
+			continue
+		case timed(ag.state):
+			v.timed = append(v.timed, id)
+		case ag.state == statePacerWait:
+			v.waiting = append(v.waiting, waiter{agent: id, waitS: v.nowS - ag.sinceS})
+		case ag.state == stateRequesting:
+			if r := a.open[ag.request]; r != nil && r.silenceS(v.nowS) >= a.stallS {
+				v.silentRequesting++
+			}
+		default:
+			v.busy = append(v.busy, id)
+		}
+		v.running++
+	}
+	slices.SortFunc(v.waiting, func(x, y waiter) int {
+		return cmp.Or(cmp.Compare(y.waitS, x.waitS), cmp.Compare(x.agent, y.agent))
+	})
+}
+
+// viewPermits sorts the held permits into leaked, held by silent requests, and others.
+func (a *Analyzer) viewPermits(v *view) {
+	byPermit := map[uint64]*request{}
+	for _, r := range a.open {
+		if r.permit != 0 {
+			byPermit[r.permit] = r
+		}
+	}
+	for _, p := range a.ledger.held {
+		v.held = append(v.held, p)
+	}
+	slices.SortFunc(v.held, func(x, y *permit) int {
+		return cmp.Or(cmp.Compare(x.acquiredS, y.acquiredS), cmp.Compare(x.id, y.id))
+	})
+	for _, p := range v.held {
+		switch r := byPermit[p.id]; {
+		case p.leaked:
+			v.leaked = append(v.leaked, p)
+		case r != nil && r.silenceS(v.nowS) >= a.stallS:
+			v.heldSilent = append(v.heldSilent, r)
+		}
+	}
+}
+
+// pacerBlocked reports whether the pacer cannot issue a permit until stuck work ends: its
+// limit is known, every permit is held, and each is leaked or held by a request silent
+// ≥ StallAfter.
+func (v *view) pacerBlocked() bool {
+	stuck := len(v.leaked) + len(v.heldSilent)
+	return v.limit > 0 && len(v.held) >= v.limit && stuck == len(v.held)
+}
+
+// nothingCanWake reports whether the run can never move again: some agent still runs, none is
+// in timed work, each is inside a request silent ≥ StallAfter or waits in a blocked pacer,
+// and no timeout can end an open request.
+func (a *Analyzer) nothingCanWake(v *view) bool {
+	if v.running == 0 || len(v.timed) > 0 || len(v.busy) > 0 {
+		return false
+	}
+	if v.silentRequesting+len(v.waiting) != v.running {
+		return false
+	}
+	if len(v.waiting) > 0 && !v.pacerBlocked() {
+		return false
+	}
+	// A timeout can end any open request; with none open, a leaked permit is never freed.
+	return !a.cfg.TimeoutsArmed || len(a.open) == 0
+}

@@ -1,0 +1,70 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Status is the live watchdog's reading of the run at one instant.
+type Status struct {
+	// NoProgressS is the time since any byte flowed or any request ended, in simulated
+	// seconds (since the run started when nothing has flowed yet).
+	NoProgressS float64
+	// Warn is true on the first Watch of a stall episode, when NoProgressS has reached
+	// StallAfter while agents still run: print the warning then, once. An episode ends when
+	// progress resumes.
+	Warn bool
+	// Hang is true while NoProgressS ≥ HangAfter and agents still run: end the run with the
+	// verdict.
+	Hang bool
+	// NothingCanWake is true when the run can never move again: every running agent is inside
+	// a request silent ≥ StallAfter or waits in the pacer for a permit held by such a request
+	// or leaked, none is in start, tool, backoff or think time, and no timeout can end an open
+	// request. The run can end at once with its verdict, without waiting for HangAfter.
+	NothingCanWake bool
+	// Message describes the state in one line, with units.
+	Message string
+}
+
+// Watch reads the run at simulated time nowS for the live watchdog. Unlike Verdict it
+// remembers one thing: whether the current stall episode was already warned about.
+func (a *Analyzer) Watch(nowS float64) Status {
+	v := a.view(nowS)
+	st := Status{NoProgressS: nowS - a.lastProgressS, NothingCanWake: a.nothingCanWake(v)}
+	pending := v.running > 0
+	if pending && st.NoProgressS >= a.stallS && a.warnedFor != a.lastProgressS {
+		st.Warn = true
+		a.warnedFor = a.lastProgressS
+	}
+	st.Hang = pending && st.NoProgressS >= a.hangS
+	st.Message = a.message(v, st)
+	return st
+}
+
+// message describes the watch in one line.
+func (a *Analyzer) message(v *view, st Status) string {
+	var b strings.Builder
+	switch {
+	case st.NothingCanWake:
+		fmt.Fprintf(&b, "nothing can wake the run (no progress for %s)", secs(st.NoProgressS))
+	case st.NoProgressS >= a.stallS && v.running > 0:
+		fmt.Fprintf(&b, "no progress for %s", secs(st.NoProgressS))
+	default:
+		fmt.Fprintf(&b, "progressing: last byte or request end %s ago", secs(st.NoProgressS))
+	}
+	fmt.Fprintf(&b, "; %d requests in flight", len(a.open))
+	if len(v.silent) > 0 {
+		fmt.Fprintf(&b, ", %d silent for ≥ %s (longest %s)", len(v.silent), secs(a.stallS), secs(v.silent[0].silenceS(v.nowS)))
+	}
+	fmt.Fprintf(&b, "; %d agents waiting in the pacer", len(v.waiting))
+	if len(v.waiting) > 0 {
+		fmt.Fprintf(&b, " (longest %s)", secs(v.waiting[0].waitS))
+	}
+	if len(v.leaked) > 0 {
+		fmt.Fprintf(&b, "; %d leaked permits", len(v.leaked))
+	}
+	if g := a.gaugeEvidence(v.nowS); g != "" {
+		b.WriteString("; " + g)
+	}
+	return b.String()
+}

@@ -1,0 +1,151 @@
+package diagnose
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/events"
+)
+
+// watchEach replays w up to until as the harness does live — events as they happen, Watch
+// after every sample — and returns the statuses with their times.
+func watchEach(w *world, cfg Config, until float64) (times []float64, statuses []Status) {
+	a := New(cfg)
+	evs := w.sorted()
+	i := 0
+	for _, s := range w.samples(until) {
+		for ; i < len(evs) && evs[i].TS <= s.TS; i++ {
+			a.Event(evs[i])
+		}
+		a.Sample(s)
+		times = append(times, s.TS)
+		statuses = append(statuses, a.Watch(s.TS))
+	}
+	return times, statuses
+}
+
+// twoStalls: one agent whose request goes silent at t=11 s until a 300 s timeout ends it at
+// t=301 s; its retry goes silent at t=312 s and times out at t=602 s; then the agent stops.
+func twoStalls() *world {
+	w := newWorld(1, 1)
+	stall := call{dur: 300, ttft: 2, silent: 10, kind: events.Timeout, class: "timeout_request"}
+	w.agent(0, 0).read(1).wait(0).call(stall).backoff(1).call(stall).release(false).roundDone(false, 0).done()
+	return w
+}
+
+func TestWatchWarnsOncePerEpisode(t *testing.T) {
+	cfg := Config{Agents: 1, PacerKind: "slots", PacerSlots: 1, TimeoutsArmed: true,
+		StallAfter: 120 * time.Second, HangAfter: 250 * time.Second}
+	times, sts := watchEach(twoStalls(), cfg, 700)
+	var warned, hung []float64
+	for i, st := range sts {
+		if st.Warn {
+			warned = append(warned, times[i])
+			assert.Contains(t, st.Message, "no progress for 1")
+		}
+		if st.Hang {
+			hung = append(hung, times[i])
+		}
+		assert.False(t, st.NothingCanWake, "Watch(%s) = %+v: a timeout is armed", secs(times[i]), st)
+	}
+	// One warning per silence: 120 s after the last byte at t=11 s and at t=312 s.
+	require.Len(t, warned, 2, "warnings at %v", warned)
+	assert.InDelta(t, 131, warned[0], 0.75)
+	assert.InDelta(t, 432, warned[1], 0.75)
+	// Hang while the silence lasts 250 s or more, in both episodes; never once the agent is done.
+	require.NotEmpty(t, hung)
+	assert.InDelta(t, 261, hung[0], 0.75)
+	assert.Less(t, hung[len(hung)-1], 602.0)
+}
+
+func TestWatchNoProgress(t *testing.T) {
+	w, cfg, _ := wedgeStarvation()
+	a := w.feed(cfg, 700)
+	st := a.Watch(700)
+	assert.InDelta(t, 600, st.NoProgressS, 1e-6, "Watch(700 s).NoProgressS: the last byte was at t=100 s")
+	assert.True(t, st.Warn, "first Watch of the episode warns")
+	assert.True(t, st.Hang, "600 s without progress reaches hang_after")
+	assert.Contains(t, st.Message, "16 silent for ≥ 120 s (longest 600 s); 14 agents waiting in the pacer (longest 590 s)")
+	assert.False(t, a.Watch(700.75).Warn, "a second Watch in the same episode does not warn again")
+}
+
+// wedgedWith is allWedged(false) for 29 agents plus agent 29 doing what extra scripts.
+func wedgedWith(extra func(a *actor)) func() (*world, Config, float64) {
+	return func() (*world, Config, float64) {
+		w := newWorld(30, 30)
+		for id := range 29 {
+			w.agent(id, 0).read(1).wait(0).call(call{dur: inf, ttft: 5, silent: 99})
+		}
+		extra(w.agent(29, 0))
+		return w, Config{Agents: 30, PacerKind: "slots", PacerSlots: 30}, 400
+	}
+}
+
+func TestNothingCanWake(t *testing.T) {
+	cases := []struct {
+		name  string
+		world func() (*world, Config, float64)
+		at    float64 // 0: the scenario's own time
+		want  bool
+	}{
+		// Every agent inside a request silent for 300 s, no timeout: nothing can wake it.
+		{"all wedged", func() (*world, Config, float64) { return allWedged(false) }, 0, true},
+		// The same with a timeout armed: the timeouts will end the requests.
+		{"all wedged, timeouts armed", func() (*world, Config, float64) { return allWedged(true) }, 0, false},
+		// Silent for 50 s only: less than stall_after, bytes may still come.
+		{"silent less than stall_after", func() (*world, Config, float64) { return allWedged(false) }, 150, false},
+		// One agent thinking (for 1000 s): it will come back and act.
+		{"one agent thinking", wedgedWith(func(a *actor) { a.round(1, 0, call{dur: 5, ttft: 1, tokens: 10}, 1000) }), 0, false},
+		// One agent in its read step's tool time.
+		{"one agent reading", wedgedWith(func(a *actor) { a.read(1000) }), 0, false},
+		// One agent in a retry's backoff.
+		{"one agent in backoff", wedgedWith(func(a *actor) {
+			a.read(1).wait(0).call(call{dur: 1, ttft: inf, kind: events.Error, class: "http_status", status: 503}).backoff(1000)
+		}), 0, false},
+		// Holders silent for 600 s, waiters blocked behind them, no timeout.
+		{"pacer starved by wedged holders", wedgeStarvation, 0, true},
+		// Six holders still complete requests: the waiters will get permits.
+		{"pacer still turning", partlyWedged, 0, false},
+		// Every permit leaked and no request open: a timeout has nothing to end.
+		{"all permits leaked", leakOnTimeout, 0, true},
+		// Waiters while permits are free: the pacer could still hand one out.
+		{"free permits", lostWakeUp, 0, false},
+		// A finished run has nothing left to wake.
+		{"run finished", func() (*world, Config, float64) { w, c := smoke(); return w, c, 0 }, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, cfg, at := c.world()
+			if c.at != 0 {
+				at = c.at
+			}
+			if at == 0 {
+				at = lastTime(w)
+			}
+			st := w.feed(cfg, at).Watch(at)
+			assert.Equal(t, c.want, st.NothingCanWake, "Watch(%s) = %+v", secs(at), st)
+			if st.NothingCanWake {
+				assert.Contains(t, st.Message, "nothing can wake the run (no progress for ")
+			}
+		})
+	}
+}
+
+// The run ends at once on NothingCanWake, and the verdict then names the cause even though
+// the waiters have waited less than stall_after.
+func TestVerdictWhenNothingCanWake(t *testing.T) {
+	w := newWorld(3, 2)
+	for id := range 2 {
+		w.agent(id, 0).read(1).wait(0).call(call{dur: inf, ttft: 2, silent: 10})
+	}
+	w.agent(2, 0).read(197).wait(inf)
+	cfg := Config{Agents: 3, PacerKind: "slots", PacerSlots: 2}
+	a := w.feed(cfg, 250)
+	require.True(t, a.Watch(250).NothingCanWake)
+	v := a.Verdict(250)
+	assert.Equal(t, PacerStarvation, v.Kind, "%s: %v", v.Summary, v.Evidence)
+	assert.Contains(t, v.Summary, "1/3 agents starved in the pacer for up to 53 s while all 2 permits were held by requests that had received no byte for ≥ 239 s")
+}
