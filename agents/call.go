@@ -1,0 +1,278 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/pacer"
+)
+
+// call is the state of one Client.Call. Only the goroutine running Call touches it, except
+// the watchdog, which has its own synchronisation.
+type call struct {
+	clk *clock.Clock
+	obs Observer
+	res Result
+	wd  watchdog
+
+	cancelWD    context.CancelCauseFunc
+	streaming   bool   // 2xx headers arrived
+	contentType string // of the 2xx response
+	body        *probeBody
+	token       bool // a token of either kind arrived
+
+	f       frame
+	content strings.Builder
+	scratch []byte // decoded text of escaped deltas, reused
+}
+
+// contexts derives the call's context from parent: the whole-request deadline, a cause-carrying
+// cancel for the watchdog, the response hook and the extra body fields.
+func (k *call) contexts(parent context.Context, req *Request) (context.Context, context.CancelFunc) {
+	ctx, cancelReq := parent, context.CancelFunc(func() {})
+	if d := req.Timeouts.Request; d > 0 {
+		ctx, cancelReq = k.clk.WithTimeout(parent, d)
+	}
+	ctx, cancelWD := context.WithCancelCause(ctx)
+	k.cancelWD = cancelWD
+	ctx = withResponseHook(ctx, k.onResponse)
+	if req.IgnoreEOS {
+		ctx = withBodyFields(ctx, ignoreEOS)
+	}
+	return ctx, func() { cancelWD(nil); cancelReq() }
+}
+
+// run sends the request and reads the stream; the error is classified by finish.
+func (k *call) run(ctx context.Context, api *openai.Client, req *Request) error {
+	k.res.Sent = k.clk.Now()
+	k.wd.start(k.clk, k.res.Sent, req.Timeouts, k.cancelWD)
+	defer k.wd.stop()
+	st, err := api.CreateChatCompletionStream(ctx, req.chatRequest())
+	if err != nil {
+		return err
+	}
+	defer st.Close() // before [DONE] this drops the connection: the server sees the disconnect
+	return k.read(st)
+}
+
+// onResponse records the response headers; go-openai drops them for error statuses.
+func (k *call) onResponse(resp *http.Response) {
+	now := k.clk.Now()
+	k.res.Headers, k.res.Status = now, resp.StatusCode
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		k.res.RetryAfter, _ = parseRetryAfter(resp.Header, now)
+	}
+	if resp.StatusCode/100 == 2 {
+		k.streaming = true
+		k.contentType = resp.Header.Get("Content-Type")
+		k.body = &probeBody{ReadCloser: resp.Body}
+		resp.Body = k.body
+	}
+	k.obs.Headers(now)
+}
+
+// read consumes data frames until [DONE] or an error.
+func (k *call) read(st *openai.ChatCompletionStream) error {
+	for {
+		line, err := st.RecvRaw()
+		now := k.clk.Now()
+		if err != nil {
+			return k.ended(st, err, now)
+		}
+		k.tick(now)
+		if err := k.frame(line, now); err != nil {
+			return err
+		}
+	}
+}
+
+// ended turns the error that ended the stream into the call's error: nil after [DONE].
+func (k *call) ended(st *openai.ChatCompletionStream, err error, now time.Time) error {
+	if !errors.Is(err, io.EOF) {
+		return err
+	}
+	if k.sawDone(st) {
+		k.tick(now)
+		return nil
+	}
+	if k.res.Chunks == 0 && !isEventStream(k.contentType) {
+		return fmt.Errorf("%w (Content-Type %q)", errNotEventStream, k.contentType)
+	}
+	return fmt.Errorf("stream ended before data: [DONE]: %w", io.ErrUnexpectedEOF)
+}
+
+// sawDone reports whether go-openai's io.EOF meant data: [DONE]. RecvRaw returns io.EOF both
+// for [DONE] and for a body that simply ended; asked again, it answers the first without
+// reading the body and the second by reading it (an ended body answers at once).
+func (k *call) sawDone(st *openai.ChatCompletionStream) bool {
+	if k.body == nil {
+		return false
+	}
+	before := k.body.reads
+	_, err := st.RecvRaw()
+	return errors.Is(err, io.EOF) && k.body.reads == before
+}
+
+// tick accounts for a data frame arriving at now.
+func (k *call) tick(now time.Time) {
+	if k.res.Chunks > 0 {
+		k.res.MaxGap = max(k.res.MaxGap, now.Sub(k.res.Last))
+	}
+	k.res.Chunks++
+	k.res.Last = now
+	k.wd.chunk(now)
+	k.obs.Chunk(now)
+}
+
+// frame applies one data line to the result.
+func (k *call) frame(line []byte, now time.Time) error {
+	f := &k.f
+	if !scanFrame(line, f) {
+		var err error
+		if *f, err = decodeFrame(line); err != nil {
+			return fmt.Errorf("data line %s: %w", quoteShort(line), err)
+		}
+	}
+	if f.isError() {
+		return frameError(line)
+	}
+	if r := f.reasoningText(); len(r.raw) > 0 {
+		k.reasoningDelta(r, now)
+	}
+	if len(f.content.raw) > 0 {
+		k.contentDelta(f.content, now)
+	}
+	if f.finish.set && !f.finish.equals(k.res.FinishReason) {
+		k.res.FinishReason = string(f.finish.appendTo(nil))
+	}
+	if f.role.set && k.res.Role == "" {
+		k.res.Role = string(f.role.appendTo(nil))
+	}
+	if f.hasUsage {
+		k.res.Usage = f.usage
+	}
+	return nil
+}
+
+// reasoningDelta counts a reasoning delta; the text itself is not kept.
+func (k *call) reasoningDelta(r jstr, now time.Time) {
+	n := len(r.raw)
+	if r.esc {
+		k.scratch = r.appendTo(k.scratch[:0])
+		n = utf8.RuneCount(k.scratch)
+	}
+	k.res.ReasoningChars += n
+	if k.res.FirstReasoning.IsZero() {
+		k.res.FirstReasoning = now
+		k.firstToken(now)
+		k.obs.FirstReasoning(now)
+	}
+}
+
+// contentDelta appends a content delta to the content text.
+func (k *call) contentDelta(c jstr, now time.Time) {
+	n := len(c.raw)
+	if c.esc {
+		k.scratch = c.appendTo(k.scratch[:0])
+		n = utf8.RuneCount(k.scratch)
+		k.content.Write(k.scratch)
+	} else {
+		k.content.Write(c.raw)
+	}
+	k.res.ContentChars += n
+	if k.res.FirstContent.IsZero() {
+		k.res.FirstContent = now
+		k.res.TTFTContent = now.Sub(k.res.Sent)
+		k.firstToken(now)
+		k.obs.FirstContent(now)
+	}
+}
+
+// firstToken records the first token of either kind.
+func (k *call) firstToken(now time.Time) {
+	if !k.token {
+		k.token = true
+		k.res.TTFT = now.Sub(k.res.Sent)
+		k.wd.gotToken()
+	}
+}
+
+// finish stamps the end and names the failure: the caller's cancellation first, then the
+// timeout that cancelled the call, then the error's type.
+func (k *call) finish(parent, ctx context.Context, err error, to pacer.Timeouts) {
+	k.res.End = k.clk.Now()
+	k.res.Content = k.content.String()
+	if err == nil {
+		return
+	}
+	k.res.Err = err
+	cause := context.Cause(ctx)
+	switch {
+	case parent.Err() != nil:
+		k.res.Class = ClassCancelled
+		k.res.Err = fmt.Errorf("call cancelled: %w", context.Cause(parent))
+	case errors.Is(cause, ErrTTFTTimeout):
+		k.res.Class, k.res.Timeout, k.res.Err = ClassTimeoutTTFT, TimeoutTTFT, cause
+	case errors.Is(cause, ErrIdleTimeout):
+		k.res.Class, k.res.Timeout, k.res.Err = ClassTimeoutIdle, TimeoutIdle, cause
+	case ctx.Err() != nil: // only the whole-request deadline is left
+		k.res.Class, k.res.Timeout = ClassTimeoutRequest, TimeoutRequest
+		k.res.Err = fmt.Errorf("request took longer than %v: %w", to.Request, ErrRequestTimeout)
+	default:
+		k.res.Class = classify(err, k.streaming)
+	}
+}
+
+// frameError builds the error of an in-stream error frame that go-openai passed through: one
+// whose "error" member is not first, or an older {"object":"error","message":…} frame.
+func frameError(line []byte) error {
+	var wrapped struct {
+		Error *openai.APIError `json:"error"`
+	}
+	if json.Unmarshal(line, &wrapped) == nil && wrapped.Error != nil {
+		return fmt.Errorf("error frame: %w", wrapped.Error)
+	}
+	apiErr := &openai.APIError{}
+	if json.Unmarshal(line, apiErr) != nil || apiErr.Message == "" {
+		apiErr = &openai.APIError{Message: quoteShort(line)}
+	}
+	return fmt.Errorf("error frame: %w", apiErr)
+}
+
+// isEventStream reports whether a Content-Type header is text/event-stream.
+func isEventStream(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "text/event-stream"
+}
+
+// quoteShort quotes the start of a line for an error message.
+func quoteShort(line []byte) string {
+	const limit = 120
+	if len(line) > limit {
+		return fmt.Sprintf("%q…", line[:limit])
+	}
+	return fmt.Sprintf("%q", line)
+}
+
+// probeBody counts the reads of a response body (see sawDone).
+type probeBody struct {
+	io.ReadCloser
+	reads int
+}
+
+// Read reads from the body and counts the call.
+func (b *probeBody) Read(p []byte) (int, error) {
+	b.reads++
+	return b.ReadCloser.Read(p)
+}

@@ -1,0 +1,120 @@
+package agents
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentsim/agentsim/pacer"
+)
+
+func TestClassify(t *testing.T) {
+	post := func(err error) error { return &url.Error{Op: "Post", URL: "http://x/v1/chat/completions", Err: err} }
+	var syntaxErr error = json.Unmarshal([]byte("{"), new(any))
+	for _, tc := range []struct {
+		name      string
+		err       error
+		streaming bool
+		want      Class
+	}{
+		{"status before the stream", &openai.APIError{HTTPStatusCode: 429, Message: "slow down"}, false, ClassHTTPStatus},
+		{"error frame as go-openai wraps it", fmt.Errorf("error, %w", &openai.APIError{Message: "queue full"}), true, ClassErrorFrame},
+		// An HTML 502 page: go-openai's RequestError wraps the JSON syntax error of the body;
+		// it is an HTTP status failure, not a malformed stream.
+		{"non-JSON error body", &openai.RequestError{HTTPStatusCode: 502, Err: syntaxErr}, false, ClassHTTPStatus},
+		{"refused", post(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), false, ClassConnect},
+		{"dial timeout", post(&net.OpError{Op: "dial", Net: "tcp", Err: errors.New("i/o timeout")}), false, ClassConnect},
+		{"unknown host", post(&net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "x"}}), false, ClassConnect},
+		{"reset mid-stream", &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, true, ClassReset},
+		{"broken pipe while sending", post(&net.OpError{Op: "write", Err: os.NewSyscallError("write", syscall.EPIPE)}), false, ClassReset},
+		{"closed before any response", post(io.EOF), false, ClassReset},
+		{"chunked body cut", io.ErrUnexpectedEOF, true, ClassTruncated},
+		{"ended before [DONE]", fmt.Errorf("stream ended: %w", io.ErrUnexpectedEOF), true, ClassTruncated},
+		{"bad data line", fmt.Errorf("data line: %w", syntaxErr), true, ClassMalformedSSE},
+		{"wrong field type", &json.UnmarshalTypeError{Value: "number", Field: "choices.0.delta.content"}, true, ClassMalformedSSE},
+		{"not an event stream", fmt.Errorf("%w (Content-Type %q)", errNotEventStream, "application/json"), true, ClassMalformedSSE},
+		{"endless comments", openai.ErrTooManyEmptyStreamMessages, true, ClassMalformedSSE},
+		{"client-side refusal", openai.ErrChatCompletionInvalidModel, false, ClassOther},
+	} {
+		assert.Equal(t, tc.want, classify(tc.err, tc.streaming), "%s: classify(%v, streaming=%t)", tc.name, tc.err, tc.streaming)
+	}
+}
+
+func TestRetryable(t *testing.T) {
+	token := time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
+	frame := func(code any) error { return fmt.Errorf("error, %w", &openai.APIError{Code: code, Message: "x"}) }
+	for _, tc := range []struct {
+		name string
+		res  Result
+		want bool
+	}{
+		{"429", Result{Class: ClassHTTPStatus, Status: 429}, true},
+		{"408", Result{Class: ClassHTTPStatus, Status: 408}, true},
+		{"503", Result{Class: ClassHTTPStatus, Status: 503}, true},
+		{"400", Result{Class: ClassHTTPStatus, Status: 400}, false},
+		{"404", Result{Class: ClassHTTPStatus, Status: 404}, false},
+		{"connect", Result{Class: ClassConnect}, true},
+		{"reset", Result{Class: ClassReset, Status: 200}, true},
+		{"frame before tokens", Result{Class: ClassErrorFrame, Err: frame(503)}, true},
+		{"frame before tokens, string code", Result{Class: ClassErrorFrame, Err: frame("503")}, true},
+		{"frame before tokens, no code", Result{Class: ClassErrorFrame, Err: frame(nil)}, true},
+		{"frame before tokens, 400", Result{Class: ClassErrorFrame, Err: frame(400)}, false},
+		{"frame before tokens, 429", Result{Class: ClassErrorFrame, Err: frame(429)}, true},
+		{"frame after reasoning", Result{Class: ClassErrorFrame, Err: frame(503), FirstReasoning: token}, false},
+		{"frame after content", Result{Class: ClassErrorFrame, Err: frame(503), FirstContent: token}, false},
+		{"truncated", Result{Class: ClassTruncated}, false},
+		{"malformed", Result{Class: ClassMalformedSSE}, false},
+		{"idle timeout", Result{Class: ClassTimeoutIdle}, false},
+		{"cancelled", Result{Class: ClassCancelled}, false},
+		{"success", Result{}, false},
+	} {
+		assert.Equal(t, tc.want, tc.res.Retryable(), "%s: %+v.Retryable()", tc.name, tc.res)
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	sent := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	base := Result{Sent: sent, End: sent.Add(90 * time.Second), Usage: Usage{Prompt: 100, Completion: 40}}
+	for _, tc := range []struct {
+		class Class
+		kind  TimeoutKind
+		want  pacer.OutcomeKind
+	}{
+		{ClassNone, NoTimeout, pacer.Success},
+		{ClassTimeoutIdle, TimeoutIdle, pacer.Timeout},
+		{ClassTimeoutTTFT, TimeoutTTFT, pacer.Timeout},
+		{ClassTimeoutRequest, TimeoutRequest, pacer.Timeout},
+		{ClassCancelled, NoTimeout, pacer.Cancelled},
+		{ClassReset, NoTimeout, pacer.Error},
+	} {
+		r := base
+		r.Class, r.Timeout = tc.class, tc.kind
+		o := r.Outcome()
+		assert.Equal(t, tc.want, o.Kind, "Result{Class: %q}.Outcome().Kind", tc.class)
+		assert.Equal(t, 90*time.Second, o.Latency)
+		assert.Equal(t, 100, o.PromptTokens)
+		assert.Equal(t, 40, o.OutputTokens)
+		assert.Equal(t, tc.kind != NoTimeout, tc.class.Timeout(), "%q.Timeout()", tc.class)
+	}
+}
+
+func TestFirstToken(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := Result{}
+	assert.True(t, r.FirstToken().IsZero())
+	r.FirstContent = t0.Add(5 * time.Second)
+	assert.Equal(t, r.FirstContent, r.FirstToken(), "content only")
+	r.FirstReasoning = t0.Add(2 * time.Second)
+	assert.Equal(t, r.FirstReasoning, r.FirstToken(), "reasoning first")
+	assert.True(t, r.GotToken())
+}

@@ -1,0 +1,102 @@
+package agents
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/pacer"
+)
+
+// Client makes streaming chat completions against one OpenAI-compatible server and measures
+// them in simulated time. It is safe for concurrent use; every agent may share one.
+type Client struct {
+	api *openai.Client
+	clk *clock.Clock
+}
+
+// maxNonDataLines bounds the consecutive non-data lines (SSE comments such as keep-alive
+// pings, event: lines) go-openai accepts between two data frames. Its default, 300, would turn
+// a long stall with keep-alives into an error; a stall is for the timeouts to judge.
+const maxNonDataLines = 1 << 20
+
+// NewClient returns a Client for the server whose API root is baseURL (for example
+// "http://127.0.0.1:30000/v1"; requests go to baseURL + "/chat/completions"), authenticating
+// with apiKey when it is not empty. hc supplies the transport (nil: a default client); its
+// Timeout, if any, is wall time and should be 0 — Request.Timeouts bound a call in simulated
+// time. hc itself is not modified. clk times every call.
+func NewClient(baseURL, apiKey string, hc *http.Client, clk *clock.Clock) *Client {
+	cfg := openai.DefaultConfig(apiKey)
+	cfg.BaseURL = baseURL
+	cfg.EmptyMessagesLimit = maxNonDataLines
+	cfg.HTTPClient = wrapHTTPClient(hc)
+	return &Client{api: openai.NewClientWithConfig(cfg), clk: clk}
+}
+
+// wrapHTTPClient returns a copy of hc whose transport adds the context's body fields to
+// requests and shows each response to the context's hook.
+func wrapHTTPClient(hc *http.Client) *http.Client {
+	var c http.Client
+	if hc != nil {
+		c = *hc
+	}
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = hookTransport{next: bodyFieldsTransport{next: base}}
+	return &c
+}
+
+// Request is one streaming chat completion.
+type Request struct {
+	// Model is the model name sent to the server.
+	Model string
+	// Messages is the whole conversation so far.
+	Messages []openai.ChatCompletionMessage
+	// MaxTokens caps the output, reasoning included, in tokens (max_tokens); 0 sends none.
+	MaxTokens int
+	// IgnoreEOS asks the server to generate exactly MaxTokens tokens (ignore_eos, an SGLang
+	// and vLLM extension), as benchmark clients do.
+	IgnoreEOS bool
+	// ReasoningEffort is sent as reasoning_effort when not empty (low, medium, high, max…).
+	ReasoningEffort string
+	// Timeouts bound the call in simulated time; a zero field means no such timeout. Request
+	// runs from send to the end; TTFT from send to the first token, reasoning or content;
+	// Idle is the longest silence allowed between two data frames and applies from the
+	// first data frame on (before it, only TTFT and Request do).
+	Timeouts pacer.Timeouts
+}
+
+// ignoreEOS is the body field IgnoreEOS adds; shared, never modified.
+var ignoreEOS = map[string]any{"ignore_eos": true}
+
+// chatRequest is the go-openai form of r; the stream always reports usage.
+func (r *Request) chatRequest() openai.ChatCompletionRequest {
+	return openai.ChatCompletionRequest{
+		Model:           r.Model,
+		Messages:        r.Messages,
+		MaxTokens:       r.MaxTokens,
+		ReasoningEffort: r.ReasoningEffort,
+		Stream:          true,
+		StreamOptions:   &openai.StreamOptions{IncludeUsage: true},
+	}
+}
+
+// Call sends req as a streaming chat completion and reads the stream to its end, reporting
+// events to obs (nil: none) as they happen. It always returns a Result: a failure is described
+// by its Err, Class, Status and timings, never raised. Cancelling ctx ends the call promptly
+// with ClassCancelled and closes the connection, so the server sees the disconnect.
+func (c *Client) Call(ctx context.Context, req Request, obs Observer) Result {
+	if obs == nil {
+		obs = NopObserver{}
+	}
+	k := &call{clk: c.clk, obs: obs}
+	callCtx, cancel := k.contexts(ctx, &req)
+	defer cancel()
+	err := k.run(callCtx, c.api, &req)
+	k.finish(ctx, callCtx, err, req.Timeouts)
+	return k.res
+}

@@ -1,0 +1,158 @@
+package agents
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/agentsim/agentsim/pacer"
+)
+
+// Result is everything one streaming call measured. Failures are data: a failed call is a
+// Result with Err, Class and the timings up to the failure. Every time is simulated time read
+// from the call's *clock.Clock; a zero time means the event did not happen.
+type Result struct {
+	// Sent is when the request was handed to the HTTP client.
+	Sent time.Time
+	// Headers is when the response headers arrived (any status).
+	Headers time.Time
+	// FirstReasoning and FirstContent are when the first non-empty reasoning and content
+	// deltas arrived.
+	FirstReasoning time.Time
+	FirstContent   time.Time
+	// Last is when the last data frame (the [DONE] terminator included) arrived.
+	Last time.Time
+	// End is when the call ended, successfully or not.
+	End time.Time
+
+	// TTFT is Sent to the first token of either kind; TTFTContent is Sent to the first content
+	// token. Zero when no such token arrived. For a reasoning model TTFT is the first
+	// reasoning token and TTFTContent comes when thinking ends.
+	TTFT        time.Duration
+	TTFTContent time.Duration
+	// Chunks counts the data frames received, the [DONE] terminator included.
+	Chunks int
+	// MaxGap is the longest silence between two consecutive data frames. The silence after
+	// the last frame of a failed call is End - Last.
+	MaxGap time.Duration
+
+	// ReasoningChars and ContentChars count the Unicode code points of the reasoning and
+	// content deltas received.
+	ReasoningChars int
+	ContentChars   int
+	// Content is the assistant's content text (not its reasoning), as received.
+	Content string
+	// Role is the role the first delta announced, usually "assistant".
+	Role string
+	// FinishReason is the last finish_reason received: stop, length, tool_calls, abort…
+	FinishReason string
+	// Usage is the server's token count from the final usage chunk; zero if none arrived.
+	Usage Usage
+
+	// Err is why the call failed; nil on success.
+	Err error
+	// Class names the failure for events.jsonl; ClassNone on success.
+	Class Class
+	// Status is the HTTP status code, 0 when no response arrived.
+	Status int
+	// RetryAfter is the delay a 429 or 503 response asked for (Retry-After in seconds or as
+	// an HTTP-date, or retry-after-ms), taken as simulated time; 0 when not given.
+	RetryAfter time.Duration
+	// Timeout says which timeout ended the call; NoTimeout otherwise.
+	Timeout TimeoutKind
+}
+
+// Usage is the server-counted token usage of one request, in tokens.
+type Usage struct {
+	// Prompt is usage.prompt_tokens.
+	Prompt int
+	// Completion is usage.completion_tokens, reasoning included.
+	Completion int
+	// Reasoning is usage.completion_tokens_details.reasoning_tokens.
+	Reasoning int
+	// Cached is usage.prompt_tokens_details.cached_tokens (prefix-cache hits).
+	Cached int
+}
+
+// OK reports whether the call completed: the stream reached [DONE] without an error.
+func (r Result) OK() bool { return r.Err == nil }
+
+// GotToken reports whether any token, reasoning or content, arrived.
+func (r Result) GotToken() bool { return !r.FirstReasoning.IsZero() || !r.FirstContent.IsZero() }
+
+// FirstToken is when the first token of either kind arrived (Sent + TTFT); zero if none did.
+func (r Result) FirstToken() time.Time {
+	if r.FirstReasoning.IsZero() || (!r.FirstContent.IsZero() && r.FirstContent.Before(r.FirstReasoning)) {
+		return r.FirstContent
+	}
+	return r.FirstReasoning
+}
+
+// Latency is Sent to End, in simulated time.
+func (r Result) Latency() time.Duration { return r.End.Sub(r.Sent) }
+
+// Retryable reports whether sending the same request again may succeed: a 408, 429 or 5xx
+// status before the stream, a connection that could not be made or was reset, or an error
+// frame that came before any token (with no 4xx code other than 408 and 429). Partial output,
+// timeouts, truncated or malformed streams and cancellations are left to the caller's policy.
+func (r Result) Retryable() bool {
+	switch r.Class {
+	case ClassHTTPStatus:
+		return retryableStatus(r.Status)
+	case ClassConnect, ClassReset:
+		return true
+	case ClassErrorFrame:
+		if r.GotToken() {
+			return false // partial output: sending again would not continue it
+		}
+		var apiErr *openai.APIError
+		if !errors.As(r.Err, &apiErr) {
+			return true
+		}
+		code := frameCode(apiErr)
+		return code < 400 || retryableStatus(code)
+	}
+	return false
+}
+
+// retryableStatus reports the HTTP statuses worth retrying: 408, 429 and 5xx.
+func retryableStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
+}
+
+// frameCode returns the HTTP-like status an error frame carries in its code (a number or a
+// numeric string, as SGLang sends), or 0.
+func frameCode(e *openai.APIError) int {
+	switch c := e.Code.(type) {
+	case int:
+		return c
+	case string:
+		n, err := strconv.Atoi(c)
+		if err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// Outcome is the pacer's view of the call, for Permit.Release.
+func (r Result) Outcome() pacer.Outcome {
+	o := pacer.Outcome{
+		Kind:         pacer.Error,
+		Latency:      r.Latency(),
+		PromptTokens: r.Usage.Prompt,
+		OutputTokens: r.Usage.Completion,
+	}
+	switch {
+	case r.Class == ClassNone:
+		o.Kind = pacer.Success
+	case r.Timeout != NoTimeout:
+		o.Kind = pacer.Timeout
+	case r.Class == ClassCancelled:
+		o.Kind = pacer.Cancelled
+	}
+	return o
+}

@@ -1,0 +1,121 @@
+package agents
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// bodyFieldsKey carries extra JSON body fields in a request's context.
+type bodyFieldsKey struct{}
+
+// withBodyFields returns ctx carrying fields to add to the JSON body of the request sent
+// under it — fields go-openai's request type has no place for, like ignore_eos.
+func withBodyFields(ctx context.Context, fields map[string]any) context.Context {
+	return context.WithValue(ctx, bodyFieldsKey{}, fields)
+}
+
+// bodyFieldsTransport adds the fields carried by a POST's context to its JSON object body.
+type bodyFieldsTransport struct{ next http.RoundTripper }
+
+// RoundTrip sends req, its body extended with the context's fields if it carries any.
+func (t bodyFieldsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	fields, _ := req.Context().Value(bodyFieldsKey{}).(map[string]any)
+	if len(fields) == 0 || req.Body == nil || req.Method != http.MethodPost {
+		return t.next.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close() // a RoundTripper must close the body, even on error
+	if err != nil {
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	if body, err = mergeFields(body, fields); err != nil {
+		return nil, err
+	}
+	out := req.Clone(req.Context())
+	out.ContentLength = int64(len(body))
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return t.next.RoundTrip(out)
+}
+
+// mergeFields appends fields, in key order, to the JSON object body. A field the body
+// already has then appears twice; JSON decoders (Python's, Go's) keep the last, ours.
+func mergeFields(body []byte, fields map[string]any) ([]byte, error) {
+	obj := bytes.TrimSpace(body)
+	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
+		return nil, errors.New("merge body fields: request body is not a JSON object")
+	}
+	out := append([]byte(nil), obj[:len(obj)-1]...)
+	empty := len(bytes.TrimSpace(obj[1:len(obj)-1])) == 0
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		v, err := json.Marshal(fields[k])
+		if err != nil {
+			return nil, fmt.Errorf("merge body field %q: %w", k, err)
+		}
+		if !empty {
+			out = append(out, ',')
+		}
+		empty = false
+		key, _ := json.Marshal(k) // a string always marshals
+		out = append(append(append(out, key...), ':'), v...)
+	}
+	return append(out, '}'), nil
+}
+
+// responseHookKey carries a responseHook in a request's context.
+type responseHookKey struct{}
+
+// responseHook sees a response as soon as its headers arrive, before go-openai reads it (and,
+// for an error status, drops its headers). It may replace resp.Body.
+type responseHook func(resp *http.Response)
+
+// withResponseHook returns ctx carrying h.
+func withResponseHook(ctx context.Context, h responseHook) context.Context {
+	return context.WithValue(ctx, responseHookKey{}, h)
+}
+
+// hookTransport calls the context's responseHook on every response.
+type hookTransport struct{ next http.RoundTripper }
+
+// RoundTrip sends req and shows the response to the context's hook.
+func (t hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if h, ok := req.Context().Value(responseHookKey{}).(responseHook); ok && err == nil {
+		h(resp)
+	}
+	return resp, err
+}
+
+// parseRetryAfter returns the delay a response asks for: retry-after-ms in milliseconds,
+// else Retry-After in seconds or as an HTTP-date, counted from the response's Date header
+// (or now when it has none). A date in the past gives 0; a missing or unreadable value, false.
+func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms >= 0 && ms < 1e12 {
+		return time.Duration(ms * float64(time.Millisecond)), true
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	if date, err := http.ParseTime(h.Get("Date")); err == nil {
+		now = date
+	}
+	return max(at.Sub(now), 0), true
+}
