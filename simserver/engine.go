@@ -46,6 +46,7 @@ type Engine struct {
 	stop    context.CancelFunc
 	done    sync.WaitGroup
 	started atomic.Bool
+	stopped atomic.Bool
 }
 
 // inbox hands generations to an engine goroutine and wakes it.
@@ -103,6 +104,7 @@ func (e *Engine) Start() {
 // Stop ends the engine's goroutines and waits for them. Generations still in progress never
 // complete; their readers see their own contexts end. Stop is safe to call twice.
 func (e *Engine) Stop() {
+	e.stopped.Store(true)
 	if e.stop != nil {
 		e.stop()
 	}
@@ -121,9 +123,17 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 			Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.",
 				e.prof.MaxContextTokens, j.PromptTokens)}
 	}
+	if e.stopped.Load() {
+		return nil, ErrStopped
+	}
 	e.mu.Lock()
 	e.nextID++
 	id := e.nextID
+	if len(e.seen) >= maxSeenKeys {
+		// Bound memory on endless runs of unique prompts; only exact repeats of a prompt
+		// need their occurrence count, and those are recent.
+		clear(e.seen)
+	}
 	occurrence := e.seen[j.Key]
 	e.seen[j.Key] = occurrence + 1
 	e.mu.Unlock()
@@ -136,16 +146,25 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 	if err := e.refuse(g); err != nil {
 		return nil, err
 	}
+	// The queue-limit check and the enqueue happen under one lock, so concurrent requests
+	// cannot overshoot the limit.
+	e.mu.Lock()
+	if e.knobs.QueueLimited && e.stats.queued() >= int64(e.knobs.MaxQueued) {
+		e.mu.Unlock()
+		return nil, &AdmissionError{Status: 503, Type: "InternalServerError", Message: "The request queue is full."}
+	}
 	e.stats.promptTokens.Add(int64(j.PromptTokens))
 	e.stats.prefillQueued.Add(1)
-	e.mu.Lock()
 	e.prefill.items = append(e.prefill.items, g)
 	e.mu.Unlock()
 	e.prefill.signal()
 	return g, nil
 }
 
-// refuse returns the admission error an injected fault or the queue limit imposes, if any.
+// maxSeenKeys bounds the per-content occurrence counts kept for deterministic decisions.
+const maxSeenKeys = 1 << 20
+
+// refuse returns the admission error an injected fault imposes, if any.
 func (e *Engine) refuse(g *Gen) error {
 	switch g.Plan.Error {
 	case Error429:
@@ -154,9 +173,6 @@ func (e *Engine) refuse(g *Gen) error {
 	case Error503:
 		return &AdmissionError{Status: 503, Type: "InternalServerError",
 			Message: "The server is overloaded or not ready yet."}
-	}
-	if e.knobs.QueueLimited && e.stats.queued() > int64(e.knobs.MaxQueued) {
-		return &AdmissionError{Status: 503, Type: "InternalServerError", Message: "The request queue is full."}
 	}
 	return nil
 }
@@ -169,7 +185,9 @@ func (e *Engine) decideLength(g *Gen) {
 		limit = min(limit, j.MaxTokens)
 	}
 	lp, ok := e.prof.Efforts[j.Effort]
-	if !ok {
+	if !ok && reasoningOn(j.Effort) {
+		lp = e.prof.Efforts["high"] // an effort this profile does not know still reasons
+	} else if !ok {
 		lp = e.prof.Efforts[""]
 	}
 	want := lp.Min + g.rng.IntN(lp.Max-lp.Min+1)

@@ -6,8 +6,8 @@ import (
 	"strconv"
 )
 
-// QueueLimit rejects a request with 503 "The request queue is full." when more than MaxQueued
-// requests are already waiting (for prefill or for a decode slot), as SGLang's
+// QueueLimit rejects a request with 503 "The request queue is full." when MaxQueued requests
+// are already waiting (for prefill or for a decode slot), as SGLang's
 // --max-queued-requests does.
 type QueueLimit struct{ MaxQueued int }
 

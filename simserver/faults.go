@@ -36,7 +36,7 @@ type Knobs struct {
 	WedgeThreshold   int
 	WedgeProbability float64
 	// QueueLimited and MaxQueued describe queue-limit: with QueueLimited, a request that
-	// would find more than MaxQueued requests waiting is rejected.
+	// finds MaxQueued requests already waiting is rejected.
 	QueueLimited bool
 	MaxQueued    int
 }

@@ -185,15 +185,15 @@ func TestFaultDrop(t *testing.T) {
 	})
 }
 
-// TestFaultQueueLimit checks that once more than max_queued requests wait, the next one gets
-// 503 "The request queue is full.".
+// TestFaultQueueLimit checks that once max_queued requests wait, the next one gets 503 "The
+// request queue is full." (SGLang rejects at len(waiting) >= max_queued_requests).
 func TestFaultQueueLimit(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		ts := faultServer(t, "queue-limit", "max_queued=2")
 		var codes []int
 		for range 5 {
 			s := ts.Engine().Stats()
-			over := s.PrefillQueued+s.DecodeWaiting > 2
+			over := s.PrefillQueued+s.DecodeWaiting >= 2
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			resp := ts.post(ctx, streamBody(longGen))
