@@ -94,7 +94,7 @@ func (e *Engine) logPrefill(batch int, chunks []int) {
 	e.loggedMu.Lock()
 	l := &e.logged
 	l.PrefillRunning, l.PrefillInputTokens, l.CacheHitRate = batch, input, hit
-	l.PrefillQueue = int(s.prefillQueued.Load()) - batch
+	l.PrefillQueue = int(s.prefillQueued.Load()) // what the step left waiting
 	l.PrefillInflight = int(s.prefillInflight.Load())
 	e.loggedMu.Unlock()
 }

@@ -1,0 +1,197 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// Env is what every agent of a run shares.
+type Env struct {
+	Client      *Client
+	Clock       *clock.Clock
+	Pacer       pacer.Pacer
+	Workload    *workloads.Workload
+	Recorder    events.Recorder
+	Board       *Board
+	Calibration *Calibration
+}
+
+// Agent is one simulated agent: a conversation that grows append-only, round after round.
+type Agent struct {
+	ID  int
+	env *Env
+	rng *rand.Rand
+
+	messages []openai.ChatCompletionMessage
+	words    int // words of text in messages, for the token estimate
+}
+
+// NewAgent returns agent id of the run, its randomness seeded from the workload seed.
+func NewAgent(id int, env *Env) *Agent {
+	seed := uint64(env.Workload.Seed)
+	return &Agent{ID: id, env: env, rng: rand.New(rand.NewPCG(seed, uint64(id)+1))}
+}
+
+// Run runs the agent's rounds until they are all done, the context fills up, or rounds is
+// done (the run's duration has passed or it was interrupted). requests bounds the requests in
+// flight: it ends later than rounds, after the grace period, and cancels them.
+func (a *Agent) Run(rounds, requests context.Context) {
+	w := a.env.Workload
+	defer a.finish()
+	a.record(events.Event{Kind: events.AgentStart})
+	if w.StartJitter > 0 {
+		if a.env.Clock.Sleep(rounds, time.Duration(a.rng.Int64N(int64(w.StartJitter)))) != nil {
+			return
+		}
+	}
+	a.say(openai.ChatMessageRoleSystem, "system", 0, w.Context.SystemTokens)
+	a.say(openai.ChatMessageRoleUser, "task", 0, w.Context.InitialTokens)
+	for round := 1; round <= w.Rounds && rounds.Err() == nil; round++ {
+		if !a.round(rounds, requests, round) {
+			return
+		}
+	}
+}
+
+// round runs one round; false ends the agent.
+func (a *Agent) round(rounds, requests context.Context, round int) bool {
+	w := a.env.Workload
+	a.record(events.Event{Kind: events.RoundStart, Round: round})
+	a.set(Reading)
+	if a.env.Clock.Sleep(rounds, w.ToolTime.Sample(a.rng)) != nil {
+		return false
+	}
+	read := w.Context.ReadTokens.Sample(a.rng)
+	a.say(openai.ChatMessageRoleUser, "read", round, read)
+	est := a.env.Calibration.Tokens(a.words, len(a.messages))
+	a.record(events.Event{Kind: events.ReadDone, Round: round, ReadTokens: read, ContextTokens: est})
+	output := w.Request.OutputTokens.Sample(a.rng)
+	if est+output > w.Context.MaxContextTokens {
+		a.record(events.Event{Kind: events.Warning, Round: round, ContextTokens: est,
+			Message: fmt.Sprintf("context of %d tokens + %d output would exceed max_context_tokens %d: agent stops", est, output, w.Context.MaxContextTokens)})
+		return false
+	}
+	permit, ok := a.acquire(rounds, round, est, output)
+	if !ok {
+		return false
+	}
+	res := a.request(rounds, requests, round, permit, est, output)
+	a.release(round, permit, res)
+	if res.Err != nil {
+		a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: "failed", Class: string(res.Class)})
+		return requests.Err() == nil && rounds.Err() == nil
+	}
+	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: res.Content})
+	a.words += countWords(res.Content)
+	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: "ok"})
+	a.set(Thinking)
+	return a.env.Clock.Sleep(rounds, w.ThinkTime.Sample(a.rng)) == nil
+}
+
+// acquire waits for a pacer permit; false when the run stopped meanwhile.
+func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pacer.Permit, bool) {
+	a.set(PacerWait)
+	a.record(events.Event{Kind: events.PacerWait, Round: round})
+	start := a.env.Clock.Now()
+	permit, err := a.env.Pacer.Acquire(rounds, pacer.Request{Agent: a.ID, PromptTokens: prompt, ExpectedOutputTokens: output})
+	if err != nil {
+		a.record(events.Event{Kind: events.Warning, Round: round, Message: "pacer: " + err.Error()})
+		return nil, false
+	}
+	a.record(events.Event{Kind: events.PacerAcquired, Round: round, Permit: permit.ID,
+		PacerWaitS: a.env.Clock.Since(start).Seconds()})
+	return permit, true
+}
+
+// request sends the round's request, retrying as the policy allows, and returns the last
+// attempt's result.
+func (a *Agent) request(rounds, requests context.Context, round int, permit *pacer.Permit, est, output int) Result {
+	w := a.env.Workload
+	req := Request{Model: w.Model, Messages: a.messages, MaxTokens: w.Request.MaxTokens,
+		ReasoningEffort: effort(w.Request.ReasoningEffort), Timeouts: w.Request.Timeouts}
+	if w.Request.ForceOutputLength {
+		req.MaxTokens, req.IgnoreEOS = output, true
+	}
+	for attempt := 0; ; attempt++ {
+		id := fmt.Sprintf("a%d-r%d-%d", a.ID, round, attempt)
+		res := a.attempt(requests, round, attempt, id, permit.ID, req, est)
+		if res.Err == nil || !res.Retryable() || !w.Retry.ShouldRetry(attempt+1) || rounds.Err() != nil {
+			return res
+		}
+		delay := w.Retry.Delay(attempt+1, res.RetryAfter, a.rng.Float64())
+		a.record(events.Event{Kind: events.Retry, Round: round, Request: id, Attempt: attempt + 1,
+			BackoffS: delay.Seconds(), RetryAfterS: res.RetryAfter.Seconds()})
+		a.set(Backoff)
+		if a.env.Clock.Sleep(requests, delay) != nil {
+			return res
+		}
+	}
+}
+
+// attempt sends one request and records its events.
+func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, permit uint64, req Request, est int) Result {
+	a.set(Requesting)
+	sent := a.env.Clock.Now()
+	stream := a.env.Board.open(id, a.ID, permit, sent)
+	a.record(events.Event{Kind: events.RequestSent, Round: round, Request: id, Attempt: attempt,
+		ContextTokens: est, MaxTokens: req.MaxTokens})
+	res := a.env.Client.Call(ctx, req, &observer{a: a, round: round, id: id, stream: stream})
+	a.env.Board.close(stream, res.Usage.Completion)
+	a.record(terminalEvent(res, round, id, attempt))
+	if res.Err == nil {
+		a.env.Calibration.Observe(a.words, len(req.Messages), res.Usage.Prompt)
+	}
+	return res
+}
+
+// release returns the permit with the request's outcome and records it.
+func (a *Agent) release(round int, permit *pacer.Permit, res Result) {
+	o := pacer.Outcome{Kind: outcomeKind(res), Latency: res.End.Sub(res.Sent),
+		PromptTokens: res.Usage.Prompt, OutputTokens: res.Usage.Completion}
+	permit.Release(o)
+	leaked := o.Kind == pacer.Timeout && a.env.Workload.Pacer.LeakOnTimeout
+	a.record(events.Event{Kind: events.Release, Round: round, Permit: permit.ID, Outcome: o.Kind.String(), Leaked: leaked})
+}
+
+func (a *Agent) finish() {
+	a.set(Finished)
+	a.record(events.Event{Kind: events.AgentDone})
+}
+
+// say appends a message of about tokens tokens of deterministic text.
+func (a *Agent) say(role, part string, round, tokens int) {
+	if tokens <= 0 {
+		return
+	}
+	words := workloads.WordsForTokens(tokens, a.env.Calibration.TokensPerWord())
+	text := workloads.Text(a.env.Workload.Seed, a.ID, round, part, words)
+	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: role, Content: text})
+	a.words += words
+}
+
+func (a *Agent) set(s State) { a.env.Board.set(a.ID, s, a.env.Clock.Now()) }
+
+func (a *Agent) record(e events.Event) {
+	e.Agent = a.ID
+	a.env.Recorder.Record(e)
+}
+
+// effort maps the workload's reasoning effort to the request field: "none" sends nothing.
+func effort(e string) string {
+	if e == "none" {
+		return ""
+	}
+	return e
+}
+
+func countWords(s string) int { return len(strings.Fields(s)) }

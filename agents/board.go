@@ -1,0 +1,143 @@
+package agents
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentsim/agentsim/events"
+)
+
+// State is what an agent is doing.
+type State string
+
+// Agent states, as counted in samples.jsonl.
+const (
+	Starting   State = "starting"
+	Reading    State = "reading"    // tool time of the read step
+	PacerWait  State = "pacer_wait" // blocked in the pacer
+	Requesting State = "requesting" // a request is in flight
+	Backoff    State = "backoff"    // waiting before a retry
+	Thinking   State = "thinking"
+	Finished   State = "done"
+)
+
+// Timed reports whether the state ends by itself when a timer fires (tool, think, backoff,
+// start jitter), as opposed to waiting on the pacer or the server.
+func (s State) Timed() bool {
+	return s == Starting || s == Reading || s == Backoff || s == Thinking
+}
+
+// Board is the live view of every agent and open stream: what the sampler records and the
+// watchdog reads. Agents update it; it is safe for concurrent use. Per-chunk updates are
+// atomic and lock-free.
+type Board struct {
+	start    time.Time // simulated run start
+	chunksIn atomic.Int64
+	tokens   atomic.Int64
+
+	mu      sync.Mutex
+	agents  []agentView
+	streams map[string]*Stream
+}
+
+type agentView struct {
+	state State
+	since time.Time
+}
+
+// NewBoard returns a board for n agents, all Starting at start (simulated time).
+func NewBoard(n int, start time.Time) *Board {
+	b := &Board{start: start, agents: make([]agentView, n), streams: map[string]*Stream{}}
+	for i := range b.agents {
+		b.agents[i] = agentView{state: Starting, since: start}
+	}
+	return b
+}
+
+// Stream is one open request on the board.
+type Stream struct {
+	ID     string
+	Agent  int
+	Permit uint64
+	Sent   time.Time
+
+	lastByte atomic.Int64 // simulated UnixNano of the last byte; 0 before any
+	chunks   atomic.Int64
+	board    *Board
+}
+
+// Byte records that bytes arrived on the stream at simulated time t.
+func (s *Stream) Byte(t time.Time) { s.lastByte.Store(t.UnixNano()) }
+
+// Chunk records one stream chunk at simulated time t.
+func (s *Stream) Chunk(t time.Time) {
+	s.lastByte.Store(t.UnixNano())
+	s.chunks.Add(1)
+	s.board.chunksIn.Add(1)
+}
+
+// set moves agent to state at time t.
+func (b *Board) set(agent int, s State, t time.Time) {
+	b.mu.Lock()
+	b.agents[agent] = agentView{state: s, since: t}
+	b.mu.Unlock()
+}
+
+// open adds a stream for a request just sent.
+func (b *Board) open(id string, agent int, permit uint64, sent time.Time) *Stream {
+	s := &Stream{ID: id, Agent: agent, Permit: permit, Sent: sent, board: b}
+	b.mu.Lock()
+	b.streams[id] = s
+	b.mu.Unlock()
+	return s
+}
+
+// close removes a finished stream and counts its output tokens.
+func (b *Board) close(s *Stream, outputTokens int) {
+	b.tokens.Add(int64(outputTokens))
+	b.mu.Lock()
+	delete(b.streams, s.ID)
+	b.mu.Unlock()
+}
+
+// Snapshot fills the harness part of a sample at simulated time now: agents per state, open
+// streams with their silence, the chunks and tokens received so far, and the agents waiting in
+// the pacer.
+func (b *Board) Snapshot(now time.Time) (s events.Sample, waiters []events.Waiter) {
+	s.Agents = map[string]int{}
+	s.ChunksIn, s.TokensOut = b.chunksIn.Load(), b.tokens.Load()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, a := range b.agents {
+		s.Agents[string(a.state)]++
+		if a.state == PacerWait {
+			waiters = append(waiters, events.Waiter{Agent: i, WaitS: now.Sub(a.since).Seconds()})
+		}
+	}
+	for _, st := range b.streams {
+		last := st.Sent
+		if lb := st.lastByte.Load(); lb != 0 {
+			last = time.Unix(0, lb)
+		}
+		silence := now.Sub(last).Seconds()
+		s.Streams = append(s.Streams, events.Stream{Request: st.ID, Agent: st.Agent, Permit: st.Permit,
+			SentAgoS: now.Sub(st.Sent).Seconds(), SinceLastByteS: silence, Chunks: int(st.chunks.Load())})
+		s.OldestSilenceS = max(s.OldestSilenceS, silence)
+	}
+	slices.SortFunc(s.Streams, func(x, y events.Stream) int { return x.Agent - y.Agent })
+	s.InFlight = len(s.Streams)
+	return s, waiters
+}
+
+// States returns each agent's state and since when, in agent order.
+func (b *Board) States() []State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]State, len(b.agents))
+	for i, a := range b.agents {
+		out[i] = a.state
+	}
+	return out
+}

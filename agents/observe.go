@@ -1,0 +1,77 @@
+package agents
+
+import (
+	"time"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/pacer"
+)
+
+// observer records a request's milestones as events and keeps its board stream's last-byte
+// time current; Chunk is on the per-chunk path and only touches atomics.
+type observer struct {
+	a      *Agent
+	round  int
+	id     string
+	stream *Stream
+}
+
+func (o *observer) Headers(t time.Time) {
+	o.stream.Byte(t)
+	o.a.record(events.Event{Kind: events.Headers, Round: o.round, Request: o.id})
+}
+
+func (o *observer) FirstReasoning(time.Time) {
+	o.a.record(events.Event{Kind: events.FirstReasoning, Round: o.round, Request: o.id})
+}
+
+func (o *observer) FirstContent(time.Time) {
+	o.a.record(events.Event{Kind: events.FirstContent, Round: o.round, Request: o.id})
+}
+
+func (o *observer) Chunk(t time.Time) { o.stream.Chunk(t) }
+
+// terminalEvent is the one event that ends a request.
+func terminalEvent(r Result, round int, id string, attempt int) events.Event {
+	e := events.Event{Round: round, Request: id, Attempt: attempt,
+		LatencyS: r.End.Sub(r.Sent).Seconds(), Chunks: r.Chunks, MaxGapS: r.MaxGap.Seconds(),
+		PromptTokens: r.Usage.Prompt, CompletionTokens: r.Usage.Completion,
+		ReasoningTokens: r.Usage.Reasoning, CachedTokens: r.Usage.Cached}
+	if !r.Last.IsZero() {
+		e.SinceLastByteS = r.End.Sub(r.Last).Seconds()
+	} else {
+		e.SinceLastByteS = e.LatencyS
+	}
+	switch outcomeKind(r) {
+	case pacer.Success:
+		e.Kind, e.FinishReason = events.Done, r.FinishReason
+		e.TTFTS, e.TTFTContentS = r.TTFT.Seconds(), r.TTFTContent.Seconds()
+		if r.Chunks > 1 && !r.FirstToken().IsZero() {
+			e.ITLS = r.Last.Sub(r.FirstToken()).Seconds() / float64(r.Chunks-1)
+		}
+		e.ContentTokens = r.Usage.Completion - r.Usage.Reasoning
+		return e
+	case pacer.Timeout:
+		e.Kind = events.Timeout
+	case pacer.Cancelled:
+		e.Kind = events.Cancelled
+	default:
+		e.Kind = events.Error
+	}
+	e.Class, e.Status, e.Message = string(r.Class), r.Status, r.Err.Error()
+	e.RetryAfterS = r.RetryAfter.Seconds()
+	return e
+}
+
+// outcomeKind maps a call's result to the outcome the pacer learns from.
+func outcomeKind(r Result) pacer.OutcomeKind {
+	switch {
+	case r.Err == nil:
+		return pacer.Success
+	case r.Class.Timeout():
+		return pacer.Timeout
+	case r.Class == ClassCancelled:
+		return pacer.Cancelled
+	}
+	return pacer.Error
+}

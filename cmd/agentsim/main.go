@@ -1,0 +1,11 @@
+// Command agentsim simulates a multi-agent LLM harness against an OpenAI-compatible server or
+// its own embedded, calibrated simulated inference server.
+package main
+
+import (
+	"os"
+
+	"github.com/agentsim/agentsim/cmd"
+)
+
+func main() { os.Exit(cmd.Main(os.Args[1:], os.Stdout, os.Stderr)) }

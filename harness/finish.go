@@ -1,0 +1,41 @@
+package harness
+
+import (
+	"errors"
+
+	"github.com/agentsim/agentsim/results"
+)
+
+// results assembles results.json from the builder, the watchdog's verdict and the run's
+// settings.
+func (r *run) results(interrupted bool) *results.Results {
+	w := r.o.Workload
+	res := &results.Results{
+		Command: r.o.Command, Workload: w.Name, Server: r.o.Server, Speedup: r.o.Clock.Speedup(),
+		WallSeconds: r.o.Clock.WallNow().Sub(r.wallFrom).Seconds(), Interrupted: interrupted,
+	}
+	res.Server.Metrics = r.scraper.Found()
+	r.mu.Lock()
+	r.watch.fill(res)
+	r.mu.Unlock()
+	res.Rounds.Planned = w.Agents * w.Rounds
+	return res
+}
+
+// closeLogs flushes and closes both logs, returning the first error (a full disk).
+func (r *run) closeLogs() error {
+	return errors.Join(r.log.Close(), r.samples.Close())
+}
+
+// close releases what newRun built; safe on a partly built run.
+func (r *run) close() {
+	if r.log != nil {
+		_ = r.log.Close()
+	}
+	if r.samples != nil {
+		_ = r.samples.Close()
+	}
+	if c, ok := r.pacer.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+}

@@ -1,0 +1,186 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentsim/agentsim/agents"
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/scrape"
+)
+
+// ErrUnreachable wraps the error of a server that did not answer before the run started.
+var ErrUnreachable = errors.New("server unreachable")
+
+// Run runs the workload to its end and returns the results it also wrote to the run
+// directory. ctx is the interrupt: when it is cancelled, new rounds stop, requests in flight
+// are cancelled and results.json says "interrupted": true. Errors are harness faults only
+// (server unreachable before the start, run directory not writable); request failures are
+// data.
+func Run(ctx context.Context, o Options) (*results.Results, error) {
+	if o.HTTPClient == nil {
+		o.HTTPClient = newHTTPClient(o.Workload.Agents)
+	}
+	if len(o.MetricsURLs) == 0 {
+		o.MetricsURLs = []string{o.Server.URL + "/metrics"}
+	}
+	if err := CheckServer(ctx, o.HTTPClient, o.Server.URL, o.APIKey, 5*time.Second); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	r, err := newRun(o)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	return r.execute(ctx)
+}
+
+// run is one run in progress.
+type run struct {
+	o        Options
+	start    time.Time
+	wallFrom time.Time
+	log      *events.Log
+	samples  *events.Log
+	board    *agents.Board
+	pacer    pacer.Pacer
+	scraper  *scrape.Scraper
+	watch    *watchdog
+
+	mu sync.Mutex // serialises the watchdog's analyzer
+}
+
+func newRun(o Options) (*run, error) {
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	if err := writeConfig(o); err != nil {
+		return nil, err
+	}
+	p, err := pacer.New(o.Workload.Pacer, o.Clock)
+	if err != nil {
+		return nil, fmt.Errorf("pacer: %w", err)
+	}
+	r := &run{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(), pacer: p}
+	r.board = agents.NewBoard(o.Workload.Agents, r.start)
+	r.scraper = scrape.New(o.MetricsURLs, o.HTTPClient, o.Clock)
+	r.watch = newWatchdog(o.Workload)
+	if r.log, err = events.Create(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
+		r.close()
+		return nil, err
+	}
+	if r.samples, err = events.Create(filepath.Join(o.Dir, "samples.jsonl"), o.Clock, r.start); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// writeConfig writes the resolved workload, secrets redacted, to config.yaml.
+func writeConfig(o Options) error {
+	extra := map[string]string{"server": o.Server.URL}
+	if o.APIKey != "" {
+		extra["api_key"] = o.APIKey
+	}
+	b, err := o.Workload.Redacted(extra)
+	if err != nil {
+		return fmt.Errorf("config.yaml: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(o.Dir, "config.yaml"), b, 0o644); err != nil {
+		return fmt.Errorf("write config.yaml: %w", err)
+	}
+	return nil
+}
+
+// Record stamps an event and hands it to the log and the watchdog.
+func (r *run) Record(e events.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Stamping under the lock keeps the watchdog's records in time order.
+	r.log.Stamp(&e)
+	r.log.Write(e)
+	r.watch.event(e)
+}
+
+// execute runs the agents with the two-phase stop and assembles the results.
+func (r *run) execute(ctx context.Context) (*results.Results, error) {
+	w := r.o.Workload
+	rounds, stopRounds := context.WithCancel(context.Background())
+	requests, cancelRequests := context.WithCancel(context.Background())
+	defer stopRounds()
+	defer cancelRequests()
+	if w.Duration > 0 {
+		t := r.o.Clock.AfterFunc(w.Duration, stopRounds)
+		defer t.Stop()
+	}
+	bg, stopBG := context.WithCancel(context.Background())
+	var bgDone sync.WaitGroup
+	bgDone.Go(func() { r.log.FlushEvery(bg, time.Second) })
+	bgDone.Go(func() { r.samples.FlushEvery(bg, time.Second) })
+	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
+
+	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s",
+		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Server.URL)})
+	env := &agents.Env{Client: agents.NewClient(r.o.Server.URL+"/v1", r.o.APIKey, r.o.HTTPClient, r.o.Clock),
+		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
+		Calibration: agents.NewCalibration()}
+	var agentsDone sync.WaitGroup
+	for i := range w.Agents {
+		agentsDone.Go(func() { agents.NewAgent(i, env).Run(rounds, requests) })
+	}
+	finished := make(chan struct{})
+	go func() { agentsDone.Wait(); close(finished) }()
+	interrupted := r.stopPhases(ctx, rounds, finished, stopRounds, cancelRequests)
+	<-finished
+
+	stopBG()
+	bgDone.Wait()
+	r.sample() // the final state
+	r.Record(events.Event{Kind: events.RunEnd, Agent: -1})
+	res := r.results(interrupted)
+	if err := r.closeLogs(); err != nil {
+		return res, err
+	}
+	if err := results.Write(r.o.Dir, res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// stopPhases waits for the agents to finish, enforcing the two-phase stop: once new rounds
+// have stopped (duration, watchdog or interrupt), requests in flight get the grace period, or
+// none on an interrupt or a hang. It reports whether the run was interrupted.
+func (r *run) stopPhases(ctx context.Context, rounds context.Context, finished <-chan struct{}, stopRounds, cancelRequests func()) bool {
+	select {
+	case <-finished:
+		return false
+	case <-ctx.Done():
+		stopRounds()
+		cancelRequests()
+		return true
+	case <-rounds.Done():
+	}
+	if r.watch.ended() {
+		cancelRequests()
+		return false
+	}
+	grace := r.o.Clock.NewTimer(r.o.Workload.Grace)
+	defer grace.Stop()
+	select {
+	case <-finished:
+		return false
+	case <-grace.C:
+		cancelRequests()
+		return false
+	case <-ctx.Done():
+		cancelRequests()
+		return true
+	}
+}

@@ -1,0 +1,72 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentsim/agentsim/results"
+)
+
+// PrintSummary prints the end-of-run summary: counts, latencies (simulated seconds), tokens,
+// server gauges and the verdict with its evidence.
+func PrintSummary(w io.Writer, r *results.Results, dir string) {
+	server := r.Server.URL
+	if r.Server.Kind == "embedded" {
+		server = fmt.Sprintf("embedded simulator %s (faults %s)", r.Server.Profile, faultList(r.Server.Fault))
+	}
+	fmt.Fprintf(w, "agentsim %s: %s against %s, speedup %g\n", r.Command, r.Workload, server, r.Speedup)
+	if r.Interrupted {
+		fmt.Fprintln(w, "  INTERRUPTED")
+	}
+	q := r.Requests
+	rows := [][2]string{
+		{"time", fmt.Sprintf("%.1f s simulated, %.1f s wall", r.SimSeconds, r.WallSeconds)},
+		{"rounds", fmt.Sprintf("%d/%d completed, %d failed", r.Rounds.Completed, r.Rounds.Planned, r.Rounds.Failed)},
+		{"requests", fmt.Sprintf("%d sent: %d ok, %d errors, %d timeouts, %d cancelled, %d in flight; %d retries, %d stalled",
+			q.Sent, q.OK, q.Errors, q.Timeouts, q.Cancelled, q.InFlight, q.Retries, q.Stalled)},
+		{"e2e", summaryLine(r.Latency.E2E)},
+		{"ttft", summaryLine(r.Latency.TTFT)},
+		{"ttft content", summaryLine(r.Latency.TTFTContent)},
+		{"tpot", summaryLine(r.Latency.TPOT)},
+		{"pacer wait", summaryLine(r.Latency.PacerWait)},
+		{"tokens", fmt.Sprintf("%.1f output tok/s; prompt %d (cached %d), reasoning %d, content %d",
+			r.Tokens.OutputPerSecond, r.Tokens.Prompt, r.Tokens.Cached, r.Tokens.Reasoning, r.Tokens.Content)},
+		{"server", fmt.Sprintf("decode_running mean %.1f max %.0f; prefill_inflight mean %.1f max %.0f (%d samples)",
+			r.ServerStats.DecodeRunning.Mean, r.ServerStats.DecodeRunning.Max,
+			r.ServerStats.PrefillInflight.Mean, r.ServerStats.PrefillInflight.Max, r.ServerStats.Samples)},
+		{"", r.Server.Metrics},
+		{"verdict", r.Verdict.Kind + ": " + r.Verdict.Summary},
+	}
+	for _, e := range r.Verdict.Evidence {
+		rows = append(rows, [2]string{"", "- " + e})
+	}
+	rows = append(rows, [2]string{"files", dir + "/{events.jsonl, samples.jsonl, results.json, config.yaml}"})
+	for _, row := range rows {
+		fmt.Fprintf(w, "  %-13s %s\n", row[0], row[1])
+	}
+}
+
+// summaryLine renders a latency summary in seconds.
+func summaryLine(s results.Summary) string {
+	if s.N == 0 {
+		return "no samples"
+	}
+	return fmt.Sprintf("mean %s  p50 %s  p90 %s  p99 %s  max %s  (n=%d)",
+		secs(s.Mean), secs(s.P50), secs(s.P90), secs(s.P99), secs(s.Max), s.N)
+}
+
+// secs renders seconds with a unit, switching to milliseconds below one second.
+func secs(v float64) string {
+	if v < 1 {
+		return fmt.Sprintf("%.1f ms", v*1000)
+	}
+	return fmt.Sprintf("%.2f s", v)
+}
+
+func faultList(f []string) string {
+	if len(f) == 0 {
+		return "none"
+	}
+	return strings.Join(f, ",")
+}
