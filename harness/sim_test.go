@@ -1,0 +1,62 @@
+package harness
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/memnet"
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// simCase is one whole run against the embedded simulator, over an in-memory network so it
+// can run inside a synctest bubble.
+type simCase struct {
+	workload    string
+	overrides   map[string]string
+	faults      []string
+	faultParams []string
+	speedup     float64
+}
+
+// runSim runs c to its end and returns its results and run directory. Call it inside a bubble.
+func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, string) {
+	t.Helper()
+	var over []workloads.Override
+	for k, v := range c.overrides {
+		over = append(over, workloads.Override{Key: k, Value: v, Source: "--set"})
+	}
+	w, err := workloads.Load(workloads.LoadOptions{Workload: c.workload, Overrides: over})
+	require.NoError(t, err)
+	if c.speedup == 0 {
+		c.speedup = 1
+	}
+	clk, err := clock.New(c.speedup)
+	require.NoError(t, err)
+	faults, err := simserver.ParseFaults(c.faults, c.faultParams, 1)
+	require.NoError(t, err)
+	srv, err := simserver.New(simserver.Options{Clock: clk, Faults: faults})
+	require.NoError(t, err)
+	ln := memnet.Listen()
+	serveCtx, stop := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(serveCtx, ln) }()
+	client := ln.Client()
+	defer func() {
+		client.CloseIdleConnections()
+		stop()
+		<-served
+	}()
+	dir := filepath.Join(t.TempDir(), "run")
+	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk,
+		Server: results.Server{URL: "http://sim", Kind: "embedded", Profile: "dsv4-pd", Fault: faults.Names()},
+		Dir: dir, Out: io.Discard, HTTPClient: client})
+	require.NoError(t, err)
+	return res, dir
+}
