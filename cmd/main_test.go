@@ -10,6 +10,7 @@ import (
 // separate build.
 func TestMain(m *testing.M) {
 	if os.Getenv("AGENTSIM_TEST_MAIN") == "1" {
+		os.Unsetenv("AGENTSIM_TEST_MAIN") // not a workload key
 		args := os.Args[1:]
 		for i, a := range args {
 			if a == "--" {

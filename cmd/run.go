@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -111,9 +112,22 @@ func loadWorkload(c *cobra.Command, v *viper.Viper) (*workloads.Workload, error)
 		Env: os.Environ(), IgnoreEnv: flagEnvNames(c.Flags()), Overrides: over,
 	})
 	if err != nil {
-		return nil, usageError(err)
+		return nil, usageError(configProblems(err))
 	}
 	return w, nil
+}
+
+// configProblems lists several configuration problems one per indented line under a header.
+func configProblems(err error) error {
+	var ce *workloads.ConfigError
+	if !errors.As(err, &ce) || len(ce.Problems) < 2 {
+		return err
+	}
+	lines := make([]string, len(ce.Problems))
+	for i, p := range ce.Problems {
+		lines[i] = "  " + p.String()
+	}
+	return fmt.Errorf("invalid configuration, %d problems:\n%s", len(lines), strings.Join(lines, "\n"))
 }
 
 // flagEnvNames lists the AGENTSIM_ variables that set command flags rather than workload keys.

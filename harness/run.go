@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,9 +14,6 @@ import (
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/scrape"
 )
-
-// ErrUnreachable wraps the error of a server that did not answer before the run started.
-var ErrUnreachable = errors.New("server unreachable")
 
 // Run runs the workload to its end and returns the results it also wrote to the run
 // directory. ctx is the interrupt: when it is cancelled, new rounds stop, requests in flight
@@ -32,7 +28,7 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 		o.MetricsURLs = []string{o.Server.URL + "/metrics"}
 	}
 	if err := CheckServer(ctx, o.HTTPClient, o.Server.URL, o.APIKey, 5*time.Second); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+		return nil, err
 	}
 	r, err := newRun(o)
 	if err != nil {
