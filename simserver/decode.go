@@ -11,6 +11,7 @@ import (
 func (e *Engine) decodeLoop(ctx context.Context) {
 	var waiting, running, wedged []*Gen
 	steps, idleLogged := 0, true
+	clock := timeline{clk: e.clk}
 	for {
 		waiting = append(waiting, e.take(&e.decode)...)
 		waiting = e.sweep(waiting, func(g *Gen) { e.stats.decodeWaiting.Add(-1); e.freeKV(g) })
@@ -22,13 +23,14 @@ func (e *Engine) decodeLoop(ctx context.Context) {
 				e.logDecode(0, len(waiting))
 				idleLogged = true
 			}
+			clock.reset()
 			if !wait(ctx, &e.decode) {
 				return
 			}
 			continue
 		}
 		idleLogged = false
-		if !e.sleep(ctx, e.stepTime(running)) {
+		if !clock.step(ctx, e.stepTime(running)) {
 			return
 		}
 		var newlyWedged []*Gen

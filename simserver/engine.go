@@ -244,11 +244,6 @@ func (e *Engine) finish(g *Gen) {
 	}
 }
 
-// sleep waits a simulated duration; false means the engine is stopping.
-func (e *Engine) sleep(ctx context.Context, d time.Duration) bool {
-	return e.clk.Sleep(ctx, d) == nil
-}
-
 // wait blocks until the inbox is signalled; false means the engine is stopping.
 func wait(ctx context.Context, b *inbox) bool {
 	select {

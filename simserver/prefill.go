@@ -11,11 +11,13 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 	cache := newPrefixCache(e.prof.PrefixCacheTokens)
 	var queue, pinned []*Gen
 	var transferFree time.Time
+	clock := timeline{clk: e.clk}
 	for {
 		queue = append(queue, e.take(&e.prefill)...)
 		queue = e.sweep(queue, func(*Gen) { e.stats.prefillQueued.Add(-1) })
 		pinned = e.sweep(pinned, func(*Gen) { e.stats.prefillInflight.Add(-1) })
 		if len(queue) == 0 {
+			clock.reset()
 			if !wait(ctx, &e.prefill) {
 				return
 			}
@@ -23,7 +25,7 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 		}
 		batch, chunks, prior := e.prefillBatch(queue, cache)
 		e.stats.prefillRunning.Store(int64(len(batch)))
-		if !e.sleep(ctx, e.prof.PrefillStep(chunks, prior)) {
+		if !clock.step(ctx, e.prof.PrefillStep(chunks, prior)) {
 			return
 		}
 		e.stats.prefillRunning.Store(0)
