@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,63 +12,14 @@ import (
 	"testing/synctest"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/memnet"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// pipeListener is an in-memory net.Listener: DialContext hands one end of a net.Pipe to
-// Accept. Inside a synctest bubble it keeps every connection durably blockable and in virtual
-// time, which real sockets are not.
-type pipeListener struct {
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
-}
-
-// Accept implements net.Listener.
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-// Close implements net.Listener.
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-// Addr implements net.Listener.
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-// DialContext connects a client to the listener.
-func (l *pipeListener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
-
-// testServer is a Server running Serve on a pipeListener, with an HTTP client dialling it.
+// testServer is a Server running Serve on an in-memory listener, with an HTTP client dialling it.
 type testServer struct {
 	*Server
 	t      testing.TB
@@ -90,7 +40,7 @@ func startServer(t testing.TB, o Options) *testServer {
 	}
 	srv, err := New(o)
 	require.NoError(t, err)
-	ln := newPipeListener()
+	ln := memnet.Listen()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
