@@ -1,0 +1,120 @@
+// Package bench is agentsim's decisive batching test (PRODUCT.md §2): N concurrent streaming
+// chat completions with a short prompt and a forced output length (max_tokens with ignore_eos,
+// as benchmark clients send them), while the server's /metrics gauges are sampled. It prints
+// the sampled time series in the incident's shape and one RESULT line per concurrency, and can
+// sweep several concurrencies to show whether decode batching scales. Every time it reports is
+// simulated time, read from one *clock.Clock.
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/results"
+)
+
+// Defaults for Options, as the command line offers them.
+const (
+	DefaultConcurrency    = 16
+	DefaultMaxTokens      = 128
+	DefaultPromptTokens   = 200
+	DefaultSampleInterval = 750 * time.Millisecond
+	DefaultTimeout        = 5 * time.Minute
+)
+
+// Options configures a benchmark against one server.
+type Options struct {
+	// Server describes the server for results.json; Server.URL is its base URL,
+	// http://host:port (requests go to Server.URL/v1/…).
+	Server results.Server
+	// APIKey is sent as a bearer token when set; it is never printed or written.
+	APIKey string
+	// Model is the model name sent; "" takes the first model the server lists on /v1/models.
+	Model string
+	// Concurrency lists the concurrencies to run, one test each, in order; each test sends
+	// that many requests at once. One element is the plain test.
+	Concurrency []int
+	// Sweep prints the throughput curve instead of each test's sample lines.
+	Sweep bool
+	// MaxTokens is the output length of every request, in tokens, forced with ignore_eos.
+	MaxTokens int
+	// PromptTokens is the prompt length requested, in words of workloads.Text (one token each
+	// on the simulator; the server-counted length is reported beside it).
+	PromptTokens int
+	// SampleInterval is the simulated time between two samples of the server's gauges.
+	SampleInterval time.Duration
+	// Timeout bounds each request in simulated time (0: none); a request that takes longer
+	// fails.
+	Timeout time.Duration
+	// Seed makes the prompts; prompts differ per request and per test of a sweep, so the
+	// server's prefix cache does not shorten their prefill.
+	Seed int64
+	// MetricsURLs are the Prometheus /metrics URLs sampled (default Server.URL/metrics).
+	MetricsURLs []string
+	// Clock is the single source of time.
+	Clock *clock.Clock
+	// HTTPClient carries requests and scrapes (nil: a client sized for the concurrency).
+	HTTPClient *http.Client
+	// Out receives the metrics line, the sample lines, the RESULT lines and the curve (nil:
+	// nothing is printed).
+	Out io.Writer
+	// Dir, when set, receives samples.jsonl as the test runs and results.json at its end.
+	Dir string
+}
+
+// Validate reports every option out of range at once, each naming the option, its value and
+// what is allowed.
+func (o *Options) Validate() error {
+	var bad []error
+	if len(o.Concurrency) == 0 {
+		bad = append(bad, errors.New("concurrency: none given: want at least one whole number ≥ 1"))
+	}
+	for _, c := range o.Concurrency {
+		if c < 1 {
+			bad = append(bad, fmt.Errorf("concurrency %d is not allowed: want a whole number ≥ 1", c))
+		}
+	}
+	if o.MaxTokens < 1 {
+		bad = append(bad, fmt.Errorf("max tokens %d is not allowed: want a whole number ≥ 1", o.MaxTokens))
+	}
+	if o.PromptTokens < 1 {
+		bad = append(bad, fmt.Errorf("prompt tokens %d is not allowed: want a whole number ≥ 1", o.PromptTokens))
+	}
+	if o.SampleInterval <= 0 {
+		bad = append(bad, fmt.Errorf("sample interval %s is not allowed: want a duration > 0, e.g. 750ms", o.SampleInterval))
+	}
+	if o.Timeout < 0 {
+		bad = append(bad, fmt.Errorf("timeout %s is not allowed: want a duration ≥ 0 (0: none)", o.Timeout))
+	}
+	if o.Clock == nil {
+		bad = append(bad, errors.New("clock: none given"))
+	}
+	if o.Server.URL == "" {
+		bad = append(bad, errors.New("server URL: none given"))
+	}
+	return errors.Join(bad...)
+}
+
+// maxConcurrency is the largest concurrency of the run.
+func (o *Options) maxConcurrency() int {
+	m := 0
+	for _, c := range o.Concurrency {
+		m = max(m, c)
+	}
+	return m
+}
+
+// newHTTPClient returns a client that keeps one idle connection per request for reuse, with no
+// overall timeout (Options.Timeout is simulated time) and HTTP/1.1 as inference servers speak
+// it.
+func newHTTPClient(concurrency int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = concurrency + 8
+	t.MaxIdleConnsPerHost = concurrency + 8
+	t.ForceAttemptHTTP2 = false
+	return &http.Client{Transport: t}
+}
