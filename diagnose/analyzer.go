@@ -29,6 +29,7 @@ type Analyzer struct {
 	pacerLimit           int     // the pacer's current limit, from samples; 0 unknown
 	lastS                float64 // time of the latest record
 	warnedFor            float64 // lastProgressS of the stall episode last warned about
+	stop                 *stopMark
 }
 
 // New returns an Analyzer for a run configured as c; zero thresholds take their defaults.
@@ -55,12 +56,15 @@ func New(c Config) *Analyzer {
 // Event adds one event of events.jsonl.
 func (a *Analyzer) Event(e events.Event) {
 	a.lastS = max(a.lastS, e.TS)
-	a.builder.Event(e)
 	if e.Agent < 0 {
+		a.builder.Event(e)
 		return
 	}
-	// Order matters: the pacer ledger reads the agent's permit before a round's end clears
-	// it, and request_sent reads it to tie the request to its permit.
+	// Order matters: the stop is judged before its first record counts anywhere; the pacer
+	// ledger reads the agent's permit before a round's end clears it, and request_sent reads
+	// it to tie the request to its permit.
+	a.onStop(e)
+	a.builder.Event(e)
 	a.onPacerEvent(e)
 	a.onRequestEvent(e)
 	if s, ok := nextState(e); ok {
@@ -86,8 +90,9 @@ func (a *Analyzer) LastS() float64 { return a.lastS }
 
 // Fill writes into r what the events and samples tell: counts, latencies, tokens, server
 // gauges (through results.Builder), the number of agents, the simulated duration nowS and
-// the verdict at nowS. The fields about the command, the server and the wall clock are the
-// caller's.
+// the verdict at nowS — once the harness has begun stopping the run, the verdict judged just
+// before the stop if that one found work stuck (see stopMark). The fields about the command,
+// the server and the wall clock are the caller's.
 func (a *Analyzer) Fill(r *results.Results, nowS float64) {
 	a.builder.Fill(r, nowS)
 	r.SimSeconds = nowS

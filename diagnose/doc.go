@@ -9,6 +9,11 @@
 // since when. Server gauges (decode_running, prefill_inflight, queued) are evidence beside it,
 // never the only proof: servers refresh them lazily and sometimes report nothing at all.
 //
+// A run ends by being stopped — the watchdog, the end of the grace period or Ctrl-C cancels
+// the requests in flight and the pacer waits — and the stop erases the evidence of a stuck
+// run. So the verdict of a stopped run that was stuck (pacer-starvation, deadlock,
+// stalled-streams) is the one judged just before the stop, live and from the files alike.
+//
 // Every time is in simulated seconds since the run started, as events.jsonl and
 // samples.jsonl record it.
 package diagnose

@@ -62,7 +62,7 @@ func (a *Analyzer) streamLines(rs []*request, nowS float64) []string {
 		if r.permit != 0 && r.permit < 1<<63 {
 			s += fmt.Sprintf(", permit %d", r.permit)
 		}
-		got := fmt.Sprintf("%d chunks received", r.chunks)
+		got := fmt.Sprintf("%d chunk%s received", r.chunks, plural(r.chunks))
 		if r.queued() {
 			got = "no output token received"
 		}

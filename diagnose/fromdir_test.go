@@ -79,6 +79,11 @@ func TestFromDirMatchesLive(t *testing.T) {
 		{"wedge starves the pacer", wedgeStarvation, PacerStarvation},
 		// Leaked permits, named the same way from the files.
 		{"leak on timeout", leakOnTimeout, PacerStarvation},
+		// The watchdog stops the starved run: the cancellations that follow do not hide it.
+		{"starvation, then the stop", func() (*world, Config, float64) {
+			w, c, at := wedgeStarvation()
+			return w.stop(at), c, at + 1
+		}, PacerStarvation},
 		// A finished run with 20 % errors.
 		{"errors", func() (*world, Config, float64) { w, c := withErrors(); return w, c, 0 }, Errors},
 	}

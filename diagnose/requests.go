@@ -20,8 +20,9 @@ type request struct {
 }
 
 // queued reports whether the request has received no output token yet: it waits in the
-// server's queue or prefill.
-func (r *request) queued() bool { return !r.output && r.chunks == 0 }
+// server's queue or prefill. Chunks do not tell: servers send the role chunk (and the harness
+// counts it) as soon as they admit a request, long before its first token.
+func (r *request) queued() bool { return !r.output }
 
 // silenceS returns how long the request has gone without a byte at nowS, in seconds.
 func (r *request) silenceS(nowS float64) float64 { return nowS - r.lastByteS }

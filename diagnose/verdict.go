@@ -20,30 +20,37 @@ var Kinds = []string{PacerStarvation, Deadlock, StalledStreams, ServerSerialized
 // rule is one verdict's test: the verdict and true when it applies.
 type rule func(v *view, r *results.Results) (results.Verdict, bool)
 
-// Verdict judges the run at simulated time nowS (seconds since the run started).
+// Verdict judges the run at simulated time nowS (seconds since the run started). Once the
+// harness has begun stopping the run, a stuck verdict found just before the stop stands.
 func (a *Analyzer) Verdict(nowS float64) results.Verdict {
 	var r results.Results
 	a.builder.Fill(&r, nowS)
 	return a.judge(nowS, &r)
 }
 
-// judge applies the rules in Kinds order to the view at nowS and the counts in r, and adds
-// the broken invariants to the evidence.
+// judge returns the verdict at nowS from the counts in r, with the broken invariants added
+// to its evidence. Once the run has begun stopping, work found stuck at the stop outlives the
+// cancellations that followed (see stopMark).
 func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
-	v := a.view(nowS)
-	v.ser = a.serialization(nowS, r)
-	verdict, found := results.Verdict{}, false
-	for _, try := range []rule{a.starvationRule, a.deadlockRule, a.stalledRule, a.serializedRule, a.errorsRule, a.slowRule} {
-		if verdict, found = try(v, r); found {
-			break
-		}
-	}
-	if !found {
-		verdict = a.healthy(v, r)
+	verdict, ok := a.stopped(nowS)
+	if !ok {
+		verdict = a.rules(nowS, r)
 	}
 	verdict.Evidence = append(verdict.Evidence, a.invariantEvidence()...)
 	if verdict.Evidence == nil {
 		verdict.Evidence = []string{}
 	}
 	return verdict
+}
+
+// rules applies the rules in Kinds order to the view at nowS and the counts in r.
+func (a *Analyzer) rules(nowS float64, r *results.Results) results.Verdict {
+	v := a.view(nowS)
+	v.ser = a.serialization(nowS, r)
+	for _, try := range []rule{a.starvationRule, a.deadlockRule, a.stalledRule, a.serializedRule, a.errorsRule, a.slowRule} {
+		if verdict, found := try(v, r); found {
+			return verdict
+		}
+	}
+	return a.healthy(v, r)
 }

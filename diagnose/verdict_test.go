@@ -233,3 +233,27 @@ func TestPastStallInEvidence(t *testing.T) {
 	assert.Contains(t, strings.Join(v.Evidence, "\n"), "1 request went ≥ 120 s without a byte before ending")
 	assert.Contains(t, strings.Join(v.Evidence, "\n"), "Little's law: 1.0 requests in flight × 1000 output tokens per request ÷ 5.0 tok/s aggregate = 200 s expected; measured mean latency 200 s")
 }
+
+// Servers send the role chunk as soon as they admit a request: a stream that got it and
+// nothing else has received no output token, whatever its chunk count says.
+func TestRoleChunkIsNoOutput(t *testing.T) {
+	a := New(Config{Agents: 2, TimeoutsArmed: true})
+	for _, e := range []events.Event{
+		{TS: 0, Agent: 0, Kind: events.RoundStart},
+		{TS: 1, Agent: 0, Kind: events.RequestSent, Request: "a0-r1-0"},
+		{TS: 1.1, Agent: 0, Kind: events.Headers, Request: "a0-r1-0"},
+		{TS: 0, Agent: 1, Kind: events.RoundStart},
+		{TS: 1, Agent: 1, Kind: events.RequestSent, Request: "a1-r1-0"},
+		{TS: 2, Agent: 1, Kind: events.FirstReasoning, Request: "a1-r1-0"},
+	} {
+		a.Event(e)
+	}
+	a.Sample(events.Sample{TS: 200, InFlight: 2, Streams: []events.Stream{
+		{Request: "a0-r1-0", Agent: 0, SentAgoS: 199, SinceLastByteS: 198.9, Chunks: 1},
+		{Request: "a1-r1-0", Agent: 1, SentAgoS: 199, SinceLastByteS: 190, Chunks: 40},
+	}})
+	v := a.Verdict(200)
+	require.Equal(t, StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	assert.Contains(t, v.Evidence, "request a0-r1-0 (agent 0): no byte for 199 s, sent 199 s ago, no output token received")
+	assert.Contains(t, v.Evidence, "request a1-r1-0 (agent 1): no byte for 190 s, sent 199 s ago, 40 chunks received")
+}

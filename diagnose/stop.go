@@ -1,0 +1,73 @@
+package diagnose
+
+import (
+	"fmt"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
+)
+
+// stopMark is the moment the harness began stopping the run, and what it found there.
+//
+// Stopping a run tears down exactly the evidence of a stuck one: the watchdog (or the end of
+// the grace period, or Ctrl-C) cancels the requests in flight and the pacer waits, so a
+// verdict judged afterwards sees no silent stream and no starving agent, only cancellations.
+// The Analyzer therefore judges the run once more just before the first record of the stop,
+// and keeps that verdict when it found work stuck in flight.
+//
+// Live and offline, the records before the stop are the same, with one exception: a sample
+// taken at the very instant the stop begins can be fed before the stop live (the watchdog's
+// own sample always is) but comes after it in Replay, which feeds events first at equal
+// times. At a hang such a sample adds nothing; otherwise (a sampling tick that coincides
+// with the end of the grace period) only a byte it reports could move "last byte … ago" by
+// up to one sample interval.
+type stopMark struct {
+	atS     float64         // simulated seconds since the run started
+	verdict results.Verdict // judged just before the stop, without the invariants
+	// cancelled and abandoned count what the stop ended: requests in flight, and agents
+	// taken out of a pacer wait without a permit.
+	cancelled, abandoned int
+}
+
+// stuck reports whether kind describes work stuck in flight, which stopping the run erases
+// from the records that follow.
+func stuck(kind string) bool {
+	return kind == PacerStarvation || kind == Deadlock || kind == StalledStreams
+}
+
+// onStop notices the records of the harness stopping the run: a request cancelled (only the
+// run's stop cancels requests: the watchdog, the end of the grace period, an interrupt), or
+// an agent that finishes while it waits in the pacer (its wait was cancelled when new rounds
+// stopped; a pacer that refuses a request outright, a token budget too small for it, ends
+// the agent the same way). The first one fixes the stop verdict, judged before e applies.
+func (a *Analyzer) onStop(e events.Event) {
+	cancelled := e.Kind == events.Cancelled
+	abandoned := e.Kind == events.AgentDone && e.Agent < len(a.agents) && a.agents[e.Agent].state == statePacerWait
+	if !cancelled && !abandoned {
+		return
+	}
+	if a.stop == nil {
+		var r results.Results
+		a.builder.Fill(&r, e.TS)
+		a.stop = &stopMark{atS: e.TS, verdict: a.rules(e.TS, &r)}
+	}
+	if cancelled {
+		a.stop.cancelled++
+	} else {
+		a.stop.abandoned++
+	}
+}
+
+// stopped returns the verdict judged when the run began stopping, with a line saying so, when
+// that verdict found work stuck and nowS is not before the stop.
+func (a *Analyzer) stopped(nowS float64) (results.Verdict, bool) {
+	s := a.stop
+	if s == nil || nowS < s.atS || !stuck(s.verdict.Kind) {
+		return results.Verdict{}, false
+	}
+	v := s.verdict
+	v.Evidence = append(v.Evidence[:len(v.Evidence):len(v.Evidence)], fmt.Sprintf(
+		"judged as the run stood at t=%s, when the harness began stopping it: the stop then cancelled %d request%s in flight and %d pacer wait%s",
+		secs(s.atS), s.cancelled, plural(s.cancelled), s.abandoned, plural(s.abandoned)))
+	return v, true
+}
