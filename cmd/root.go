@@ -53,7 +53,7 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.AddCommand((&runCmd{}).command(), (&benchCmd{}).command(), (&compareCmd{}).command(), newServeCmd().command(), newWorkloadsCmd(), newVersionCmd())
+	root.AddCommand((&runCmd{}).command(), (&benchCmd{}).command(), (&compareCmd{}).command(), newServeCmd().command(), newDiagnoseCmd().command(), newWorkloadsCmd(), newVersionCmd())
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	}
