@@ -78,15 +78,16 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer target.stop()
+	dir := runDir(r.v, w.Name)
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Server: target.info, APIKey: r.v.GetString("api-key"),
-		MetricsURLs: r.v.GetStringSlice("metrics-url"), Dir: runDir(r.v, w.Name),
+		MetricsURLs: r.v.GetStringSlice("metrics-url"), Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
 	})
 	if err != nil {
 		return runtimeError(err)
 	}
-	harness.PrintSummary(c.OutOrStdout(), res, runDir(r.v, w.Name))
+	harness.PrintSummary(c.OutOrStdout(), res, dir)
 	return verdictExit(res)
 }
 
