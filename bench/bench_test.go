@@ -146,7 +146,7 @@ func TestResultsJSON(t *testing.T) {
 		assert.Positive(t, b.OutputTokPerS)
 		assert.Positive(t, b.PerRequestTokPerS)
 		assert.NotEmpty(t, b.Samples)
-		assert.Equal(t, 16.0, res.ServerStats.DecodeRunning.Max)
+		assert.Equal(t, 16.0, res.Server.DecodeRunning.Max)
 		assert.InDelta(t, rep.Points[0].WallS(), res.SimSeconds, 1e-9, "sim seconds is the test's wall")
 	})
 }

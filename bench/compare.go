@@ -99,10 +99,10 @@ func PrintSideBySide(w io.Writer, syn, ag *results.Results) {
 		{"latency p99", func(r *results.Results) string { return seconds(r.Latency.E2E.N, r.Latency.E2E.P99) }},
 		{"output tok/s", func(r *results.Results) string { return fmt.Sprintf("%.1f", r.Tokens.OutputPerSecond) }},
 		{"peak decode_running", func(r *results.Results) string {
-			if r.ServerStats.DecodeRunning.N == 0 {
+			if r.Server.DecodeRunning.N == 0 {
 				return "n/a"
 			}
-			return fmt.Sprintf("%.0f", r.ServerStats.DecodeRunning.Max)
+			return fmt.Sprintf("%.0f", r.Server.DecodeRunning.Max)
 		}},
 		{"verdict", func(r *results.Results) string { return r.Verdict.Kind }},
 	}

@@ -11,7 +11,7 @@ func (p *Point) fill(r *results.Results) {
 	r.Requests = p.requests()
 	r.Latency = p.latency()
 	r.Tokens = p.tokens()
-	r.ServerStats = p.gauges()
+	r.Server.Gauges = p.gauges()
 	b := r.Bench
 	b.Concurrency, b.OK, b.Failed = p.Concurrency, p.OK(), p.Failed()
 	b.OutputTokPerS, b.PerRequestTokPerS = p.Decode().TokPerS, p.PerRequestTokPerS()
@@ -77,8 +77,8 @@ func (p *Point) tokens() results.Tokens {
 }
 
 // gauges summarises the server's decode_running and prefill_inflight over the test's samples.
-func (p *Point) gauges() results.ServerSeen {
-	g := results.ServerSeen{Samples: len(p.Samples)}
+func (p *Point) gauges() results.Gauges {
+	g := results.Gauges{Samples: len(p.Samples)}
 	g.DecodeRunning = meanMax(p, scrape.DecodeRunning)
 	g.PrefillInflight = meanMax(p, scrape.PrefillInflight)
 	return g

@@ -186,7 +186,7 @@ func TestBenchWithoutMetrics(t *testing.T) {
 	assert.Equal(t, 16, res.Bench.OK)
 	assert.Equal(t, "external", res.Server.Kind)
 	assert.Contains(t, res.Server.Metrics, "not available")
-	assert.Zero(t, res.ServerStats.DecodeRunning.N, "no server gauge")
+	assert.Zero(t, res.Server.DecodeRunning.N, "no server gauge")
 }
 
 // TestBenchHalfFailing checks a server that answers 503 to every second request: the run goes

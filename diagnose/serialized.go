@@ -82,7 +82,7 @@ type serialization struct {
 // streams progress at once: gauges can lie), the harness's view otherwise.
 func (a *Analyzer) serialization(nowS float64, r *results.Results) serialization {
 	s := serialization{inFlight: a.meanInFlight(nowS)}
-	g := r.ServerStats.DecodeRunning
+	g := r.Server.DecodeRunning
 	hv := a.serial.outcome()
 	if g.N > 0 {
 		s.server = fmt.Sprintf("server view: decode_running max = %s, mean %.2f over %d samples", num(g.Max), g.Mean, g.N)

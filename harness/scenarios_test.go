@@ -103,7 +103,7 @@ var scenarios = []scenario{{
 	heavy: true,
 	check: func(t *testing.T, r scenarioRun) {
 		assert.Equal(t, 16, r.res.Requests.OK)
-		assert.LessOrEqual(t, r.res.ServerStats.DecodeRunning.Max, 1.0)
+		assert.LessOrEqual(t, r.res.Server.DecodeRunning.Max, 1.0)
 	},
 }, {
 	// The incident: long-context-wedge at its defaults (32768 tokens, 0.001 per decode step)

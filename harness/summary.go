@@ -33,8 +33,8 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 		{"tokens", fmt.Sprintf("%.1f output tok/s; prompt %d (cached %d), reasoning %d, content %d",
 			r.Tokens.OutputPerSecond, r.Tokens.Prompt, r.Tokens.Cached, r.Tokens.Reasoning, r.Tokens.Content)},
 		{"server", fmt.Sprintf("decode_running mean %.1f max %.0f; prefill_inflight mean %.1f max %.0f (%d samples)",
-			r.ServerStats.DecodeRunning.Mean, r.ServerStats.DecodeRunning.Max,
-			r.ServerStats.PrefillInflight.Mean, r.ServerStats.PrefillInflight.Max, r.ServerStats.Samples)},
+			r.Server.DecodeRunning.Mean, r.Server.DecodeRunning.Max,
+			r.Server.PrefillInflight.Mean, r.Server.PrefillInflight.Max, r.Server.Samples)},
 		{"", r.Server.Metrics},
 		{"verdict", r.Verdict.Kind + ": " + r.Verdict.Summary},
 	}

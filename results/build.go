@@ -131,7 +131,7 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 		ITL: Summarize(clone(b.lat.itl)), TPOT: Summarize(clone(b.lat.tpot)),
 		E2E: Summarize(clone(b.lat.e2e)), PacerWait: Summarize(clone(b.lat.pacerWait)),
 	}
-	r.ServerStats = ServerSeen{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Samples: b.samples}
+	r.Server.Gauges = Gauges{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Samples: b.samples}
 }
 
 // OpenRequests returns the ids of requests sent without a terminal event.

@@ -18,21 +18,20 @@ const Schema = "agentsim.results/v1"
 // Results is results.json. Every duration is in simulated seconds (fields named …_s, …_seconds,
 // or under latency_seconds); WallSeconds is the wall time the run took.
 type Results struct {
-	Schema      string     `json:"schema"`
-	Command     string     `json:"command"`
-	Workload    string     `json:"workload,omitempty"`
-	Server      Server     `json:"server"`
-	Speedup     float64    `json:"speedup"`
-	WallSeconds float64    `json:"wall_seconds"`
-	SimSeconds  float64    `json:"sim_seconds"`
-	Agents      int        `json:"agents,omitempty"`
-	Rounds      Rounds     `json:"rounds"`
-	Requests    Requests   `json:"requests"`
-	Latency     Latency    `json:"latency_seconds"`
-	Tokens      Tokens     `json:"tokens"`
-	ServerStats ServerSeen `json:"server_gauges"`
-	Verdict     Verdict    `json:"verdict"`
-	Interrupted bool       `json:"interrupted"`
+	Schema      string   `json:"schema"`
+	Command     string   `json:"command"`
+	Workload    string   `json:"workload,omitempty"`
+	Server      Server   `json:"server"`
+	Speedup     float64  `json:"speedup"`
+	WallSeconds float64  `json:"wall_seconds"`
+	SimSeconds  float64  `json:"sim_seconds"`
+	Agents      int      `json:"agents,omitempty"`
+	Rounds      Rounds   `json:"rounds"`
+	Requests    Requests `json:"requests"`
+	Latency     Latency  `json:"latency_seconds"`
+	Tokens      Tokens   `json:"tokens"`
+	Verdict     Verdict  `json:"verdict"`
+	Interrupted bool     `json:"interrupted"`
 	// Bench holds the bench-specific part (command "bench"); Parts the two runs of "compare".
 	Bench *Bench              `json:"bench,omitempty"`
 	Parts map[string]*Results `json:"parts,omitempty"`
@@ -40,13 +39,14 @@ type Results struct {
 	Conclusion string `json:"conclusion,omitempty"`
 }
 
-// Server describes the server a run talked to.
+// Server describes the server a run talked to and what its gauges showed.
 type Server struct {
 	URL     string   `json:"url"`
 	Kind    string   `json:"kind"` // "embedded" or "external"
 	Profile string   `json:"profile,omitempty"`
 	Fault   []string `json:"fault,omitempty"`
 	Metrics string   `json:"metrics"` // which gauges were found, one line
+	Gauges
 }
 
 // Rounds counts agent rounds.
@@ -90,8 +90,8 @@ type Tokens struct {
 	OutputPerSecond float64 `json:"output_per_second"`
 }
 
-// ServerSeen summarises the server gauges sampled during the run.
-type ServerSeen struct {
+// Gauges summarises the server gauges sampled during the run.
+type Gauges struct {
 	DecodeRunning   MeanMax `json:"decode_running"`
 	PrefillInflight MeanMax `json:"prefill_inflight"`
 	Samples         int     `json:"samples"`
