@@ -38,7 +38,7 @@ func TestPrecedence(t *testing.T) {
 	}{
 		{"agents", "2", "3", "4", "5", func(w *Workload) any { return w.Agents }, [5]any{5, 4, 3, 2, 1}},
 		{"model", "f", "c", "e", "s", func(w *Workload) any { return w.Model }, [5]any{"s", "e", "c", "f", "deepseek-v4-flash"}},
-		{"request.stream", "false", "true", "false", "true", func(w *Workload) any { return w.Request.Stream }, [5]any{true, false, true, false, true}},
+		{"request.force_output_length", "true", "false", "true", "false", func(w *Workload) any { return w.Request.ForceOutputLength }, [5]any{false, true, false, true, false}},
 		{"request.idle_timeout", "1s", "2s", "3s", "4s", func(w *Workload) any { return w.Request.Idle },
 			[5]any{4 * time.Second, 3 * time.Second, 2 * time.Second, time.Second, time.Duration(0)}},
 		{"retry.jitter", "0.1", "0.2", "0.3", "0.4", func(w *Workload) any { return w.Retry.Jitter }, [5]any{0.4, 0.3, 0.2, 0.1, 0.0}},

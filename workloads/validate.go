@@ -63,6 +63,11 @@ func (c *checker) context(ctx *Context) {
 }
 
 func (c *checker) request(r *Request, maxContext int) {
+	if !r.Stream {
+		// The agents measure time to first reasoning and content token, chunk gaps and idle
+		// timeouts: all of it needs a stream.
+		c.add("request.stream", r.Stream, "true (agents always stream their requests)")
+	}
 	if !slices.Contains(ReasoningEfforts, r.ReasoningEffort) {
 		c.add("request.reasoning_effort", r.ReasoningEffort, "one of "+strings.Join(ReasoningEfforts, ", "))
 	}

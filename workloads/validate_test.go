@@ -41,6 +41,8 @@ func TestInvalidFiles(t *testing.T) {
 		{"max-tokens-over-context", "request.max_tokens: 200000 is not allowed: want at most context.max_context_tokens (131072)", false},
 		{"reasoning-effort", `request.reasoning_effort: "extreme" is not allowed: want one of none, minimal, low, medium, high, max`, false},
 		{"stream-not-bool", `@: request.stream: "yes please" is not allowed: want true or false`, false},
+		// Agents only stream.
+		{"stream-false", "request.stream: false is not allowed: want true (agents always stream their requests)", false},
 		// Distributions: shape errors are found while reading, range errors after resolving.
 		{"dist-kind", `@: context.read_tokens.dist: "gaussian" is not allowed: want one of const, uniform, normal, exp, lognormal`, false},
 		{"dist-kind-missing", `@: context.read_tokens.dist: missing: want one of const, uniform, normal, exp, lognormal`, false},
