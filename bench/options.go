@@ -107,14 +107,3 @@ func (o *Options) maxConcurrency() int {
 	}
 	return m
 }
-
-// newHTTPClient returns a client that keeps one idle connection per request for reuse, with no
-// overall timeout (Options.Timeout is simulated time) and HTTP/1.1 as inference servers speak
-// it.
-func newHTTPClient(concurrency int) *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = concurrency + 8
-	t.MaxIdleConnsPerHost = concurrency + 8
-	t.ForceAttemptHTTP2 = false
-	return &http.Client{Transport: t}
-}

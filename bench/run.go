@@ -34,7 +34,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = newHTTPClient(o.maxConcurrency())
+		o.HTTPClient = harness.NewHTTPClient(o.maxConcurrency())
 		defer o.HTTPClient.CloseIdleConnections() // ours: no connection outlives the run
 	}
 	if len(o.MetricsURLs) == 0 {

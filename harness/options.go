@@ -36,13 +36,13 @@ type Options struct {
 	HTTPClient *http.Client
 }
 
-// newHTTPClient returns a client with one idle connection per agent kept for reuse, no overall
-// timeout (timeouts are the workload's, in simulated time) and HTTP/1.1 as inference servers
-// speak it.
-func newHTTPClient(agents int) *http.Client {
+// NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept
+// for reuse, no overall timeout (request timeouts are simulated time, enforced by the caller)
+// and HTTP/1.1 as inference servers speak it.
+func NewHTTPClient(conns int) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = agents + 16
-	t.MaxIdleConnsPerHost = agents + 16
+	t.MaxIdleConns = conns + 16
+	t.MaxIdleConnsPerHost = conns + 16
 	t.ForceAttemptHTTP2 = false
 	return &http.Client{Transport: t}
 }

@@ -22,7 +22,7 @@ import (
 // data.
 func Run(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
-		o.HTTPClient = newHTTPClient(o.Workload.Agents)
+		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
 	if len(o.MetricsURLs) == 0 {
 		o.MetricsURLs = []string{o.Server.URL + "/metrics"}
