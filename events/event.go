@@ -26,6 +26,7 @@ const (
 	RoundDone      Kind = "round_done"
 	AgentDone      Kind = "agent_done"
 	Warning        Kind = "warning"
+	Stop           Kind = "stop" // the run stops new rounds or cancels requests; Message says why
 	RunEnd         Kind = "run_end"
 )
 

@@ -29,6 +29,7 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 		}
 		status.show(s, r.log.Since())
 		if ending {
+			r.stopping("watchdog: no new rounds, requests in flight cancelled")
 			stopRounds()
 			cancelRequests()
 		}
