@@ -51,11 +51,21 @@ func (q *delayQueue) due(now time.Time) (ready []delayed, next time.Time, ok boo
 	for len(q.items) > 0 && !q.items[0].at.After(limit) {
 		ready = append(ready, heap.Pop(&q.items).(delayed))
 	}
-	// Cancelled requests leave at once, so a client that gives up frees what it held.
-	for i := len(q.items) - 1; i >= 0; i-- {
-		if q.items[i].g.cancelled.Load() {
-			ready = append(ready, heap.Remove(&q.items, i).(delayed))
+	// Cancelled requests leave at once, so a client that gives up frees what it held. They
+	// are filtered out in one pass and the heap rebuilt: removing them one by one while
+	// scanning would let heap.Remove move an unvisited cancelled item past the scan.
+	kept := q.items[:0]
+	for _, d := range q.items {
+		if d.g.cancelled.Load() {
+			ready = append(ready, d)
+		} else {
+			kept = append(kept, d)
 		}
+	}
+	if len(kept) < len(q.items) {
+		clear(q.items[len(kept):])
+		q.items = kept
+		heap.Init(&q.items)
 	}
 	if len(q.items) > 0 {
 		return ready, q.items[0].at, true
