@@ -139,12 +139,13 @@ func appendUsage(b []byte, u usage) []byte {
 // streamErrorMessage is the message of the in-stream error frame.
 const streamErrorMessage = "The generation failed: the engine aborted the request after its stream had begun."
 
-// errorFrame is the in-stream error SGLang sends when a request fails after its stream began:
-// {"error":{"message","type":"InternalServerError","code":503}}.
+// errorFrame is the in-stream error SGLang sends when a request fails after its stream began,
+// the same error object as a body before the stream:
+// {"error":{"message","type":"InternalServerError","param":null,"code":503}}.
 func (c *chunkEncoder) errorFrame() []byte {
 	b := append(c.buf[:0], `data: {"error":{"message":"`...)
 	b = append(b, streamErrorMessage...)
-	b = append(b, `","type":"InternalServerError","code":503}}`...)
+	b = append(b, `","type":"InternalServerError","param":null,"code":503}}`...)
 	b = append(b, "\n\n"...)
 	c.buf = b
 	return b

@@ -143,7 +143,8 @@ func TestFaultErrorFrame(t *testing.T) {
 		require.GreaterOrEqual(t, len(frames), 3)
 		n := len(frames)
 		assert.Equal(t, "[DONE]", frames[n-1].data)
-		assert.Equal(t, `{"error":{"message":"`+streamErrorMessage+`","type":"InternalServerError","code":503}}`, frames[n-2].data)
+		assert.Equal(t, `{"error":{"message":"`+streamErrorMessage+`","type":"InternalServerError","param":null,"code":503}}`, frames[n-2].data,
+			"the error frame carries the whole OpenAI error object")
 		r := decodeStream(t, frames[:n-2], FieldReasoningContent)
 		assert.Empty(t, r.finish, "no finish chunk before an error frame")
 		assert.Positive(t, CountTokens(r.content))
