@@ -204,6 +204,7 @@ func (k *call) firstToken(now time.Time) {
 	if !k.token {
 		k.token = true
 		k.res.TTFT = now.Sub(k.res.Sent)
+		k.res.FirstTokenChunk = k.res.Chunks // tick counted this frame already
 		k.wd.gotToken()
 	}
 }

@@ -46,9 +46,7 @@ func terminalEvent(r Result, round int, id string, attempt int) events.Event {
 	case pacer.Success:
 		e.Kind, e.FinishReason = events.Done, r.FinishReason
 		e.TTFTS, e.TTFTContentS = r.TTFT.Seconds(), r.TTFTContent.Seconds()
-		if r.Chunks > 1 && !r.FirstToken().IsZero() {
-			e.ITLS = r.Last.Sub(r.FirstToken()).Seconds() / float64(r.Chunks-1)
-		}
+		e.ITLS = r.ITL().Seconds()
 		e.ContentTokens = r.Usage.Completion - r.Usage.Reasoning
 		return e
 	case pacer.Timeout:

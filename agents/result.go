@@ -35,6 +35,9 @@ type Result struct {
 	TTFTContent time.Duration
 	// Chunks counts the data frames received, the [DONE] terminator included.
 	Chunks int
+	// FirstTokenChunk is the number, counted from 1 among Chunks, of the data frame that
+	// carried the first token of either kind; 0 when no token arrived.
+	FirstTokenChunk int
 	// MaxGap is the longest silence between two consecutive data frames. The silence after
 	// the last frame of a failed call is End - Last.
 	MaxGap time.Duration
@@ -89,6 +92,17 @@ func (r Result) FirstToken() time.Time {
 		return r.FirstContent
 	}
 	return r.FirstReasoning
+}
+
+// ITL is the mean gap between consecutive data frames from the one that carried the first
+// token to the last one ([DONE] included), in simulated time: (Last − FirstToken) over the
+// Chunks − FirstTokenChunk gaps between them. It is 0 when there is no such gap.
+func (r Result) ITL() time.Duration {
+	gaps := r.Chunks - r.FirstTokenChunk
+	if r.FirstTokenChunk == 0 || gaps < 1 {
+		return 0
+	}
+	return r.Last.Sub(r.FirstToken()) / time.Duration(gaps)
 }
 
 // Latency is Sent to End, in simulated time.
