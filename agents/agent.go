@@ -156,8 +156,7 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, perm
 
 // release returns the permit with the request's outcome and records it.
 func (a *Agent) release(round int, permit *pacer.Permit, res Result) {
-	o := pacer.Outcome{Kind: outcomeKind(res), Latency: res.End.Sub(res.Sent),
-		PromptTokens: res.Usage.Prompt, OutputTokens: res.Usage.Completion}
+	o := res.Outcome()
 	permit.Release(o)
 	leaked := o.Kind == pacer.Timeout && a.env.Workload.Pacer.LeakOnTimeout
 	a.record(events.Event{Kind: events.Release, Round: round, Permit: permit.ID, Outcome: o.Kind.String(), Leaked: leaked})

@@ -60,16 +60,3 @@ func terminalEvent(r Result, round int, id string, attempt int) events.Event {
 	e.RetryAfterS = r.RetryAfter.Seconds()
 	return e
 }
-
-// outcomeKind maps a call's result to the outcome the pacer learns from.
-func outcomeKind(r Result) pacer.OutcomeKind {
-	switch {
-	case r.Err == nil:
-		return pacer.Success
-	case r.Class.Timeout():
-		return pacer.Timeout
-	case r.Class == ClassCancelled:
-		return pacer.Cancelled
-	}
-	return pacer.Error
-}

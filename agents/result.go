@@ -154,19 +154,23 @@ func frameCode(e *openai.APIError) int {
 
 // Outcome is the pacer's view of the call, for Permit.Release.
 func (r Result) Outcome() pacer.Outcome {
-	o := pacer.Outcome{
-		Kind:         pacer.Error,
+	return pacer.Outcome{
+		Kind:         outcomeKind(r),
 		Latency:      r.Latency(),
 		PromptTokens: r.Usage.Prompt,
 		OutputTokens: r.Usage.Completion,
 	}
+}
+
+// outcomeKind maps a call's result to the outcome the pacer learns from, by its Class.
+func outcomeKind(r Result) pacer.OutcomeKind {
 	switch {
 	case r.Class == ClassNone:
-		o.Kind = pacer.Success
-	case r.Timeout != NoTimeout:
-		o.Kind = pacer.Timeout
+		return pacer.Success
+	case r.Class.Timeout():
+		return pacer.Timeout
 	case r.Class == ClassCancelled:
-		o.Kind = pacer.Cancelled
+		return pacer.Cancelled
 	}
-	return o
+	return pacer.Error
 }
