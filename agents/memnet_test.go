@@ -11,59 +11,31 @@ import (
 	"testing"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/memnet"
 )
 
-// memListener is an in-memory net.Listener: DialContext hands one end of a net.Pipe to
-// Accept. Inside a synctest bubble its connections block durably, so virtual time advances
-// while a stream is silent. No sockets are involved.
+// memListener is a memnet.Listener with the two things these tests need beyond it: dials
+// that fail as a refused TCP connection does once it is closed, and resetAll.
 type memListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
+	*memnet.Listener
 
 	mu      sync.Mutex
 	clients []*pipeConn
 }
 
-func newMemListener() *memListener {
-	return &memListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-// Accept waits for the next dialled connection.
-func (l *memListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-// Close stops accepting; later dials are refused.
-func (l *memListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-// Addr is a placeholder address.
-func (l *memListener) Addr() net.Addr { return pipeAddr{} }
+func newMemListener() *memListener { return &memListener{Listener: memnet.Listen()} }
 
 // DialContext connects to the listener, or fails as a refused TCP connection would.
-func (l *memListener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	pc := &pipeConn{Conn: client, peer: server}
-	select {
-	case l.conns <- server:
-		l.mu.Lock()
-		l.clients = append(l.clients, pc)
-		l.mu.Unlock()
-		return pc, nil
-	case <-l.done:
-	case <-ctx.Done():
+func (l *memListener) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := l.Listener.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, refused()
 	}
-	client.Close()
-	server.Close()
-	return nil, refused()
+	pc := &pipeConn{Conn: c}
+	l.mu.Lock()
+	l.clients = append(l.clients, pc)
+	l.mu.Unlock()
+	return pc, nil
 }
 
 // refused is the error a dial to a closed port returns.
@@ -71,20 +43,20 @@ func refused() error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 }
 
-// resetAll breaks every connection as a TCP RST would: client reads fail with ECONNRESET.
+// resetAll breaks every connection as a TCP RST would: client reads fail with ECONNRESET, and
+// the server's end sees the connection closed.
 func (l *memListener) resetAll() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range l.clients {
 		c.reset.Store(true)
-		c.peer.Close()
+		c.Conn.Close()
 	}
 }
 
 // pipeConn is the client end of a pipe, able to fail like a reset TCP connection.
 type pipeConn struct {
 	net.Conn
-	peer  net.Conn
 	reset atomic.Bool
 }
 
@@ -96,11 +68,6 @@ func (c *pipeConn) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
 
 // testEnv is an HTTP server and a Client talking over in-memory connections. Create it and
 // close it inside the synctest bubble.
