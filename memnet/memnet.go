@@ -42,17 +42,22 @@ func (l *Listener) Close() error {
 // Addr implements net.Listener.
 func (l *Listener) Addr() net.Addr { return addr{} }
 
-// DialContext connects a client to the listener; it fails once the listener is closed.
+// DialContext connects a client to the listener, waiting for Accept; it fails with
+// net.ErrClosed once the listener is closed, and with ctx.Err() if ctx ends first.
 func (l *Listener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
 	client, server := net.Pipe()
+	var err error
 	select {
 	case l.conns <- server:
 		return client, nil
 	case <-l.closed:
-		return nil, net.ErrClosed
+		err = net.ErrClosed
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		err = ctx.Err()
 	}
+	client.Close()
+	server.Close()
+	return nil, err
 }
 
 // Client returns an HTTP client whose every connection dials l, whatever the URL's host.
