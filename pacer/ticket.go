@@ -102,9 +102,14 @@ func (t *Ticket) Acquire(ctx context.Context, req Request) (*Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// Two selects, not one: when the Ticket is closed and a ticket is still in issued, a
+	// single select would pick either at random.
 	select {
 	case <-t.stop:
 		return nil, ErrClosed
+	default:
+	}
+	select {
 	case <-t.issued:
 		return t.led.issue(req, nil), nil
 	default:

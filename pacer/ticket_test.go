@@ -77,3 +77,19 @@ func TestTicketIssuesUpToCapacity(t *testing.T) {
 		}
 	})
 }
+
+// A closed Ticket refuses every Acquire, even with unclaimed tickets still in the channel.
+func TestTicketClosedRefusesIssuedTickets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tk := mustNew(t, Config{Kind: "ticket", Slots: 8, RPS: 8}, clock.Real()).(*Ticket)
+		time.Sleep(time.Minute)
+		require.Len(t, tk.issued, 8, "issued tickets after a minute")
+		require.NoError(t, tk.Close())
+		for i := range 8 {
+			pm, err := tk.Acquire(t.Context(), Request{Agent: i})
+			assert.ErrorIs(t, err, ErrClosed, "Acquire %d after Close", i)
+			assert.Nil(t, pm, "Acquire %d after Close", i)
+		}
+		assertCounts(t, tk, 0, 0, 0, 0, 0)
+	})
+}
