@@ -48,6 +48,23 @@ func (b *bucket) take(ctx context.Context, n int) error {
 	}
 }
 
+// acquireTokens admits req once n tokens of b are taken, recording the wait in led if it has
+// to block: the whole of Rate and TPM, as acquireSlot is for the semaphore designs.
+func acquireTokens(ctx context.Context, led *ledger, b *bucket, n int, req Request) (*Permit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if b.tryTake(n) {
+		return led.issue(req, nil), nil
+	}
+	w := led.beginWait()
+	if err := b.take(ctx, n); err != nil {
+		led.abandon(w)
+		return nil, err
+	}
+	return led.issue(req, w), nil
+}
+
 // formatRate prints a rate with at least one decimal: 2 → "2.0", 0.25 → "0.25".
 func formatRate(v float64) string {
 	s := strconv.FormatFloat(v, 'f', -1, 64)

@@ -30,18 +30,7 @@ func newRate(cfg Config, clk *clock.Clock) *Rate {
 
 // Acquire waits for one token.
 func (r *Rate) Acquire(ctx context.Context, req Request) (*Permit, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if r.bucket.tryTake(1) {
-		return r.led.issue(req, nil), nil
-	}
-	w := r.led.beginWait()
-	if err := r.bucket.take(ctx, 1); err != nil {
-		r.led.abandon(w)
-		return nil, err
-	}
-	return r.led.issue(req, w), nil
+	return acquireTokens(ctx, &r.led, &r.bucket, 1, req)
 }
 
 // String returns e.g. "Rate{2.0 rps, burst 4}".

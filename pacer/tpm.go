@@ -46,18 +46,7 @@ func (p *TPM) Acquire(ctx context.Context, req Request) (*Permit, error) {
 	if err := tpmCheck(cost, p.budget); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if p.bucket.tryTake(cost) {
-		return p.led.issue(req, nil), nil
-	}
-	w := p.led.beginWait()
-	if err := p.bucket.take(ctx, cost); err != nil {
-		p.led.abandon(w)
-		return nil, err
-	}
-	return p.led.issue(req, w), nil
+	return acquireTokens(ctx, &p.led, &p.bucket, cost, req)
 }
 
 // String returns e.g. "TPM{100000 tokens/min}".
