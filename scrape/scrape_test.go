@@ -4,11 +4,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
-	"github.com/agentsim/agentsim/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/memnet"
 )
 
 const sglangText = `# TYPE sglang:num_running_reqs gauge
@@ -63,21 +68,55 @@ func TestSGLangNamesMapToCanonical(t *testing.T) {
 	assert.Contains(t, s.Found(), "decode_running ← sglang:num_running_reqs")
 }
 
+// serveInMemory serves body on an in-memory listener for a test inside a synctest bubble and
+// returns the /metrics URL and a client that reaches it; both stop with the test.
+func serveInMemory(t *testing.T, body func() (int, string)) (string, *http.Client) {
+	l := memnet.Listen()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		code, text := body()
+		w.WriteHeader(code)
+		fmt.Fprint(w, text)
+	})}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(l) }()
+	client := l.Client()
+	t.Cleanup(func() {
+		client.CloseIdleConnections()
+		_ = srv.Close()
+		<-served
+	})
+	return "http://vllm.test/metrics", client
+}
+
+// TestVLLMGenerationRateFromCounter: gen_tok_s is the counter's increase over the simulated
+// time between two scrapes: 500 tokens in 10 s of virtual time at speedup 1 are 50 tok/s,
+// and 500 tokens in 20 simulated seconds (1 s of wall time at speedup 20) are 25 tok/s.
 func TestVLLMGenerationRateFromCounter(t *testing.T) {
-	total := 1000
-	url := serve(t, func() (int, string) { return 200, fmt.Sprintf(vllmText, total) })
-	clk := clock.Real()
-	s := New([]string{url}, nil, clk)
-	first := s.Scrape(t.Context())
-	assert.Equal(t, 30.0, first.Gauges[DecodeRunning])
-	assert.NotContains(t, first.Gauges, GenTokS, "a rate needs two samples")
-	total = 1000 + 500
-	second := s.Scrape(t.Context())
-	require.Contains(t, second.Gauges, GenTokS)
-	assert.Greater(t, second.Gauges[GenTokS], 0.0)
-	assert.Equal(t, 5.0, second.Gauges[Queued])
-	assert.Contains(t, s.Found(), "gen_tok_s ← rate(vllm:generation_tokens_total)")
-	assert.Contains(t, s.Found(), "not found: prefill_inflight")
+	for _, tc := range []struct {
+		speedup float64
+		wall    time.Duration
+		want    float64
+	}{{1, 10 * time.Second, 50}, {20, time.Second, 25}} {
+		synctest.Test(t, func(t *testing.T) {
+			var total atomic.Int64
+			total.Store(1000)
+			url, client := serveInMemory(t, func() (int, string) { return 200, fmt.Sprintf(vllmText, total.Load()) })
+			clk, err := clock.New(tc.speedup)
+			require.NoError(t, err)
+			s := New([]string{url}, client, clk)
+			first := s.Scrape(t.Context())
+			assert.Equal(t, 30.0, first.Gauges[DecodeRunning])
+			assert.NotContains(t, first.Gauges, GenTokS, "a rate needs two samples")
+			time.Sleep(tc.wall)
+			total.Add(500)
+			second := s.Scrape(t.Context())
+			require.Contains(t, second.Gauges, GenTokS)
+			assert.InDelta(t, tc.want, second.Gauges[GenTokS], 1e-9, "gen_tok_s at speedup %v", tc.speedup)
+			assert.Equal(t, 5.0, second.Gauges[Queued])
+			assert.Contains(t, s.Found(), "gen_tok_s ← rate(vllm:generation_tokens_total)")
+			assert.Contains(t, s.Found(), "not found: prefill_inflight")
+		})
+	}
 }
 
 func TestMissingMetricsEndpoint(t *testing.T) {
