@@ -17,12 +17,21 @@ const RedactedValue = "<redacted>"
 // durations in Go syntax (90s, 60m) and distributions in their flow form. Loading the result
 // gives back the same Workload.
 func (w *Workload) YAML() ([]byte, error) {
+	root, err := w.node()
+	if err != nil {
+		return nil, err
+	}
+	return encode(root)
+}
+
+// node is the workload as a YAML mapping of every key, durations shortened.
+func (w *Workload) node() (*yaml.Node, error) {
 	var root yaml.Node
 	if err := root.Encode(w); err != nil {
 		return nil, fmt.Errorf("encode workload %q: %w", w.Name, err)
 	}
 	shortenDurations(&root)
-	return encode(&root)
+	return &root, nil
 }
 
 // Redacted renders the workload like YAML and appends the extra top-level keys the
@@ -31,11 +40,10 @@ func (w *Workload) YAML() ([]byte, error) {
 // whatever secrets a command adds never reach a file. An extra key that is also a workload
 // key is an error.
 func (w *Workload) Redacted(extra map[string]string) ([]byte, error) {
-	var root yaml.Node
-	if err := root.Encode(w); err != nil {
-		return nil, fmt.Errorf("encode workload %q: %w", w.Name, err)
+	root, err := w.node()
+	if err != nil {
+		return nil, err
 	}
-	shortenDurations(&root)
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
 		keys = append(keys, k)
@@ -52,7 +60,7 @@ func (w *Workload) Redacted(extra map[string]string) ([]byte, error) {
 		}
 		root.Content = append(root.Content, scalar(k), scalar(shown))
 	}
-	return encode(&root)
+	return encode(root)
 }
 
 func encode(n *yaml.Node) ([]byte, error) {
