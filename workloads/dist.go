@@ -129,10 +129,10 @@ func (d Dist) Validate() error { return d.params().validate(d.String()) }
 // Validate reports whether d's kind is known and its parameters are allowed.
 func (d DurationDist) Validate() error { return d.params().validate(d.String()) }
 
+// sample draws from every kind but uniform, which Dist.Sample and DurationDist.Sample draw
+// as integers themselves so that both bounds are reachable.
 func (p params) sample(r *rand.Rand) float64 {
 	switch p.kind {
-	case DistUniform:
-		return p.min + r.Float64()*(p.max-p.min)
 	case DistNormal:
 		return math.Max(0, p.mean+p.sd*r.NormFloat64())
 	case DistExp:
