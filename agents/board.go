@@ -130,14 +130,3 @@ func (b *Board) Snapshot(now time.Time) (s events.Sample, waiters []events.Waite
 	s.InFlight = len(s.Streams)
 	return s, waiters
 }
-
-// States returns each agent's state and since when, in agent order.
-func (b *Board) States() []State {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := make([]State, len(b.agents))
-	for i, a := range b.agents {
-		out[i] = a.state
-	}
-	return out
-}
