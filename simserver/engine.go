@@ -43,9 +43,10 @@ type Engine struct {
 	loggedMu sync.Mutex
 	logged   LoggedStats
 
+	life    sync.Mutex // orders Start and Stop
 	stop    context.CancelFunc
+	started bool // guarded by life
 	done    sync.WaitGroup
-	started atomic.Bool
 	stopped atomic.Bool
 }
 
@@ -88,11 +89,15 @@ func (e *Engine) Profile() *Profile { return e.prof }
 func (e *Engine) Faults() *Faults { return e.faults }
 
 // Start runs the engine's three goroutines (prefill, KV transfer and timed events, decode)
-// until Stop.
+// until Stop. Starting twice, or after Stop, does nothing: goroutines started after Stop
+// would have no one to end them.
 func (e *Engine) Start() {
-	if !e.started.CompareAndSwap(false, true) {
+	e.life.Lock()
+	defer e.life.Unlock()
+	if e.started || e.stopped.Load() {
 		return
 	}
+	e.started = true
 	ctx, cancel := context.WithCancel(context.Background())
 	e.stop = cancel
 	e.done.Add(3)
@@ -104,10 +109,12 @@ func (e *Engine) Start() {
 // Stop ends the engine's goroutines and waits for them. Generations still in progress never
 // complete; their readers see their own contexts end. Stop is safe to call twice.
 func (e *Engine) Stop() {
+	e.life.Lock()
 	e.stopped.Store(true)
 	if e.stop != nil {
 		e.stop()
 	}
+	e.life.Unlock()
 	e.done.Wait()
 }
 
