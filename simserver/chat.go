@@ -113,7 +113,8 @@ func plannedEnd(g *Gen) (at int, how ending) {
 	if g.Plan.Error == ErrorFrame && g.Plan.ErrorAt <= at {
 		at, how = g.Plan.ErrorAt, endError
 	}
-	if g.Plan.DropAt > 0 && g.Plan.DropAt < at {
+	// ≤, not <: a one-token output is cut after its token, before the finish chunk.
+	if g.Plan.DropAt > 0 && g.Plan.DropAt <= at {
 		at, how = g.Plan.DropAt, endDrop
 	}
 	return at, how

@@ -59,7 +59,8 @@ type Plan struct {
 	// StallAt > 0 pauses the request's generation once, after StallAt tokens, for StallFor.
 	StallAt  int
 	StallFor time.Duration
-	// DropAt > 0 cuts the stream after DropAt tokens, before [DONE].
+	// DropAt > 0 cuts the stream after DropAt tokens, before the finish chunk and [DONE]:
+	// mid-generation, or after the only token of a one-token output.
 	DropAt int
 	// Error is the injected error; ErrorAt is the token after which an error frame is sent.
 	Error      ErrorKind

@@ -183,6 +183,14 @@ func TestFaultDrop(t *testing.T) {
 		s := ts.Engine().Stats()
 		assert.Zero(t, s.DecodeRunning)
 		assert.Equal(t, int64(2), s.Aborted)
+
+		// A one-token output is cut too: after its token, before the finish chunk.
+		resp = ts.post(context.Background(), streamBody(`,"max_tokens":1,"ignore_eos":true`))
+		defer resp.Body.Close()
+		frames, err = readFrames(ts.clk, resp.Body)
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF, "a one-token stream is cut as well")
+		require.Len(t, frames, 2, "the role chunk and the one token")
+		assert.Equal(t, 1, CountTokens(decodeStream(t, frames, FieldReasoningContent).content))
 	})
 }
 
