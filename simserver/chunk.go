@@ -56,11 +56,16 @@ func newChunkEncoder(id string, created int64, model []byte, reasoningField stri
 	}
 }
 
-// choice wraps a delta body (without braces) into a whole chunk frame.
-func (c *chunkEncoder) choice(delta func(b []byte) []byte, finish string) []byte {
+// begin starts a choice frame in the reused buffer: the head, then the opening of choice 0
+// and its delta, whose members the caller appends.
+func (c *chunkEncoder) begin() []byte {
 	b := append(c.buf[:0], c.head...)
-	b = append(b, choiceOpen...)
-	b = delta(b)
+	return append(b, choiceOpen...)
+}
+
+// end closes the delta begun by begin with finish as finish_reason (null when ""), adds
+// "usage":null when the request asked for usage, and ends the frame.
+func (c *chunkEncoder) end(b []byte, finish string) []byte {
 	if finish == "" {
 		b = append(b, choiceClose...)
 	} else {
@@ -79,36 +84,25 @@ func (c *chunkEncoder) choice(delta func(b []byte) []byte, finish string) []byte
 
 // role is the first frame: the assistant role with empty content.
 func (c *chunkEncoder) role() []byte {
-	return c.choice(func(b []byte) []byte { return append(b, roleDelta...) }, "")
+	return c.end(append(c.begin(), roleDelta...), "")
 }
 
 // tokens is a delta of n tokens starting at token index from, in the reasoning field or in
-// content.
+// content. It is the per-chunk path: appends into the reused buffer, no allocation.
 func (c *chunkEncoder) tokens(from, n int, reasoning bool) []byte {
-	// Written out rather than through choice: this is the hot path, and a closure capturing
-	// from and n would be allocated per chunk.
-	b := append(c.buf[:0], c.head...)
-	b = append(b, choiceOpen...)
+	b := c.begin()
 	if reasoning {
 		b = append(b, c.reasoningField...)
 	} else {
 		b = append(b, contentField...)
 	}
 	b = appendWords(b, c.key, from, n)
-	b = append(b, '"')
-	b = append(b, choiceClose...)
-	b = append(b, ']')
-	if c.includeUsage {
-		b = append(b, usageNull...)
-	}
-	b = append(b, frameEnd...)
-	c.buf = b
-	return b
+	return c.end(append(b, '"'), "")
 }
 
 // finish is the last choice frame: an empty delta with the finish reason.
 func (c *chunkEncoder) finish(reason string) []byte {
-	return c.choice(func(b []byte) []byte { return b }, reason)
+	return c.end(c.begin(), reason)
 }
 
 // usage is the frame stream_options.include_usage asks for: no choices, the full usage.
