@@ -138,12 +138,17 @@ func (x *exchange) delivered(n int) {
 	x.last, x.sent = now, x.sent+n
 }
 
-// abort gives the generation up and cuts the connection: no final chunk, no [DONE]. The
-// engine frees the request's slot and KV at its next step.
+// abort gives the generation up and cuts the connection: no final chunk, no [DONE].
 func (x *exchange) abort() {
-	x.s.engine.Cancel(x.gen)
-	x.s.metrics.finished(finishAbort)
+	x.giveUp(finishAbort)
 	panic(http.ErrAbortHandler)
+}
+
+// giveUp ends the generation before its planned end, counted under reason (finishAbort or
+// finishError). The engine frees the request's slot and KV at its next step.
+func (x *exchange) giveUp(reason string) {
+	x.s.engine.Cancel(x.gen)
+	x.s.metrics.finished(reason)
 }
 
 // usage is the completion's token accounting.

@@ -21,8 +21,7 @@ func (x *exchange) complete() {
 	case endDrop:
 		x.abort()
 	case endError:
-		x.s.engine.Cancel(x.gen)
-		x.s.metrics.finished(finishError)
+		x.giveUp(finishError)
 		writeError(x.w, &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: streamErrorMessage})
 		return
 	}

@@ -34,8 +34,7 @@ func (x *exchange) stream() {
 	case endDrop:
 		x.abort()
 	case endError:
-		x.s.engine.Cancel(x.gen)
-		x.s.metrics.finished(finishError)
+		x.giveUp(finishError)
 		_ = x.send(enc.errorFrame()) && x.send(doneFrame)
 	default:
 		x.s.metrics.finished(x.gen.Finish)
