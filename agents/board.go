@@ -33,7 +33,6 @@ func (s State) Timed() bool {
 // watchdog reads. Agents update it; it is safe for concurrent use. Per-chunk updates are
 // atomic and lock-free.
 type Board struct {
-	start    time.Time // simulated run start
 	chunksIn atomic.Int64
 	tokens   atomic.Int64
 
@@ -49,7 +48,7 @@ type agentView struct {
 
 // NewBoard returns a board for n agents, all Starting at start (simulated time).
 func NewBoard(n int, start time.Time) *Board {
-	b := &Board{start: start, agents: make([]agentView, n), streams: map[string]*Stream{}}
+	b := &Board{agents: make([]agentView, n), streams: map[string]*Stream{}}
 	for i := range b.agents {
 		b.agents[i] = agentView{state: Starting, since: start}
 	}
