@@ -52,8 +52,8 @@ func (p *Point) latency() results.Latency {
 		if c.TTFTContent > 0 {
 			ttftContent = append(ttftContent, c.TTFTContent.Seconds())
 		}
-		if first := c.FirstToken(); c.Chunks > 1 && !first.IsZero() {
-			itl = append(itl, c.Last.Sub(first).Seconds()/float64(c.Chunks-1))
+		if d := c.ITL(); d > 0 {
+			itl = append(itl, d.Seconds())
 		}
 		if c.Usage.Completion > 1 && c.TTFT > 0 {
 			tpot = append(tpot, (e-c.TTFT.Seconds())/float64(c.Usage.Completion-1))

@@ -198,10 +198,3 @@ func LookupProfile(name string) (*Profile, error) {
 	}
 	return f(), nil
 }
-
-// ThroughputAt returns the steady decode output rate, in tokens per simulated second, of a
-// batch of running requests each holding ctxTokens KV tokens.
-func (p *Profile) ThroughputAt(running, ctxTokens int) float64 {
-	step := p.DecodeStep(running, running*ctxTokens)
-	return float64(running) / step.Seconds()
-}
