@@ -105,7 +105,9 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 	start := a.env.Clock.Now()
 	permit, err := a.env.Pacer.Acquire(rounds, pacer.Request{Agent: a.ID, PromptTokens: prompt, ExpectedOutputTokens: output})
 	if err != nil {
-		a.record(events.Event{Kind: events.Warning, Round: round, Message: "pacer: " + err.Error()})
+		if rounds.Err() == nil { // a refusal (a request larger than a tpm budget), not the run stopping
+			a.record(events.Event{Kind: events.Warning, Round: round, Message: "pacer: " + err.Error()})
+		}
 		return nil, false
 	}
 	a.record(events.Event{Kind: events.PacerAcquired, Round: round, Permit: permit.ID,
