@@ -75,7 +75,7 @@ func failureKey(e events.Event) string {
 	if class == "" {
 		class = string(e.Kind)
 	}
-	if e.Status != 0 {
+	if e.Status >= 300 { // a failure after 200 headers (timeout, error frame) says nothing by its status
 		return fmt.Sprintf("%s %d", class, e.Status)
 	}
 	return class
