@@ -47,6 +47,7 @@ func ConfigFrom(w *workloads.Workload) Config {
 		Agents:        w.Agents,
 		StallAfter:    w.Watchdog.StallAfter,
 		HangAfter:     w.Watchdog.HangAfter,
+		SlowAfter:     w.Watchdog.SlowAfter,
 		TimeoutsArmed: t.Request > 0 || t.TTFT > 0 || t.Idle > 0,
 		PacerKind:     w.Pacer.Kind,
 		PacerSlots:    w.Pacer.Slots,

@@ -44,6 +44,7 @@ func (w *Workload) Validate() error {
 		c.add("watchdog.hang_after", w.Watchdog.HangAfter,
 			fmt.Sprintf("a duration longer than watchdog.stall_after (%s)", formatDuration(w.Watchdog.StallAfter)))
 	}
+	c.positive("watchdog.slow_after", w.Watchdog.SlowAfter)
 	c.positive("sample_interval", w.SampleInterval)
 	c.atLeast("grace", w.Grace, 0)
 	return configError(c.problems)

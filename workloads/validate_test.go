@@ -67,6 +67,8 @@ func TestInvalidFiles(t *testing.T) {
 		// Watchdog, sampling, grace.
 		{"watchdog-hang-before-stall", "watchdog.hang_after: 1m is not allowed: want a duration longer than watchdog.stall_after (5m)", false},
 		{"watchdog-stall-zero", "watchdog.stall_after: 0s is not allowed: want a duration longer than 0s", false},
+		// A run cannot be judged slow from zero latency on.
+		{"watchdog-slow-zero", "watchdog.slow_after: 0s is not allowed: want a duration longer than 0s", false},
 		{"sample-interval-zero", "sample_interval: 0s is not allowed: want a duration longer than 0s", false},
 		{"grace-negative", "grace: -1s is not allowed: want a duration of at least 0s", false},
 		// Sections validated by package pacer.

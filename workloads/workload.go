@@ -83,6 +83,9 @@ type Watchdog struct {
 	// HangAfter is the time without progress after which the watchdog ends the run with its
 	// verdict; longer than StallAfter.
 	HangAfter time.Duration `mapstructure:"hang_after" yaml:"hang_after"`
+	// SlowAfter is the mean end-to-end request latency from which a run that progresses is
+	// judged slow rather than healthy; > 0.
+	SlowAfter time.Duration `mapstructure:"slow_after" yaml:"slow_after"`
 }
 
 // ReasoningEfforts lists the allowed values of request.reasoning_effort, lowest first.
@@ -111,7 +114,7 @@ func Defaults() Workload {
 		ToolTime:       ConstDuration(0),
 		ThinkTime:      ConstDuration(0),
 		Pacer:          pacer.Config{Kind: "unlimited"},
-		Watchdog:       Watchdog{StallAfter: 120 * time.Second, HangAfter: 600 * time.Second},
+		Watchdog:       Watchdog{StallAfter: 120 * time.Second, HangAfter: 600 * time.Second, SlowAfter: 60 * time.Second},
 		SampleInterval: 750 * time.Millisecond,
 		Grace:          30 * time.Second,
 	}
