@@ -1,26 +1,27 @@
 package diagnose
 
-import "github.com/agentsim/agentsim/events"
+import (
+	"github.com/agentsim/agentsim/agents"
+	"github.com/agentsim/agentsim/events"
+)
 
-// Agent states, named as the harness names them in samples.jsonl (agents per state), plus
+// Agent states, the harness's own (agents.State, as samples.jsonl counts them), plus
 // stateBusy for the instant between two steps of a round (a request ended, its permit not yet
 // released…), which takes no time at all.
 const (
-	stateStarting   = "starting"
-	stateReading    = "reading"
-	statePacerWait  = "pacer_wait"
-	stateRequesting = "requesting"
-	stateBackoff    = "backoff"
-	stateThinking   = "thinking"
-	stateDone       = "done"
+	stateStarting   = string(agents.Starting)
+	stateReading    = string(agents.Reading)
+	statePacerWait  = string(agents.PacerWait)
+	stateRequesting = string(agents.Requesting)
+	stateBackoff    = string(agents.Backoff)
+	stateThinking   = string(agents.Thinking)
+	stateDone       = string(agents.Finished)
 	stateBusy       = "busy"
 )
 
 // timed reports whether an agent in state s will move on by itself when a timer fires (start
 // jitter, tool time, backoff, think time).
-func timed(s string) bool {
-	return s == stateStarting || s == stateReading || s == stateBackoff || s == stateThinking
-}
+func timed(s string) bool { return agents.State(s).Timed() }
 
 // agentView is what one agent is doing, as its events tell.
 type agentView struct {
