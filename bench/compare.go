@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentsim/agentsim/diagnose"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -18,14 +19,6 @@ func (r Rounds) String() string {
 	return fmt.Sprintf("rounds %d–%d", r.Lo, r.Hi)
 }
 
-// progressing reports whether a verdict kind is one of a run that kept making progress.
-func progressing(kind string) bool { return kind == "healthy" || kind == "slow" }
-
-// stuck reports whether a verdict kind is one of a run that stopped making progress.
-func stuck(kind string) bool {
-	return kind == "deadlock" || kind == "stalled-streams" || kind == "pacer-starvation"
-}
-
 // Conclusion is compare's one-line conclusion from the synthetic part (a bench result) and the
 // agentic part (a run result), e.g. "synthetic healthy (16/16 in 5.4 s); agentic stopped
 // making progress in round 2 (deadlock) — the fault shows only under long, growing contexts".
@@ -36,15 +29,15 @@ func Conclusion(syn, ag *results.Results, failed Rounds) string {
 		return s + "; agentic part not run"
 	}
 	a := agentic(ag, failed)
-	synOK := syn.Verdict.Kind == "healthy" && !syn.Interrupted
+	synOK := syn.Verdict.Kind == diagnose.Healthy && !syn.Interrupted
 	switch {
 	case ag.Interrupted:
 		return s + "; " + a
 	case !synOK:
 		return s + "; " + a + " — the server fails even short synthetic requests: look at those first"
-	case progressing(ag.Verdict.Kind):
+	case diagnose.Progressing(ag.Verdict.Kind):
 		return s + "; " + a + " — the server handles both"
-	case stuck(ag.Verdict.Kind):
+	case diagnose.Stuck(ag.Verdict.Kind):
 		return s + "; " + a + " — the fault shows only under long, growing contexts"
 	}
 	return s + "; " + a + " — the short synthetic benchmark misses what the agentic workload hits"
@@ -56,7 +49,7 @@ func synthetic(r *results.Results) string {
 	switch {
 	case r.Interrupted:
 		return fmt.Sprintf("synthetic interrupted (%d/%d ok)", q.OK, q.Sent)
-	case r.Verdict.Kind == "healthy":
+	case r.Verdict.Kind == diagnose.Healthy:
 		return fmt.Sprintf("synthetic healthy (%d/%d in %.1f s)", q.OK, q.Sent, r.SimSeconds)
 	}
 	return fmt.Sprintf("synthetic failed (%d/%d ok in %.1f s)", q.OK, q.Sent, r.SimSeconds)
@@ -68,15 +61,15 @@ func agentic(r *results.Results, failed Rounds) string {
 	switch {
 	case r.Interrupted:
 		return fmt.Sprintf("agentic interrupted after %d/%d rounds", r.Rounds.Completed, r.Rounds.Planned)
-	case k == "healthy":
+	case k == diagnose.Healthy:
 		return fmt.Sprintf("agentic healthy (%d/%d rounds, e2e p50 %.0f s)", r.Rounds.Completed, r.Rounds.Planned, r.Latency.E2E.P50)
 	case k == "slow":
 		return fmt.Sprintf("agentic slow but progressing (%d/%d rounds, e2e p50 %.0f s)", r.Rounds.Completed, r.Rounds.Planned, r.Latency.E2E.P50)
-	case stuck(k) && failed.Lo > 0 && failed.Hi > failed.Lo:
+	case diagnose.Stuck(k) && failed.Lo > 0 && failed.Hi > failed.Lo:
 		return fmt.Sprintf("agentic stopped making progress in round %d (%s; agents stuck in %s)", failed.Lo, k, failed)
-	case stuck(k) && failed.Lo > 0:
+	case diagnose.Stuck(k) && failed.Lo > 0:
 		return fmt.Sprintf("agentic stopped making progress in %s (%s)", failed, k)
-	case stuck(k):
+	case diagnose.Stuck(k):
 		return fmt.Sprintf("agentic stopped making progress (%s)", k)
 	}
 	return fmt.Sprintf("agentic %s: %s", k, r.Verdict.Summary)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/bench"
+	"github.com/agentsim/agentsim/diagnose"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/results"
@@ -124,7 +125,7 @@ func conclude(top, syn, ag *results.Results, failed bench.Rounds) {
 	top.Conclusion = bench.Conclusion(syn, ag, failed)
 	top.Interrupted = syn.Interrupted || (ag != nil && ag.Interrupted)
 	top.Verdict = syn.Verdict
-	if ag != nil && (syn.Verdict.Kind == "healthy" || !(ag.Verdict.Kind == "healthy" || ag.Verdict.Kind == "slow")) {
+	if ag != nil && (syn.Verdict.Kind == diagnose.Healthy || !diagnose.Progressing(ag.Verdict.Kind)) {
 		top.Verdict = ag.Verdict
 	}
 	top.Verdict.Summary = top.Conclusion

@@ -62,7 +62,7 @@ func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
 		return runtimeError(err)
 	}
 	noteRecorded(c, dir, v)
-	if v.Kind == diagnose.Healthy || v.Kind == diagnose.Slow {
+	if diagnose.Progressing(v.Kind) {
 		return nil
 	}
 	return &ExitError{Code: ExitVerdict}

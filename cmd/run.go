@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 	"golang.org/x/term"
 
+	"github.com/agentsim/agentsim/diagnose"
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -153,7 +154,7 @@ func verdictExit(res *results.Results) error {
 	switch {
 	case res.Interrupted:
 		return &ExitError{Code: ExitInterrupted}
-	case res.Verdict.Kind == "healthy" || res.Verdict.Kind == "slow":
+	case diagnose.Progressing(res.Verdict.Kind):
 		return nil
 	}
 	return &ExitError{Code: ExitVerdict}
