@@ -15,20 +15,20 @@ import (
 // that computes chunks c_i of requests whose earlier context (cached prefix plus chunks already
 // computed) is p_i takes
 //
-//	t_prefill = PrefillBase + PrefillPerToken·Σc_i + PrefillAttnPerToken2·Σ c_i·(p_i + c_i/2)
+//	t_prefill = PrefillBase + PrefillPerToken·Σc_i + PrefillAttnPerToken2Ns·Σ c_i·(p_i + c_i/2)
 //
 // — linear work per token plus attention over the context before it. Tokens found in the prefix
 // cache (keyed by the conversation prefix at message boundaries, PrefixCacheTokens capacity,
 // least recently used out) are not computed.
 //
 // KV transfer. A prefilled request waits for a bootstrap handshake, which the transfer thread
-// serves one request at a time (TransferSerial + TransferPerToken·prompt each), then arrives in
+// serves one request at a time (TransferSerial + TransferPerTokenNs·prompt each), then arrives in
 // the decode engine TransferLatency later. Meanwhile it counts in the prefill inflight queue.
 //
 // Decode engine (continuous batching). Up to MaxRunning requests run; one step emits one token
 // for each and takes
 //
-//	t_decode = DecodeBase + DecodePerSeq·B + DecodePerKVToken·K
+//	t_decode = DecodeBase + DecodePerSeq·B + DecodePerKVTokenNs·K
 //
 // with B the running batch and K the total KV tokens (context plus output so far) in it, so long
 // contexts slow every request in the batch. A request is admitted only while its context fits
@@ -43,22 +43,22 @@ type Profile struct {
 	Model       string
 	Description string
 
-	PrefillBase          time.Duration
-	PrefillPerToken      time.Duration
-	PrefillAttnPerToken2 float64 // nanoseconds per (token × context token)
-	PrefillChunkTokens   int
-	PrefixCacheTokens    int
+	PrefillBase            time.Duration
+	PrefillPerToken        time.Duration
+	PrefillAttnPerToken2Ns float64 // nanoseconds per (token × context token)
+	PrefillChunkTokens     int
+	PrefixCacheTokens      int
 
-	TransferSerial   time.Duration
-	TransferPerToken float64 // nanoseconds per prompt token, serialised
-	TransferLatency  time.Duration
+	TransferSerial     time.Duration
+	TransferPerTokenNs float64 // nanoseconds per prompt token, serialised
+	TransferLatency    time.Duration
 
-	DecodeBase        time.Duration
-	DecodePerSeq      time.Duration
-	DecodePerKVToken  float64 // nanoseconds per KV token in the batch
-	MaxRunning        int
-	KVCapacityTokens  int
-	DecodeLogInterval int
+	DecodeBase         time.Duration
+	DecodePerSeq       time.Duration
+	DecodePerKVTokenNs float64 // nanoseconds per KV token in the batch
+	MaxRunning         int
+	KVCapacityTokens   int
+	DecodeLogInterval  int
 
 	// MaxContextTokens is the longest prompt plus output a request may have.
 	MaxContextTokens int
@@ -82,19 +82,19 @@ func (p *Profile) PrefillStep(chunks, prior []int) time.Duration {
 		tokens += float64(c)
 		attn += float64(c) * (float64(prior[i]) + float64(c)/2)
 	}
-	return p.PrefillBase + time.Duration(tokens*float64(p.PrefillPerToken)+attn*p.PrefillAttnPerToken2)
+	return p.PrefillBase + time.Duration(tokens*float64(p.PrefillPerToken)+attn*p.PrefillAttnPerToken2Ns)
 }
 
 // DecodeStep returns the duration of one decode step for a batch of running requests holding
 // kvTokens tokens in all.
 func (p *Profile) DecodeStep(running, kvTokens int) time.Duration {
 	return p.DecodeBase + time.Duration(running)*p.DecodePerSeq +
-		time.Duration(float64(kvTokens)*p.DecodePerKVToken)
+		time.Duration(float64(kvTokens)*p.DecodePerKVTokenNs)
 }
 
 // TransferService returns how long a request of prompt tokens occupies the transfer thread.
 func (p *Profile) TransferService(prompt int) time.Duration {
-	return p.TransferSerial + time.Duration(float64(prompt)*p.TransferPerToken)
+	return p.TransferSerial + time.Duration(float64(prompt)*p.TransferPerTokenNs)
 }
 
 // Validate reports whether every parameter is in range.
@@ -105,9 +105,9 @@ func (p *Profile) Validate() error {
 			bad = append(bad, fmt.Sprintf(format, args...))
 		}
 	}
-	check(p.PrefillBase >= 0 && p.PrefillPerToken >= 0 && p.PrefillAttnPerToken2 >= 0, "prefill costs must be ≥ 0")
+	check(p.PrefillBase >= 0 && p.PrefillPerToken >= 0 && p.PrefillAttnPerToken2Ns >= 0, "prefill costs must be ≥ 0")
 	check(p.PrefillChunkTokens >= 1, "prefill chunk must be ≥ 1 token, got %d", p.PrefillChunkTokens)
-	check(p.DecodeBase > 0 && p.DecodePerSeq >= 0 && p.DecodePerKVToken >= 0, "decode costs must be ≥ 0 with a positive base")
+	check(p.DecodeBase > 0 && p.DecodePerSeq >= 0 && p.DecodePerKVTokenNs >= 0, "decode costs must be ≥ 0 with a positive base")
 	check(p.MaxRunning >= 1, "max_running must be ≥ 1, got %d", p.MaxRunning)
 	check(p.KVCapacityTokens >= p.MaxContextTokens, "KV capacity %d tokens must hold one full context of %d tokens", p.KVCapacityTokens, p.MaxContextTokens)
 	check(p.DecodeLogInterval >= 1, "decode log interval must be ≥ 1 step")
@@ -125,7 +125,7 @@ func (p *Profile) Validate() error {
 // deployment (PRODUCT.md §8):
 //
 //   - decode: DecodeBase 9.2 ms + DecodePerSeq 1.09 ms per running request +
-//     DecodePerKVToken 10 ns per KV token — 812 tok/s at 64 concurrent and 845 tok/s at 96 with
+//     DecodePerKVTokenNs 10 ns per KV token — 812 tok/s at 64 concurrent and 845 tok/s at 96 with
 //     short contexts; 30 agents with ~20 k-token contexts step in ≈ 48 ms, ≈ 21 tok/s each, so
 //     3 000–4 500 output tokens take 150–210 s;
 //   - prefill: 20 ms + 80 µs per uncached token + 1 ns per token × context token, chunks of
@@ -145,22 +145,22 @@ func DSV4PD() *Profile {
 		Model:       "deepseek-v4-flash",
 		Description: "DeepSeek-V4-Flash on SGLang with prefill/decode disaggregation (the incident's stack)",
 
-		PrefillBase:          20 * time.Millisecond,
-		PrefillPerToken:      80 * time.Microsecond,
-		PrefillAttnPerToken2: 1,
-		PrefillChunkTokens:   8192,
-		PrefixCacheTokens:    4 << 20,
+		PrefillBase:            20 * time.Millisecond,
+		PrefillPerToken:        80 * time.Microsecond,
+		PrefillAttnPerToken2Ns: 1,
+		PrefillChunkTokens:     8192,
+		PrefixCacheTokens:      4 << 20,
 
-		TransferSerial:   70 * time.Millisecond,
-		TransferPerToken: 5,
-		TransferLatency:  1100 * time.Millisecond,
+		TransferSerial:     70 * time.Millisecond,
+		TransferPerTokenNs: 5,
+		TransferLatency:    1100 * time.Millisecond,
 
-		DecodeBase:        9200 * time.Microsecond,
-		DecodePerSeq:      1090 * time.Microsecond,
-		DecodePerKVToken:  10,
-		MaxRunning:        128,
-		KVCapacityTokens:  1_500_000,
-		DecodeLogInterval: 40,
+		DecodeBase:         9200 * time.Microsecond,
+		DecodePerSeq:       1090 * time.Microsecond,
+		DecodePerKVTokenNs: 10,
+		MaxRunning:         128,
+		KVCapacityTokens:   1_500_000,
+		DecodeLogInterval:  40,
 
 		MaxContextTokens: 163_840,
 		Efforts: map[string]LengthProfile{
