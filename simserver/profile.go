@@ -125,9 +125,10 @@ func (p *Profile) Validate() error {
 // deployment (PRODUCT.md §8):
 //
 //   - decode: DecodeBase 9.2 ms + DecodePerSeq 1.09 ms per running request +
-//     DecodePerKVTokenNs 10 ns per KV token — 812 tok/s at 64 concurrent and 845 tok/s at 96 with
-//     short contexts; 30 agents with ~20 k-token contexts step in ≈ 48 ms, ≈ 21 tok/s each, so
-//     3 000–4 500 output tokens take 150–210 s;
+//     DecodePerKVTokenNs 10 ns per KV token — 806 tok/s at 64 concurrent and 835 tok/s at 96
+//     with ~200-token prompts (TestPureDecodeThroughput; the incident: 812 and 845); 30 agents
+//     with ~20 k-token contexts step in ≈ 48 ms, ≈ 21 tok/s each, so 3 000–4 500 output tokens
+//     take 150–210 s (ocbrowse --rounds 2 measures a mean of 174 s, TPOT 44 ms);
 //   - prefill: 20 ms + 80 µs per uncached token + 1 ns per token × context token, chunks of
 //     8 192 tokens: a 3 000-token batch of short prompts takes ≈ 0.26 s, a 10 k-token uncached
 //     suffix on a 30 k-token context ≈ 1.2 s;
