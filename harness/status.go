@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/scrape"
+	"github.com/agentsim/agentsim/internal/scrape"
 )
 
 // statusLine prints one live line on a terminal, at most once a wall second.

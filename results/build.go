@@ -2,7 +2,7 @@ package results
 
 import (
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/scrape"
+	"github.com/agentsim/agentsim/internal/scrape"
 )
 
 // Builder accumulates a run's events and samples into the counting and statistical parts of

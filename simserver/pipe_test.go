@@ -12,7 +12,7 @@ import (
 	"testing/synctest"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/memnet"
+	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/agentsim/agentsim/cmd"
+	"github.com/agentsim/agentsim/internal/cli"
 )
 
-func main() { os.Exit(cmd.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/events"
+)
+
+// Point is one test of a run: Concurrency requests sent at once and what they measured. Times
+// are simulated.
+type Point struct {
+	// Concurrency is how many requests were sent at once.
+	Concurrency int
+	// Start is when the requests were sent; End when the last call had returned.
+	Start, End time.Time
+	// Calls holds every request's result, in request order.
+	Calls []agents.Result
+	// Samples are the samples taken during the test; their TS counts from the run's start.
+	Samples []events.Sample
+	// Interrupted is set when the run was interrupted during this test.
+	Interrupted bool
+
+	streams []*stream
+	chunks  [][]time.Time // per request, the arrival of every data frame
+}
+
+// collect copies the streams' results once every call has returned.
+func (p *Point) collect() {
+	p.Calls = make([]agents.Result, len(p.streams))
+	p.chunks = make([][]time.Time, len(p.streams))
+	for i, s := range p.streams {
+		s.mu.Lock()
+		p.Calls[i], p.chunks[i] = s.res, s.chunks
+		s.mu.Unlock()
+	}
+}
+
+// WallS is the test's duration in simulated seconds: from sending the requests to the last
+// byte of the last one to complete, or to the end of a failed one if that came later.
+func (p *Point) WallS() float64 {
+	end := p.Start
+	for _, c := range p.Calls {
+		last := c.End
+		if c.OK() {
+			last = c.Last
+		}
+		if last.After(end) {
+			end = last
+		}
+	}
+	return end.Sub(p.Start).Seconds()
+}
+
+// OK counts the requests that completed (their stream reached [DONE]).
+func (p *Point) OK() int {
+	n := 0
+	for _, c := range p.Calls {
+		if c.OK() {
+			n++
+		}
+	}
+	return n
+}
+
+// Failed counts the requests that did not complete.
+func (p *Point) Failed() int { return len(p.Calls) - p.OK() }
+
+// Latencies returns each completed request's latency, from send to its last byte, in simulated
+// seconds, in request order.
+func (p *Point) Latencies() []float64 {
+	var xs []float64
+	for _, c := range p.Calls {
+		if c.OK() {
+			xs = append(xs, c.Last.Sub(c.Sent).Seconds())
+		}
+	}
+	return xs
+}
+
+// ResultLine is the incident's one-line result, in simulated seconds:
+// "RESULT N=16 max_tokens=128 wall=5.4s ok=16/16 lat_min=3.9s lat_max=5.4s lat_mean=5.1s".
+// Latencies are over completed requests; "n/a" when none completed.
+func (p *Point) ResultLine(maxTokens int) string {
+	lat := "lat_min=n/a lat_max=n/a lat_mean=n/a"
+	if xs := p.Latencies(); len(xs) > 0 {
+		lo, hi, sum := xs[0], xs[0], 0.0
+		for _, x := range xs {
+			lo, hi, sum = min(lo, x), max(hi, x), sum+x
+		}
+		lat = fmt.Sprintf("lat_min=%.1fs lat_max=%.1fs lat_mean=%.1fs", lo, hi, sum/float64(len(xs)))
+	}
+	return fmt.Sprintf("RESULT N=%d max_tokens=%d wall=%.1fs ok=%d/%d %s",
+		p.Concurrency, maxTokens, p.WallS(), p.OK(), len(p.Calls), lat)
+}
+
+// PromptTokens returns the mean prompt length the server counted (usage.prompt_tokens) over
+// the requests that reported usage, and false when none did.
+func (p *Point) PromptTokens() (float64, bool) {
+	sum, n := 0, 0
+	for _, c := range p.Calls {
+		if c.Usage.Prompt > 0 {
+			sum += c.Usage.Prompt
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return float64(sum) / float64(n), true
+}
+
+// Failures describes the failed requests by class and status, most frequent first, e.g.
+// "8 × http_status 503"; "" when none failed.
+func (p *Point) Failures() string {
+	counts := map[string]int{}
+	for _, c := range p.Calls {
+		if c.OK() {
+			continue
+		}
+		key := string(c.Class)
+		if c.Status != 0 && c.Status/100 != 2 {
+			key += fmt.Sprintf(" %d", c.Status)
+		}
+		counts[key]++
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if counts[keys[i]] != counts[keys[j]] {
+			return counts[keys[i]] > counts[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d × %s", counts[k], k)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printDetails prints, under the RESULT line, the prompt length the server counted, the
+// output rates and the failures.
+func (p *Point) printDetails(w io.Writer, promptTokens int) {
+	counted := "no usage reported"
+	if n, ok := p.PromptTokens(); ok {
+		counted = fmt.Sprintf("%.0f counted by the server", n)
+	}
+	fmt.Fprintf(w, "  prompt   %d tokens requested per request, %s\n", promptTokens, counted)
+	d := p.Decode()
+	fmt.Fprintf(w, "  output   %.1f tok/s aggregate while ≥ %d of %d streams decoded (t=%.1f–%.1fs); %.1f tok/s per request; %.1f tok/s over the whole test\n",
+		d.TokPerS, d.Threshold, d.Peak, d.FromS, d.ToS, p.PerRequestTokPerS(), p.WholeTokPerS())
+	if f := p.Failures(); f != "" {
+		fmt.Fprintf(w, "  failed   %d/%d: %s; first: %s\n", p.Failed(), len(p.Calls), f, p.firstError())
+	}
+}
+
+// firstError is the message of the first failed request, shortened to one line.
+func (p *Point) firstError() string {
+	for _, c := range p.Calls {
+		if c.Err != nil {
+			msg := strings.ReplaceAll(c.Err.Error(), "\n", " ")
+			if len(msg) > 160 {
+				msg = msg[:160] + "…"
+			}
+			return msg
+		}
+	}
+	return ""
+}

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/internal/scrape"
+)
+
+// Report is what a Run measured: one Point per concurrency, in the order run.
+type Report struct {
+	// Server is the server tested; Speedup the clock's.
+	Server  results.Server
+	Speedup float64
+	// Model is the model name sent; MaxTokens and PromptTokens the request shape, in tokens.
+	Model        string
+	MaxTokens    int
+	PromptTokens int
+	// Sweep is set when the run was a sweep.
+	Sweep bool
+	// Points holds one test per concurrency run (fewer than asked when interrupted).
+	Points []*Point
+	// Metrics is the one-line description of the server gauges found (scrape.Scraper.Found).
+	Metrics string
+	// SimSeconds is the simulated time the tests took, each from sending its requests to its
+	// last byte (the RESULT lines' wall, summed); WallSeconds is the whole run's wall time.
+	SimSeconds  float64
+	WallSeconds float64
+	// Interrupted is set when the run was interrupted.
+	Interrupted bool
+}
+
+// AllOK reports whether every request of every test completed and the run was not
+// interrupted.
+func (r *Report) AllOK() bool {
+	for _, p := range r.Points {
+		if p.Failed() > 0 {
+			return false
+		}
+	}
+	return !r.Interrupted && len(r.Points) > 0
+}
+
+// Results is the report as results.json (command "bench"). Request counts, latencies, tokens
+// and the bench settings describe the last test run — the only one outside a sweep; a sweep
+// lists every test in Bench.Sweep. Bench.Samples holds every sample of the run, TS counting
+// from its start; the verdict covers every test.
+func (r *Report) Results() *results.Results {
+	res := &results.Results{Command: "bench", Server: r.Server, Speedup: r.Speedup,
+		WallSeconds: r.WallSeconds, SimSeconds: r.SimSeconds, Interrupted: r.Interrupted}
+	res.Server.Metrics = r.Metrics
+	res.Bench = &results.Bench{MaxTokens: r.MaxTokens, PromptTokens: r.PromptTokens, Samples: []events.Sample{}}
+	for _, p := range r.Points {
+		res.Bench.Samples = append(res.Bench.Samples, p.Samples...)
+		if r.Sweep {
+			res.Bench.Sweep = append(res.Bench.Sweep, p.sweepPoint())
+		}
+	}
+	if len(r.Points) > 0 {
+		r.Points[len(r.Points)-1].fill(res)
+	}
+	res.Verdict = r.verdict()
+	return res
+}
+
+// verdict is healthy when every request completed, errors otherwise, with one line of evidence
+// per test.
+func (r *Report) verdict() results.Verdict {
+	v := results.Verdict{Kind: "healthy", Evidence: []string{}}
+	ok, sent := 0, 0
+	for _, p := range r.Points {
+		ok, sent = ok+p.OK(), sent+len(p.Calls)
+		v.Evidence = append(v.Evidence, p.evidence())
+	}
+	v.Evidence = append(v.Evidence, r.Metrics)
+	switch {
+	case sent == 0:
+		v.Kind, v.Summary = "errors", "no request was sent"
+	case ok < sent:
+		v.Kind, v.Summary = "errors", fmt.Sprintf("%d of %d requests failed", sent-ok, sent)
+	default:
+		v.Summary = fmt.Sprintf("all %d requests completed", sent)
+	}
+	return v
+}
+
+// evidence describes one test in one line, with units.
+func (p *Point) evidence() string {
+	d := p.Decode()
+	line := fmt.Sprintf("N=%d: %d/%d ok in %.1f s; up to %d streams decoding at once, %.1f tok/s aggregate while ≥ %d did",
+		p.Concurrency, p.OK(), len(p.Calls), p.WallS(), d.Peak, d.TokPerS, d.Threshold)
+	if f := p.Failures(); f != "" {
+		line += "; failed: " + f
+	}
+	if m, ok := p.gaugeMax(scrape.DecodeRunning); ok {
+		line += fmt.Sprintf("; server decode_running max %.0f", m)
+	}
+	return line
+}
+
+// gaugeMax is the largest value of a server gauge over the test's samples.
+func (p *Point) gaugeMax(name string) (float64, bool) {
+	m, found := 0.0, false
+	for _, s := range p.Samples {
+		if v, ok := s.Server[name]; ok {
+			m, found = max(m, v), true
+		}
+	}
+	return m, found
+}
+
+// sweepPoint is the test as one point of the throughput curve.
+func (p *Point) sweepPoint() results.SweepPoint {
+	sp := results.SweepPoint{Concurrency: p.Concurrency, WallS: p.WallS(), OK: p.OK(),
+		OutputTokPerS: p.Decode().TokPerS, PerRequestTokPerS: p.PerRequestTokPerS()}
+	if xs := p.Latencies(); len(xs) > 0 {
+		sp.LatMeanS = results.Summarize(xs).Mean
+	}
+	return sp
+}
+
+// PrintCurve prints the throughput curve of a sweep: one row per concurrency and a line on
+// whether the aggregate rate grows with it.
+func (r *Report) PrintCurve(w io.Writer) {
+	fmt.Fprintf(w, "throughput curve (%d-token outputs; simulated seconds; aggregate = output tok/s while ≥ 90%% of the peak streams decoded at once):\n", r.MaxTokens)
+	fmt.Fprintf(w, "  %6s %9s %7s %9s %9s %16s %18s\n", "N", "ok", "wall", "lat_mean", "decoding", "aggregate tok/s", "per-request tok/s")
+	for _, p := range r.Points {
+		sp := p.sweepPoint()
+		fmt.Fprintf(w, "  %6d %9s %6.1fs %8.1fs %9d %16.1f %18.1f\n", p.Concurrency, fmt.Sprintf("%d/%d", p.OK(), len(p.Calls)),
+			sp.WallS, sp.LatMeanS, p.Decode().Peak, sp.OutputTokPerS, sp.PerRequestTokPerS)
+	}
+	if line := r.scaling(); line != "" {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// scaling compares the lowest and highest concurrency of a sweep in one line.
+func (r *Report) scaling() string {
+	var lo, hi *Point
+	for _, p := range r.Points {
+		if lo == nil || p.Concurrency < lo.Concurrency {
+			lo = p
+		}
+		if hi == nil || p.Concurrency > hi.Concurrency {
+			hi = p
+		}
+	}
+	if lo == nil || lo == hi || lo.Decode().TokPerS <= 0 {
+		return ""
+	}
+	a, b := lo.Decode().TokPerS, hi.Decode().TokPerS
+	line := fmt.Sprintf("scaling: aggregate %.1f → %.1f tok/s (×%.1f) from N=%d to N=%d; per request %.1f → %.1f tok/s",
+		a, b, b/a, lo.Concurrency, hi.Concurrency, lo.PerRequestTokPerS(), hi.PerRequestTokPerS())
+	var verdict string
+	switch {
+	case hi.Concurrency >= 2*lo.Concurrency && b < 1.5*a:
+		verdict = " — flat: the server is not batching concurrent requests"
+	case hi.Concurrency >= 2*lo.Concurrency:
+		verdict = " — decode batches concurrent requests"
+	}
+	return line + verdict
+}

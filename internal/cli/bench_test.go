@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/internal/memnet"
+	"github.com/agentsim/agentsim/results"
+)
+
+// memStarter starts the embedded simulator as startTarget does, configured by the command's
+// --sim-* and --speedup flags, but on an in-memory network, so a whole command can run inside
+// a synctest bubble.
+func memStarter(c *cobra.Command, v *viper.Viper) (*target, error) {
+	cfg := simConfig{Profile: v.GetString("sim-profile"), Faults: v.GetStringSlice("sim-fault"),
+		FaultParams: v.GetStringSlice("sim-fault-param"), Speedup: v.GetFloat64("speedup"), Seed: v.GetUint64("sim-seed")}
+	srv, clk, _, err := buildSimServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ln := memnet.Listen()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
+	client := ln.Client()
+	info := results.Server{URL: "http://sim", Kind: "embedded", Profile: cfg.Profile, Fault: srv.Engine().Faults().Names()}
+	stop := func() { client.CloseIdleConnections(); cancel(); <-done }
+	return &target{info: info, clock: clk, client: client, stop: stop}, nil
+}
+
+// runCommand runs one command as Execute would and returns its exit code, stdout and stderr.
+func runCommand(t *testing.T, c *cobra.Command, args ...string) (int, string, string) {
+	t.Helper()
+	return runCommandIn(t, t.Context(), c, args...)
+}
+
+// runCommandIn is runCommand with ctx as the interrupt.
+func runCommandIn(t *testing.T, ctx context.Context, c *cobra.Command, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	c.SetArgs(args)
+	c.SetOut(&out)
+	c.SetErr(&errOut)
+	c.SilenceUsage, c.SilenceErrors = true, true
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	err := c.ExecuteContext(ctx)
+	if err != nil && !silent(err) {
+		fmt.Fprintf(&errOut, "agentsim: %v\n", err)
+	}
+	return exitCode(err), out.String(), errOut.String()
+}
+
+// agentsim runs the whole command line in-process, as the binary would.
+func agentsim(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Execute(t.Context(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+var benchResult = regexp.MustCompile(`(?m)^RESULT N=(\d+) max_tokens=(\d+) wall=[\d.]+s ok=(\d+)/(\d+) `)
+
+// TestBenchEmbedded runs `agentsim bench` against the embedded simulator at speedup 20 in a
+// bubble and checks its output and its run directory.
+func TestBenchEmbedded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "run")
+		code, out, stderr := runCommand(t, (&benchCmd{start: memStarter}).command(), "--speedup", "20", "--out", dir)
+		require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+		assert.Contains(t, out, "agentsim bench: 16 requests at once × 128 output tokens, ~200-token prompts, against embedded simulator dsv4-pd (faults none), speedup 20")
+		assert.Regexp(t, `(?m)^server metrics: decode_running ← `, out)
+		assert.Regexp(t, `(?m)^t= 0\.0s decode_running=0\.0 prefill_inflight=`, out)
+		assert.Regexp(t, `(?m)^RESULT N=16 max_tokens=128 wall=5\.\ds ok=16/16 lat_min=`, out)
+		assert.Regexp(t, `(?m)^  prompt   200 tokens requested per request, 20\d counted by the server$`, out)
+
+		res, err := results.Read(dir)
+		require.NoError(t, err)
+		assert.Equal(t, "bench", res.Command)
+		assert.Equal(t, results.Requests{Sent: 16, OK: 16}, res.Requests)
+		assert.Equal(t, 16, res.Latency.E2E.N)
+		assert.Equal(t, 20.0, res.Speedup)
+		require.NotNil(t, res.Bench)
+		assert.Equal(t, 16, res.Bench.OK)
+		assert.NotEmpty(t, res.Bench.Samples)
+		b, err := os.ReadFile(filepath.Join(dir, "samples.jsonl"))
+		require.NoError(t, err)
+		assert.Len(t, strings.Split(strings.TrimSpace(string(b)), "\n"), len(res.Bench.Samples), "samples.jsonl holds every sample")
+	})
+}
+
+// TestBenchInterrupted interrupts a bench 2 simulated seconds in, before any request has
+// finished: the requests are cancelled, results.json says so and the exit code is 130.
+func TestBenchInterrupted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		time.AfterFunc(2*time.Second, cancel)
+		dir := filepath.Join(t.TempDir(), "run")
+		code, out, stderr := runCommandIn(t, ctx, (&benchCmd{start: memStarter}).command(), "--out", dir)
+		require.Equal(t, ExitInterrupted, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+		assert.Regexp(t, `(?m)^RESULT N=16 max_tokens=128 wall=2\.0s ok=0/16 lat_min=n/a`, out)
+		res, err := results.Read(dir)
+		require.NoError(t, err)
+		assert.True(t, res.Interrupted)
+		assert.Equal(t, results.Requests{Sent: 16, Cancelled: 16}, res.Requests)
+	})
+}
+
+// fakeServer is an OpenAI-compatible streaming server on a real socket: /v1/models lists one
+// model, chat completions stream max_tokens one-word chunks at once, and nothing else exists
+// (/metrics answers 404). With failEvery n > 0, every n-th chat request gets 503.
+func fakeServer(t *testing.T, failEvery int64) *httptest.Server {
+	var n atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model"}]}`)
+	})
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model     string `json:"model"`
+			MaxTokens int    `json:"max_tokens"`
+			IgnoreEOS bool   `json:"ignore_eos"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "fake-model" || !req.IgnoreEOS {
+			http.Error(w, `{"error":{"message":"bad request","type":"BadRequestError"}}`, http.StatusBadRequest)
+			return
+		}
+		if failEvery > 0 && n.Add(1)%failEvery == 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprint(w, `{"error":{"message":"overloaded","type":"ServiceUnavailableError","code":503}}`)
+			return
+		}
+		streamTokens(w, req.MaxTokens)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// streamTokens writes an SSE stream of n one-word content chunks, the finish and usage chunks
+// and [DONE].
+func streamTokens(w http.ResponseWriter, n int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	f := w.(http.Flusher)
+	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n")
+	for range n {
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word \"}}]}\n\n")
+		f.Flush()
+	}
+	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
+	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":210,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\n", n, n+210)
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// TestBenchWithoutMetrics checks that a server without /metrics still gets the full benchmark,
+// with the not-available line and the client's own view in the sample lines.
+func TestBenchWithoutMetrics(t *testing.T) {
+	srv := fakeServer(t, 0)
+	dir := t.TempDir()
+	code, out, stderr := agentsim(t, "bench", "--server", srv.URL, "--out", dir)
+	require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Contains(t, out, "server metrics: not available (GET "+srv.URL+"/metrics → 404)")
+	assert.Regexp(t, `(?m)^t= 0\.0s in_flight=\d+ chunks=\d+$`, out)
+	assert.Regexp(t, `(?m)^RESULT N=16 max_tokens=128 wall=\d+\.\ds ok=16/16 lat_min=`, out)
+	assert.Contains(t, out, "200 tokens requested per request, 210 counted by the server")
+	res, err := results.Read(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 16, res.Bench.OK)
+	assert.Equal(t, "external", res.Server.Kind)
+	assert.Contains(t, res.Server.Metrics, "not available")
+	assert.Zero(t, res.Server.DecodeRunning.N, "no server gauge")
+}
+
+// TestBenchHalfFailing checks a server that answers 503 to every second request: the run goes
+// on, counts the failures and exits 3.
+func TestBenchHalfFailing(t *testing.T) {
+	srv := fakeServer(t, 2)
+	dir := t.TempDir()
+	code, out, stderr := agentsim(t, "bench", "--server", srv.URL, "--out", dir)
+	assert.Equal(t, ExitVerdict, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	m := benchResult.FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	assert.Equal(t, []string{"16", "128", "8", "16"}, m[1:])
+	assert.Contains(t, out, "failed   8/16: 8 × http_status 503")
+	res, err := results.Read(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 8, res.Bench.Failed)
+	assert.Equal(t, 8, res.Bench.OK)
+	assert.Equal(t, results.Requests{Sent: 16, OK: 8, Errors: 8}, res.Requests)
+	assert.Equal(t, "errors", res.Verdict.Kind)
+}
+
+// TestBenchUnreachable checks that an unreachable server fails fast with exit 1, naming it,
+// before anything is sent.
+func TestBenchUnreachable(t *testing.T) {
+	addr := freeAddr(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	start := time.Now()
+	code, out, stderr := agentsim(t, "bench", "--server", "http://"+addr, "--out", dir)
+	assert.Equal(t, ExitRuntime, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Contains(t, stderr, "unreachable")
+	assert.Contains(t, stderr, addr)
+	assert.NotContains(t, out, "RESULT")
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.NoDirExists(t, dir, "nothing written before the server answers")
+}
+
+// TestBenchRejectsBadFlags checks that each bad flag exits 2 naming the flag, its value and
+// what is allowed, before any server is started.
+func TestBenchRejectsBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  []string
+	}{
+		// No requests at all.
+		{"zero concurrency", []string{"bench", "--concurrency", "0"}, []string{"--concurrency 0 is not allowed: want a whole number ≥ 1"}},
+		// A sweep with a word in it.
+		{"sweep not a number", []string{"bench", "--sweep", "1,x,64"}, []string{`--sweep "1,x,64": "x" is not allowed: want comma-separated whole numbers ≥ 1`}},
+		// A sweep with a zero.
+		{"sweep zero", []string{"bench", "--sweep", "0,16"}, []string{`"0" is not allowed`}},
+		// Both --sweep and --concurrency.
+		{"sweep and concurrency", []string{"bench", "--sweep", "1,16", "--concurrency", "8"}, []string{"--sweep replaces --concurrency"}},
+		// Every problem at once.
+		{"several", []string{"bench", "--max-tokens", "-5", "--prompt-tokens", "0", "--sample-interval", "0s"},
+			[]string{"--max-tokens -5 is not allowed", "--prompt-tokens 0 is not allowed", "--sample-interval 0s is not allowed: want a duration > 0"}},
+		// Not a number at all: pflag's own message, still exit 2.
+		{"concurrency word", []string{"bench", "--concurrency", "many"}, []string{"--concurrency"}},
+		// --speedup only applies to the embedded simulator.
+		{"speedup with server", []string{"bench", "--server", "http://127.0.0.1:1", "--speedup", "20"}, []string{"--speedup applies only to the embedded simulator"}},
+		// compare shares the request-shape checks.
+		{"compare zero concurrency", []string{"compare", "--concurrency", "0"}, []string{"--concurrency 0 is not allowed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := agentsim(t, tc.args...)
+			assert.Equal(t, ExitUsage, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+			for _, m := range tc.msg {
+				assert.Contains(t, stderr, m)
+			}
+		})
+	}
+}

@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/agentsim/agentsim/internal/bench"
+	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// compareCmd is `agentsim compare`: bench and run against the same server, side by side.
+type compareCmd struct {
+	v     *viper.Viper
+	start starter // nil: startTarget
+}
+
+func (k *compareCmd) command() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "compare",
+		Short: "Run the synthetic bench, then an agentic workload, against the same server, side by side",
+		Long: `Run the decisive batching test (as agentsim bench: --concurrency requests of --max-tokens
+output tokens with ~--prompt-tokens prompts), then a workload (as agentsim run, default ocbrowse),
+against the same server — one embedded simulator for both parts, or --server — and print them
+side by side with one conclusion line. A short synthetic benchmark can pass while the agentic
+workload, with its long and growing contexts, wedges: compare shows both at once.
+
+The run directory holds synthetic/ and agentic/ with each part's files, and a results.json with
+both parts (parts.synthetic, parts.agentic) and the conclusion.
+
+Exit codes: 0 both parts healthy (the agentic one may be slow), 1 runtime failure, 2 usage or
+configuration error, 3 the agentic verdict is neither healthy nor slow or a synthetic request
+failed, 130 interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: k.run,
+	}
+	f := c.Flags()
+	addWorkloadFlags(f, "ocbrowse")
+	addBenchFlags(f)
+	addServerFlags(f)
+	k.v = newViper(f)
+	return c
+}
+
+func (k *compareCmd) run(c *cobra.Command, _ []string) error {
+	w, err := loadWorkload(c, k.v)
+	if err != nil {
+		return err
+	}
+	o, err := benchOptions(c, k.v, false)
+	if err != nil {
+		return err
+	}
+	t, err := startWith(k.start, c, k.v)
+	if err != nil {
+		return err
+	}
+	defer t.stop()
+	dir, out := runDir(k.v, "compare"), c.OutOrStdout()
+	start, wallFrom := t.clock.Now(), t.clock.WallNow()
+	fmt.Fprintf(out, "agentsim compare: synthetic bench, then %s, against %s, speedup %g\n",
+		w.Name, serverName(t.info.URL, t.info.Kind, t.info.Profile, t.info.Fault), t.clock.Speedup())
+	top := &results.Results{Command: "compare", Workload: w.Name, Server: t.info, Speedup: t.clock.Speedup(),
+		Parts: map[string]*results.Results{}}
+	syn, err := k.synthetic(c, t, o, w, filepath.Join(dir, "synthetic"))
+	if err != nil {
+		return runtimeError(err)
+	}
+	top.Parts["synthetic"] = syn
+	var ag *results.Results
+	if !syn.Interrupted && c.Context().Err() == nil {
+		if ag, err = k.agentic(c, t, w, filepath.Join(dir, "agentic")); err != nil {
+			return runtimeError(err)
+		}
+		top.Parts["agentic"] = ag
+	}
+	top.SimSeconds, top.WallSeconds = t.clock.Since(start).Seconds(), t.clock.WallNow().Sub(wallFrom).Seconds()
+	conclude(top, syn, ag, failedRounds(filepath.Join(dir, "agentic")))
+	printComparison(out, top, syn, ag, dir)
+	if err := results.Write(dir, top); err != nil {
+		return runtimeError(err)
+	}
+	return verdictExit(top)
+}
+
+// synthetic runs the bench part with the workload's model and seed.
+func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *workloads.Workload, dir string) (*results.Results, error) {
+	out := c.OutOrStdout()
+	fmt.Fprintf(out, "\n── synthetic: %d requests at once × %d output tokens, ~%d-token prompts ──\n", o.Concurrency[0], o.MaxTokens, o.PromptTokens)
+	o.Server, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
+	o.APIKey, o.MetricsURLs, o.Model, o.Seed = k.v.GetString("api-key"), k.v.GetStringSlice("metrics-url"), w.Model, w.Seed
+	rep, err := bench.Run(c.Context(), o)
+	if err != nil {
+		return nil, err
+	}
+	return rep.Results(), nil
+}
+
+// agentic runs the workload part and prints its summary.
+func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload, dir string) (*results.Results, error) {
+	out := c.OutOrStdout()
+	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
+	res, err := harness.Run(c.Context(), harness.Options{
+		Command: "run", Workload: w, Clock: t.clock, Server: t.info, APIKey: k.v.GetString("api-key"),
+		MetricsURLs: k.v.GetStringSlice("metrics-url"), Dir: dir,
+		Out: out, Live: isTerminal(out), HTTPClient: t.client,
+	})
+	if err != nil {
+		return nil, err
+	}
+	harness.PrintSummary(out, res, dir)
+	return res, nil
+}
+
+// conclude sets the comparison's conclusion, verdict and interruption from its parts. The
+// verdict is the agentic part's unless that one is fine and the synthetic part is not.
+func conclude(top, syn, ag *results.Results, failed bench.Rounds) {
+	top.Conclusion = bench.Conclusion(syn, ag, failed)
+	top.Interrupted = syn.Interrupted || (ag != nil && ag.Interrupted)
+	top.Verdict = syn.Verdict
+	if ag != nil && (syn.Verdict.Kind == diagnose.Healthy || !diagnose.Progressing(ag.Verdict.Kind)) {
+		top.Verdict = ag.Verdict
+	}
+	top.Verdict.Summary = top.Conclusion
+	top.Verdict.Evidence = []string{"synthetic: " + syn.Verdict.Summary}
+	if ag != nil {
+		top.Verdict.Evidence = append(top.Verdict.Evidence, "agentic: "+ag.Verdict.Summary)
+	}
+}
+
+// printComparison prints the side-by-side table and the conclusion.
+func printComparison(out io.Writer, top, syn, ag *results.Results, dir string) {
+	fmt.Fprintln(out, "\n── side by side ──")
+	bench.PrintSideBySide(out, syn, ag)
+	fmt.Fprintf(out, "conclusion: %s\n", top.Conclusion)
+	fmt.Fprintf(out, "files: %s\n", filepath.Join(dir, "{results.json, synthetic/, agentic/}"))
+}
+
+// failedRounds reads the agentic part's events and returns the range of rounds that failed;
+// the zero Rounds when none did or the events cannot be read.
+func failedRounds(dir string) bench.Rounds {
+	evs, err := events.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return bench.Rounds{}
+	}
+	var r bench.Rounds
+	for _, e := range evs {
+		if e.Kind != events.RoundDone || e.Outcome == "ok" {
+			continue
+		}
+		if r.Lo == 0 || e.Round < r.Lo {
+			r.Lo = e.Round
+		}
+		r.Hi = max(r.Hi, e.Round)
+	}
+	return r
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/results"
+)
+
+// diagnoseCmd is `agentsim diagnose DIR`: the verdict of a recorded run, re-derived from its
+// files.
+type diagnoseCmd struct {
+	v *viper.Viper
+}
+
+func newDiagnoseCmd() *diagnoseCmd { return &diagnoseCmd{} }
+
+func (d *diagnoseCmd) command() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "diagnose DIR",
+		Short: "Re-derive the verdict of a recorded run from its run directory",
+		Long: `Read a run directory (events.jsonl, samples.jsonl, config.yaml) and judge the run as the live
+watchdog did: healthy, slow, server-serialized, stalled-streams, pacer-starvation, deadlock or
+errors, with evidence in simulated seconds. It works on a run that was killed, too: its files
+hold every event up to its last second.
+
+Exit codes: 0 healthy or slow, 2 DIR missing or not a run directory, 3 any other verdict.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("diagnose takes one run directory, e.g. agentsim diagnose runs/20261129T194516Z-ocbrowse; got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: d.run,
+	}
+	c.Flags().Bool("json", false, "print the verdict as JSON (the verdict object of results.json)")
+	d.v = newViper(c.Flags())
+	return c
+}
+
+func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
+	dir := args[0]
+	if err := isDir(dir); err != nil {
+		return usageError(fmt.Errorf("diagnose %s: %w", dir, err))
+	}
+	v, _, err := diagnose.FromDir(dir)
+	if err != nil {
+		return usageError(fmt.Errorf("diagnose %s: not a run directory: %w", dir, err))
+	}
+	if d.v.GetBool("json") {
+		err = diagnose.RenderJSON(c.OutOrStdout(), v)
+	} else {
+		err = diagnose.Render(c.OutOrStdout(), v)
+	}
+	if err != nil {
+		return runtimeError(err)
+	}
+	noteRecorded(c, dir, v)
+	if diagnose.Progressing(v.Kind) {
+		return nil
+	}
+	return &ExitError{Code: ExitVerdict}
+}
+
+// noteRecorded says on stderr when the run's own results.json recorded another verdict (an
+// older agentsim judged it, or the file was edited); a run killed before writing it has none.
+func noteRecorded(c *cobra.Command, dir string, v results.Verdict) {
+	r, err := results.Read(dir)
+	if err != nil || (r.Verdict.Kind == v.Kind && r.Verdict.Summary == v.Summary) {
+		return
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "agentsim: note: the run recorded a different verdict in results.json: %s — %s\n",
+		r.Verdict.Kind, r.Verdict.Summary)
+}
+
+// isDir returns why dir is not a directory, or nil.
+func isDir(dir string) error {
+	fi, err := os.Stat(dir)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return errors.New("not a directory: want a run directory holding events.jsonl, samples.jsonl and config.yaml")
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/memnet"
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// recordRun runs workload smoke with the given --set overrides against the embedded
+// simulator with the given faults, over an in-memory network, into dir; call it inside a
+// synctest bubble. It returns the results the run wrote.
+func recordRun(t *testing.T, dir string, sets map[string]string, faults, params []string) *results.Results {
+	t.Helper()
+	var over []workloads.Override
+	for k, v := range sets {
+		over = append(over, workloads.Override{Key: k, Value: v, Source: "--set"})
+	}
+	w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke", Overrides: over})
+	require.NoError(t, err)
+	srv, clk, _, err := buildSimServer(simConfig{Profile: "dsv4-pd", Faults: faults, FaultParams: params, Speedup: 20, Seed: 1})
+	require.NoError(t, err)
+	ln := memnet.Listen()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(ctx, ln) }()
+	client := ln.Client()
+	defer func() { client.CloseIdleConnections(); cancel(); <-served }()
+	res, err := harness.Run(t.Context(), harness.Options{
+		Command: "run", Workload: w, Clock: clk, Dir: dir, Out: io.Discard, HTTPClient: client,
+		Server: results.Server{URL: "http://sim", Kind: "embedded", Profile: "dsv4-pd"},
+	})
+	require.NoError(t, err)
+	return res
+}
+
+// diagnoseArgs runs `agentsim diagnose` with args through the whole command line.
+func diagnoseArgs(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = Execute(context.Background(), append([]string{"diagnose"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestDiagnoseRunDirectory records two runs — smoke on a healthy simulator, and smoke with
+// every request pinned in prefill (fault prefill-pin, fraction 1: the watchdog ends the run
+// 20 s in, a deadlock) — and checks that `agentsim diagnose DIR` prints the verdict the run
+// recorded, as text and as JSON, with the exit code of `agentsim run`.
+func TestDiagnoseRunDirectory(t *testing.T) {
+	cases := []struct {
+		name   string
+		faults []string
+		params []string
+		kind   string
+		code   int
+	}{
+		// Healthy: exit 0.
+		{"healthy", nil, nil, diagnose.Healthy, ExitOK},
+		// A deadlock: exit 3.
+		{"deadlock", []string{"prefill-pin"}, []string{"fraction=1"}, diagnose.Deadlock, ExitVerdict},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "run")
+				res := recordRun(t, dir, nil, c.faults, c.params)
+				require.Equal(t, c.kind, res.Verdict.Kind, "%s\n%s", res.Verdict.Summary, strings.Join(res.Verdict.Evidence, "\n"))
+
+				code, out, stderr := diagnoseArgs(dir)
+				assert.Equal(t, c.code, code, "agentsim diagnose %s; stderr: %s", dir, stderr)
+				assert.Empty(t, stderr)
+				var want bytes.Buffer
+				require.NoError(t, diagnose.Render(&want, res.Verdict))
+				assert.Equal(t, want.String(), out)
+				assert.True(t, strings.HasPrefix(out, "verdict: "+c.kind+" — "+res.Verdict.Summary+"\n"), "agentsim diagnose %s printed\n%s", dir, out)
+
+				code, out, stderr = diagnoseArgs("--json", dir)
+				assert.Equal(t, c.code, code, "agentsim diagnose --json %s; stderr: %s", dir, stderr)
+				var got results.Verdict
+				require.NoError(t, json.Unmarshal([]byte(out), &got), "--json printed %q", out)
+				assert.Equal(t, res.Verdict, got)
+			})
+		})
+	}
+}
+
+// A results.json whose verdict differs from what the files say (judged by an older agentsim,
+// or edited) is pointed out on stderr; the files decide.
+func TestDiagnoseNotesRecordedVerdict(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "run")
+		res := recordRun(t, dir, nil, nil, nil)
+		res.Verdict = results.Verdict{Kind: diagnose.Deadlock, Summary: "every running agent (4/4) waits", Evidence: []string{}}
+		require.NoError(t, results.Write(dir, res))
+
+		code, out, stderr := diagnoseArgs(dir)
+		assert.Equal(t, ExitOK, code)
+		assert.Contains(t, out, "verdict: healthy — ")
+		assert.Equal(t, "agentsim: note: the run recorded a different verdict in results.json: deadlock — every running agent (4/4) waits\n", stderr)
+	})
+}
+
+// TestDiagnoseBadArguments checks that a missing, empty or wrong run directory, and a wrong
+// number of arguments, are usage errors (exit 2) that say what is wrong.
+func TestDiagnoseBadArguments(t *testing.T) {
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "results.json")
+	require.NoError(t, os.WriteFile(file, []byte("{}"), 0o644))
+	empty := filepath.Join(tmp, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	for _, c := range []struct {
+		name string
+		args []string
+		msg  []string // in stderr
+	}{
+		// No directory at all.
+		{"no argument", nil, []string{"diagnose takes one run directory", "got 0 arguments"}},
+		// Two directories.
+		{"two arguments", []string{tmp, tmp}, []string{"got 2 arguments"}},
+		// A directory that does not exist.
+		{"missing", []string{filepath.Join(tmp, "nope")}, []string{"diagnose " + filepath.Join(tmp, "nope") + ": no such file or directory"}},
+		// A file, not a directory.
+		{"a file", []string{file}, []string{"not a directory"}},
+		// A directory without the run's files.
+		{"empty directory", []string{empty}, []string{"not a run directory", "config.yaml: no such file or directory"}},
+		// A bad flag.
+		{"bad flag", []string{"--jsn", tmp}, []string{"--jsn"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, stderr := diagnoseArgs(c.args...)
+			assert.Equal(t, ExitUsage, code, "agentsim diagnose %v; stderr: %s", c.args, stderr)
+			assert.Empty(t, out)
+			for _, m := range c.msg {
+				assert.Contains(t, stderr, m)
+			}
+		})
+	}
+}

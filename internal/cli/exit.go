@@ -1,0 +1,50 @@
+// Package cmd holds agentsim's command line: one small cobra command per file, each with its
+// own viper instance, and the mapping from errors to process exit codes.
+package cli
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes (PRODUCT.md §2).
+const (
+	ExitOK          = 0   // finished; verdict healthy or slow
+	ExitRuntime     = 1   // runtime failure: server unreachable, disk full…
+	ExitUsage       = 2   // usage or configuration error
+	ExitVerdict     = 3   // finished with any other verdict
+	ExitInterrupted = 130 // interrupted by Ctrl-C
+)
+
+// ExitError attaches a process exit code to an error. Only Main turns it into an exit.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageError marks err as a usage or configuration error (exit 2).
+func usageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// runtimeError marks err as a runtime failure (exit 1).
+func runtimeError(err error) error { return &ExitError{Code: ExitRuntime, Err: err} }
+
+// exitCode returns the exit code err carries; errors without one are runtime failures.
+func exitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var e *ExitError
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ExitRuntime
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver"
+)
+
+// serveCmd is `agentsim serve`: the simulated inference server on its own.
+type serveCmd struct {
+	v *viper.Viper
+}
+
+func newServeCmd() *serveCmd { return &serveCmd{} }
+
+func (s *serveCmd) command() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the simulated OpenAI-compatible inference server",
+		Long: `Run the simulated inference server alone, for other clients and harnesses. It speaks the
+OpenAI chat-completions API (streaming and not) on POST /v1/chat/completions, lists its model on
+GET /v1/models, exposes SGLang- and vLLM-named Prometheus metrics on GET /metrics and answers
+GET /health. Faults reproduce the ways real stacks wedge (see --fault).`,
+		Args: cobra.NoArgs,
+		RunE: s.run,
+	}
+	f := c.Flags()
+	f.String("addr", "127.0.0.1:30000", "address to listen on (host:port; port 0 picks a free one)")
+	f.String("profile", "dsv4-pd", fmt.Sprintf("engine profile, one of %v", simserver.ProfileNames()))
+	f.StringSlice("fault", nil, fmt.Sprintf("fault(s) to inject, comma-separated: %v", simserver.FaultNames()))
+	f.StringArray("fault-param", nil, "fault parameter name.key=value (or key=value with one fault); repeatable")
+	f.Float64("speedup", 1, "simulated time passes this many times faster than wall time (1–1000000)")
+	f.Uint64("seed", 1, "seed for every random decision (output lengths, faults)")
+	f.String("access-log", "", "append one model-gateway-style line per request to this file (latency in µs)")
+	f.String("api-key", "", "require this bearer token on /v1/* (or set AGENTSIM_API_KEY); never printed")
+	s.v = newViper(f)
+	return c
+}
+
+func (s *serveCmd) run(c *cobra.Command, _ []string) error {
+	v := s.v
+	cfg := simConfig{
+		Profile: v.GetString("profile"), Faults: v.GetStringSlice("fault"),
+		FaultParams: v.GetStringSlice("fault-param"), Speedup: v.GetFloat64("speedup"),
+		Seed: v.GetUint64("seed"), APIKey: v.GetString("api-key"),
+	}
+	if path := v.GetString("access-log"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return runtimeError(fmt.Errorf("open access log: %w", err))
+		}
+		defer f.Close()
+		cfg.AccessLog = f
+	}
+	srv, _, desc, err := buildSimServer(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", v.GetString("addr"))
+	if err != nil {
+		return runtimeError(fmt.Errorf("listen on %s: %w", v.GetString("addr"), err))
+	}
+	fmt.Fprintf(c.OutOrStdout(), "agentsim serve: listening on http://%s (%s)\n", ln.Addr(), desc)
+	if err := srv.Serve(c.Context(), ln); err != nil && !errors.Is(err, net.ErrClosed) {
+		return runtimeError(err)
+	}
+	fmt.Fprintln(c.OutOrStdout(), "agentsim serve: stopped")
+	return nil
+}
+
+// simConfig is how the embedded or standalone simulator is configured from flags.
+type simConfig struct {
+	Profile     string
+	Faults      []string
+	FaultParams []string
+	Speedup     float64
+	Seed        uint64
+	APIKey      string
+	AccessLog   io.Writer
+}
+
+// buildSimServer validates a simulator configuration and builds the server and its clock;
+// configuration errors are usage errors. It also returns a one-line description for the
+// operator.
+func buildSimServer(cfg simConfig) (*simserver.Server, *clock.Clock, string, error) {
+	prof, err := simserver.LookupProfile(cfg.Profile)
+	if err != nil {
+		return nil, nil, "", usageError(fmt.Errorf("profile: %w", err))
+	}
+	faults, err := simserver.ParseFaults(cfg.Faults, cfg.FaultParams, cfg.Seed)
+	if err != nil {
+		return nil, nil, "", usageError(err)
+	}
+	clk, err := clock.New(cfg.Speedup)
+	if err != nil {
+		return nil, nil, "", usageError(fmt.Errorf("--speedup: %w", err))
+	}
+	srv, err := simserver.New(simserver.Options{Profile: prof, Faults: faults, Clock: clk, APIKey: cfg.APIKey, AccessLog: cfg.AccessLog})
+	if err != nil {
+		return nil, nil, "", usageError(err)
+	}
+	desc := fmt.Sprintf("profile %s, faults %s, speedup %g, seed %d", prof.Name, faults, cfg.Speedup, cfg.Seed)
+	return srv, clk, desc, nil
+}
