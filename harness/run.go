@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/internal/scrape"
 )
 
 // Run runs the workload to its end and returns the results it also wrote to the run

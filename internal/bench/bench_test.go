@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/results"
 )
 
 // resultLine matches the RESULT line and captures N, max_tokens, wall, ok, sent and the three

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/agents"
 )
 
 // Point is one test of a run: Concurrency requests sent at once and what they measured. Times

@@ -5,8 +5,8 @@ import (
 	"io"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/results"
 )
 
 // Report is what a Run measured: one Point per concurrency, in the order run.

@@ -2,8 +2,8 @@ package bench
 
 import (
 	"github.com/agentsim/agentsim/internal/agents"
-	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/results"
 )
 
 // fill writes the test's counts, latency statistics, tokens, gauges and bench figures into r.

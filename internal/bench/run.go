@@ -11,12 +11,12 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/workloads"
 )
 

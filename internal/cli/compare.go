@@ -8,10 +8,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"github.com/agentsim/agentsim/internal/bench"
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/bench"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )

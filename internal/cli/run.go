@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/viper"
 	"golang.org/x/term"
 
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )

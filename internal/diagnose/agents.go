@@ -1,8 +1,8 @@
 package diagnose
 
 import (
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/agents"
 )
 
 // Agent states, the harness's own (agents.State, as samples.jsonl counts them), plus
