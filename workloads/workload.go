@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/policy"
 )
 
 // Workload is one resolved workload: the schema of a workload file. Durations are simulated
@@ -30,7 +31,7 @@ type Workload struct {
 	// Request describes each chat completion request.
 	Request Request `mapstructure:"request" yaml:"request"`
 	// Retry is the retry policy for failed requests.
-	Retry pacer.Retry `mapstructure:"retry" yaml:"retry"`
+	Retry policy.Retry `mapstructure:"retry" yaml:"retry"`
 	// ToolTime is the time the read step's tool takes, each round.
 	ToolTime DurationDist `mapstructure:"tool_time" yaml:"tool_time"`
 	// ThinkTime is the pause after a response before the next round.
@@ -72,7 +73,7 @@ type Request struct {
 	// as benchmark clients do, so every response has exactly that length.
 	ForceOutputLength bool `mapstructure:"force_output_length" yaml:"force_output_length"`
 	// Timeouts are the keys timeout, ttft_timeout and idle_timeout; 0 means none.
-	pacer.Timeouts `mapstructure:",squash" yaml:",inline"`
+	policy.Timeouts `mapstructure:",squash" yaml:",inline"`
 }
 
 // Watchdog sets the live watchdog's thresholds, in simulated time.
@@ -110,7 +111,7 @@ func Defaults() Workload {
 			MaxTokens:       4096,
 			OutputTokens:    Const(256),
 		},
-		Retry:          pacer.Retry{Backoff: time.Second, MaxBackoff: 30 * time.Second},
+		Retry:          policy.Retry{Backoff: time.Second, MaxBackoff: 30 * time.Second},
 		ToolTime:       ConstDuration(0),
 		ThinkTime:      ConstDuration(0),
 		Pacer:          pacer.Config{Kind: "unlimited"},

@@ -15,7 +15,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/policy"
 )
 
 // call is the state of one Client.Call. Only the goroutine running Call touches it, except
@@ -211,7 +211,7 @@ func (k *call) firstToken(now time.Time) {
 
 // finish stamps the end and names the failure: the caller's cancellation first, then the
 // timeout that cancelled the call, then the error's type.
-func (k *call) finish(parent, ctx context.Context, err error, to pacer.Timeouts) {
+func (k *call) finish(parent, ctx context.Context, err error, to policy.Timeouts) {
 	k.res.End = k.clk.Now()
 	k.res.Content = k.content.String()
 	if err == nil {

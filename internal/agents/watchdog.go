@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/policy"
 )
 
 // watchdog enforces the TTFT and idle timeouts of one call with a single timer that cancels
@@ -34,7 +34,7 @@ type watchdog struct {
 }
 
 // start begins watching a request sent at sent; to.Request is not the watchdog's concern.
-func (w *watchdog) start(clk *clock.Clock, sent time.Time, to pacer.Timeouts, cancel context.CancelCauseFunc) {
+func (w *watchdog) start(clk *clock.Clock, sent time.Time, to policy.Timeouts, cancel context.CancelCauseFunc) {
 	w.clk, w.sent, w.ttft, w.idle, w.cancel = clk, sent, to.TTFT, to.Idle, cancel
 	w.last.Store(-1)
 	if w.ttft > 0 {

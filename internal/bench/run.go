@@ -15,7 +15,7 @@ import (
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/internal/scrape"
-	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -155,6 +155,6 @@ func (b *bench) request(round, i int) agents.Request {
 		Model:     b.o.Model,
 		Messages:  []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt}},
 		MaxTokens: b.o.MaxTokens, IgnoreEOS: true,
-		Timeouts: pacer.Timeouts{Request: b.o.Timeout},
+		Timeouts: policy.Timeouts{Request: b.o.Timeout},
 	}
 }

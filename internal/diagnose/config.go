@@ -48,7 +48,7 @@ func ConfigFrom(w *workloads.Workload) Config {
 		StallAfter:    w.Watchdog.StallAfter,
 		HangAfter:     w.Watchdog.HangAfter,
 		SlowAfter:     w.Watchdog.SlowAfter,
-		TimeoutsArmed: t.Request > 0 || t.TTFT > 0 || t.Idle > 0,
+		TimeoutsArmed: t.Armed(),
 		PacerKind:     w.Pacer.Kind,
 		PacerSlots:    w.Pacer.Slots,
 		LeakOnTimeout: w.Pacer.LeakOnTimeout,
