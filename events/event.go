@@ -55,10 +55,14 @@ type Event struct {
 	// Pacer.
 	PacerWaitS float64 `json:"pacer_wait_s,omitempty"`
 	Permit     uint64  `json:"permit,omitempty"`
-	Outcome    string  `json:"outcome,omitempty"`
-	Leaked     bool    `json:"leaked,omitempty"`
+	// RequestOutcome (release) is how the request behind the permit ended; Leaked (release)
+	// is set when the permit was deliberately kept (leak_on_timeout).
+	RequestOutcome RequestOutcome `json:"request_outcome,omitempty"`
+	Leaked         bool           `json:"leaked,omitempty"`
+	// Outcome (round_done) is how the round ended; Class says how a failed one failed.
+	Outcome RoundOutcome `json:"outcome,omitempty"`
 
-	// Request outcome.
+	// How a request ended (terminal events).
 	Status           int     `json:"status,omitempty"`
 	Class            string  `json:"class,omitempty"`
 	Message          string  `json:"message,omitempty"`

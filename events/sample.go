@@ -10,7 +10,7 @@ type Sample struct {
 	Server       map[string]float64 `json:"server,omitempty"`
 	ServerErrors []string           `json:"server_errors,omitempty"`
 	// Agents counts agents per state (reading, pacer_wait, requesting, thinking, done…).
-	Agents map[string]int `json:"agents,omitempty"`
+	Agents map[State]int `json:"agents,omitempty"`
 	// InFlight is requests sent without a terminal event; OldestSilenceS is the longest time
 	// any of them has gone without a byte.
 	InFlight       int     `json:"in_flight"`

@@ -69,7 +69,7 @@ func (b *Builder) Event(e events.Event) {
 	case events.PacerAcquired:
 		b.lat.pacerWait = append(b.lat.pacerWait, e.PacerWaitS)
 	case events.RoundDone:
-		if e.Outcome == "ok" {
+		if e.Outcome == events.RoundOK {
 			b.rounds.Completed++
 		} else {
 			b.rounds.Failed++

@@ -24,13 +24,13 @@ func TestBuilderCountsMatchEvents(t *testing.T) {
 	for _, e := range []events.Event{
 		{Kind: events.RequestSent, Request: "a1"},
 		{Kind: events.Done, Request: "a1", LatencyS: 10, TTFTS: 2, CompletionTokens: 801, ReasoningTokens: 600, PromptTokens: 1000, ITLS: 0.01},
-		{Kind: events.RoundDone, Outcome: "ok"},
+		{Kind: events.RoundDone, Outcome: events.RoundOK},
 		{Kind: events.RequestSent, Request: "a2"},
 		{Kind: events.Error, Request: "a2", Class: "http_status", Status: 503},
 		{Kind: events.Retry, Request: "a2"},
 		{Kind: events.RequestSent, Request: "a3"},
 		{Kind: events.Timeout, Request: "a3", Class: "timeout_idle", MaxGapS: 130},
-		{Kind: events.RoundDone, Outcome: "failed"},
+		{Kind: events.RoundDone, Outcome: events.RoundFailed},
 		{Kind: events.RequestSent, Request: "a4"},
 	} {
 		b.Event(e)

@@ -152,7 +152,7 @@ func failedRounds(dir string) bench.Rounds {
 	}
 	var r bench.Rounds
 	for _, e := range evs {
-		if e.Kind != events.RoundDone || e.Outcome == "ok" {
+		if e.Kind != events.RoundDone || e.Outcome == events.RoundOK {
 			continue
 		}
 		if r.Lo == 0 || e.Round < r.Lo {

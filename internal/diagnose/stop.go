@@ -46,7 +46,7 @@ func Progressing(kind string) bool { return kind == Healthy || kind == Slow }
 // the agent the same way). The first one fixes the stop verdict, judged before e applies.
 func (a *Analyzer) onStop(e events.Event) {
 	cancelled := e.Kind == events.Cancelled
-	abandoned := e.Kind == events.AgentDone && e.Agent < len(a.agents) && a.agents[e.Agent].state == statePacerWait
+	abandoned := e.Kind == events.AgentDone && e.Agent < len(a.agents) && a.agents[e.Agent].state == events.StatePacerWait
 	if !cancelled && !abandoned {
 		return
 	}

@@ -25,7 +25,7 @@ func (w *world) stop(t float64) *world {
 			w.events = append(w.events, e)
 		}
 		switch ps[len(ps)-1].state {
-		case stateRequesting:
+		case events.StateRequesting:
 			for _, r := range w.reqs {
 				if r.agent == id && math.IsInf(r.end, 1) {
 					r.end, r.bytesUntil = t, min(r.bytesUntil, t)
@@ -35,18 +35,18 @@ func (w *world) stop(t float64) *world {
 			for _, p := range w.permits {
 				if p.agent == id && math.IsInf(p.to, 1) && math.IsInf(p.leakedAt, 1) {
 					p.to = t
-					at(events.Event{Kind: events.Release, Permit: p.id, Outcome: "cancelled"})
+					at(events.Event{Kind: events.Release, Permit: p.id, RequestOutcome: events.RequestCancelled})
 				}
 			}
-			at(events.Event{Kind: events.RoundDone, Outcome: "failed", Class: "cancelled"})
-		case statePacerWait:
+			at(events.Event{Kind: events.RoundDone, Outcome: events.RoundFailed, Class: "cancelled"})
+		case events.StatePacerWait:
 			at(events.Event{Kind: events.Warning, Message: "pacer: context canceled"})
 		default:
 			continue
 		}
 		ps[len(ps)-1].to = t
 		at(events.Event{Kind: events.AgentDone})
-		w.phases[id] = append(ps, phase{state: stateDone, from: t, to: inf})
+		w.phases[id] = append(ps, phase{state: events.StateDone, from: t, to: inf})
 	}
 	return w
 }

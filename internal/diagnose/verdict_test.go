@@ -223,7 +223,7 @@ func TestPastStallInEvidence(t *testing.T) {
 		{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"},
 		{TS: 3, Kind: events.FirstReasoning, Request: "a0-r1-0"},
 		{TS: 201, Kind: events.Done, Request: "a0-r1-0", LatencyS: 200, TTFTS: 2, CompletionTokens: 1000, MaxGapS: 150},
-		{TS: 201, Kind: events.RoundDone, Outcome: "ok"},
+		{TS: 201, Kind: events.RoundDone, Outcome: events.RoundOK},
 		{TS: 201, Kind: events.AgentDone},
 	} {
 		a.Event(e)
