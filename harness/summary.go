@@ -36,7 +36,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 			r.Server.DecodeRunning.Mean, r.Server.DecodeRunning.Max,
 			r.Server.PrefillInflight.Mean, r.Server.PrefillInflight.Max, r.Server.Samples)},
 		{"", r.Server.Metrics},
-		{"verdict", r.Verdict.Kind + ": " + r.Verdict.Summary},
+		{"verdict", string(r.Verdict.Kind) + ": " + r.Verdict.Summary},
 	}
 	for _, e := range r.Verdict.Evidence {
 		rows = append(rows, [2]string{"", "- " + e})

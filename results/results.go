@@ -104,13 +104,6 @@ type MeanMax struct {
 	N    int     `json:"n"`
 }
 
-// Verdict is the diagnosis of the run (PRODUCT.md §7).
-type Verdict struct {
-	Kind     string   `json:"kind"`
-	Summary  string   `json:"summary"`
-	Evidence []string `json:"evidence"`
-}
-
 // Write writes r as indented JSON to dir/results.json, atomically (temp file, then rename).
 func Write(dir string, r *Results) error {
 	r.Schema = Schema

@@ -131,7 +131,7 @@ func TestResultsJSON(t *testing.T) {
 		res := rep.Results()
 		assert.Equal(t, "bench", res.Command)
 		assert.Equal(t, results.Requests{Sent: 16, OK: 16}, res.Requests)
-		assert.Equal(t, "healthy", res.Verdict.Kind, "%+v", res.Verdict)
+		assert.Equal(t, results.Healthy, res.Verdict.Kind, "%+v", res.Verdict)
 		for name, s := range map[string]results.Summary{"ttft": res.Latency.TTFT, "ttft_content": res.Latency.TTFTContent,
 			"itl": res.Latency.ITL, "tpot": res.Latency.TPOT, "e2e": res.Latency.E2E} {
 			assert.Equal(t, 16, s.N, "%s observations", name)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -29,15 +28,15 @@ func Conclusion(syn, ag *results.Results, failed Rounds) string {
 		return s + "; agentic part not run"
 	}
 	a := agentic(ag, failed)
-	synOK := syn.Verdict.Kind == diagnose.Healthy && !syn.Interrupted
+	synOK := syn.Verdict.Kind == results.Healthy && !syn.Interrupted
 	switch {
 	case ag.Interrupted:
 		return s + "; " + a
 	case !synOK:
 		return s + "; " + a + " — the server fails even short synthetic requests: look at those first"
-	case diagnose.Progressing(ag.Verdict.Kind):
+	case ag.Verdict.Kind.Progressing():
 		return s + "; " + a + " — the server handles both"
-	case diagnose.Stuck(ag.Verdict.Kind):
+	case ag.Verdict.Kind.Stuck():
 		return s + "; " + a + " — the fault shows only under long, growing contexts"
 	}
 	return s + "; " + a + " — the short synthetic benchmark misses what the agentic workload hits"
@@ -49,7 +48,7 @@ func synthetic(r *results.Results) string {
 	switch {
 	case r.Interrupted:
 		return fmt.Sprintf("synthetic interrupted (%d/%d ok)", q.OK, q.Sent)
-	case r.Verdict.Kind == diagnose.Healthy:
+	case r.Verdict.Kind == results.Healthy:
 		return fmt.Sprintf("synthetic healthy (%d/%d in %.1f s)", q.OK, q.Sent, r.SimSeconds)
 	}
 	return fmt.Sprintf("synthetic failed (%d/%d ok in %.1f s)", q.OK, q.Sent, r.SimSeconds)
@@ -61,15 +60,15 @@ func agentic(r *results.Results, failed Rounds) string {
 	switch {
 	case r.Interrupted:
 		return fmt.Sprintf("agentic interrupted after %d/%d rounds", r.Rounds.Completed, r.Rounds.Planned)
-	case k == diagnose.Healthy:
+	case k == results.Healthy:
 		return fmt.Sprintf("agentic healthy (%d/%d rounds, e2e p50 %.0f s)", r.Rounds.Completed, r.Rounds.Planned, r.Latency.E2E.P50)
 	case k == "slow":
 		return fmt.Sprintf("agentic slow but progressing (%d/%d rounds, e2e p50 %.0f s)", r.Rounds.Completed, r.Rounds.Planned, r.Latency.E2E.P50)
-	case diagnose.Stuck(k) && failed.Lo > 0 && failed.Hi > failed.Lo:
+	case k.Stuck() && failed.Lo > 0 && failed.Hi > failed.Lo:
 		return fmt.Sprintf("agentic stopped making progress in round %d (%s; agents stuck in %s)", failed.Lo, k, failed)
-	case diagnose.Stuck(k) && failed.Lo > 0:
+	case k.Stuck() && failed.Lo > 0:
 		return fmt.Sprintf("agentic stopped making progress in %s (%s)", failed, k)
-	case diagnose.Stuck(k):
+	case k.Stuck():
 		return fmt.Sprintf("agentic stopped making progress (%s)", k)
 	}
 	return fmt.Sprintf("agentic %s: %s", k, r.Verdict.Summary)
@@ -97,7 +96,7 @@ func PrintSideBySide(w io.Writer, syn, ag *results.Results) {
 			}
 			return fmt.Sprintf("%.0f", r.Server.DecodeRunning.Max)
 		}},
-		{"verdict", func(r *results.Results) string { return r.Verdict.Kind }},
+		{"verdict", func(r *results.Results) string { return string(r.Verdict.Kind) }},
 	}
 	fmt.Fprintf(w, "  %-20s %-16s %s\n", "", "synthetic", "agentic")
 	for _, row := range rows {

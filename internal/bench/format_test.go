@@ -91,10 +91,10 @@ func TestValidate(t *testing.T) {
 
 // TestConclusion checks compare's conclusion line for each combination of outcomes.
 func TestConclusion(t *testing.T) {
-	syn := func(kind string, ok int) *results.Results {
+	syn := func(kind results.VerdictKind, ok int) *results.Results {
 		return &results.Results{SimSeconds: 5.4, Requests: results.Requests{Sent: 16, OK: ok}, Verdict: results.Verdict{Kind: kind}}
 	}
-	ag := func(kind string) *results.Results {
+	ag := func(kind results.VerdictKind) *results.Results {
 		r := &results.Results{Rounds: results.Rounds{Planned: 240, Completed: 62}, Verdict: results.Verdict{Kind: kind, Summary: "8 of 92 requests failed"}}
 		r.Latency.E2E.P50 = 163.4
 		return r

@@ -68,7 +68,7 @@ func (r *Report) Results() *results.Results {
 // verdict is healthy when every request completed, errors otherwise, with one line of evidence
 // per test.
 func (r *Report) verdict() results.Verdict {
-	v := results.Verdict{Kind: "healthy", Evidence: []string{}}
+	v := results.Verdict{Kind: results.Healthy, Evidence: []string{}}
 	ok, sent := 0, 0
 	for _, p := range r.Points {
 		ok, sent = ok+p.OK(), sent+len(p.Calls)
@@ -77,9 +77,9 @@ func (r *Report) verdict() results.Verdict {
 	v.Evidence = append(v.Evidence, r.Metrics)
 	switch {
 	case sent == 0:
-		v.Kind, v.Summary = "errors", "no request was sent"
+		v.Kind, v.Summary = results.Errors, "no request was sent"
 	case ok < sent:
-		v.Kind, v.Summary = "errors", fmt.Sprintf("%d of %d requests failed", sent-ok, sent)
+		v.Kind, v.Summary = results.Errors, fmt.Sprintf("%d of %d requests failed", sent-ok, sent)
 	default:
 		v.Summary = fmt.Sprintf("all %d requests completed", sent)
 	}

@@ -205,7 +205,7 @@ func TestBenchHalfFailing(t *testing.T) {
 	assert.Equal(t, 8, res.Bench.Failed)
 	assert.Equal(t, 8, res.Bench.OK)
 	assert.Equal(t, results.Requests{Sent: 16, OK: 8, Errors: 8}, res.Requests)
-	assert.Equal(t, "errors", res.Verdict.Kind)
+	assert.Equal(t, results.Errors, res.Verdict.Kind)
 }
 
 // TestBenchUnreachable checks that an unreachable server fails fast with exit 1, naming it,

@@ -11,7 +11,6 @@ import (
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/bench"
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -125,7 +124,7 @@ func conclude(top, syn, ag *results.Results, failed bench.Rounds) {
 	top.Conclusion = bench.Conclusion(syn, ag, failed)
 	top.Interrupted = syn.Interrupted || (ag != nil && ag.Interrupted)
 	top.Verdict = syn.Verdict
-	if ag != nil && (syn.Verdict.Kind == diagnose.Healthy || !diagnose.Progressing(ag.Verdict.Kind)) {
+	if ag != nil && (syn.Verdict.Kind == results.Healthy || !ag.Verdict.Kind.Progressing()) {
 		top.Verdict = ag.Verdict
 	}
 	top.Verdict.Summary = top.Conclusion

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentsim/agentsim/harness"
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -154,7 +153,7 @@ func verdictExit(res *results.Results) error {
 	switch {
 	case res.Interrupted:
 		return &ExitError{Code: ExitInterrupted}
-	case diagnose.Progressing(res.Verdict.Kind):
+	case res.Verdict.Kind.Progressing():
 		return nil
 	}
 	return &ExitError{Code: ExitVerdict}

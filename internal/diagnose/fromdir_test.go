@@ -73,19 +73,19 @@ func TestFromDirMatchesLive(t *testing.T) {
 	cases := []struct {
 		name  string
 		world func() (*world, Config, float64)
-		want  string
+		want  results.VerdictKind
 	}{
 		// The incident: a wedge that starves the pacer.
-		{"wedge starves the pacer", wedgeStarvation, PacerStarvation},
+		{"wedge starves the pacer", wedgeStarvation, results.PacerStarvation},
 		// Leaked permits, named the same way from the files.
-		{"leak on timeout", leakOnTimeout, PacerStarvation},
+		{"leak on timeout", leakOnTimeout, results.PacerStarvation},
 		// The watchdog stops the starved run: the cancellations that follow do not hide it.
 		{"starvation, then the stop", func() (*world, Config, float64) {
 			w, c, at := wedgeStarvation()
 			return w.stop(at), c, at + 1
-		}, PacerStarvation},
+		}, results.PacerStarvation},
 		// A finished run with 20 % errors.
-		{"errors", func() (*world, Config, float64) { w, c := withErrors(); return w, c, 0 }, Errors},
+		{"errors", func() (*world, Config, float64) { w, c := withErrors(); return w, c, 0 }, results.Errors},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -172,7 +172,7 @@ func TestFromDirToleratesCutLastLine(t *testing.T) {
 	}
 	v, _, err := FromDir(dir)
 	require.NoError(t, err)
-	assert.Equal(t, PacerStarvation, v.Kind)
+	assert.Equal(t, results.PacerStarvation, v.Kind)
 }
 
 func prepend(path, line string) error {

@@ -68,23 +68,23 @@ func TestStopKeepsStuckVerdict(t *testing.T) {
 	cases := []struct {
 		name  string
 		world func() (*world, Config, float64) // the stop comes 0.3 s after the returned time
-		want  string
+		want  results.VerdictKind
 		line  string // the evidence line about the stop; "" when there must be none
 	}{
 		// The watchdog ends a starved run: 16 wedged requests and 14 pacer waits cancelled.
-		{"pacer starvation", wedgeStarvation, PacerStarvation,
+		{"pacer starvation", wedgeStarvation, results.PacerStarvation,
 			"judged as the run stood at t=700 s, when the harness began stopping it: the stop then cancelled 16 requests in flight and 14 pacer waits"},
 		// The watchdog ends a deadlocked run: 30 wedged requests cancelled.
-		{"deadlock", func() (*world, Config, float64) { return allWedged(false) }, Deadlock,
+		{"deadlock", func() (*world, Config, float64) { return allWedged(false) }, results.Deadlock,
 			"the stop then cancelled 30 requests in flight and 0 pacer waits"},
 		// The grace period ends while one stream is stalled and the others still move.
-		{"stalled stream", oneStalled, StalledStreams,
+		{"stalled stream", oneStalled, results.StalledStreams,
 			"judged as the run stood at t=300 s, when the harness began stopping it: the stop then cancelled"},
 		// A stream still flowing is cancelled: nothing was stuck, so the run is judged at its
 		// end, and a cancellation is no failure.
 		{"nothing stuck", func() (*world, Config, float64) {
 			return flowing(), Config{Agents: 2, PacerKind: "slots", PacerSlots: 2}, 60
-		}, Healthy, ""},
+		}, results.Healthy, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestStopCountsCancellations(t *testing.T) {
 	a := w.stop(at).feed(cfg, at+1)
 	var r results.Results
 	a.Fill(&r, at+1)
-	assert.Equal(t, PacerStarvation, r.Verdict.Kind)
+	assert.Equal(t, results.PacerStarvation, r.Verdict.Kind)
 	assert.Equal(t, 16, r.Requests.Cancelled)
 	assert.Zero(t, r.Requests.InFlight)
 }

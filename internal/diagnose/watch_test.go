@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
 )
 
 // watchEach replays w up to until as the harness does live — events as they happen, Watch
@@ -146,6 +147,6 @@ func TestVerdictWhenNothingCanWake(t *testing.T) {
 	a := w.feed(cfg, 250)
 	require.True(t, a.Watch(250).NothingCanWake)
 	v := a.Verdict(250)
-	assert.Equal(t, PacerStarvation, v.Kind, "%s: %v", v.Summary, v.Evidence)
+	assert.Equal(t, results.PacerStarvation, v.Kind, "%s: %v", v.Summary, v.Evidence)
 	assert.Contains(t, v.Summary, "1/3 agents starved in the pacer for up to 53 s while all 2 permits were held by requests that had received no byte for ≥ 239 s")
 }
