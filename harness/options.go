@@ -9,7 +9,6 @@ import (
 	"net/http"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -21,12 +20,8 @@ type Options struct {
 	Workload *workloads.Workload
 	// Clock is the run's single source of time (speedup > 1 only with the embedded server).
 	Clock *clock.Clock
-	// Server describes the server; Server.URL is its base URL (http://host:port).
-	Server results.Server
-	// APIKey is sent as a bearer token when set; it is redacted in config.yaml.
-	APIKey string
-	// MetricsURLs are scraped every sample interval (default: the server's /metrics).
-	MetricsURLs []string
+	// Target is the server and how to reach it.
+	Target Target
 	// Dir is the run directory; it is created if missing.
 	Dir string
 	// Out receives the live status line (when Live) and the summary.

@@ -24,10 +24,7 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
-	if len(o.MetricsURLs) == 0 {
-		o.MetricsURLs = []string{o.Server.URL + "/metrics"}
-	}
-	if err := CheckServer(ctx, o.HTTPClient, o.Server.URL, o.APIKey, 5*time.Second); err != nil {
+	if err := CheckServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, 5*time.Second); err != nil {
 		return nil, err
 	}
 	r, err := newRun(o)
@@ -66,7 +63,7 @@ func newRun(o Options) (*run, error) {
 	}
 	r := &run{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(), pacer: p}
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
-	r.scraper = scrape.New(o.MetricsURLs, o.HTTPClient, o.Clock)
+	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
 	r.watch = newWatchdog(o.Workload)
 	if r.log, err = events.Create(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
 		r.close()
@@ -81,9 +78,9 @@ func newRun(o Options) (*run, error) {
 
 // writeConfig writes the resolved workload, secrets redacted, to config.yaml.
 func writeConfig(o Options) error {
-	extra := map[string]string{"server": o.Server.URL}
-	if o.APIKey != "" {
-		extra["api_key"] = o.APIKey
+	extra := map[string]string{"server": o.Target.URL}
+	if o.Target.APIKey != "" {
+		extra["api_key"] = o.Target.APIKey
 	}
 	b, err := o.Workload.Redacted(extra)
 	if err != nil {
@@ -126,8 +123,8 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 
 	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s",
-		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Server.URL)})
-	env := &agents.Env{Client: agents.NewClient(r.o.Server.URL+"/v1", r.o.APIKey, r.o.HTTPClient, r.o.Clock),
+		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Target.URL)})
+	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
 		Calibration: agents.NewCalibration()}
 	var agentsDone sync.WaitGroup

@@ -3,7 +3,6 @@ package harness
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/agentsim/agentsim/results"
 )
@@ -11,11 +10,7 @@ import (
 // PrintSummary prints the end-of-run summary: counts, latencies (simulated seconds), tokens,
 // server gauges and the verdict with its evidence.
 func PrintSummary(w io.Writer, r *results.Results, dir string) {
-	server := r.Server.URL
-	if r.Server.Kind == "embedded" {
-		server = fmt.Sprintf("embedded simulator %s (faults %s)", r.Server.Profile, faultList(r.Server.Fault))
-	}
-	fmt.Fprintf(w, "agentsim %s: %s against %s, speedup %g\n", r.Command, r.Workload, server, r.Speedup)
+	fmt.Fprintf(w, "agentsim %s: %s against %s, speedup %g\n", r.Command, r.Workload, r.Server.Name(), r.Speedup)
 	if r.Interrupted {
 		fmt.Fprintln(w, "  INTERRUPTED")
 	}
@@ -62,11 +57,4 @@ func secs(v float64) string {
 		return fmt.Sprintf("%.1f ms", v*1000)
 	}
 	return fmt.Sprintf("%.2f s", v)
-}
-
-func faultList(f []string) string {
-	if len(f) == 0 {
-		return "none"
-	}
-	return strings.Join(f, ",")
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentsim/agentsim/events"
 )
@@ -41,12 +42,36 @@ type Results struct {
 
 // Server describes the server a run talked to and what its gauges showed.
 type Server struct {
-	URL     string   `json:"url"`
-	Kind    string   `json:"kind"` // "embedded" or "external"
-	Profile string   `json:"profile,omitempty"`
-	Fault   []string `json:"fault,omitempty"`
-	Metrics string   `json:"metrics"` // which gauges were found, one line
+	URL     string     `json:"url"`
+	Kind    ServerKind `json:"kind"`
+	Profile string     `json:"profile,omitempty"` // the embedded simulator's profile
+	Fault   []string   `json:"fault,omitempty"`   // the embedded simulator's active faults
+	Metrics string     `json:"metrics"`           // which gauges were found, one line
 	Gauges
+}
+
+// ServerKind says which kind of server a run talked to.
+type ServerKind string
+
+// The server kinds.
+const (
+	// Embedded is agentsim's own simulated inference server, started by the command.
+	Embedded ServerKind = "embedded"
+	// External is any OpenAI-compatible server named by its URL.
+	External ServerKind = "external"
+)
+
+// Name describes the server in one line: its URL, or for the embedded simulator its profile
+// and faults.
+func (s Server) Name() string {
+	if s.Kind != Embedded {
+		return s.URL
+	}
+	f := "none"
+	if len(s.Fault) > 0 {
+		f = strings.Join(s.Fault, ",")
+	}
+	return fmt.Sprintf("embedded simulator %s (faults %s)", s.Profile, f)
 }
 
 // Rounds counts agent rounds.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/results"
 )
@@ -85,7 +86,7 @@ func TestValidate(t *testing.T) {
 		assert.ErrorContains(t, err, want)
 	}
 	o = Options{Concurrency: []int{1}, MaxTokens: 1, PromptTokens: 1, SampleInterval: time.Second,
-		Clock: clock.Real(), Server: results.Server{URL: "http://x"}}
+		Clock: clock.Real(), Target: harness.Target{URL: "http://x"}}
 	assert.NoError(t, o.Validate())
 }
 

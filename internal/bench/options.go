@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/harness"
 )
 
 // Defaults for Options, as the command line offers them.
@@ -28,11 +28,8 @@ const (
 
 // Options configures a benchmark against one server.
 type Options struct {
-	// Server describes the server for results.json; Server.URL is its base URL,
-	// http://host:port (requests go to Server.URL/v1/…).
-	Server results.Server
-	// APIKey is sent as a bearer token when set; it is never printed or written.
-	APIKey string
+	// Target is the server and how to reach it (requests go to Target.URL/v1/…).
+	Target harness.Target
 	// Model is the model name sent; "" takes the first model the server lists on /v1/models.
 	Model string
 	// Concurrency lists the concurrencies to run, one test each, in order; each test sends
@@ -53,8 +50,6 @@ type Options struct {
 	// Seed makes the prompts; prompts differ per request and per test of a sweep, so the
 	// server's prefix cache does not shorten their prefill.
 	Seed int64
-	// MetricsURLs are the Prometheus /metrics URLs sampled (default Server.URL/metrics).
-	MetricsURLs []string
 	// Clock is the single source of time.
 	Clock *clock.Clock
 	// HTTPClient carries requests and scrapes (nil: a client sized for the concurrency).
@@ -93,7 +88,7 @@ func (o *Options) Validate() error {
 	if o.Clock == nil {
 		bad = append(bad, errors.New("clock: none given"))
 	}
-	if o.Server.URL == "" {
+	if o.Target.URL == "" {
 		bad = append(bad, errors.New("server URL: none given"))
 	}
 	return errors.Join(bad...)

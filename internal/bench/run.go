@@ -37,17 +37,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.HTTPClient = harness.NewHTTPClient(o.maxConcurrency())
 		defer o.HTTPClient.CloseIdleConnections() // ours: no connection outlives the run
 	}
-	if len(o.MetricsURLs) == 0 {
-		o.MetricsURLs = []string{o.Server.URL + "/metrics"}
+	if len(o.Target.MetricsURLs) == 0 {
+		o.Target.MetricsURLs = []string{o.Target.URL + "/metrics"}
 	}
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	if err := harness.CheckServer(ctx, o.HTTPClient, o.Server.URL, o.APIKey, checkTimeout); err != nil {
+	if err := harness.CheckServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, checkTimeout); err != nil {
 		return nil, err
 	}
 	if o.Model == "" {
-		o.Model = discoverModel(ctx, o.HTTPClient, o.Server.URL, o.APIKey)
+		o.Model = discoverModel(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey)
 	}
 	b, err := newBench(o)
 	if err != nil {
@@ -69,8 +69,8 @@ type bench struct {
 
 func newBench(o Options) (*bench, error) {
 	b := &bench{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(),
-		client:  agents.NewClient(o.Server.URL+"/v1", o.APIKey, o.HTTPClient, o.Clock),
-		scraper: scrape.New(o.MetricsURLs, o.HTTPClient, o.Clock)}
+		client:  agents.NewClient(o.Target.URL+"/v1", o.Target.APIKey, o.HTTPClient, o.Clock),
+		scraper: scrape.New(o.Target.MetricsURLs, o.HTTPClient, o.Clock)}
 	if o.Dir == "" {
 		return b, nil
 	}
@@ -86,7 +86,7 @@ func newBench(o Options) (*bench, error) {
 
 // execute runs the tests, prints their results and writes the run directory.
 func (b *bench) execute(ctx context.Context) (*Report, error) {
-	rep := &Report{Server: b.o.Server, Speedup: b.o.Clock.Speedup(), Model: b.o.Model, MaxTokens: b.o.MaxTokens, PromptTokens: b.o.PromptTokens, Sweep: b.o.Sweep}
+	rep := &Report{Server: b.o.Target.Server(), Speedup: b.o.Clock.Speedup(), Model: b.o.Model, MaxTokens: b.o.MaxTokens, PromptTokens: b.o.PromptTokens, Sweep: b.o.Sweep}
 	for i, n := range b.o.Concurrency {
 		if ctx.Err() != nil {
 			break

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
@@ -36,7 +37,7 @@ func simRun(t *testing.T, speedup float64, faults []string, o Options) (*Report,
 		<-served
 	}()
 	var out bytes.Buffer
-	o.Server = results.Server{URL: "http://sim", Kind: "embedded", Profile: "dsv4-pd", Fault: f.Names()}
+	o.Target = harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: f.Names()}
 	o.Clock, o.HTTPClient, o.Out = clk, client, &out
 	if o.MaxTokens == 0 {
 		o.MaxTokens = DefaultMaxTokens

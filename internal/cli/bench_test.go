@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/agentsim/agentsim/results"
 )
@@ -40,7 +41,7 @@ func memStarter(c *cobra.Command, v *viper.Viper) (*target, error) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
 	client := ln.Client()
-	info := results.Server{URL: "http://sim", Kind: "embedded", Profile: cfg.Profile, Fault: srv.Engine().Faults().Names()}
+	info := harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names()}
 	stop := func() { client.CloseIdleConnections(); cancel(); <-done }
 	return &target{info: info, clock: clk, client: client, stop: stop}, nil
 }
@@ -184,7 +185,7 @@ func TestBenchWithoutMetrics(t *testing.T) {
 	res, err := results.Read(dir)
 	require.NoError(t, err)
 	assert.Equal(t, 16, res.Bench.OK)
-	assert.Equal(t, "external", res.Server.Kind)
+	assert.Equal(t, results.External, res.Server.Kind)
 	assert.Contains(t, res.Server.Metrics, "not available")
 	assert.Zero(t, res.Server.DecodeRunning.N, "no server gauge")
 }

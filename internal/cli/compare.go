@@ -65,8 +65,8 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	dir, out := runDir(k.v, "compare"), c.OutOrStdout()
 	start, wallFrom := t.clock.Now(), t.clock.WallNow()
 	fmt.Fprintf(out, "agentsim compare: synthetic bench, then %s, against %s, speedup %g\n",
-		w.Name, serverName(t.info.URL, t.info.Kind, t.info.Profile, t.info.Fault), t.clock.Speedup())
-	top := &results.Results{Command: "compare", Workload: w.Name, Server: t.info, Speedup: t.clock.Speedup(),
+		w.Name, t.info.Name(), t.clock.Speedup())
+	top := &results.Results{Command: "compare", Workload: w.Name, Server: t.info.Server(), Speedup: t.clock.Speedup(),
 		Parts: map[string]*results.Results{}}
 	syn, err := k.synthetic(c, t, o, w, filepath.Join(dir, "synthetic"))
 	if err != nil {
@@ -93,8 +93,8 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *workloads.Workload, dir string) (*results.Results, error) {
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── synthetic: %d requests at once × %d output tokens, ~%d-token prompts ──\n", o.Concurrency[0], o.MaxTokens, o.PromptTokens)
-	o.Server, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
-	o.APIKey, o.MetricsURLs, o.Model, o.Seed = k.v.GetString("api-key"), k.v.GetStringSlice("metrics-url"), w.Model, w.Seed
+	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
+	o.Model, o.Seed = w.Model, w.Seed
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
 		return nil, err
@@ -107,8 +107,7 @@ func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload,
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
 	res, err := harness.Run(c.Context(), harness.Options{
-		Command: "run", Workload: w, Clock: t.clock, Server: t.info, APIKey: k.v.GetString("api-key"),
-		MetricsURLs: k.v.GetStringSlice("metrics-url"), Dir: dir,
+		Command: "run", Workload: w, Clock: t.clock, Target: t.info, Dir: dir,
 		Out: out, Live: isTerminal(out), HTTPClient: t.client,
 	})
 	if err != nil {

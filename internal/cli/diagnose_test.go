@@ -42,7 +42,7 @@ func recordRun(t *testing.T, dir string, sets map[string]string, faults, params 
 	defer func() { client.CloseIdleConnections(); cancel(); <-served }()
 	res, err := harness.Run(t.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: clk, Dir: dir, Out: io.Discard, HTTPClient: client,
-		Server: results.Server{URL: "http://sim", Kind: "embedded", Profile: "dsv4-pd"},
+		Target: harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd"},
 	})
 	require.NoError(t, err)
 	return res

@@ -80,8 +80,7 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	defer target.stop()
 	dir := runDir(r.v, w.Name)
 	res, err := harness.Run(c.Context(), harness.Options{
-		Command: "run", Workload: w, Clock: target.clock, Server: target.info, APIKey: r.v.GetString("api-key"),
-		MetricsURLs: r.v.GetStringSlice("metrics-url"), Dir: dir,
+		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
 	})
 	if err != nil {

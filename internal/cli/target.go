@@ -11,13 +11,14 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/results"
 )
 
 // target is the server a command talks to: an external URL, or the embedded simulator the
 // command started and must stop.
 type target struct {
-	info   results.Server
+	info   harness.Target
 	clock  *clock.Clock
 	client *http.Client // nil: the harness's default
 	stop   func()
@@ -38,7 +39,8 @@ func startTarget(c *cobra.Command, v *viper.Viper) (*target, error) {
 				return nil, usageError(fmt.Errorf("--%s configures the embedded simulator and cannot be used with --server", name))
 			}
 		}
-		return &target{info: results.Server{URL: url, Kind: "external"}, clock: clock.Real(), stop: func() {}}, nil
+		info := harness.Target{URL: url, Kind: results.External, APIKey: v.GetString("api-key"), MetricsURLs: v.GetStringSlice("metrics-url")}
+		return &target{info: info, clock: clock.Real(), stop: func() {}}, nil
 	}
 	cfg := simConfig{
 		Profile: v.GetString("sim-profile"), Faults: v.GetStringSlice("sim-fault"),
@@ -60,6 +62,7 @@ func startTarget(c *cobra.Command, v *viper.Viper) (*target, error) {
 		_ = srv.Serve(ctx, ln)
 	}()
 	url := "http://" + ln.Addr().String()
-	info := results.Server{URL: url, Kind: "embedded", Profile: cfg.Profile, Fault: srv.Engine().Faults().Names()}
+	info := harness.Target{URL: url, Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names(),
+		APIKey: v.GetString("api-key"), MetricsURLs: v.GetStringSlice("metrics-url")}
 	return &target{info: info, clock: clk, stop: func() { cancel(); <-done }}, nil
 }
