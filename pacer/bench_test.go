@@ -26,7 +26,7 @@ func BenchmarkAcquireRelease(b *testing.B) {
 	req := Request{Agent: 1, PromptTokens: 1000, ExpectedOutputTokens: 1000}
 	out := Outcome{Kind: Success, Latency: time.Second}
 	for _, cfg := range benchConfigs {
-		b.Run(cfg.Kind, func(b *testing.B) {
+		b.Run(string(cfg.Kind), func(b *testing.B) {
 			p := mustNew(b, cfg, clock.Real())
 			b.ReportAllocs()
 			for b.Loop() {

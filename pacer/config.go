@@ -7,7 +7,7 @@ import "time"
 type Config struct {
 	// Kind is one of the names in Kinds: unlimited, slots, rate, slots+rate, ticket, aimd,
 	// gradient, tpm.
-	Kind string `mapstructure:"kind" yaml:"kind"`
+	Kind Kind `mapstructure:"kind" yaml:"kind"`
 	// Slots is the number of permits (slots, slots+rate) or the ticket channel's capacity
 	// (ticket); ≥ 1.
 	Slots int `mapstructure:"slots" yaml:"slots,omitempty"`

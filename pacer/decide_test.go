@@ -142,7 +142,7 @@ func TestFormatRate(t *testing.T) {
 }
 
 func TestKinds(t *testing.T) {
-	assert.Equal(t, []string{"aimd", "gradient", "rate", "slots", "slots+rate", "ticket", "tpm", "unlimited"}, Kinds())
+	assert.Equal(t, []Kind{"aimd", "gradient", "rate", "slots", "slots+rate", "ticket", "tpm", "unlimited"}, Kinds())
 }
 
 func TestString(t *testing.T) {

@@ -66,7 +66,7 @@ func (c Config) Validate() error {
 	d, ok := designs[c.Kind]
 	if !ok {
 		return fmt.Errorf("pacer.kind: %q is not allowed: want one of %s",
-			c.Kind, strings.Join(Kinds(), ", "))
+			c.Kind, joinKinds(Kinds()))
 	}
 	var errs []error
 	for _, f := range configFields {
@@ -79,7 +79,7 @@ func (c Config) Validate() error {
 			}
 		case v != f.value(Config{}):
 			errs = append(errs, fmt.Errorf("%s: %v is not allowed: kind %q does not use it, leave it unset (it applies to %s)",
-				f.key, v, c.Kind, strings.Join(kindsUsing(f.key), ", ")))
+				f.key, v, c.Kind, joinKinds(kindsUsing(f.key))))
 		}
 	}
 	if slices.Contains(d.uses, keyMinLimit) && c.MinLimit >= 1 && c.InitialLimit >= 1 && c.MaxLimit >= 1 {
@@ -102,12 +102,21 @@ func (c Config) limitOrder() []error {
 }
 
 // kindsUsing lists, sorted, the kinds that read key.
-func kindsUsing(key string) []string {
-	var kinds []string
+func kindsUsing(key string) []Kind {
+	var kinds []Kind
 	for _, k := range Kinds() {
 		if slices.Contains(designs[k].uses, key) {
 			kinds = append(kinds, k)
 		}
 	}
 	return kinds
+}
+
+// joinKinds lists kinds separated by commas.
+func joinKinds(kinds []Kind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
 }

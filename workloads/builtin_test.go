@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentsim/agentsim/pacer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/pacer"
 )
 
 func loadBuiltin(t *testing.T, name string) *Workload {
@@ -95,7 +96,7 @@ func TestSynthetic(t *testing.T) {
 	assert.True(t, w.Request.ForceOutputLength)
 	assert.Equal(t, "none", w.Request.ReasoningEffort)
 	assert.InDelta(t, 200, w.ExpectedPromptTokens(1), 0.5)
-	assert.Equal(t, "unlimited", w.Pacer.Kind)
+	assert.Equal(t, pacer.KindUnlimited, w.Pacer.Kind)
 }
 
 // TestSmokeIsFast checks by arithmetic that smoke ends within seconds of wall time at

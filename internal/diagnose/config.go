@@ -3,6 +3,7 @@ package diagnose
 import (
 	"time"
 
+	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -33,7 +34,7 @@ type Config struct {
 	TimeoutsArmed bool
 	// PacerKind is the pacer design (slots, slots+rate, ticket, aimd…); PacerSlots its number
 	// of permits where it has a fixed number (slots, slots+rate, ticket), 0 otherwise.
-	PacerKind  string
+	PacerKind  pacer.Kind
 	PacerSlots int
 	// LeakOnTimeout is set when the pacer deliberately keeps the permit of a timed-out
 	// request (the buggy release path).
@@ -71,8 +72,7 @@ func (c Config) withDefaults() Config {
 
 // fixedLimit returns the pacer's number of permits when the design has a fixed one, else 0.
 func (c Config) fixedLimit() int {
-	switch c.PacerKind {
-	case "slots", "slots+rate", "ticket":
+	if c.PacerKind.FixedLimit() {
 		return c.PacerSlots
 	}
 	return 0
