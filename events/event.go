@@ -1,5 +1,7 @@
-// Package events defines the records of a run's events.jsonl: one JSON object per event,
-// appended as it happens, flushed at least once a second, and read back by diagnosis.
+// Package events defines what a run records and reads back: the events of events.jsonl (one
+// JSON object per event, appended as it happens), the samples of samples.jsonl, and the
+// vocabularies they use (event kinds, agent states, outcomes). One Writer appends and one
+// Read parses both files; a run flushes them at least once a second.
 package events
 
 // Kind names an event. The strings are the `event` field of events.jsonl.

@@ -41,7 +41,7 @@ type run struct {
 	start    time.Time
 	wallFrom time.Time
 	log      *events.Log
-	samples  *events.Log
+	samples  *events.Writer[events.Sample]
 	board    *agents.Board
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
@@ -65,11 +65,11 @@ func newRun(o Options) (*run, error) {
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
 	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
 	r.watch = newWatchdog(o.Workload)
-	if r.log, err = events.Create(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
+	if r.log, err = events.CreateLog(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
 		r.close()
 		return nil, err
 	}
-	if r.samples, err = events.Create(filepath.Join(o.Dir, "samples.jsonl"), o.Clock, r.start); err != nil {
+	if r.samples, err = events.Create[events.Sample](filepath.Join(o.Dir, "samples.jsonl")); err != nil {
 		r.close()
 		return nil, err
 	}
@@ -118,8 +118,8 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	}
 	bg, stopBG := context.WithCancel(context.Background())
 	var bgDone sync.WaitGroup
-	bgDone.Go(func() { r.log.FlushEvery(bg, time.Second) })
-	bgDone.Go(func() { r.samples.FlushEvery(bg, time.Second) })
+	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
+	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 
 	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s",

@@ -21,7 +21,7 @@ func TestSmokeRunIsCompleteAndConsistent(t *testing.T) {
 		assert.Equal(t, results.Healthy, res.Verdict.Kind, "%+v", res.Verdict)
 		assert.False(t, res.Interrupted)
 
-		evs, err := events.ReadFile(dir + "/events.jsonl")
+		evs, err := events.ReadFile[events.Event](dir + "/events.jsonl")
 		require.NoError(t, err)
 		terminal := map[string]int{}
 		sent, done := 0, 0

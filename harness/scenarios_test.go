@@ -258,7 +258,7 @@ func TestDiagnosisScenarios(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				res, dir := runSim(t, t.Context(), sc.sim)
-				evs, err := events.ReadFile(dir + "/" + diagnose.EventsFile)
+				evs, err := events.ReadFile[events.Event](dir + "/" + diagnose.EventsFile)
 				require.NoError(t, err)
 				onDisk, err := results.Read(dir)
 				require.NoError(t, err)

@@ -61,8 +61,8 @@ type bench struct {
 	o        Options
 	client   *agents.Client
 	scraper  *scrape.Scraper
-	samples  *events.Log // nil without a run directory
-	start    time.Time   // simulated
+	samples  *events.Writer[events.Sample] // nil without a run directory
+	start    time.Time                     // simulated
 	wallFrom time.Time
 	shown    bool // the server-metrics line has been printed
 }
@@ -78,7 +78,7 @@ func newBench(o Options) (*bench, error) {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
 	var err error
-	if b.samples, err = events.Create(filepath.Join(o.Dir, "samples.jsonl"), o.Clock, b.start); err != nil {
+	if b.samples, err = events.Create[events.Sample](filepath.Join(o.Dir, "samples.jsonl")); err != nil {
 		return nil, err
 	}
 	return b, nil

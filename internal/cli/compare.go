@@ -144,7 +144,7 @@ func printComparison(out io.Writer, top, syn, ag *results.Results, dir string) {
 // failedRounds reads the agentic part's events and returns the range of rounds that failed;
 // the zero Rounds when none did or the events cannot be read.
 func failedRounds(dir string) bench.Rounds {
-	evs, err := events.ReadFile(filepath.Join(dir, "events.jsonl"))
+	evs, err := events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
 	if err != nil {
 		return bench.Rounds{}
 	}
