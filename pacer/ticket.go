@@ -98,7 +98,7 @@ func (t *Ticket) takeBack() bool {
 }
 
 // Acquire waits for an issued ticket. It returns ErrClosed once the Ticket is closed.
-func (t *Ticket) Acquire(ctx context.Context, req Request) (*Permit, error) {
+func (t *Ticket) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 	a.set(events.StatePacerWait)
 	a.record(events.Event{Kind: events.PacerWait, Round: round})
 	start := a.env.Clock.Now()
-	permit, err := a.env.Pacer.Acquire(rounds, pacer.Request{Agent: a.ID, PromptTokens: prompt, ExpectedOutputTokens: output})
+	permit, err := a.env.Pacer.Acquire(rounds, pacer.Demand{Agent: a.ID, PromptTokens: prompt, ExpectedOutputTokens: output})
 	if err != nil {
 		if rounds.Err() == nil { // a refusal (a request larger than a tpm budget), not the run stopping
 			a.record(events.Event{Kind: events.Warning, Round: round, Message: "pacer: " + err.Error()})
@@ -147,7 +147,7 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, perm
 	stream := a.env.Board.open(id, a.ID, permit, sent)
 	a.record(events.Event{Kind: events.RequestSent, Round: round, Request: id, Attempt: attempt,
 		ContextTokens: est, MaxTokens: req.MaxTokens})
-	res := a.env.Client.Call(ctx, req, &observer{a: a, round: round, id: id, stream: stream})
+	res := a.env.Client.Call(ctx, req, &requestLog{a: a, round: round, id: id, stream: stream})
 	a.env.Board.close(stream, res.Usage.Completion)
 	a.record(terminalEvent(res, round, id, attempt))
 	if res.Err == nil {

@@ -9,8 +9,8 @@ import (
 	"github.com/agentsim/agentsim/events"
 )
 
-// Board is the live view of every agent and open stream: what the sampler records and the
-// watchdog reads. Agents update it; it is safe for concurrent use. Per-chunk updates are
+// Board is the live view of every agent and open stream, which the harness samples into
+// samples.jsonl. Agents update it; it is safe for concurrent use. Per-chunk updates are
 // atomic and lock-free.
 type Board struct {
 	chunksIn atomic.Int64

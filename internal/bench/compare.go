@@ -7,11 +7,12 @@ import (
 	"github.com/agentsim/agentsim/results"
 )
 
-// Rounds is the range of agent rounds in which the agentic workload's failed rounds ended,
+// RoundSpan is the range of agent rounds in which the agentic workload's failed rounds ended,
 // 1-based; the zero value means none failed.
-type Rounds struct{ Lo, Hi int }
+type RoundSpan struct{ Lo, Hi int }
 
-func (r Rounds) String() string {
+// String returns "round 2" or "rounds 2–4".
+func (r RoundSpan) String() string {
 	if r.Lo == r.Hi {
 		return fmt.Sprintf("round %d", r.Lo)
 	}
@@ -22,7 +23,7 @@ func (r Rounds) String() string {
 // agentic part (a run result), e.g. "synthetic healthy (16/16 in 5.4 s); agentic stopped
 // making progress in round 2 (deadlock) — the fault shows only under long, growing contexts".
 // failed is the range of rounds the agentic part's failed rounds were in.
-func Conclusion(syn, ag *results.Results, failed Rounds) string {
+func Conclusion(syn, ag *results.Results, failed RoundSpan) string {
 	s := synthetic(syn)
 	if ag == nil {
 		return s + "; agentic part not run"
@@ -55,7 +56,7 @@ func synthetic(r *results.Results) string {
 }
 
 // agentic describes the agentic part in a few words.
-func agentic(r *results.Results, failed Rounds) string {
+func agentic(r *results.Results, failed RoundSpan) string {
 	k := r.Verdict.Kind
 	switch {
 	case r.Interrupted:

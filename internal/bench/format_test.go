@@ -103,26 +103,26 @@ func TestConclusion(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		syn, ag *results.Results
-		rounds  Rounds
+		rounds  RoundSpan
 		want    string
 	}{
 		// The incident: the benchmark passes, the agents wedge in one round.
-		{"wedge", syn("healthy", 16), ag("deadlock"), Rounds{2, 2},
+		{"wedge", syn("healthy", 16), ag("deadlock"), RoundSpan{2, 2},
 			"synthetic healthy (16/16 in 5.4 s); agentic stopped making progress in round 2 (deadlock) — the fault shows only under long, growing contexts"},
 		// Agents stuck in different rounds.
-		{"wedge across rounds", syn("healthy", 16), ag("stalled-streams"), Rounds{2, 4},
+		{"wedge across rounds", syn("healthy", 16), ag("stalled-streams"), RoundSpan{2, 4},
 			"synthetic healthy (16/16 in 5.4 s); agentic stopped making progress in round 2 (stalled-streams; agents stuck in rounds 2–4) — the fault shows only under long, growing contexts"},
 		// Both fine.
-		{"both fine", syn("healthy", 16), ag("slow"), Rounds{},
+		{"both fine", syn("healthy", 16), ag("slow"), RoundSpan{},
 			"synthetic healthy (16/16 in 5.4 s); agentic slow but progressing (62/240 rounds, e2e p50 163 s) — the server handles both"},
 		// Errors only under the agentic load.
-		{"agentic errors", syn("healthy", 16), ag("errors"), Rounds{3, 3},
+		{"agentic errors", syn("healthy", 16), ag("errors"), RoundSpan{3, 3},
 			"synthetic healthy (16/16 in 5.4 s); agentic errors: 8 of 92 requests failed — the short synthetic benchmark misses what the agentic workload hits"},
 		// The benchmark itself fails.
-		{"synthetic fails", syn("errors", 8), ag("errors"), Rounds{},
+		{"synthetic fails", syn("errors", 8), ag("errors"), RoundSpan{},
 			"synthetic failed (8/16 ok in 5.4 s); agentic errors: 8 of 92 requests failed — the server fails even short synthetic requests: look at those first"},
 		// The agentic part never ran.
-		{"no agentic", syn("healthy", 16), nil, Rounds{}, "synthetic healthy (16/16 in 5.4 s); agentic part not run"},
+		{"no agentic", syn("healthy", 16), nil, RoundSpan{}, "synthetic healthy (16/16 in 5.4 s); agentic part not run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, Conclusion(tc.syn, tc.ag, tc.rounds))

@@ -119,7 +119,7 @@ func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload,
 
 // conclude sets the comparison's conclusion, verdict and interruption from its parts. The
 // verdict is the agentic part's unless that one is fine and the synthetic part is not.
-func conclude(top, syn, ag *results.Results, failed bench.Rounds) {
+func conclude(top, syn, ag *results.Results, failed bench.RoundSpan) {
 	top.Conclusion = bench.Conclusion(syn, ag, failed)
 	top.Interrupted = syn.Interrupted || (ag != nil && ag.Interrupted)
 	top.Verdict = syn.Verdict
@@ -143,12 +143,12 @@ func printComparison(out io.Writer, top, syn, ag *results.Results, dir string) {
 
 // failedRounds reads the agentic part's events and returns the range of rounds that failed;
 // the zero Rounds when none did or the events cannot be read.
-func failedRounds(dir string) bench.Rounds {
+func failedRounds(dir string) bench.RoundSpan {
 	evs, err := events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
 	if err != nil {
-		return bench.Rounds{}
+		return bench.RoundSpan{}
 	}
-	var r bench.Rounds
+	var r bench.RoundSpan
 	for _, e := range evs {
 		if e.Kind != events.RoundDone || e.Outcome == events.RoundOK {
 			continue

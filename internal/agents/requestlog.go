@@ -7,29 +7,29 @@ import (
 	"github.com/agentsim/agentsim/pacer"
 )
 
-// observer records a request's milestones as events and keeps its board stream's last-byte
+// requestLog records a request's milestones as events and keeps its board stream's last-byte
 // time current; Chunk is on the per-chunk path and only touches atomics.
-type observer struct {
+type requestLog struct {
 	a      *Agent
 	round  int
 	id     string
 	stream *Stream
 }
 
-func (o *observer) Headers(t time.Time) {
+func (o *requestLog) Headers(t time.Time) {
 	o.stream.Byte(t)
 	o.a.record(events.Event{Kind: events.Headers, Round: o.round, Request: o.id})
 }
 
-func (o *observer) FirstReasoning(time.Time) {
+func (o *requestLog) FirstReasoning(time.Time) {
 	o.a.record(events.Event{Kind: events.FirstReasoning, Round: o.round, Request: o.id})
 }
 
-func (o *observer) FirstContent(time.Time) {
+func (o *requestLog) FirstContent(time.Time) {
 	o.a.record(events.Event{Kind: events.FirstContent, Round: o.round, Request: o.id})
 }
 
-func (o *observer) Chunk(t time.Time) { o.stream.Chunk(t) }
+func (o *requestLog) Chunk(t time.Time) { o.stream.Chunk(t) }
 
 // terminalEvent is the one event that ends a request.
 func terminalEvent(r Result, round int, id string, attempt int) events.Event {
