@@ -2,15 +2,11 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 )
-
-// ErrUnreachable is wrapped by the error of a server that does not answer.
-var ErrUnreachable = errors.New("server unreachable")
 
 // CheckServer makes sure the server answers before any agent starts: GET /v1/models must
 // return 2xx within timeout (wall time). A wrong API key (401/403) is reported as such.
@@ -26,7 +22,7 @@ func CheckServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, t
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrUnreachable, baseURL, err)
+		return fmt.Errorf("server unreachable: %s: %w", baseURL, err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))

@@ -32,7 +32,7 @@ func TestTicketIssuerBlocksWhenAllHeld(t *testing.T) {
 		c := goAcquire(t.Context(), tk, 2)
 		time.Sleep(10 * time.Minute)
 		synctest.Wait()
-		assert.True(t, tk.IssuerBlocked(), "issuer blocked with both tickets held")
+		assert.True(t, tk.issuerBlocked(), "issuer blocked with both tickets held")
 		s := assertCounts(t, tk, 2, 1, 2, 0, 0)
 		assert.Equal(t, 10*time.Minute, s.LongestWait, "LongestWait")
 		assert.Equal(t, 2, s.Limit, "Limit")

@@ -134,13 +134,4 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 	r.Server.Gauges = Gauges{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Samples: b.samples}
 }
 
-// OpenRequests returns the ids of requests sent without a terminal event.
-func (b *Builder) OpenRequests() []string {
-	ids := make([]string, 0, len(b.open))
-	for id := range b.open {
-		ids = append(ids, id)
-	}
-	return ids
-}
-
 func clone(xs []float64) []float64 { return append([]float64(nil), xs...) }

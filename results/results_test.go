@@ -45,7 +45,7 @@ func TestBuilderCountsMatchEvents(t *testing.T) {
 	assert.InDelta(t, 0.01, r.Latency.TPOT.Mean, 1e-12, "(10 s − 2 s) / 800 tokens")
 	assert.Equal(t, Tokens{Prompt: 1000, Reasoning: 600, Content: 201, OutputPerSecond: 80.1}, r.Tokens)
 	assert.Equal(t, MeanMax{Mean: 6, Max: 8, N: 2}, r.Server.DecodeRunning)
-	require.Equal(t, []string{"a4"}, b.OpenRequests())
+	require.Equal(t, map[string]bool{"a4": true}, b.open, "requests sent without a terminal event")
 }
 
 func TestWriteRead(t *testing.T) {

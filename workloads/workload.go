@@ -120,16 +120,3 @@ func Defaults() Workload {
 		Grace:          30 * time.Second,
 	}
 }
-
-// ExpectedPromptTokens is the mean prompt size of the given round (1-based), in tokens, if
-// the whole of each response is appended to the context: system + initial + round × mean
-// read + (round − 1) × mean output. The agents append content only, so this is an upper bound
-// when part of the output is reasoning.
-func (w *Workload) ExpectedPromptTokens(round int) float64 {
-	if round < 1 {
-		return 0
-	}
-	return float64(w.Context.SystemTokens+w.Context.InitialTokens) +
-		float64(round)*w.Context.ReadTokens.Mean() +
-		float64(round-1)*w.Request.OutputTokens.Mean()
-}

@@ -184,10 +184,3 @@ func (s *Scraper) Found() string {
 	}
 	return line
 }
-
-// Available reports whether any canonical gauge has been read.
-func (s *Scraper) Available() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.found) > 0
-}
