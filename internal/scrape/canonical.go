@@ -8,7 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// The canonical gauges (PRODUCT.md §6).
+// The canonical gauges, as samples.jsonl names them (docs/files.md).
 const (
 	DecodeRunning   = "decode_running"
 	PrefillInflight = "prefill_inflight"
