@@ -6,7 +6,7 @@
 // and waits through a *clock.Clock, so --speedup runs and testing/synctest bubbles execute the
 // same code. Every duration in this package is simulated time.
 //
-// The designs and the failure each exists to show are listed in PRODUCT.md §4; build one with
+// Each design's doc comment names the failure it exists to show; build one with
 // New from a validated Config.
 package pacer
 

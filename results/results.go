@@ -104,7 +104,7 @@ type MeanMax struct {
 	N    int     `json:"n"`
 }
 
-// Verdict is the diagnosis of the run (PRODUCT.md §7).
+// Verdict is the diagnosis of the run (docs/verdicts.md).
 type Verdict struct {
 	Kind     string   `json:"kind"`
 	Summary  string   `json:"summary"`

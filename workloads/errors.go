@@ -41,7 +41,7 @@ func (e *ConfigError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// ExitCode is 2, the exit code of a usage or configuration error (PRODUCT §2).
+// ExitCode is 2, the exit code of a usage or configuration error (docs/files.md §5).
 func (e *ConfigError) ExitCode() int { return 2 }
 
 // configError returns nil for no problems, else a *ConfigError holding them.

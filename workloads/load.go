@@ -51,7 +51,7 @@ func (o Override) String() string {
 	return o.Source + "=" + o.Value
 }
 
-// alwaysIgnoredEnv are AGENTSIM_ variables other parts of agentsim read (PRODUCT §9).
+// alwaysIgnoredEnv are AGENTSIM_ variables other parts of agentsim read.
 var alwaysIgnoredEnv = []string{"AGENTSIM_API_KEY"}
 
 // layer is one level of the configuration chain, converted to typed values.

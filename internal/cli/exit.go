@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-// Exit codes (PRODUCT.md §2).
+// Exit codes (docs/files.md §5).
 const (
 	ExitOK          = 0   // finished; verdict healthy or slow
 	ExitRuntime     = 1   // runtime failure: server unreachable, disk full…

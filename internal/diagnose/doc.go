@@ -1,6 +1,6 @@
 // Package diagnose tells slow from stuck. An Analyzer is fed a run's events and samples in
 // time order — live by the harness's watchdog, offline by FromDir from the run directory — and
-// answers with one of seven verdicts (PRODUCT.md §7): healthy, slow, server-serialized,
+// answers with one of seven verdicts (docs/verdicts.md §2): healthy, slow, server-serialized,
 // stalled-streams, pacer-starvation, deadlock or errors, each with a one-line summary and
 // evidence in explicit units.
 //

@@ -20,7 +20,7 @@ import (
 	"github.com/agentsim/agentsim/workloads"
 )
 
-// The files of a run directory that diagnosis reads (PRODUCT.md §6).
+// The files of a run directory that diagnosis reads (docs/files.md).
 const (
 	EventsFile  = "events.jsonl"
 	SamplesFile = "samples.jsonl"

@@ -2,7 +2,7 @@ package diagnose
 
 import "github.com/agentsim/agentsim/results"
 
-// The verdict kinds (PRODUCT.md §7), exactly as results.json and the exit code use them.
+// The verdict kinds (docs/verdicts.md §2), exactly as results.json and the exit code use them.
 const (
 	Healthy          = "healthy"
 	Slow             = "slow"
