@@ -12,6 +12,7 @@ import (
 	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -39,7 +40,7 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	}
 	clk, err := clock.New(c.speedup)
 	require.NoError(t, err)
-	faults, err := simserver.ParseFaults(c.faults, c.faultParams, 1)
+	faults, err := engine.ParseFaults(c.faults, c.faultParams, 1)
 	require.NoError(t, err)
 	srv, err := simserver.New(simserver.Options{Clock: clk, Faults: faults})
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -107,7 +108,7 @@ func TestAccessLogLatencyIsSimulated(t *testing.T) {
 func TestAccessLogLevels(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		var log lockedBuffer
-		faults, err := ParseFaults([]string{"errors"}, []string{"rate=1", "kind=503"}, 1)
+		faults, err := engine.ParseFaults([]string{"errors"}, []string{"rate=1", "kind=503"}, 1)
 		require.NoError(t, err)
 		ts := startServer(t, Options{AccessLog: &log, Faults: faults})
 		resp := ts.post(context.Background(), `{"model":"m"}`)

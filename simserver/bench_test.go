@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // benchProfile is a model made for measuring the serving path, not the model: a decode batch
@@ -24,15 +25,15 @@ import (
 // connection is open, so the streams run concurrently instead of the first ones finishing while
 // the last ones still connect (with thousands of goroutines streaming, the accept loop gets
 // its turn rarely).
-func benchProfile() *Profile {
-	return &Profile{
+func benchProfile() *engine.Profile {
+	return &engine.Profile{
 		Name: "bench", Model: "bench",
 		PrefillBase: time.Millisecond, PrefillChunkTokens: 1 << 20, PrefixCacheTokens: 1 << 20,
 		TransferLatency: 30 * time.Second,
 		DecodeBase:      40 * time.Millisecond,
 		MaxRunning:      1 << 20, KVCapacityTokens: 1 << 30, DecodeLogInterval: 40,
 		MaxContextTokens: 1 << 16,
-		Efforts:          map[string]LengthProfile{"": {Min: 1, Max: 1}},
+		Efforts:          map[string]engine.LengthProfile{"": {Min: 1, Max: 1}},
 	}
 }
 

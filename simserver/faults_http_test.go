@@ -14,12 +14,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // faultServer starts a server with the default profile and one fault set.
 func faultServer(t *testing.T, fault string, params ...string) *testServer {
 	t.Helper()
-	faults, err := ParseFaults([]string{fault}, params, 1)
+	faults, err := engine.ParseFaults([]string{fault}, params, 1)
 	require.NoError(t, err)
 	return startServer(t, Options{Faults: faults})
 }

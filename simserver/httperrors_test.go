@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // openAIError is the decoded error body.
@@ -110,7 +112,7 @@ func TestAcceptedShapes(t *testing.T) {
 // TestContextTooLong checks the engine's context limit comes back as 400 on messages.
 func TestContextTooLong(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		p := DSV4PD()
+		p := engine.DSV4PD()
 		p.MaxContextTokens, p.KVCapacityTokens = 100, 1000
 		ts := startServer(t, Options{Profile: p})
 		resp := ts.post(context.Background(), `{"model":"m","messages":[{"role":"user","content":"`+strings.Repeat("word ", 120)+`"}]}`)

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // scrape fetches /metrics and parses it as the harness does, with expfmt.
@@ -166,7 +168,7 @@ func TestMetricsInterTokenLatency(t *testing.T) {
 		resp.Body.Close()
 		h := ts.scrape()["sglang:inter_token_latency_seconds"].GetMetric()[0].GetHistogram()
 		require.Equal(t, uint64(199), h.GetSampleCount())
-		step := DSV4PD().DecodeStep(1, 200).Seconds()
+		step := engine.DSV4PD().DecodeStep(1, 200).Seconds()
 		assert.InEpsilon(t, step, h.GetSampleSum()/float64(h.GetSampleCount()), 0.05)
 	})
 }

@@ -10,6 +10,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // openaiClient is a go-openai client of the test server, used as any harness would use it.
@@ -101,7 +103,7 @@ func TestOpenAIClientNonStream(t *testing.T) {
 // error from Recv.
 func TestOpenAIClientErrors(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		faults, err := ParseFaults([]string{"errors"}, []string{"rate=1", "kind=frame"}, 1)
+		faults, err := engine.ParseFaults([]string{"errors"}, []string{"rate=1", "kind=frame"}, 1)
 		require.NoError(t, err)
 		ts := startServer(t, Options{APIKey: "sk-right", Faults: faults})
 		req := openai.ChatCompletionRequest{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -23,7 +24,7 @@ func TestServeCancelLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	clk, err := clock.New(1000)
 	require.NoError(t, err)
-	faults, err := ParseFaults([]string{"prefill-pin"}, []string{"fraction=1"}, 1)
+	faults, err := engine.ParseFaults([]string{"prefill-pin"}, []string{"fraction=1"}, 1)
 	require.NoError(t, err)
 	srv, err := New(Options{Clock: clk, Faults: faults})
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // simRun runs the benchmark against the embedded simulator (default profile, the given
@@ -21,7 +22,7 @@ func simRun(t *testing.T, speedup float64, faults []string, o Options) (*Report,
 	t.Helper()
 	clk, err := clock.New(speedup)
 	require.NoError(t, err)
-	f, err := simserver.ParseFaults(faults, nil, 1)
+	f, err := engine.ParseFaults(faults, nil, 1)
 	require.NoError(t, err)
 	srv, err := simserver.New(simserver.Options{Clock: clk, Faults: f})
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package simserver
+package engine
 
 import (
 	"context"
@@ -56,7 +56,7 @@ func stats(v []float64) (lo, hi, mean float64) {
 	return lo, hi, mean / float64(len(v))
 }
 
-// TestDecisiveBatchingCalibration checks PRODUCT.md §8: 16 × 128 tokens with a ~200-token
+// TestDecisiveBatchingCalibration checks the calibration in docs/engine.md: 16 × 128 tokens with a ~200-token
 // prompt finish in 5.4 s (lat_min 3.9 s, lat_mean 5.1 s), at speedup 1 and 20.
 func TestDecisiveBatchingCalibration(t *testing.T) {
 	for _, tc := range []struct {

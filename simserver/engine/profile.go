@@ -1,4 +1,4 @@
-package simserver
+package engine
 
 import (
 	"fmt"
@@ -122,7 +122,7 @@ func (p *Profile) Validate() error {
 }
 
 // DSV4PD is the default profile, calibrated to the incident's DeepSeek-V4-Flash prefill/decode
-// deployment (PRODUCT.md §8):
+// deployment (docs/engine.md gives the measurements):
 //
 //   - decode: DecodeBase 9.2 ms + DecodePerSeq 1.09 ms per running request +
 //     DecodePerKVTokenNs 10 ns per KV token — 806 tok/s at 64 concurrent and 835 tok/s at 96
