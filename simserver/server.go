@@ -124,6 +124,9 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
+// Clock returns the server's clock, the source of its simulated time.
+func (s *Server) Clock() *clock.Clock { return s.clk }
+
 // Engine returns the server's engine.
 func (s *Server) Engine() *engine.Engine { return s.engine }
 
