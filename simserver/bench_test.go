@@ -1,13 +1,13 @@
-package simserver
+package simserver_test
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/simserver/simtest"
 )
 
 // benchProfile is a model made for measuring the serving path, not the model: a decode batch
@@ -59,27 +61,12 @@ func benchStreams(b *testing.B, streams, tokens int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(Options{Profile: benchProfile(), Clock: clk})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			b.Error(err)
-		}
-	}()
+	srv := simtest.NewLoopbackServer(b, simserver.Options{Profile: benchProfile(), Clock: clk})
+	addr := strings.TrimPrefix(srv.URL, "http://")
 	request := rawStreamRequest(tokens)
 	var peak, perStream, tokS float64
 	for b.Loop() {
-		w := runWave(b, ln.Addr().String(), request, streams)
+		w := runWave(b, addr, request, streams)
 		peak, perStream = max(peak, float64(w.peak)), max(perStream, w.bytesPerStream)
 		tokS += float64(streams*tokens) / w.streaming.Seconds()
 	}
