@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // serveCmd is `agentsim serve`: the simulated inference server on its own.
@@ -34,8 +35,8 @@ GET /health. Faults reproduce the ways real stacks wedge (see --fault).`,
 	}
 	f := c.Flags()
 	f.String("addr", "127.0.0.1:30000", "address to listen on (host:port; port 0 picks a free one)")
-	f.String("profile", "dsv4-pd", fmt.Sprintf("engine profile, one of %v", simserver.ProfileNames()))
-	f.StringSlice("fault", nil, fmt.Sprintf("fault(s) to inject, comma-separated: %v", simserver.FaultNames()))
+	f.String("profile", "dsv4-pd", fmt.Sprintf("engine profile, one of %v", engine.ProfileNames()))
+	f.StringSlice("fault", nil, fmt.Sprintf("fault(s) to inject, comma-separated: %v", engine.FaultNames()))
 	f.StringArray("fault-param", nil, "fault parameter name.key=value (or key=value with one fault); repeatable")
 	f.Float64("speedup", 1, "simulated time passes this many times faster than wall time (1–1000000)")
 	f.Uint64("seed", 1, "seed for every random decision (output lengths, faults)")
@@ -91,11 +92,11 @@ type simConfig struct {
 // configuration errors are usage errors. It also returns a one-line description for the
 // operator.
 func buildSimServer(cfg simConfig) (*simserver.Server, *clock.Clock, string, error) {
-	prof, err := simserver.LookupProfile(cfg.Profile)
+	prof, err := engine.LookupProfile(cfg.Profile)
 	if err != nil {
 		return nil, nil, "", usageError(fmt.Errorf("profile: %w", err))
 	}
-	faults, err := simserver.ParseFaults(cfg.Faults, cfg.FaultParams, cfg.Seed)
+	faults, err := engine.ParseFaults(cfg.Faults, cfg.FaultParams, cfg.Seed)
 	if err != nil {
 		return nil, nil, "", usageError(err)
 	}

@@ -1,7 +1,6 @@
-package simserver
+package engine
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -9,8 +8,10 @@ import (
 // StallStream pauses Fraction of streams once, at a random point mid-generation, for Duration;
 // the request leaves the running batch (keeping its KV) and resumes afterwards.
 type StallStream struct {
-	Fraction float64
-	Duration time.Duration
+	// Fraction is the share of requests stalled, from 0 to 1; default 0.1.
+	Fraction float64 `mapstructure:"fraction"`
+	// Duration is how long a stalled request pauses, simulated time > 0; default 60s.
+	Duration time.Duration `mapstructure:"duration"`
 }
 
 var _ Fault = (*StallStream)(nil)
@@ -19,30 +20,14 @@ var _ Fault = (*StallStream)(nil)
 func (*StallStream) Name() string { return "stall-stream" }
 
 // String implements Fault.
-func (s *StallStream) String() string {
-	return fmt.Sprintf("stall-stream{fraction=%g duration=%s}", s.Fraction, s.Duration)
-}
-
-// Set implements Fault.
-func (s *StallStream) Set(key, value string) error {
-	var err error
-	switch key {
-	case "fraction":
-		s.Fraction, err = parseFraction(key, value)
-	case "duration":
-		s.Duration, err = parseDuration(key, value)
-	default:
-		return unknownParam(s.Name(), key, "fraction", "duration")
-	}
-	return err
-}
+func (s *StallStream) String() string { return describe(s) }
 
 // Validate implements Fault.
 func (s *StallStream) Validate() error {
-	if s.Duration <= 0 {
-		return fmt.Errorf("duration: %s is not allowed: want a duration > 0", s.Duration)
-	}
-	return nil
+	var ps problems
+	ps.fraction("fraction", s.Fraction)
+	ps.positive("duration", s.Duration)
+	return ps.err()
 }
 
 func (*StallStream) configure(*Knobs) {}

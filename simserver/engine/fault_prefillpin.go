@@ -1,13 +1,13 @@
-package simserver
+package engine
 
-import (
-	"fmt"
-	"math/rand/v2"
-)
+import "math/rand/v2"
 
 // PrefillPin pins Fraction of requests in the prefill inflight queue: they are prefilled but
 // their KV transfer never completes, so their streams stay open and silent.
-type PrefillPin struct{ Fraction float64 }
+type PrefillPin struct {
+	// Fraction is the share of requests pinned, from 0 to 1; default 0.1.
+	Fraction float64 `mapstructure:"fraction"`
+}
 
 var _ Fault = (*PrefillPin)(nil)
 
@@ -15,20 +15,14 @@ var _ Fault = (*PrefillPin)(nil)
 func (*PrefillPin) Name() string { return "prefill-pin" }
 
 // String implements Fault.
-func (p *PrefillPin) String() string { return fmt.Sprintf("prefill-pin{fraction=%g}", p.Fraction) }
-
-// Set implements Fault.
-func (p *PrefillPin) Set(key, value string) error {
-	if key != "fraction" {
-		return unknownParam(p.Name(), key, "fraction")
-	}
-	v, err := parseFraction(key, value)
-	p.Fraction = v
-	return err
-}
+func (p *PrefillPin) String() string { return describe(p) }
 
 // Validate implements Fault.
-func (p *PrefillPin) Validate() error { return nil }
+func (p *PrefillPin) Validate() error {
+	var ps problems
+	ps.fraction("fraction", p.Fraction)
+	return ps.err()
+}
 
 func (*PrefillPin) configure(*Knobs) {}
 

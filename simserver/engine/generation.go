@@ -1,4 +1,4 @@
-package simserver
+package engine
 
 import (
 	"context"
@@ -118,3 +118,33 @@ func (g *Gen) emit() int {
 	}
 	return n
 }
+
+// Ending is how the delivery of a generation ends.
+type Ending int
+
+// The endings of a delivery.
+const (
+	// EndFinish: every output token, then the finish reason.
+	EndFinish Ending = iota
+	// EndFail: the engine fails the request mid-generation (the errors fault, kind frame).
+	EndFail
+	// EndCut: the delivery is cut without a finish (the drop fault).
+	EndCut
+)
+
+// End returns how many tokens the generation delivers and how its delivery ends, as the
+// faults planned it.
+func (g *Gen) End() (at int, how Ending) {
+	at, how = g.Output, EndFinish
+	if g.Plan.Failure == FailMidStream && g.Plan.FailAt <= at {
+		at, how = g.Plan.FailAt, EndFail
+	}
+	// ≤, not <: a one-token output is cut after its token, before the finish.
+	if g.Plan.DropAt > 0 && g.Plan.DropAt <= at {
+		at, how = g.Plan.DropAt, EndCut
+	}
+	return at, how
+}
+
+// Key returns the key of the job the generation was submitted with.
+func (g *Gen) Key() uint64 { return g.job.Key }

@@ -1,4 +1,4 @@
-package simserver
+package engine
 
 import (
 	"context"

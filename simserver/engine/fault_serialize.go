@@ -1,9 +1,9 @@
-package simserver
+package engine
 
 import "math/rand/v2"
 
 // Serialize limits the decode batch to one request: every other request waits its turn, so
-// latency grows with the number of concurrent requests.
+// latency grows with the number of concurrent requests. It takes no parameters.
 type Serialize struct{}
 
 var _ Fault = Serialize{}
@@ -13,9 +13,6 @@ func (Serialize) Name() string { return "serialize" }
 
 // String implements Fault.
 func (Serialize) String() string { return "serialize{max_running=1}" }
-
-// Set implements Fault.
-func (Serialize) Set(key, _ string) error { return unknownParam("serialize", key) }
 
 // Validate implements Fault.
 func (Serialize) Validate() error { return nil }

@@ -1,4 +1,4 @@
-package simserver
+package engine
 
 import (
 	"fmt"
@@ -39,28 +39,47 @@ import (
 // prefill batch, decode gauges every DecodeLogInterval decode steps (and once when decode goes
 // idle); the plain decode_running / prefill_inflight gauges are live.
 type Profile struct {
-	Name        string
-	Model       string
+	// Name is the profile's name, as --profile takes it.
+	Name string
+	// Model is the model name /v1/models lists and the metrics label.
+	Model string
+	// Description says, in one line, what stack the profile models.
 	Description string
 
-	PrefillBase            time.Duration
-	PrefillPerToken        time.Duration
-	PrefillAttnPerToken2Ns float64 // nanoseconds per (token × context token)
-	PrefillChunkTokens     int
-	PrefixCacheTokens      int
+	// PrefillBase is the fixed cost of a prefill step, simulated time.
+	PrefillBase time.Duration
+	// PrefillPerToken is the cost of each uncached prompt token computed, simulated time.
+	PrefillPerToken time.Duration
+	// PrefillAttnPerToken2Ns is the attention cost in nanoseconds per (token × context token).
+	PrefillAttnPerToken2Ns float64
+	// PrefillChunkTokens is the most prompt tokens one prefill step computes.
+	PrefillChunkTokens int
+	// PrefixCacheTokens is the prefix cache's capacity, in tokens.
+	PrefixCacheTokens int
 
-	TransferSerial     time.Duration
-	TransferPerTokenNs float64 // nanoseconds per prompt token, serialised
-	TransferLatency    time.Duration
+	// TransferSerial is the transfer thread's fixed cost per request, simulated time.
+	TransferSerial time.Duration
+	// TransferPerTokenNs is the transfer thread's cost in nanoseconds per prompt token.
+	TransferPerTokenNs float64
+	// TransferLatency is the time from the end of the handshake until the decode engine has
+	// the KV, simulated time.
+	TransferLatency time.Duration
 
-	DecodeBase         time.Duration
-	DecodePerSeq       time.Duration
-	DecodePerKVTokenNs float64 // nanoseconds per KV token in the batch
-	MaxRunning         int
-	KVCapacityTokens   int
-	DecodeLogInterval  int
+	// DecodeBase is the fixed cost of a decode step, simulated time; it must be > 0.
+	DecodeBase time.Duration
+	// DecodePerSeq is the cost of each running request in a decode step, simulated time.
+	DecodePerSeq time.Duration
+	// DecodePerKVTokenNs is the decode step's cost in nanoseconds per KV token in the batch.
+	DecodePerKVTokenNs float64
+	// MaxRunning is the decode batch limit, in requests.
+	MaxRunning int
+	// KVCapacityTokens is the decode engine's KV capacity, in tokens.
+	KVCapacityTokens int
+	// DecodeLogInterval is how many decode steps pass between refreshes of the SGLang-named
+	// decode gauges.
+	DecodeLogInterval int
 
-	// MaxContextTokens is the longest prompt plus output a request may have.
+	// MaxContextTokens is the longest prompt plus output a request may have, in tokens.
 	MaxContextTokens int
 	// Efforts gives the output length, when the client does not force it, per
 	// reasoning_effort ("" for requests without one).
@@ -70,7 +89,9 @@ type Profile struct {
 // LengthProfile is the natural output length of a request: uniform in [Min, Max] tokens, of
 // which ReasoningFraction are reasoning tokens when reasoning is on.
 type LengthProfile struct {
-	Min, Max          int
+	// Min and Max bound the output length, in tokens.
+	Min, Max int
+	// ReasoningFraction is the share of the output that is reasoning, from 0 to below 1.
 	ReasoningFraction float64
 }
 

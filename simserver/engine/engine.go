@@ -1,27 +1,13 @@
-package simserver
+package engine
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/agentsim/agentsim/clock"
 )
-
-// AdmissionError is a request the engine refuses before any stream starts; the HTTP layer
-// answers it with Status and an OpenAI error body.
-type AdmissionError struct {
-	Status     int
-	Type       string // OpenAI error type, e.g. "BadRequestError"
-	Param      string
-	Message    string
-	RetryAfter time.Duration // > 0: sent as Retry-After
-}
-
-func (e *AdmissionError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
 
 // Engine is the simulated prefill/decode engine pair. Create it with NewEngine, run it with
 // Start, and stop it with Stop; Submit may be called from any goroutine.
@@ -121,14 +107,12 @@ func (e *Engine) Stop() {
 // ErrStopped is returned by Submit after Stop.
 var ErrStopped = errors.New("engine stopped")
 
-// Submit admits a request, deciding its output length and faults. It returns an
-// *AdmissionError for requests refused before the stream (context too long, injected 429 or
-// 503, queue full).
+// Submit admits a request, deciding its output length and faults. It returns a *Rejection
+// for requests refused before their generation starts (context too long, an injected
+// rejection, queue full), and ErrStopped after Stop.
 func (e *Engine) Submit(j Job) (*Gen, error) {
 	if j.PromptTokens >= e.prof.MaxContextTokens {
-		return nil, &AdmissionError{Status: 400, Type: "BadRequestError", Param: "messages",
-			Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.",
-				e.prof.MaxContextTokens, j.PromptTokens)}
+		return nil, &Rejection{Reason: TooLong, PromptTokens: j.PromptTokens, MaxContextTokens: e.prof.MaxContextTokens}
 	}
 	if e.stopped.Load() {
 		return nil, ErrStopped
@@ -158,7 +142,7 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 	e.mu.Lock()
 	if e.knobs.QueueLimited && e.stats.queued() >= int64(e.knobs.MaxQueued) {
 		e.mu.Unlock()
-		return nil, &AdmissionError{Status: 503, Type: "InternalServerError", Message: "The request queue is full."}
+		return nil, &Rejection{Reason: QueueFull, MaxQueued: e.knobs.MaxQueued}
 	}
 	e.stats.promptTokens.Add(int64(j.PromptTokens))
 	e.stats.prefillQueued.Add(1)
@@ -171,15 +155,13 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 // maxSeenKeys bounds the per-content occurrence counts kept for deterministic decisions.
 const maxSeenKeys = 1 << 20
 
-// refuse returns the admission error an injected fault imposes, if any.
+// refuse returns the rejection an injected fault imposes, if any.
 func (e *Engine) refuse(g *Gen) error {
-	switch g.Plan.Error {
-	case Error429:
-		return &AdmissionError{Status: 429, Type: "RateLimitError", RetryAfter: g.Plan.RetryAfter,
-			Message: "Rate limit reached for requests. Please retry after the time given in Retry-After."}
-	case Error503:
-		return &AdmissionError{Status: 503, Type: "InternalServerError",
-			Message: "The server is overloaded or not ready yet."}
+	switch g.Plan.Failure {
+	case FailRateLimited:
+		return &Rejection{Reason: RateLimited, RetryAfter: g.Plan.RetryAfter}
+	case FailOverloaded:
+		return &Rejection{Reason: Overloaded}
 	}
 	return nil
 }

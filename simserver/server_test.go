@@ -1,4 +1,4 @@
-package simserver
+package simserver_test
 
 import (
 	"bufio"
@@ -7,59 +7,36 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/internal/memnet"
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// testServer is a Server running Serve on an in-memory listener, with an HTTP client dialling it.
+// testServer is a simulator serving on the in-memory network for one test, with the requests
+// the tests send.
 type testServer struct {
-	*Server
+	*simtest.Server
 	t      testing.TB
 	clk    *clock.Clock
 	client *http.Client
 	url    string
-	stop   func()
 }
 
 // startServer runs a server with the options (clock speedup 1 unless set) until the test
 // ends. Inside a synctest bubble every goroutine it starts ends before the bubble does.
-func startServer(t testing.TB, o Options) *testServer {
+func startServer(t testing.TB, o simserver.Options) *testServer {
 	t.Helper()
-	if o.Clock == nil {
-		var err error
-		o.Clock, err = clock.New(1)
-		require.NoError(t, err)
-	}
-	srv, err := New(o)
-	require.NoError(t, err)
-	ln := memnet.Listen()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	tr := &http.Transport{DialContext: ln.DialContext, DisableCompression: true}
-	ts := &testServer{Server: srv, t: t, clk: o.Clock, client: &http.Client{Transport: tr}, url: "http://sim"}
-	var once sync.Once
-	ts.stop = func() {
-		once.Do(func() {
-			tr.CloseIdleConnections()
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Serve() = %v; want nil", err)
-			}
-			tr.CloseIdleConnections()
-		})
-	}
-	t.Cleanup(ts.stop)
-	return ts
+	s := simtest.NewServer(t, o)
+	return &testServer{Server: s, t: t, clk: s.Clock(), client: s.Client(), url: s.URL}
 }
+
+// Engine returns the simulator's engine.
+func (ts *testServer) Engine() *engine.Engine { return ts.Sim.Engine() }
 
 // post sends a chat completions body and returns the response (body unread).
 func (ts *testServer) post(ctx context.Context, body string, header ...string) *http.Response {

@@ -1,11 +1,10 @@
-package simserver
+package engine
 
 import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -13,14 +12,16 @@ import (
 // Fault is one named misbehaviour of the simulated server. A fault either changes engine-wide
 // knobs (configure) or decides, per request, what goes wrong with it (plan), or both. Faults
 // combine: each is applied in turn.
+//
+// A fault's parameters are the exported fields of its struct that carry a mapstructure tag;
+// --fault-param values are decoded onto them (see ParseFaults), so a new fault needs only its
+// struct, its defaults in the registry, Validate, and its effect.
 type Fault interface {
 	// Name is the fault's name as given to --fault.
 	Name() string
 	// String describes the fault and its parameters, e.g. "stall-stream{fraction=0.1 duration=1m0s}".
 	String() string
-	// Set sets one parameter from its text form.
-	Set(key, value string) error
-	// Validate checks the parameters.
+	// Validate checks the parameters, reporting every problem at once.
 	Validate() error
 	configure(k *Knobs)
 	plan(p *Plan, r *rand.Rand)
@@ -41,34 +42,41 @@ type Knobs struct {
 	MaxQueued    int
 }
 
-// ErrorKind is an injected error.
-type ErrorKind int
+// Failure is how the errors fault makes a request fail.
+type Failure int
 
-// The injected errors.
+// The injected failures.
 const (
-	ErrorNone  ErrorKind = iota
-	Error429             // 429 with Retry-After, before the stream
-	Error503             // 503, before the stream
-	ErrorFrame           // an error frame inside the 200 stream
+	// FailNone: the request does not fail.
+	FailNone Failure = iota
+	// FailRateLimited: Submit rejects the request as RateLimited, with a retry delay.
+	FailRateLimited
+	// FailOverloaded: Submit rejects the request as Overloaded.
+	FailOverloaded
+	// FailMidStream: the request is admitted and fails after Plan.FailAt tokens.
+	FailMidStream
 )
 
 // Plan is what the faults decided for one request. The zero Plan is a healthy request.
 type Plan struct {
 	// Pinned requests never leave the prefill inflight queue.
 	Pinned bool
-	// StallAt > 0 pauses the request's generation once, after StallAt tokens, for StallFor.
+	// StallAt > 0 pauses the request's generation once, after StallAt tokens, for StallFor
+	// (simulated time).
 	StallAt  int
 	StallFor time.Duration
-	// DropAt > 0 cuts the stream after DropAt tokens, before the finish chunk and [DONE]:
-	// mid-generation, or after the only token of a one-token output.
+	// DropAt > 0 cuts the delivery after DropAt tokens, before the finish: mid-generation, or
+	// after the only token of a one-token output.
 	DropAt int
-	// Error is the injected error; ErrorAt is the token after which an error frame is sent.
-	Error      ErrorKind
-	ErrorAt    int
+	// Failure is the injected failure; FailAt is the token after which a FailMidStream request
+	// fails.
+	Failure Failure
+	FailAt  int
+	// RetryAfter is the retry delay of a FailRateLimited rejection, simulated time.
 	RetryAfter time.Duration
-	// frac is a uniform draw in [0, 1) that places StallAt, DropAt and ErrorAt within the
+	// frac is a uniform draw in [0, 1) that places StallAt, DropAt and FailAt within the
 	// output once its length is known.
-	stallFrac, dropFrac, errorFrac float64
+	stallFrac, dropFrac, failFrac float64
 }
 
 // place turns the plan's fractions into token positions for an output of n tokens.
@@ -80,8 +88,8 @@ func (p *Plan) place(n int) {
 	if p.dropFrac > 0 {
 		p.DropAt = min(at(p.dropFrac), max(n-1, 1))
 	}
-	if p.Error == ErrorFrame {
-		p.ErrorAt = at(p.errorFrac)
+	if p.Failure == FailMidStream {
+		p.FailAt = at(p.failFrac)
 	}
 }
 
@@ -115,8 +123,10 @@ type Faults struct {
 }
 
 // ParseFaults builds the fault set from --fault values (each may hold a comma-separated list)
-// and --fault-param values ("name.key=value", or "key=value" when one fault is named). It reports
-// every problem at once.
+// and --fault-param values ("name.key=value", or "key=value" when one fault is named): each
+// fault starts from its defaults, each value is decoded onto the fault's field of that tag
+// (numbers and integers as Go parses them, durations in Go syntax such as 60s), then every
+// fault is validated. It reports every problem at once, one per line.
 func ParseFaults(names, params []string, seed uint64) (*Faults, error) {
 	f := &Faults{seed: seed}
 	byName := map[string]Fault{}
@@ -142,7 +152,12 @@ func ParseFaults(names, params []string, seed uint64) (*Faults, error) {
 		}
 	}
 	for _, flt := range f.list {
-		if err := flt.Validate(); err != nil {
+		err := flt.Validate()
+		if multi, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range multi.Unwrap() {
+				errs = append(errs, fmt.Errorf("fault %s: %w", flt.Name(), e))
+			}
+		} else if err != nil {
 			errs = append(errs, fmt.Errorf("fault %s: %w", flt.Name(), err))
 		}
 	}
@@ -150,29 +165,6 @@ func ParseFaults(names, params []string, seed uint64) (*Faults, error) {
 		return nil, errors.Join(errs...)
 	}
 	return f, nil
-}
-
-func (f *Faults) setParam(p string, byName map[string]Fault) error {
-	kv, value, ok := strings.Cut(p, "=")
-	if !ok {
-		return fmt.Errorf("--fault-param %q: want name.key=value", p)
-	}
-	name, key, dotted := strings.Cut(kv, ".")
-	if !dotted {
-		key = kv
-		if len(f.list) != 1 {
-			return fmt.Errorf("--fault-param %q: name the fault (name.key=value) when %d faults are set", p, len(f.list))
-		}
-		name = f.list[0].Name()
-	}
-	flt, ok := byName[name]
-	if !ok {
-		return fmt.Errorf("--fault-param %q: fault %q is not enabled with --fault", p, name)
-	}
-	if err := flt.Set(key, value); err != nil {
-		return fmt.Errorf("--fault-param %q: %w", p, err)
-	}
-	return nil
 }
 
 // Knobs returns the engine-wide settings after every fault has been applied.
@@ -232,36 +224,10 @@ func (f *Faults) plan(r *rand.Rand) Plan {
 	return p
 }
 
-// parseFraction parses a number in [0, 1].
-func parseFraction(key, value string) (float64, error) {
-	v, err := strconv.ParseFloat(value, 64)
-	if err != nil || v < 0 || v > 1 {
-		return 0, fmt.Errorf("%s: %q is not allowed: want a fraction from 0 to 1", key, value)
-	}
-	return v, nil
-}
-
-// parseDuration parses a Go duration ≥ 0.
-func parseDuration(key, value string) (time.Duration, error) {
-	d, err := time.ParseDuration(value)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%s: %q is not allowed: want a duration ≥ 0 in Go syntax, like 60s", key, value)
-	}
-	return d, nil
-}
-
-func unknownParam(fault, key string, allowed ...string) error {
-	if len(allowed) == 0 {
-		return fmt.Errorf("unknown parameter %q: fault %s takes none", key, fault)
-	}
-	return fmt.Errorf("unknown parameter %q: fault %s takes %s", key, fault, strings.Join(allowed, ", "))
-}
-
 type noFault struct{}
 
 func (noFault) Name() string           { return "none" }
 func (noFault) String() string         { return "none" }
-func (noFault) Set(k, _ string) error  { return unknownParam("none", k) }
 func (noFault) Validate() error        { return nil }
 func (noFault) configure(*Knobs)       {}
 func (noFault) plan(*Plan, *rand.Rand) {}
