@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,9 +27,8 @@ import (
 // memStarter starts the embedded simulator as startTarget does, configured by the command's
 // --sim-* and --speedup flags, but on an in-memory network, so a whole command can run inside
 // a synctest bubble.
-func memStarter(c *cobra.Command, v *viper.Viper) (*target, error) {
-	cfg := simConfig{Profile: v.GetString("sim-profile"), Faults: v.GetStringSlice("sim-fault"),
-		FaultParams: v.GetStringSlice("sim-fault-param"), Speedup: v.GetFloat64("speedup"), Seed: v.GetUint64("sim-seed")}
+func memStarter(_ *cobra.Command, t targetConfig) (*target, error) {
+	cfg := t.sim()
 	srv, clk, _, err := buildSimServer(cfg)
 	if err != nil {
 		return nil, err
