@@ -9,7 +9,7 @@
 //
 // decoding strictly (unknown keys are errors) and validating every value, so that a run never
 // starts from a configuration with a typo in it. Every problem found is reported at once in a
-// *ConfigError.
+// *ConfigError. LoadRecorded reads back the config.yaml a run wrote the same way.
 //
 // Text generates the deterministic prompt text agents send. All durations are simulated time;
 // all sizes are tokens unless a name says otherwise.

@@ -145,10 +145,10 @@ func benchExit(rep *bench.Report) error {
 	return nil
 }
 
-// benchOptions checks the request shape s (and, for bench, cfg's --timeout and --sweep),
+// benchOptions checks the request shape s (and, for bench, benchOnly's --timeout and --sweep),
 // reporting every bad value at once with the problems found in the environment, each naming
 // the flag, its value and what is allowed.
-func benchOptions(c *cobra.Command, problems []workloads.Problem, s requestShape, cfg *benchConfig) (bench.Options, error) {
+func benchOptions(c *cobra.Command, problems []workloads.Problem, s requestShape, benchOnly *benchConfig) (bench.Options, error) {
 	var bad []error
 	for _, p := range problems {
 		bad = append(bad, errors.New(p.String()))
@@ -160,9 +160,9 @@ func benchOptions(c *cobra.Command, problems []workloads.Problem, s requestShape
 		SampleInterval: duration("sample-interval", s.SampleInterval, false, &bad),
 		Timeout:        bench.DefaultTimeout,
 	}
-	if cfg != nil {
-		o.Timeout = duration("timeout", cfg.Timeout, true, &bad)
-		if sw := strings.TrimSpace(cfg.Sweep); sw != "" {
+	if benchOnly != nil {
+		o.Timeout = duration("timeout", benchOnly.Timeout, true, &bad)
+		if sw := strings.TrimSpace(benchOnly.Sweep); sw != "" {
 			if c.Flags().Changed("concurrency") {
 				bad = append(bad, errors.New("--sweep replaces --concurrency: give one of them"))
 			}

@@ -24,8 +24,10 @@ import (
 //     on the command line wins.
 //
 // The environment is read once, by Execute, and split once per command by loadSettings: a
-// variable naming one of the command's settings goes to that setting; every other one goes to
-// workloads.Load, which reads it as a workload key or reports it as unknown.
+// variable naming one of the command's settings goes to that setting, even where it also
+// names a workload key (compare's AGENTSIM_SAMPLE_INTERVAL is its --sample-interval); every
+// other one goes to workloads.Load, which reads it as a workload key or reports it as unknown.
+// Commands that load no workload (bench, serve, diagnose) leave the other variables alone.
 
 // newViper returns a command's own viper with its settings flags bound to keys of the same
 // name.
