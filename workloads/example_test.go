@@ -52,13 +52,13 @@ func ExampleLoad_errors() {
 	fmt.Println(err)
 	var ce *workloads.ConfigError
 	if errors.As(err, &ce) {
-		fmt.Println(len(ce.Problems), "problems; exit code", ce.ExitCode())
+		fmt.Println(len(ce.Problems), "problems")
 	}
 	// Output:
 	// --set pacer.slot=16: unknown key "pacer.slot"; did you mean "pacer.slots"?
 	// --set request.idle_timeout=soon: request.idle_timeout: "soon" is not allowed: want a duration such as 200ms, 90s or 5m
 	// agents: 0 is not allowed: want an integer from 1 to 10000
-	// 3 problems; exit code 2
+	// 3 problems
 }
 
 // Validate checks a workload built in code, reporting every problem at once.

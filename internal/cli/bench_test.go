@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -29,9 +28,8 @@ import (
 // --sim-* and --speedup flags, but on an in-memory network, so a whole command can run inside
 // a synctest bubble.
 func memStarter(t testing.TB) starter {
-	return func(c *cobra.Command, v *viper.Viper) (*target, error) {
-		cfg := simConfig{Profile: v.GetString("sim-profile"), Faults: v.GetStringSlice("sim-fault"),
-			FaultParams: v.GetStringSlice("sim-fault-param"), Speedup: v.GetFloat64("speedup"), Seed: v.GetUint64("sim-seed")}
+	return func(_ *cobra.Command, tc targetConfig) (*target, error) {
+		cfg := tc.sim()
 		srv, clk, _, err := buildSimServer(cfg)
 		if err != nil {
 			return nil, err
