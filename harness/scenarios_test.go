@@ -81,7 +81,7 @@ var scenarios = []scenario{{
 	},
 	heavy: true,
 	check: func(t *testing.T, r scenarioRun) {
-		// The incident this reproduces saw a per-request latency of 100–300 s.
+		// docs/engine.md §6: per-request latency 100–300 s.
 		e2e := r.res.Latency.E2E
 		assert.True(t, e2e.Mean >= 100 && e2e.Mean <= 300, "mean e2e latency %.1f s, want 100–300 s", e2e.Mean)
 		assert.Equal(t, 60, r.res.Rounds.Completed, "rounds %+v", r.res.Rounds)

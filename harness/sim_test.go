@@ -9,9 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -39,24 +40,14 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	}
 	clk, err := clock.New(c.speedup)
 	require.NoError(t, err)
-	faults, err := simserver.ParseFaults(c.faults, c.faultParams, 1)
+	faults, err := engine.ParseFaults(c.faults, c.faultParams, 1)
 	require.NoError(t, err)
-	srv, err := simserver.New(simserver.Options{Clock: clk, Faults: faults})
-	require.NoError(t, err)
-	ln := memnet.Listen()
-	serveCtx, stop := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { defer close(served); _ = srv.Serve(serveCtx, ln) }()
-	client := ln.Client()
-	defer func() {
-		client.CloseIdleConnections()
-		stop()
-		<-served
-	}()
+	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: faults})
+	defer sim.Close()
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk,
 		Target: Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: faults.Names()},
-		Dir:    dir, Out: io.Discard, HTTPClient: client})
+		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client()})
 	require.NoError(t, err)
 	return res, dir
 }

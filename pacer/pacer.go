@@ -6,8 +6,8 @@
 // and waits through a *clock.Clock, so --speedup runs and testing/synctest bubbles execute the
 // same code. Every duration in this package is simulated time.
 //
-// Kind names the designs (kind.go); each design's doc comment says the failure it exists to
-// show. Build one with New from a validated Config.
+// Each design's doc comment names the failure it exists to show; build one with
+// New from a validated Config.
 package pacer
 
 import (

@@ -9,7 +9,7 @@ type Verdict struct {
 }
 
 // VerdictKind names a verdict. The strings are the `verdict.kind` field of results.json; the
-// rules that choose one are described in docs/verdicts.md.
+// rules that choose one are described in docs/verdicts.md §2.
 type VerdictKind string
 
 // The verdict kinds. When several apply, diagnosis picks the first in the order

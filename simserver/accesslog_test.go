@@ -1,4 +1,4 @@
-package simserver
+package simserver_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -50,7 +52,7 @@ func parseLogLine(t *testing.T, line string) logLine {
 	t.Helper()
 	m := accessLine.FindStringSubmatch(line)
 	require.NotNil(t, m, "access log line %q", line)
-	at, err := time.Parse(accessLogTimeLayout, m[1])
+	at, err := time.Parse(simserver.AccessLogTimeLayout, m[1])
 	require.NoError(t, err)
 	status, _ := strconv.Atoi(m[4])
 	us, _ := strconv.ParseInt(m[5], 10, 64)
@@ -66,7 +68,7 @@ func TestAccessLogLatencyIsSimulated(t *testing.T) {
 		clk, err := clock.New(20)
 		require.NoError(t, err)
 		var log lockedBuffer
-		ts := startServer(t, Options{Clock: clk, AccessLog: &log})
+		ts := startServer(t, simserver.Options{Clock: clk, AccessLog: &log})
 		var wg sync.WaitGroup
 		lat := make([]time.Duration, 16)
 		for i := range lat {
@@ -107,9 +109,9 @@ func TestAccessLogLatencyIsSimulated(t *testing.T) {
 func TestAccessLogLevels(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		var log lockedBuffer
-		faults, err := ParseFaults([]string{"errors"}, []string{"rate=1", "kind=503"}, 1)
+		faults, err := engine.ParseFaults([]string{"errors"}, []string{"rate=1", "kind=503"}, 1)
 		require.NoError(t, err)
-		ts := startServer(t, Options{AccessLog: &log, Faults: faults})
+		ts := startServer(t, simserver.Options{AccessLog: &log, Faults: faults})
 		resp := ts.post(context.Background(), `{"model":"m"}`)
 		resp.Body.Close()
 		resp = ts.post(context.Background(), streamBody(""))
@@ -123,7 +125,7 @@ func TestAccessLogLevels(t *testing.T) {
 	})
 	bubble(t, func(t *testing.T) {
 		var log lockedBuffer
-		ts := startServer(t, Options{AccessLog: &log})
+		ts := startServer(t, simserver.Options{AccessLog: &log})
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
 			_ = ts.clk.Sleep(context.Background(), 2*time.Second)
@@ -138,7 +140,7 @@ func TestAccessLogLevels(t *testing.T) {
 		lines := log.lines()
 		require.Len(t, lines, 1)
 		l := parseLogLine(t, lines[0])
-		assert.Equal(t, statusClientClosed, l.status)
+		assert.Equal(t, simserver.StatusClientClosed, l.status)
 		assert.Equal(t, 2*time.Second, l.latency)
 	})
 }

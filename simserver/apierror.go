@@ -2,10 +2,13 @@ package simserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // apiError is an error answered before any stream starts: an HTTP status and the OpenAI
@@ -23,9 +26,23 @@ func badRequest(param, message string) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Type: "BadRequestError", Param: param, Message: message}
 }
 
-// fromAdmission converts the engine's refusal into its HTTP answer.
-func fromAdmission(e *AdmissionError) *apiError {
-	return &apiError{Status: e.Status, Type: e.Type, Param: e.Param, Message: e.Message, RetryAfter: e.RetryAfter}
+// fromRejection is the HTTP answer to the engine's refusal: a status, an OpenAI error type
+// and the message the real servers send for the same reason.
+func fromRejection(r *engine.Rejection) *apiError {
+	switch r.Reason {
+	case engine.TooLong:
+		return badRequest("messages", fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.",
+			r.MaxContextTokens, r.PromptTokens))
+	case engine.RateLimited:
+		return &apiError{Status: http.StatusTooManyRequests, Type: "RateLimitError", RetryAfter: r.RetryAfter,
+			Message: "Rate limit reached for requests. Please retry after the time given in Retry-After."}
+	case engine.Overloaded:
+		return &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError",
+			Message: "The server is overloaded or not ready yet."}
+	case engine.QueueFull:
+		return &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: "The request queue is full."}
+	}
+	return &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: r.Error()}
 }
 
 // errorBody is the OpenAI error object.

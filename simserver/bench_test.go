@@ -1,13 +1,13 @@
-package simserver
+package simserver_test
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/simserver/simtest"
 )
 
 // benchProfile is a model made for measuring the serving path, not the model: a decode batch
@@ -24,15 +27,15 @@ import (
 // connection is open, so the streams run concurrently instead of the first ones finishing while
 // the last ones still connect (with thousands of goroutines streaming, the accept loop gets
 // its turn rarely).
-func benchProfile() *Profile {
-	return &Profile{
+func benchProfile() *engine.Profile {
+	return &engine.Profile{
 		Name: "bench", Model: "bench",
 		PrefillBase: time.Millisecond, PrefillChunkTokens: 1 << 20, PrefixCacheTokens: 1 << 20,
 		TransferLatency: 30 * time.Second,
 		DecodeBase:      40 * time.Millisecond,
 		MaxRunning:      1 << 20, KVCapacityTokens: 1 << 30, DecodeLogInterval: 40,
 		MaxContextTokens: 1 << 16,
-		Efforts:          map[string]LengthProfile{"": {Min: 1, Max: 1}},
+		Efforts:          map[string]engine.LengthProfile{"": {Min: 1, Max: 1}},
 	}
 }
 
@@ -58,27 +61,12 @@ func benchStreams(b *testing.B, streams, tokens int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(Options{Profile: benchProfile(), Clock: clk})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			b.Error(err)
-		}
-	}()
+	srv := simtest.NewLoopbackServer(b, simserver.Options{Profile: benchProfile(), Clock: clk})
+	addr := strings.TrimPrefix(srv.URL, "http://")
 	request := rawStreamRequest(tokens)
 	var peak, perStream, tokS float64
 	for b.Loop() {
-		w := runWave(b, ln.Addr().String(), request, streams)
+		w := runWave(b, addr, request, streams)
 		peak, perStream = max(peak, float64(w.peak)), max(perStream, w.bytesPerStream)
 		tokS += float64(streams*tokens) / w.streaming.Seconds()
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // maxChunkTokens is the most tokens one stream chunk carries. A chunk carries what has
@@ -57,9 +59,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, start time.Time) {
 	gen, err := s.engine.Submit(buildJob(req))
 	if err != nil {
-		var ae *AdmissionError
-		if errors.As(err, &ae) {
-			writeError(w, fromAdmission(ae))
+		var rej *engine.Rejection
+		if errors.As(err, &rej) {
+			writeError(w, fromRejection(rej))
 		} else {
 			writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: err.Error()})
 		}
@@ -87,7 +89,7 @@ type exchange struct {
 	w       *respWriter
 	ctx     context.Context
 	req     *chatRequest
-	gen     *Gen
+	gen     *engine.Gen
 	start   time.Time // request arrival, simulated
 	id      string
 	created int64
@@ -95,29 +97,6 @@ type exchange struct {
 
 	sent int       // tokens delivered
 	last time.Time // when the previous tokens were delivered, simulated
-}
-
-// ending is how a generation's response ends.
-type ending int
-
-const (
-	endFinish ending = iota // finish_reason (and usage), then [DONE]
-	endError                // an error frame (503 when not streaming)
-	endDrop                 // the connection is cut
-)
-
-// plannedEnd returns how many tokens the response delivers and how it ends, from the faults'
-// plan.
-func plannedEnd(g *Gen) (at int, how ending) {
-	at, how = g.Output, endFinish
-	if g.Plan.Error == ErrorFrame && g.Plan.ErrorAt <= at {
-		at, how = g.Plan.ErrorAt, endError
-	}
-	// ≤, not <: a one-token output is cut after its token, before the finish chunk.
-	if g.Plan.DropAt > 0 && g.Plan.DropAt <= at {
-		at, how = g.Plan.DropAt, endDrop
-	}
-	return at, how
 }
 
 // next waits for up to limit new tokens. ok is false when the request's context ended: the

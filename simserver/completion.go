@@ -3,13 +3,15 @@ package simserver
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // complete answers a non-streaming request with one chat.completion object once the whole
 // generation is done. Faults act as in a stream: an error frame becomes a 503 error body, a
 // dropped stream a connection cut without a response.
 func (x *exchange) complete() {
-	at, how := plannedEnd(x.gen)
+	at, how := x.gen.End()
 	for x.sent < at {
 		n, ok := x.next(at - x.sent)
 		if !ok {
@@ -18,9 +20,9 @@ func (x *exchange) complete() {
 		x.delivered(n)
 	}
 	switch how {
-	case endDrop:
+	case engine.EndCut:
 		x.abort()
-	case endError:
+	case engine.EndFail:
 		x.giveUp(finishError)
 		writeError(x.w, &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: streamErrorMessage})
 		return
@@ -56,9 +58,9 @@ func (x *exchange) completion() chatCompletion {
 	g := x.gen
 	var reasoning any
 	if g.Reasoning > 0 {
-		reasoning = string(appendWords(nil, g.job.Key, 0, g.Reasoning))
+		reasoning = string(appendWords(nil, g.Key(), 0, g.Reasoning))
 	}
-	content := appendWords(nil, g.job.Key, g.Reasoning, g.Output-g.Reasoning)
+	content := appendWords(nil, g.Key(), g.Reasoning, g.Output-g.Reasoning)
 	return chatCompletion{
 		ID: x.id, Object: "chat.completion", Created: x.created, Model: x.model,
 		Choices: []completionChoice{{

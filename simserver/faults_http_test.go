@@ -1,4 +1,4 @@
-package simserver
+package simserver_test
 
 import (
 	"bufio"
@@ -14,14 +14,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // faultServer starts a server with the default profile and one fault set.
 func faultServer(t *testing.T, fault string, params ...string) *testServer {
 	t.Helper()
-	faults, err := ParseFaults([]string{fault}, params, 1)
+	faults, err := engine.ParseFaults([]string{fault}, params, 1)
 	require.NoError(t, err)
-	return startServer(t, Options{Faults: faults})
+	return startServer(t, simserver.Options{Faults: faults})
 }
 
 // liveStream reads a stream's frames in the background, so a test can look at what has
@@ -143,12 +146,12 @@ func TestFaultErrorFrame(t *testing.T) {
 		require.GreaterOrEqual(t, len(frames), 3)
 		n := len(frames)
 		assert.Equal(t, "[DONE]", frames[n-1].data)
-		assert.Equal(t, `{"error":{"message":"`+streamErrorMessage+`","type":"InternalServerError","param":null,"code":503}}`, frames[n-2].data,
+		assert.Equal(t, `{"error":{"message":"`+simserver.StreamErrorMessage+`","type":"InternalServerError","param":null,"code":503}}`, frames[n-2].data,
 			"the error frame carries the whole OpenAI error object")
-		r := decodeStream(t, frames[:n-2], FieldReasoningContent)
+		r := decodeStream(t, frames[:n-2], simserver.FieldReasoningContent)
 		assert.Empty(t, r.finish, "no finish chunk before an error frame")
-		assert.Positive(t, CountTokens(r.content))
-		assert.Less(t, CountTokens(r.content), 400)
+		assert.Positive(t, simserver.CountTokens(r.content))
+		assert.Less(t, simserver.CountTokens(r.content), 400)
 
 		// Not streaming, the same fault is a 503 after the tokens before it.
 		resp = ts.post(context.Background(), `{"model":"m","messages":[{"role":"user","content":"x"}]`+longGen+`}`)
@@ -173,8 +176,8 @@ func TestFaultDrop(t *testing.T) {
 			assert.NotEqual(t, "[DONE]", f.data)
 			assert.NotContains(t, f.data, `"finish_reason":"`)
 		}
-		r := decodeStream(t, frames, FieldReasoningContent)
-		assert.Less(t, CountTokens(r.content), 400)
+		r := decodeStream(t, frames, simserver.FieldReasoningContent)
+		assert.Less(t, simserver.CountTokens(r.content), 400)
 
 		_, err = ts.client.Post(ts.url+"/v1/chat/completions", "application/json",
 			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"x"}]`+longGen+`}`))
@@ -190,7 +193,7 @@ func TestFaultDrop(t *testing.T) {
 		frames, err = readFrames(ts.clk, resp.Body)
 		require.ErrorIs(t, err, io.ErrUnexpectedEOF, "a one-token stream is cut as well")
 		require.Len(t, frames, 2, "the role chunk and the one token")
-		assert.Equal(t, 1, CountTokens(decodeStream(t, frames, FieldReasoningContent).content))
+		assert.Equal(t, 1, simserver.CountTokens(decodeStream(t, frames, simserver.FieldReasoningContent).content))
 	})
 }
 
@@ -250,9 +253,9 @@ func TestFaultStallStream(t *testing.T) {
 		defer resp.Body.Close()
 		frames, err := readFrames(ts.clk, resp.Body)
 		require.NoError(t, err)
-		r := decodeStream(t, frames, FieldReasoningContent)
+		r := decodeStream(t, frames, simserver.FieldReasoningContent)
 		require.True(t, r.done)
-		assert.Equal(t, 400, CountTokens(r.content))
+		assert.Equal(t, 400, simserver.CountTokens(r.content))
 		var gaps []float64
 		// From the first token on: before it is the time to first token.
 		for i := 2; i < len(frames); i++ {
@@ -298,7 +301,7 @@ func TestFaultSerialize(t *testing.T) {
 	}
 	var healthy, serialized float64
 	bubble(t, func(t *testing.T) {
-		running, lat := run(t, startServer(t, Options{}))
+		running, lat := run(t, startServer(t, simserver.Options{}))
 		assert.Equal(t, n, running, "healthy: the batch holds all requests")
 		healthy = lat
 	})
@@ -321,7 +324,7 @@ func TestFaultSlowDecode(t *testing.T) {
 		return frames[len(frames)-2].at - frames[1].at
 	}
 	var healthy, slow float64
-	bubble(t, func(t *testing.T) { healthy = decode(startServer(t, Options{})) })
+	bubble(t, func(t *testing.T) { healthy = decode(startServer(t, simserver.Options{})) })
 	bubble(t, func(t *testing.T) { slow = decode(faultServer(t, "slow-decode", "factor=3")) })
 	assert.InEpsilon(t, 3, slow/healthy, 0.02, "healthy %.3fs, slow %.3fs", healthy, slow)
 }
@@ -338,8 +341,8 @@ func TestFaultLongContextWedge(t *testing.T) {
 		ts.wait(20 * time.Second)
 		frames, ended, _ := wedged.snapshot()
 		assert.False(t, ended, "the wedged stream stays open")
-		r := decodeStream(t, frames, FieldReasoningContent)
-		assert.Less(t, CountTokens(r.content), 400, "the wedged stream stopped short")
+		r := decodeStream(t, frames, simserver.FieldReasoningContent)
+		assert.Less(t, simserver.CountTokens(r.content), 400, "the wedged stream stopped short")
 		assert.Equal(t, 0.0, ts.gaugeValue("decode_running"), "the wedged request left the batch")
 		assert.Equal(t, 1, ts.Engine().Stats().DecodeWedged)
 		ts.wait(100 * time.Second)
@@ -349,9 +352,9 @@ func TestFaultLongContextWedge(t *testing.T) {
 		short := ts.openStream(streamBody(longGen))
 		frames, err := ts.finish(short, 60*time.Second)
 		require.NoError(t, err)
-		r = decodeStream(t, frames, FieldReasoningContent)
+		r = decodeStream(t, frames, simserver.FieldReasoningContent)
 		assert.True(t, r.done, "a short prompt completes")
-		assert.Equal(t, 400, CountTokens(r.content))
+		assert.Equal(t, 400, simserver.CountTokens(r.content))
 
 		wedged.cancel()
 		ts.wait(time.Second)
@@ -365,7 +368,7 @@ func TestFaultLongContextWedge(t *testing.T) {
 // generation at once: decode_running goes back down and the abort is counted.
 func TestClientDisconnectFreesSlot(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{})
+		ts := startServer(t, simserver.Options{})
 		s := ts.openStream(streamBody(`,"max_tokens":5000,"ignore_eos":true`))
 		ts.wait(3 * time.Second)
 		frames, ended, _ := s.snapshot()

@@ -1,4 +1,4 @@
-package simserver
+package simserver_test
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // openAIError is the decoded error body.
@@ -78,7 +81,7 @@ func TestBadRequests(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
-				ts := startServer(t, Options{})
+				ts := startServer(t, simserver.Options{})
 				resp := ts.post(context.Background(), tc.body)
 				require.Equal(t, http.StatusBadRequest, resp.StatusCode, "POST %s", tc.body)
 				e := decodeError(t, resp)
@@ -93,7 +96,7 @@ func TestBadRequests(t *testing.T) {
 // messages with reasoning and no content, developer and tool roles, n=1, null options.
 func TestAcceptedShapes(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{})
+		ts := startServer(t, simserver.Options{})
 		body := `{"model":"m","temperature":0.2,"tools":[],"n":1,"max_tokens":null,"stream_options":null,
 			"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"},
 			{"role":"assistant","content":null,"reasoning_content":"thought","tool_calls":[{"id":"c1"}]},
@@ -110,9 +113,9 @@ func TestAcceptedShapes(t *testing.T) {
 // TestContextTooLong checks the engine's context limit comes back as 400 on messages.
 func TestContextTooLong(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		p := DSV4PD()
+		p := engine.DSV4PD()
 		p.MaxContextTokens, p.KVCapacityTokens = 100, 1000
-		ts := startServer(t, Options{Profile: p})
+		ts := startServer(t, simserver.Options{Profile: p})
 		resp := ts.post(context.Background(), `{"model":"m","messages":[{"role":"user","content":"`+strings.Repeat("word ", 120)+`"}]}`)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 		e := decodeError(t, resp)
@@ -124,7 +127,7 @@ func TestContextTooLong(t *testing.T) {
 // TestRequestTooLarge checks the body limit, whether the length is declared or not.
 func TestRequestTooLarge(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{MaxRequestBytes: 1024})
+		ts := startServer(t, simserver.Options{MaxRequestBytes: 1024})
 		big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`
 		resp := ts.post(context.Background(), big)
 		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
@@ -151,7 +154,7 @@ func TestAPIKey(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		var log strings.Builder
 		const key = "sk-very-secret-key"
-		ts := startServer(t, Options{APIKey: key, AccessLog: &log})
+		ts := startServer(t, simserver.Options{APIKey: key, AccessLog: &log})
 		body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":2}`
 		for _, tc := range []struct {
 			name   string
@@ -177,7 +180,7 @@ func TestAPIKey(t *testing.T) {
 		assert.Equal(t, http.StatusOK, code)
 		code, _ = ts.get("/metrics")
 		assert.Equal(t, http.StatusOK, code)
-		ts.stop()
+		ts.Close()
 		assert.NotContains(t, log.String(), key)
 		assert.Equal(t, 6, strings.Count(log.String(), "\n"), "one log line per chat request:\n%s", log.String())
 	})
@@ -186,7 +189,7 @@ func TestAPIKey(t *testing.T) {
 // TestRoutes checks /v1/models, /health, and the 404 and 405 bodies.
 func TestRoutes(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{})
+		ts := startServer(t, simserver.Options{})
 		code, b := ts.get("/v1/models")
 		require.Equal(t, http.StatusOK, code)
 		var models struct {
@@ -230,7 +233,7 @@ func TestRoutes(t *testing.T) {
 
 // TestNewValidates checks that New reports every bad option at once.
 func TestNewValidates(t *testing.T) {
-	_, err := New(Options{MaxRequestBytes: -1, ReasoningField: "thoughts"})
+	_, err := simserver.New(simserver.Options{MaxRequestBytes: -1, ReasoningField: "thoughts"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "max request bytes: -1")
 	assert.Contains(t, err.Error(), `reasoning field: "thoughts"`)

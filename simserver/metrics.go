@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // Histogram bounds, in seconds, as the real servers define them (SGLang
@@ -44,7 +46,7 @@ type metrics struct {
 }
 
 // newMetrics registers every metric of the engine's server for model.
-func newMetrics(e *Engine, model string) *metrics {
+func newMetrics(e *engine.Engine, model string) *metrics {
 	m := &metrics{registry: prometheus.NewRegistry(), success: map[string]prometheus.Counter{}}
 	sglang := prometheus.Labels{"model_name": model, "engine_type": "decode"}
 	vllm := prometheus.Labels{"model_name": model, "engine": "0"}

@@ -2,6 +2,8 @@ package simserver
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // statsCollector mirrors the engine's Stats as Prometheus gauges and counters, reading one
@@ -20,7 +22,7 @@ import (
 // is not a separate stage in the engine model: requests waiting for decode KV are counted in
 // sglang:num_queue_reqs{engine_type="decode"}, and num_decode_prealloc_queue_reqs stays 0.
 type statsCollector struct {
-	engine  *Engine
+	engine  *engine.Engine
 	mirrors []mirror
 	descs   []*prometheus.Desc
 }
@@ -30,16 +32,16 @@ type mirror struct {
 	desc       *prometheus.Desc
 	typ        prometheus.ValueType
 	engineType string
-	value      func(*Stats) float64
+	value      func(*engine.Stats) float64
 }
 
 var _ prometheus.Collector = (*statsCollector)(nil)
 
-func newStatsCollector(e *Engine, model string) *statsCollector {
+func newStatsCollector(e *engine.Engine, model string) *statsCollector {
 	c := &statsCollector{engine: e}
 	byName := map[string]*prometheus.Desc{}
 	add := func(name, help string, typ prometheus.ValueType, variable []string, constant prometheus.Labels,
-		engineType string, value func(*Stats) float64) {
+		engineType string, value func(*engine.Stats) float64) {
 		d, ok := byName[name]
 		if !ok {
 			d = prometheus.NewDesc(name, help, variable, constant)
@@ -87,7 +89,7 @@ type series struct {
 	name, help string
 	typ        prometheus.ValueType
 	engineType string
-	value      func(*Stats) float64
+	value      func(*engine.Stats) float64
 }
 
 const (
@@ -99,47 +101,47 @@ func f[T int | int64 | float64](v T) float64 { return float64(v) }
 
 var sglangSeries = []series{
 	// Scheduler gauges, as last logged.
-	{"sglang:num_running_reqs", "The number of running requests.", gauge, "prefill", func(s *Stats) float64 { return f(s.Logged.PrefillRunning) }},
-	{"sglang:num_running_reqs", "The number of running requests.", gauge, "decode", func(s *Stats) float64 { return f(s.Logged.DecodeRunning) }},
-	{"sglang:num_queue_reqs", "The number of requests in the waiting queue.", gauge, "prefill", func(s *Stats) float64 { return f(s.Logged.PrefillQueue) }},
-	{"sglang:num_queue_reqs", "The number of requests in the waiting queue.", gauge, "decode", func(s *Stats) float64 { return f(s.Logged.DecodeQueue) }},
-	{"sglang:token_usage", "The token usage.", gauge, "decode", func(s *Stats) float64 { return s.Logged.TokenUsage }},
-	{"sglang:gen_throughput", "The generation throughput (token/s).", gauge, "decode", func(s *Stats) float64 { return s.Logged.GenThroughput }},
-	{"sglang:cache_hit_rate", "The prefix cache hit rate.", gauge, "prefill", func(s *Stats) float64 { return s.Logged.CacheHitRate }},
-	{"sglang:num_prefill_prealloc_queue_reqs", "The number of requests in the prefill prealloc queue.", gauge, "prefill", func(s *Stats) float64 { return f(s.Logged.PrefillPrealloc) }},
-	{"sglang:num_prefill_inflight_queue_reqs", "The number of requests in the prefill inflight queue.", gauge, "prefill", func(s *Stats) float64 { return f(s.Logged.PrefillInflight) }},
-	{"sglang:num_decode_prealloc_queue_reqs", "The number of requests in the decode prealloc queue.", gauge, "decode", func(*Stats) float64 { return 0 }},
-	{"sglang:num_decode_transfer_queue_reqs", "The number of requests in the decode transfer queue.", gauge, "decode", func(s *Stats) float64 { return f(s.Logged.DecodeTransfer) }},
-	{"sglang:num_used_tokens", "The number of used tokens.", gauge, "decode", func(s *Stats) float64 { return f(s.Logged.DecodeSumSeqLens) }},
-	{"sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", gauge, "decode", func(s *Stats) float64 { return f(s.KVCapacityTokens) }},
-	{"sglang:decode_sum_seq_lens", "The sum of all sequence lengths in decode.", gauge, "decode", func(s *Stats) float64 { return f(s.Logged.DecodeSumSeqLens) }},
-	{"sglang:num_retracted_reqs", "The number of retracted requests.", gauge, "decode", func(s *Stats) float64 { return f(s.Logged.DecodeRetracted) }},
+	{"sglang:num_running_reqs", "The number of running requests.", gauge, "prefill", func(s *engine.Stats) float64 { return f(s.Logged.PrefillRunning) }},
+	{"sglang:num_running_reqs", "The number of running requests.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.Logged.DecodeRunning) }},
+	{"sglang:num_queue_reqs", "The number of requests in the waiting queue.", gauge, "prefill", func(s *engine.Stats) float64 { return f(s.Logged.PrefillQueue) }},
+	{"sglang:num_queue_reqs", "The number of requests in the waiting queue.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.Logged.DecodeQueue) }},
+	{"sglang:token_usage", "The token usage.", gauge, "decode", func(s *engine.Stats) float64 { return s.Logged.TokenUsage }},
+	{"sglang:gen_throughput", "The generation throughput (token/s).", gauge, "decode", func(s *engine.Stats) float64 { return s.Logged.GenThroughput }},
+	{"sglang:cache_hit_rate", "The prefix cache hit rate.", gauge, "prefill", func(s *engine.Stats) float64 { return s.Logged.CacheHitRate }},
+	{"sglang:num_prefill_prealloc_queue_reqs", "The number of requests in the prefill prealloc queue.", gauge, "prefill", func(s *engine.Stats) float64 { return f(s.Logged.PrefillPrealloc) }},
+	{"sglang:num_prefill_inflight_queue_reqs", "The number of requests in the prefill inflight queue.", gauge, "prefill", func(s *engine.Stats) float64 { return f(s.Logged.PrefillInflight) }},
+	{"sglang:num_decode_prealloc_queue_reqs", "The number of requests in the decode prealloc queue.", gauge, "decode", func(*engine.Stats) float64 { return 0 }},
+	{"sglang:num_decode_transfer_queue_reqs", "The number of requests in the decode transfer queue.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.Logged.DecodeTransfer) }},
+	{"sglang:num_used_tokens", "The number of used tokens.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.Logged.DecodeSumSeqLens) }},
+	{"sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.KVCapacityTokens) }},
+	{"sglang:decode_sum_seq_lens", "The sum of all sequence lengths in decode.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.Logged.DecodeSumSeqLens) }},
+	{"sglang:num_retracted_reqs", "The number of retracted requests.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.Logged.DecodeRetracted) }},
 	// Tokenizer counters, live.
-	{"sglang:prompt_tokens_total", "Number of prefill tokens processed.", counter, "prefill", func(s *Stats) float64 { return f(s.PromptTokens) }},
-	{"sglang:cached_tokens_total", "Number of cached prompt tokens.", counter, "prefill", func(s *Stats) float64 { return f(s.CachedTokens) }},
-	{"sglang:generation_tokens_total", "Number of generation tokens processed.", counter, "decode", func(s *Stats) float64 { return f(s.GeneratedTokens) }},
-	{"sglang:num_requests_total", "Number of requests processed.", counter, "decode", func(s *Stats) float64 { return f(s.Finished + s.Aborted) }},
-	{"sglang:num_aborted_requests_total", "Number of requests aborted.", counter, "decode", func(s *Stats) float64 { return f(s.Aborted) }},
-	{"sglang:num_retracted_requests_total", "Total number of retracted requests due to kvcache full.", counter, "decode", func(s *Stats) float64 { return f(s.Retracted) }},
+	{"sglang:prompt_tokens_total", "Number of prefill tokens processed.", counter, "prefill", func(s *engine.Stats) float64 { return f(s.PromptTokens) }},
+	{"sglang:cached_tokens_total", "Number of cached prompt tokens.", counter, "prefill", func(s *engine.Stats) float64 { return f(s.CachedTokens) }},
+	{"sglang:generation_tokens_total", "Number of generation tokens processed.", counter, "decode", func(s *engine.Stats) float64 { return f(s.GeneratedTokens) }},
+	{"sglang:num_requests_total", "Number of requests processed.", counter, "decode", func(s *engine.Stats) float64 { return f(s.Finished + s.Aborted) }},
+	{"sglang:num_aborted_requests_total", "Number of requests aborted.", counter, "decode", func(s *engine.Stats) float64 { return f(s.Aborted) }},
+	{"sglang:num_retracted_requests_total", "Total number of retracted requests due to kvcache full.", counter, "decode", func(s *engine.Stats) float64 { return f(s.Retracted) }},
 }
 
 var vllmSeries = []series{
-	{"vllm:num_requests_running", "Number of requests in model execution batches.", gauge, "", func(s *Stats) float64 { return f(s.DecodeRunning) }},
-	{"vllm:num_requests_waiting", "Number of requests waiting to be processed.", gauge, "", func(s *Stats) float64 { return f(s.PrefillQueued + s.DecodeWaiting) }},
+	{"vllm:num_requests_running", "Number of requests in model execution batches.", gauge, "", func(s *engine.Stats) float64 { return f(s.DecodeRunning) }},
+	{"vllm:num_requests_waiting", "Number of requests waiting to be processed.", gauge, "", func(s *engine.Stats) float64 { return f(s.PrefillQueued + s.DecodeWaiting) }},
 	{"vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", gauge, "", kvUsage},
-	{"vllm:prompt_tokens_total", "Number of prefill tokens processed.", counter, "", func(s *Stats) float64 { return f(s.PromptTokens) }},
-	{"vllm:generation_tokens_total", "Number of generation tokens processed.", counter, "", func(s *Stats) float64 { return f(s.GeneratedTokens) }},
-	{"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", counter, "", func(s *Stats) float64 { return f(s.Retracted) }},
-	{"vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", counter, "", func(s *Stats) float64 { return f(s.PromptTokens) }},
-	{"vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", counter, "", func(s *Stats) float64 { return f(s.CachedTokens) }},
+	{"vllm:prompt_tokens_total", "Number of prefill tokens processed.", counter, "", func(s *engine.Stats) float64 { return f(s.PromptTokens) }},
+	{"vllm:generation_tokens_total", "Number of generation tokens processed.", counter, "", func(s *engine.Stats) float64 { return f(s.GeneratedTokens) }},
+	{"vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", counter, "", func(s *engine.Stats) float64 { return f(s.Retracted) }},
+	{"vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", counter, "", func(s *engine.Stats) float64 { return f(s.PromptTokens) }},
+	{"vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", counter, "", func(s *engine.Stats) float64 { return f(s.CachedTokens) }},
 }
 
 var plainSeries = []series{
-	{"decode_running", "Requests in the decode engine's running batch, live.", gauge, "", func(s *Stats) float64 { return f(s.DecodeRunning) }},
-	{"prefill_inflight", "Prefilled requests whose KV transfer to decode has not completed (pinned ones included), live.", gauge, "", func(s *Stats) float64 { return f(s.PrefillInflight) }},
+	{"decode_running", "Requests in the decode engine's running batch, live.", gauge, "", func(s *engine.Stats) float64 { return f(s.DecodeRunning) }},
+	{"prefill_inflight", "Prefilled requests whose KV transfer to decode has not completed (pinned ones included), live.", gauge, "", func(s *engine.Stats) float64 { return f(s.PrefillInflight) }},
 }
 
-func kvUsage(s *Stats) float64 {
+func kvUsage(s *engine.Stats) float64 {
 	if s.KVCapacityTokens == 0 {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package simserver
+package simserver_test
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // scrape fetches /metrics and parses it as the harness does, with expfmt.
@@ -67,7 +70,7 @@ func (ts *testServer) gaugeValue(name string, labels ...string) float64 {
 // engine_type labels), the vLLM names and the plain gauges, with values that follow a request.
 func TestMetricsNames(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{})
+		ts := startServer(t, simserver.Options{})
 		resp := ts.post(context.Background(), streamBody(`,"max_tokens":100,"ignore_eos":true`))
 		_, err := readFrames(ts.clk, resp.Body)
 		require.NoError(t, err)
@@ -148,7 +151,7 @@ func TestMetricsNames(t *testing.T) {
 
 		// Bucket bounds are the servers' own (the parser adds +Inf).
 		h := fams["sglang:time_to_first_token_seconds"].GetMetric()[0].GetHistogram()
-		assert.Len(t, h.GetBucket(), len(sglangTTFTBuckets)+1)
+		assert.Len(t, h.GetBucket(), len(simserver.SGLangTTFTBuckets)+1)
 		assert.Equal(t, 400.0, h.GetBucket()[len(h.GetBucket())-2].GetUpperBound())
 		h = fams["vllm:time_to_first_token_seconds"].GetMetric()[0].GetHistogram()
 		assert.Equal(t, 2560.0, h.GetBucket()[len(h.GetBucket())-2].GetUpperBound())
@@ -159,14 +162,14 @@ func TestMetricsNames(t *testing.T) {
 // healthy single stream steps every ≈10.3 ms, so the mean ITL is about that.
 func TestMetricsInterTokenLatency(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{})
+		ts := startServer(t, simserver.Options{})
 		resp := ts.post(context.Background(), streamBody(`,"max_tokens":200,"ignore_eos":true`))
 		_, err := readFrames(ts.clk, resp.Body)
 		require.NoError(t, err)
 		resp.Body.Close()
 		h := ts.scrape()["sglang:inter_token_latency_seconds"].GetMetric()[0].GetHistogram()
 		require.Equal(t, uint64(199), h.GetSampleCount())
-		step := DSV4PD().DecodeStep(1, 200).Seconds()
+		step := engine.DSV4PD().DecodeStep(1, 200).Seconds()
 		assert.InEpsilon(t, step, h.GetSampleSum()/float64(h.GetSampleCount()), 0.05)
 	})
 }

@@ -1,4 +1,4 @@
-package simserver
+package simserver_test
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // openaiClient is a go-openai client of the test server, used as any harness would use it.
@@ -21,10 +24,10 @@ func (ts *testServer) openaiClient(key string) *openai.Client {
 }
 
 // TestOpenAIClientStream reads a reasoning stream with go-openai: reasoning deltas
-// (FieldReasoningContent), then content deltas, the usage chunk, and io.EOF after [DONE].
+// (simserver.FieldReasoningContent), then content deltas, the usage chunk, and io.EOF after [DONE].
 func TestOpenAIClientStream(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{APIKey: "sk-test"})
+		ts := startServer(t, simserver.Options{APIKey: "sk-test"})
 		stream, err := ts.openaiClient("sk-test").CreateChatCompletionStream(context.Background(), openai.ChatCompletionRequest{
 			Model:           "deepseek-v4-flash",
 			Messages:        []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "plan the next step"}},
@@ -69,8 +72,8 @@ func TestOpenAIClientStream(t *testing.T) {
 		assert.Equal(t, openai.FinishReasonStop, finish)
 		require.NotNil(t, usage, "usage chunk")
 		require.NotNil(t, usage.CompletionTokensDetails)
-		assert.Equal(t, CountTokens(reasoning), usage.CompletionTokensDetails.ReasoningTokens)
-		assert.Equal(t, CountTokens(reasoning)+CountTokens(content), usage.CompletionTokens)
+		assert.Equal(t, simserver.CountTokens(reasoning), usage.CompletionTokensDetails.ReasoningTokens)
+		assert.Equal(t, simserver.CountTokens(reasoning)+simserver.CountTokens(content), usage.CompletionTokens)
 		assert.Equal(t, usage.PromptTokens+usage.CompletionTokens, usage.TotalTokens)
 		assert.InDelta(t, 0.5, float64(usage.CompletionTokensDetails.ReasoningTokens)/float64(usage.CompletionTokens), 0.01,
 			"low effort reasons for half the output")
@@ -80,7 +83,7 @@ func TestOpenAIClientStream(t *testing.T) {
 // TestOpenAIClientNonStream reads a whole completion with go-openai.
 func TestOpenAIClientNonStream(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{})
+		ts := startServer(t, simserver.Options{})
 		resp, err := ts.openaiClient("unused").CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
 			Model:               "whatever",
 			Messages:            []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hi"}},
@@ -92,7 +95,7 @@ func TestOpenAIClientNonStream(t *testing.T) {
 		require.Len(t, resp.Choices, 1)
 		assert.Equal(t, openai.FinishReasonLength, resp.Choices[0].FinishReason)
 		assert.Equal(t, 32, resp.Usage.CompletionTokens)
-		assert.Equal(t, 32, CountTokens(resp.Choices[0].Message.ReasoningContent)+CountTokens(resp.Choices[0].Message.Content))
+		assert.Equal(t, 32, simserver.CountTokens(resp.Choices[0].Message.ReasoningContent)+simserver.CountTokens(resp.Choices[0].Message.Content))
 	})
 }
 
@@ -101,9 +104,9 @@ func TestOpenAIClientNonStream(t *testing.T) {
 // error from Recv.
 func TestOpenAIClientErrors(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		faults, err := ParseFaults([]string{"errors"}, []string{"rate=1", "kind=frame"}, 1)
+		faults, err := engine.ParseFaults([]string{"errors"}, []string{"rate=1", "kind=frame"}, 1)
 		require.NoError(t, err)
-		ts := startServer(t, Options{APIKey: "sk-right", Faults: faults})
+		ts := startServer(t, simserver.Options{APIKey: "sk-right", Faults: faults})
 		req := openai.ChatCompletionRequest{
 			Model:    "m",
 			Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hi"}},

@@ -1,5 +1,7 @@
 package simserver
 
+import "github.com/agentsim/agentsim/simserver/engine"
+
 // Prompt accounting, as a chat template does it: every message costs its content's tokens
 // plus messageFramingTokens (role and delimiters), and the prompt as a whole
 // promptPrimingTokens (the assistant turn it ends with).
@@ -23,8 +25,8 @@ const (
 // buildJob turns a request into the engine's job: prompt length, one PrefixBlock per message
 // (a cumulative FNV-1a hash over the role and content of every message so far, and the
 // cumulative token count), and a key over the whole conversation and the output cap.
-func buildJob(req *chatRequest) Job {
-	prefix := make([]PrefixBlock, len(req.Messages))
+func buildJob(req *chatRequest) engine.Job {
+	prefix := make([]engine.PrefixBlock, len(req.Messages))
 	h, tokens := uint64(fnvOffset64), 0
 	for i, m := range req.Messages {
 		h = fnvString(h, m.Role)
@@ -35,13 +37,13 @@ func buildJob(req *chatRequest) Job {
 			tokens += CountTokens(p)
 		}
 		h = fnvByte(h, messageSeparator)
-		prefix[i] = PrefixBlock{Hash: h, Tokens: tokens}
+		prefix[i] = engine.PrefixBlock{Hash: h, Tokens: tokens}
 	}
 	key := h
 	for i := range 8 {
 		key = fnvByte(key, byte(uint64(req.MaxTokens)>>(8*i)))
 	}
-	return Job{
+	return engine.Job{
 		PromptTokens: tokens + promptPrimingTokens,
 		Prefix:       prefix,
 		MaxTokens:    req.MaxTokens,

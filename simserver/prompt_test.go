@@ -1,7 +1,6 @@
 package simserver
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,29 +40,4 @@ func TestBuildJob(t *testing.T) {
 	assert.Equal(t, buildJob(conversation(5, "user", "x")).Key, buildJob(conversation(5, "user", "x")).Key)
 	assert.NotEqual(t, buildJob(conversation(5, "user", "x")).Key, buildJob(conversation(6, "user", "x")).Key)
 	assert.NotEqual(t, buildJob(conversation(5, "user", "x")).Key, buildJob(conversation(5, "user", "y")).Key)
-}
-
-// TestFollowUpTurnHitsPrefixCache sends a conversation, then the same conversation with the
-// reply and a new question appended, and checks the second reports the first's prompt as
-// cached tokens.
-func TestFollowUpTurnHitsPrefixCache(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{})
-		ask := func(body string) *chunk {
-			resp := ts.post(context.Background(), body)
-			defer resp.Body.Close()
-			frames, err := readFrames(ts.clk, resp.Body)
-			require.NoError(t, err)
-			r := decodeStream(t, frames, FieldReasoningContent)
-			return &r.chunks[len(r.chunks)-1]
-		}
-		const turn1 = `{"role":"system","content":"you are an agent"},{"role":"user","content":"open the page"}`
-		u1 := ask(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":20,"ignore_eos":true,"messages":[` + turn1 + `]}`).Usage
-		require.NotNil(t, u1)
-		assert.Zero(t, u1.PromptTokensDetails.CachedTokens)
-		u2 := ask(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":20,"ignore_eos":true,"messages":[` +
-			turn1 + `,{"role":"assistant","content":"done"},{"role":"user","content":"now read it"}]}`).Usage
-		require.NotNil(t, u2)
-		assert.Equal(t, u1.PromptTokens-3, u2.PromptTokensDetails.CachedTokens, "the first turn's messages are cached")
-	})
 }

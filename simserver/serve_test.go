@@ -1,4 +1,4 @@
-package simserver
+package simserver_test
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -23,9 +25,9 @@ func TestServeCancelLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	clk, err := clock.New(1000)
 	require.NoError(t, err)
-	faults, err := ParseFaults([]string{"prefill-pin"}, []string{"fraction=1"}, 1)
+	faults, err := engine.ParseFaults([]string{"prefill-pin"}, []string{"fraction=1"}, 1)
 	require.NoError(t, err)
-	srv, err := New(Options{Clock: clk, Faults: faults})
+	srv, err := simserver.New(simserver.Options{Clock: clk, Faults: faults})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // Reasoning field names: where reasoning deltas go in a stream and reasoning text in a
@@ -35,10 +36,10 @@ const shutdownGrace = 5 * time.Second
 // Options configures a Server. The zero value serves the default profile, healthy, in real
 // time, without an API key or access log.
 type Options struct {
-	// Profile is the engine model; nil means DSV4PD().
-	Profile *Profile
+	// Profile is the engine model; nil means engine.DSV4PD().
+	Profile *engine.Profile
 	// Faults are the injected faults; nil means none.
-	Faults *Faults
+	Faults *engine.Faults
 	// Clock is the source of simulated time for the engine, the latency metrics and the access
 	// log; nil means clock.Real().
 	Clock *clock.Clock
@@ -56,11 +57,11 @@ type Options struct {
 }
 
 // Server is the simulated OpenAI-compatible inference server: POST /v1/chat/completions,
-// GET /v1/models, GET /metrics and GET /health in front of an Engine.
+// GET /v1/models, GET /metrics and GET /health in front of an engine.Engine.
 type Server struct {
 	opts    Options
 	clk     *clock.Clock
-	engine  *Engine
+	engine  *engine.Engine
 	metrics *metrics
 	// metricsHandler serves metrics on /metrics.
 	metricsHandler http.Handler
@@ -79,7 +80,7 @@ type Server struct {
 // New builds a server from the options; it serves once the engine runs (Serve starts it).
 func New(o Options) (*Server, error) {
 	if o.Profile == nil {
-		o.Profile = DSV4PD()
+		o.Profile = engine.DSV4PD()
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real()
@@ -97,7 +98,7 @@ func New(o Options) (*Server, error) {
 	if o.ReasoningField != FieldReasoningContent && o.ReasoningField != FieldReasoning {
 		bad = append(bad, fmt.Errorf("reasoning field: %q is not allowed: want %q or %q", o.ReasoningField, FieldReasoningContent, FieldReasoning))
 	}
-	engine, err := NewEngine(o.Clock, o.Profile, o.Faults)
+	eng, err := engine.NewEngine(o.Clock, o.Profile, o.Faults)
 	if err != nil {
 		bad = append(bad, err)
 	}
@@ -106,8 +107,8 @@ func New(o Options) (*Server, error) {
 	}
 	now := o.Clock.Now()
 	s := &Server{
-		opts: o, clk: o.Clock, engine: engine,
-		metrics: newMetrics(engine, o.Profile.Model),
+		opts: o, clk: o.Clock, engine: eng,
+		metrics: newMetrics(eng, o.Profile.Model),
 		log:     &accessLog{w: o.AccessLog},
 		created: now.Unix(),
 		idSeed:  mix64(uint64(now.UnixNano())),
@@ -123,8 +124,11 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
+// Clock returns the server's clock, the source of its simulated time.
+func (s *Server) Clock() *clock.Clock { return s.clk }
+
 // Engine returns the server's engine.
-func (s *Server) Engine() *Engine { return s.engine }
+func (s *Server) Engine() *engine.Engine { return s.engine }
 
 // Handler returns the server's HTTP handler. Requests are generated only while the engine runs:
 // Serve starts and stops it; a caller that mounts Handler in its own http.Server calls

@@ -1,6 +1,10 @@
 package simserver
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/agentsim/agentsim/simserver/engine"
+)
 
 // stream answers with the SSE stream of chat.completion.chunk frames. Headers and the role
 // chunk go out as soon as the request is admitted, so a request that never gets a token (pinned
@@ -13,11 +17,11 @@ func (x *exchange) stream() {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	x.w.WriteHeader(http.StatusOK)
-	enc := newChunkEncoder(x.id, x.created, x.model, x.s.opts.ReasoningField, x.req.IncludeUsage, x.gen.job.Key)
+	enc := newChunkEncoder(x.id, x.created, x.model, x.s.opts.ReasoningField, x.req.IncludeUsage, x.gen.Key())
 	if !x.send(enc.role()) {
 		x.abort()
 	}
-	at, how := plannedEnd(x.gen)
+	at, how := x.gen.End()
 	for x.sent < at {
 		reasoning := x.sent < x.gen.Reasoning
 		limit := min(maxChunkTokens, at-x.sent)
@@ -31,9 +35,9 @@ func (x *exchange) stream() {
 		x.delivered(n)
 	}
 	switch how {
-	case endDrop:
+	case engine.EndCut:
 		x.abort()
-	case endError:
+	case engine.EndFail:
 		x.giveUp(finishError)
 		_ = x.send(enc.errorFrame()) && x.send(doneFrame)
 	default:

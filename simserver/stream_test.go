@@ -1,4 +1,4 @@
-package simserver
+package simserver_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentsim/agentsim/simserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -101,7 +102,7 @@ func streamBody(extra string) string {
 // [DONE] last.
 func TestStreamFraming(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{})
+		ts := startServer(t, simserver.Options{})
 		resp := ts.post(context.Background(), streamBody(`,"stream_options":{"include_usage":true},"max_tokens":40,"ignore_eos":true,"reasoning_effort":"low"`))
 		defer resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -109,7 +110,7 @@ func TestStreamFraming(t *testing.T) {
 		assert.Equal(t, "no-cache", resp.Header.Get("Cache-Control"))
 		frames, err := readFrames(ts.clk, resp.Body)
 		require.NoError(t, err)
-		r := decodeStream(t, frames, FieldReasoningContent)
+		r := decodeStream(t, frames, simserver.FieldReasoningContent)
 		require.True(t, r.done)
 
 		n := len(r.chunks)
@@ -123,16 +124,16 @@ func TestStreamFraming(t *testing.T) {
 		assert.Equal(t, 40, u.CompletionTokens, "ignore_eos gives exactly max_tokens")
 		assert.Equal(t, u.PromptTokens+u.CompletionTokens, u.TotalTokens)
 		assert.Equal(t, 20, u.CompletionTokensDetails.ReasoningTokens, "low effort: half reasoning")
-		assert.Equal(t, CountTokens("be brief")+CountTokens("say something")+2*4+3, u.PromptTokens)
-		assert.Equal(t, 20, CountTokens(r.reasoning), "reasoning text %q", r.reasoning)
-		assert.Equal(t, 20, CountTokens(r.content), "content text %q", r.content)
+		assert.Equal(t, simserver.CountTokens("be brief")+simserver.CountTokens("say something")+2*4+3, u.PromptTokens)
+		assert.Equal(t, 20, simserver.CountTokens(r.reasoning), "reasoning text %q", r.reasoning)
+		assert.Equal(t, 20, simserver.CountTokens(r.content), "content text %q", r.content)
 		for i, f := range frames[:n-1] {
 			assert.Contains(t, f.data, `"usage":null`, "frame %d", i)
 		}
 		for i, c := range r.chunks[1 : n-2] {
 			d := c.Choices[0].Delta
-			text := d[FieldReasoningContent] + d["content"]
-			assert.LessOrEqual(t, CountTokens(text), maxChunkTokens, "chunk %d carries at most 8 tokens", i+1)
+			text := d[simserver.FieldReasoningContent] + d["content"]
+			assert.LessOrEqual(t, simserver.CountTokens(text), simserver.MaxChunkTokens, "chunk %d carries at most 8 tokens", i+1)
 		}
 	})
 }
@@ -141,18 +142,18 @@ func TestStreamFraming(t *testing.T) {
 // finish chunk is followed by [DONE].
 func TestStreamWithoutUsage(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{})
+		ts := startServer(t, simserver.Options{})
 		resp := ts.post(context.Background(), streamBody(`,"max_tokens":10,"ignore_eos":true`))
 		defer resp.Body.Close()
 		frames, err := readFrames(ts.clk, resp.Body)
 		require.NoError(t, err)
-		r := decodeStream(t, frames, FieldReasoningContent)
+		r := decodeStream(t, frames, simserver.FieldReasoningContent)
 		require.True(t, r.done)
 		for _, f := range frames {
 			assert.NotContains(t, f.data, `"usage"`)
 		}
 		assert.Equal(t, "length", r.finish)
-		assert.Equal(t, 10, CountTokens(r.content))
+		assert.Equal(t, 10, simserver.CountTokens(r.content))
 		assert.Empty(t, r.reasoning)
 	})
 }
@@ -179,12 +180,12 @@ func TestMaxTokens(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
-				ts := startServer(t, Options{})
+				ts := startServer(t, simserver.Options{})
 				resp := ts.post(context.Background(), streamBody(`,"stream_options":{"include_usage":true}`+tc.extra))
 				defer resp.Body.Close()
 				frames, err := readFrames(ts.clk, resp.Body)
 				require.NoError(t, err)
-				r := decodeStream(t, frames, FieldReasoningContent)
+				r := decodeStream(t, frames, simserver.FieldReasoningContent)
 				u := r.chunks[len(r.chunks)-1].Usage
 				require.NotNil(t, u)
 				if tc.completion >= 0 {
@@ -194,7 +195,7 @@ func TestMaxTokens(t *testing.T) {
 					assert.LessOrEqual(t, u.CompletionTokens, 800)
 				}
 				assert.Equal(t, tc.reasoning, u.CompletionTokensDetails.ReasoningTokens, "reasoning_tokens")
-				assert.Equal(t, u.CompletionTokens-tc.reasoning, CountTokens(r.content), "content tokens")
+				assert.Equal(t, u.CompletionTokens-tc.reasoning, simserver.CountTokens(r.content), "content tokens")
 				assert.Equal(t, tc.finish, r.finish)
 			})
 		})
@@ -205,7 +206,7 @@ func TestMaxTokens(t *testing.T) {
 // newer vLLM does.
 func TestReasoningFieldName(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{ReasoningField: FieldReasoning})
+		ts := startServer(t, simserver.Options{ReasoningField: simserver.FieldReasoning})
 		resp := ts.post(context.Background(), streamBody(`,"max_tokens":16,"ignore_eos":true,"reasoning_effort":"low"`))
 		defer resp.Body.Close()
 		frames, err := readFrames(ts.clk, resp.Body)
@@ -213,9 +214,9 @@ func TestReasoningFieldName(t *testing.T) {
 		raw := fmt.Sprint(frames)
 		assert.Contains(t, raw, `"reasoning":"`)
 		assert.NotContains(t, raw, "reasoning_content")
-		r := decodeStream(t, frames, FieldReasoning)
-		assert.Equal(t, 8, CountTokens(r.reasoning))
-		assert.Equal(t, 8, CountTokens(r.content))
+		r := decodeStream(t, frames, simserver.FieldReasoning)
+		assert.Equal(t, 8, simserver.CountTokens(r.reasoning))
+		assert.Equal(t, 8, simserver.CountTokens(r.content))
 	})
 }
 
@@ -223,7 +224,7 @@ func TestReasoningFieldName(t *testing.T) {
 // reason and usage, and that its text is the one the stream would send.
 func TestNonStreaming(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, Options{})
+		ts := startServer(t, simserver.Options{})
 		body := `{"model":"any-name","messages":[{"role":"user","content":[{"type":"text","text":"hello"},{"type":"text","text":"world"}]}],"max_tokens":30,"ignore_eos":true,"reasoning_effort":"low"}`
 		resp := ts.post(context.Background(), body)
 		defer resp.Body.Close()
@@ -253,11 +254,36 @@ func TestNonStreaming(t *testing.T) {
 		assert.Equal(t, "length", c.Choices[0].FinishReason)
 		m := c.Choices[0].Message
 		assert.Equal(t, "assistant", m["role"])
-		assert.Equal(t, 15, CountTokens(m["content"].(string)))
-		assert.Equal(t, 15, CountTokens(m[FieldReasoningContent].(string)))
+		assert.Equal(t, 15, simserver.CountTokens(m["content"].(string)))
+		assert.Equal(t, 15, simserver.CountTokens(m[simserver.FieldReasoningContent].(string)))
 		assert.Equal(t, 30, c.Usage.CompletionTokens)
 		assert.Equal(t, 15, c.Usage.CompletionTokensDetails.ReasoningTokens)
-		assert.Equal(t, CountTokens("hello")+CountTokens("world")+4+3, c.Usage.PromptTokens)
+		assert.Equal(t, simserver.CountTokens("hello")+simserver.CountTokens("world")+4+3, c.Usage.PromptTokens)
 		assert.Equal(t, c.Usage.PromptTokens+30, c.Usage.TotalTokens)
+	})
+}
+
+// TestFollowUpTurnHitsPrefixCache sends a conversation, then the same conversation with the
+// reply and a new question appended, and checks the second reports the first's prompt as
+// cached tokens.
+func TestFollowUpTurnHitsPrefixCache(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		ts := startServer(t, simserver.Options{})
+		ask := func(body string) *chunk {
+			resp := ts.post(context.Background(), body)
+			defer resp.Body.Close()
+			frames, err := readFrames(ts.clk, resp.Body)
+			require.NoError(t, err)
+			r := decodeStream(t, frames, simserver.FieldReasoningContent)
+			return &r.chunks[len(r.chunks)-1]
+		}
+		const turn1 = `{"role":"system","content":"you are an agent"},{"role":"user","content":"open the page"}`
+		u1 := ask(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":20,"ignore_eos":true,"messages":[` + turn1 + `]}`).Usage
+		require.NotNil(t, u1)
+		assert.Zero(t, u1.PromptTokensDetails.CachedTokens)
+		u2 := ask(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":20,"ignore_eos":true,"messages":[` +
+			turn1 + `,{"role":"assistant","content":"done"},{"role":"user","content":"now read it"}]}`).Usage
+		require.NotNil(t, u2)
+		assert.Equal(t, u1.PromptTokens-3, u2.PromptTokensDetails.CachedTokens, "the first turn's messages are cached")
 	})
 }

@@ -28,7 +28,7 @@ func TestNames(t *testing.T) {
 	assert.Contains(t, string(data), "name: ocbrowse")
 }
 
-// TestOcbrowse pins the incident harness's numbers (PRODUCT §3).
+// TestOcbrowse pins the incident harness's numbers.
 func TestOcbrowse(t *testing.T) {
 	w := loadBuiltin(t, "ocbrowse")
 	assert.Equal(t, 30, w.Agents)

@@ -5,11 +5,11 @@
 // A workload is YAML. Built-ins (ocbrowse, synthetic, smoke) are embedded; users pass their own
 // file. Load resolves one workload through the configuration chain
 //
-//	overrides (flags, --set) > environment (AGENTSIM_…) > --config file > workload YAML > defaults
+//	overrides (--set and the flags for it) > environment (AGENTSIM_…) > --config file > workload YAML > defaults
 //
 // decoding strictly (unknown keys are errors) and validating every value, so that a run never
 // starts from a configuration with a typo in it. Every problem found is reported at once in a
-// *ConfigError.
+// *ConfigError. LoadRecorded reads back the config.yaml a run wrote the same way.
 //
 // Text generates the deterministic prompt text agents send. All durations are simulated time;
 // all sizes are tokens unless a name says otherwise.

@@ -25,8 +25,8 @@ func (p Problem) String() string {
 }
 
 // ConfigError lists every problem Load or Validate found, in the order found: the layers
-// from lowest to highest precedence, then the resolved configuration in schema order. It is
-// a usage error: the command layer maps it to exit code 2.
+// from lowest to highest precedence, then the resolved configuration in schema order. The
+// command layer reports it as a usage error.
 type ConfigError struct {
 	// Problems has at least one element.
 	Problems []Problem
@@ -40,9 +40,6 @@ func (e *ConfigError) Error() string {
 	}
 	return strings.Join(lines, "\n")
 }
-
-// ExitCode is 2, the exit code of a usage or configuration error (PRODUCT §2).
-func (e *ConfigError) ExitCode() int { return 2 }
 
 // configError returns nil for no problems, else a *ConfigError holding them.
 func configError(problems []Problem) error {

@@ -12,21 +12,42 @@ import (
 // fileLayer converts a workload or --config file. source names it in messages.
 func fileLayer(source string, data []byte) (layer, []Problem) {
 	l := layer{values: map[string]any{}}
+	m, problems := fileMapping(source, data)
+	l.flatten(source, "", m, &problems)
+	return l, problems
+}
+
+// recordedLayer converts a run's config.yaml: a workload file followed by the command
+// settings Redacted wrote, which it skips.
+func recordedLayer(data []byte) (layer, []Problem) {
+	l := layer{values: map[string]any{}}
+	m, problems := fileMapping("", data)
+	for k, v := range m {
+		_, key := schema.byKey[k]
+		if !key && !schema.sections[k] && (v == RedactedValue || v == "") {
+			delete(m, k)
+		}
+	}
+	l.flatten("", "", m, &problems)
+	return l, problems
+}
+
+// fileMapping parses a file's YAML into its top-level mapping; nil for an empty file, or with
+// the problem when it is not a mapping.
+func fileMapping(source string, data []byte) (map[string]any, []Problem) {
 	var root any
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return l, []Problem{{Source: source, Message: "not YAML: " + yamlError(err)}}
+		return nil, []Problem{{Source: source, Message: "not YAML: " + yamlError(err)}}
 	}
 	if root == nil {
-		return l, nil // an empty file sets nothing
+		return nil, nil // an empty file sets nothing
 	}
 	m, ok := asMap(root)
 	if !ok {
-		return l, []Problem{{Source: source, Message: fmt.Sprintf(
+		return nil, []Problem{{Source: source, Message: fmt.Sprintf(
 			"%s is not allowed: want a mapping of keys at the top level, such as agents: 8", show(root))}}
 	}
-	var problems []Problem
-	l.flatten(source, "", m, &problems)
-	return l, problems
+	return m, nil
 }
 
 // flatten walks one mapping of a file, converting each known key and reporting the others.
@@ -61,7 +82,8 @@ func (l *layer) set(source string, spec keySpec, raw any, problems *[]Problem) {
 	l.values[spec.key] = v
 }
 
-// envLayer converts the AGENTSIM_ variables of env; ignore names variables to skip.
+// envLayer converts the AGENTSIM_ variables of env, the environment layer of the chain;
+// ignore names variables to skip.
 func envLayer(env, ignore []string) (layer, []Problem) {
 	l := layer{values: map[string]any{}}
 	var problems []Problem

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/spf13/viper"
@@ -22,14 +21,14 @@ type LoadOptions struct {
 	Workload string
 	// ConfigFile is the --config file, with the same keys as a workload file; "" means none.
 	ConfigFile string
-	// Env is the environment as os.Environ gives it. Variables named EnvPrefix + a key (see
-	// EnvName) set that key; any other variable starting with EnvPrefix is an error, unless
-	// IgnoreEnv names it.
+	// Env holds environment variables in os.Environ's "NAME=value" form. Variables named
+	// EnvPrefix + a key (see EnvName) set that key; any other variable starting with EnvPrefix
+	// is an error, except AGENTSIM_API_KEY. A command passes the variables its own flags did
+	// not take (see the command layer's reading of the environment).
 	Env []string
-	// IgnoreEnv names AGENTSIM_ variables that belong to the command rather than the
-	// workload (e.g. AGENTSIM_SERVER). AGENTSIM_API_KEY is always ignored.
-	IgnoreEnv []string
-	// Overrides are flags and --set key=value pairs, highest precedence; later ones win.
+	// Overrides are --set key=value pairs and the flags that stand for them (--agents N is
+	// --set agents=N), highest precedence, in command-line order: of two for one key, the
+	// later wins.
 	Overrides []Override
 }
 
@@ -53,7 +52,8 @@ func (o Override) String() string {
 	return o.Source + "=" + o.Value
 }
 
-// alwaysIgnoredEnv are AGENTSIM_ variables other parts of agentsim read (PRODUCT §9).
+// alwaysIgnoredEnv are AGENTSIM_ variables other parts of agentsim read: the API key, which a
+// command may take from the environment without Load ever seeing a workload key in it.
 var alwaysIgnoredEnv = []string{"AGENTSIM_API_KEY"}
 
 // layer is one level of the configuration chain, converted to typed values.
@@ -77,13 +77,28 @@ func Load(opts LoadOptions) (*Workload, error) {
 	}
 	config, ps := configLayer(opts.ConfigFile)
 	problems = append(problems, ps...)
-	env, ps := envLayer(opts.Env, slices.Concat(opts.IgnoreEnv, alwaysIgnoredEnv))
+	env, ps := envLayer(opts.Env, alwaysIgnoredEnv)
 	problems = append(problems, ps...)
 	over, ps := overrideLayer(opts.Overrides)
 	problems = append(problems, ps...)
-	layers := []layer{*base, config, env, over}
-	dropStalePacerParams(layers)
+	return stack(problems, *base, config, env, over)
+}
 
+// LoadRecorded resolves the config.yaml a run wrote (see Redacted) the way Load resolves a
+// workload file: the built-in defaults beneath the file's keys, each key converted, the whole
+// decoded strictly and validated, every problem reported at once in a *ConfigError. The
+// command settings Redacted appended — top-level keys that are no workload key, valued
+// "<redacted>" or "" — are skipped; any other unknown key is an error. Problems name no
+// source: the caller knows the file.
+func LoadRecorded(data []byte) (*Workload, error) {
+	l, problems := recordedLayer(data)
+	return stack(problems, l)
+}
+
+// stack resolves layers, lowest first, on the built-in defaults and validates the result,
+// adding its problems to those the layers already had.
+func stack(problems []Problem, layers ...layer) (*Workload, error) {
+	dropStalePacerParams(layers)
 	w, err := resolve(layers)
 	if err != nil {
 		return nil, &ConfigError{Problems: append(problems, Problem{Message: err.Error()})}

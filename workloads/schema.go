@@ -43,9 +43,23 @@ var schema = buildSchema(Defaults())
 // "." replaced by "_", e.g. AGENTSIM_REQUEST_IDLE_TIMEOUT for request.idle_timeout.
 const EnvPrefix = "AGENTSIM_"
 
-// EnvName returns the environment variable that sets key.
+// EnvName returns the environment variable that sets key: a workload key ("pacer.slots" →
+// AGENTSIM_PACER_SLOTS) or a command's own setting, named like its flag ("api-key" →
+// AGENTSIM_API_KEY).
 func EnvName(key string) string {
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+	return EnvPrefix + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+}
+
+// KeyType names the type of key's value as command-line help shows it — "int", "float",
+// "bool", "string", "duration", "dist" or "duration-dist" — or returns "" when key is no
+// workload key.
+func KeyType(key string) string {
+	spec, ok := schema.byKey[key]
+	if !ok {
+		return ""
+	}
+	return [...]string{kindInt: "int", kindInt64: "int", kindFloat: "float", kindBool: "bool", kindString: "string",
+		kindDuration: "duration", kindDist: "dist", kindDurationDist: "duration-dist"}[spec.kind]
 }
 
 // Keys returns every key a workload file, --config file, AGENTSIM_ variable or --set may set,

@@ -1,4 +1,4 @@
-// Package bench is agentsim's decisive batching test (PRODUCT.md §2): N concurrent streaming
+// Package bench is agentsim's decisive batching test (docs/engine.md §6): N concurrent streaming
 // chat completions with a short prompt and a forced output length (max_tokens with ignore_eos,
 // as benchmark clients send them), while the server's /metrics gauges are sampled. It prints
 // the sampled time series in the incident's shape and one RESULT line per concurrency, and can

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"context"
 	"testing"
 	"time"
 
@@ -10,9 +9,10 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/harness"
-	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/simserver/simtest"
 )
 
 // simRun runs the benchmark against the embedded simulator (default profile, the given
@@ -22,23 +22,13 @@ func simRun(t *testing.T, speedup float64, faults []string, o Options) (*Report,
 	t.Helper()
 	clk, err := clock.New(speedup)
 	require.NoError(t, err)
-	f, err := simserver.ParseFaults(faults, nil, 1)
+	f, err := engine.ParseFaults(faults, nil, 1)
 	require.NoError(t, err)
-	srv, err := simserver.New(simserver.Options{Clock: clk, Faults: f})
-	require.NoError(t, err)
-	ln := memnet.Listen()
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { defer close(served); _ = srv.Serve(ctx, ln) }()
-	client := ln.Client()
-	defer func() {
-		client.CloseIdleConnections()
-		stop()
-		<-served
-	}()
+	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: f})
+	defer sim.Close()
 	var out bytes.Buffer
 	o.Target = harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: f.Names()}
-	o.Clock, o.HTTPClient, o.Out = clk, client, &out
+	o.Clock, o.HTTPClient, o.Out = clk, sim.Client(), &out
 	if o.MaxTokens == 0 {
 		o.MaxTokens = DefaultMaxTokens
 	}

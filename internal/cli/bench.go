@@ -13,16 +13,35 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/internal/bench"
+	"github.com/agentsim/agentsim/workloads"
 )
-
-// starter starts the server a command talks to; commands use startTarget, tests an in-memory
-// simulator.
-type starter func(*cobra.Command, *viper.Viper) (*target, error)
 
 // benchCmd is `agentsim bench`: the decisive batching test.
 type benchCmd struct {
-	v     *viper.Viper
-	start starter // nil: startTarget
+	env      []string       // the process environment, as Execute read it
+	settings *pflag.FlagSet // the flags bound to v
+	v        *viper.Viper
+	start    starter // nil: startTarget
+}
+
+// benchConfig is bench's settings, decoded once from its flags and the environment.
+type benchConfig struct {
+	Shape   requestShape  `mapstructure:",squash"`
+	Sweep   string        `mapstructure:"sweep"`
+	Timeout time.Duration `mapstructure:"timeout"`
+	Model   string        `mapstructure:"model"`
+	Seed    int64         `mapstructure:"seed"`
+	Out     string        `mapstructure:"out"`
+	Target  targetConfig  `mapstructure:",squash"`
+}
+
+// requestShape is the settings that shape the synthetic requests (bench and compare): see
+// addBenchFlags.
+type requestShape struct {
+	Concurrency    int           `mapstructure:"concurrency"`
+	MaxTokens      int           `mapstructure:"max-tokens"`
+	PromptTokens   int           `mapstructure:"prompt-tokens"`
+	SampleInterval time.Duration `mapstructure:"sample-interval"`
 }
 
 func (b *benchCmd) command() *cobra.Command {
@@ -46,7 +65,7 @@ Exit codes: 0 every request completed, 1 server unreachable or runtime failure, 
 		Args: cobra.NoArgs,
 		RunE: b.run,
 	}
-	f := c.Flags()
+	f := pflag.NewFlagSet("bench", pflag.ContinueOnError)
 	addBenchFlags(f)
 	f.String("sweep", "", "run the test at each of these concurrencies and print the throughput curve, e.g. 1,16,64,96")
 	f.Duration("timeout", bench.DefaultTimeout, "a request still running after this simulated time fails (0: no limit)")
@@ -54,7 +73,8 @@ Exit codes: 0 every request completed, 1 server unreachable or runtime failure, 
 	f.Int64("seed", 1, "seed for the prompt text")
 	f.String("out", "", "run directory (default runs/<UTC time>-bench)")
 	addServerFlags(f)
-	b.v = newViper(f)
+	c.Flags().AddFlagSet(f)
+	b.settings, b.v = f, newViper(f)
 	return c
 }
 
@@ -67,20 +87,21 @@ func addBenchFlags(f *pflag.FlagSet) {
 }
 
 func (b *benchCmd) run(c *cobra.Command, _ []string) error {
-	o, err := benchOptions(c, b.v, true)
+	var cfg benchConfig
+	problems, _ := loadSettings(b.settings, b.v, b.env, &cfg)
+	o, err := benchOptions(c, problems, cfg.Shape, &cfg)
 	if err != nil {
 		return err
 	}
-	t, err := startWith(b.start, c, b.v)
+	t, err := startWith(b.start, c, cfg.Target)
 	if err != nil {
 		return err
 	}
 	defer t.stop()
-	dir := runDir(b.v, "bench")
+	dir := runDir(cfg.Out, "bench")
 	out := c.OutOrStdout()
 	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
-	o.Model = b.v.GetString("model")
-	o.Seed = b.v.GetInt64("seed")
+	o.Model, o.Seed = cfg.Model, cfg.Seed
 	fmt.Fprintln(out, benchHeader(o))
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
@@ -88,14 +109,6 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	}
 	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, "{samples.jsonl, results.json}"))
 	return benchExit(rep)
-}
-
-// startWith starts the target with s, or with startTarget when s is nil.
-func startWith(s starter, c *cobra.Command, v *viper.Viper) (*target, error) {
-	if s == nil {
-		s = startTarget
-	}
-	return s(c, v)
 }
 
 // benchHeader says in one line what is about to run, against what.
@@ -119,25 +132,28 @@ func benchExit(rep *bench.Report) error {
 	return nil
 }
 
-// benchOptions reads and checks the request-shape flags (and, with benchOnly, --timeout and
-// --sweep), reporting every bad value at once, each naming the flag, its value and what is
-// allowed.
-func benchOptions(c *cobra.Command, v *viper.Viper, benchOnly bool) (bench.Options, error) {
+// benchOptions checks the request shape s (and, for bench, benchOnly's --timeout and --sweep),
+// reporting every bad value at once with the problems found in the environment, each naming
+// the flag, its value and what is allowed.
+func benchOptions(c *cobra.Command, problems []workloads.Problem, s requestShape, benchOnly *benchConfig) (bench.Options, error) {
 	var bad []error
+	for _, p := range problems {
+		bad = append(bad, errors.New(p.String()))
+	}
 	o := bench.Options{
-		Concurrency:    []int{atLeastOne(v, "concurrency", &bad)},
-		MaxTokens:      atLeastOne(v, "max-tokens", &bad),
-		PromptTokens:   atLeastOne(v, "prompt-tokens", &bad),
-		SampleInterval: duration(v, "sample-interval", false, &bad),
+		Concurrency:    []int{atLeastOne("concurrency", s.Concurrency, &bad)},
+		MaxTokens:      atLeastOne("max-tokens", s.MaxTokens, &bad),
+		PromptTokens:   atLeastOne("prompt-tokens", s.PromptTokens, &bad),
+		SampleInterval: duration("sample-interval", s.SampleInterval, false, &bad),
 		Timeout:        bench.DefaultTimeout,
 	}
-	if benchOnly {
-		o.Timeout = duration(v, "timeout", true, &bad)
-		if s := strings.TrimSpace(v.GetString("sweep")); s != "" {
+	if benchOnly != nil {
+		o.Timeout = duration("timeout", benchOnly.Timeout, true, &bad)
+		if sw := strings.TrimSpace(benchOnly.Sweep); sw != "" {
 			if c.Flags().Changed("concurrency") {
 				bad = append(bad, errors.New("--sweep replaces --concurrency: give one of them"))
 			}
-			o.Concurrency, o.Sweep = parseSweep(s, &bad), true
+			o.Concurrency, o.Sweep = parseSweep(sw, &bad), true
 		}
 	}
 	if len(bad) > 0 {
@@ -146,29 +162,22 @@ func benchOptions(c *cobra.Command, v *viper.Viper, benchOnly bool) (bench.Optio
 	return o, nil
 }
 
-// atLeastOne reads a whole-number flag that must be ≥ 1.
-func atLeastOne(v *viper.Viper, name string, bad *[]error) int {
-	s := v.GetString(name)
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 1 {
-		*bad = append(*bad, fmt.Errorf("--%s %s is not allowed: want a whole number ≥ 1", name, s))
+// atLeastOne checks a whole-number flag that must be ≥ 1.
+func atLeastOne(name string, n int, bad *[]error) int {
+	if n < 1 {
+		*bad = append(*bad, fmt.Errorf("--%s %d is not allowed: want a whole number ≥ 1", name, n))
 	}
 	return n
 }
 
-// duration reads a duration flag that must be > 0 (or ≥ 0 with zeroOK).
-func duration(v *viper.Viper, name string, zeroOK bool, bad *[]error) time.Duration {
-	s := v.GetString(name)
-	d, err := time.ParseDuration(strings.TrimSpace(s))
-	switch {
-	case err != nil:
-		*bad = append(*bad, fmt.Errorf("--%s %q is not a duration: want a number with a unit, e.g. 750ms or 2s", name, s))
-	case d < 0 || (d == 0 && !zeroOK):
+// duration checks a duration flag that must be > 0 (or ≥ 0 with zeroOK).
+func duration(name string, d time.Duration, zeroOK bool, bad *[]error) time.Duration {
+	if d < 0 || (d == 0 && !zeroOK) {
 		want := "a duration > 0, e.g. 750ms"
 		if zeroOK {
 			want = "a duration ≥ 0 (0: no limit)"
 		}
-		*bad = append(*bad, fmt.Errorf("--%s %s is not allowed: want %s", name, s, want))
+		*bad = append(*bad, fmt.Errorf("--%s %s is not allowed: want %s", name, d, want))
 	}
 	return d
 }

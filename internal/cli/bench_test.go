@@ -17,33 +17,29 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/harness"
-	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/simserver/simtest"
 )
 
 // memStarter starts the embedded simulator as startTarget does, configured by the command's
 // --sim-* and --speedup flags, but on an in-memory network, so a whole command can run inside
 // a synctest bubble.
-func memStarter(c *cobra.Command, v *viper.Viper) (*target, error) {
-	cfg := simConfig{Profile: v.GetString("sim-profile"), Faults: v.GetStringSlice("sim-fault"),
-		FaultParams: v.GetStringSlice("sim-fault-param"), Speedup: v.GetFloat64("speedup"), Seed: v.GetUint64("sim-seed")}
-	srv, clk, _, err := buildSimServer(cfg)
-	if err != nil {
-		return nil, err
+func memStarter(t testing.TB) starter {
+	return func(_ *cobra.Command, tc targetConfig) (*target, error) {
+		cfg := tc.sim()
+		srv, clk, _, err := buildSimServer(cfg)
+		if err != nil {
+			return nil, err
+		}
+		sim := simtest.Serve(t, srv)
+		info := harness.Target{URL: sim.URL, Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names(),
+			APIKey: tc.APIKey, MetricsURLs: tc.MetricsURLs}
+		return &target{info: info, clock: clk, client: sim.Client(), stop: sim.Close}, nil
 	}
-	ln := memnet.Listen()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
-	client := ln.Client()
-	info := harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names()}
-	stop := func() { client.CloseIdleConnections(); cancel(); <-done }
-	return &target{info: info, clock: clk, client: client, stop: stop}, nil
 }
 
 // runCommand runs one command as Execute would and returns its exit code, stdout and stderr.
@@ -83,7 +79,7 @@ var benchResult = regexp.MustCompile(`(?m)^RESULT N=(\d+) max_tokens=(\d+) wall=
 func TestBenchEmbedded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "run")
-		code, out, stderr := runCommand(t, (&benchCmd{start: memStarter}).command(), "--speedup", "20", "--out", dir)
+		code, out, stderr := runCommand(t, (&benchCmd{start: memStarter(t)}).command(), "--speedup", "20", "--out", dir)
 		require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 		assert.Contains(t, out, "agentsim bench: 16 requests at once × 128 output tokens, ~200-token prompts, against embedded simulator dsv4-pd (faults none), speedup 20")
 		assert.Regexp(t, `(?m)^server metrics: decode_running ← `, out)
@@ -114,7 +110,7 @@ func TestBenchInterrupted(t *testing.T) {
 		defer cancel()
 		time.AfterFunc(2*time.Second, cancel)
 		dir := filepath.Join(t.TempDir(), "run")
-		code, out, stderr := runCommandIn(t, ctx, (&benchCmd{start: memStarter}).command(), "--out", dir)
+		code, out, stderr := runCommandIn(t, ctx, (&benchCmd{start: memStarter(t)}).command(), "--out", dir)
 		require.Equal(t, ExitInterrupted, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 		assert.Regexp(t, `(?m)^RESULT N=16 max_tokens=128 wall=2\.0s ok=0/16 lat_min=n/a`, out)
 		res, err := results.Read(dir)

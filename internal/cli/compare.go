@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/events"
@@ -17,8 +18,19 @@ import (
 
 // compareCmd is `agentsim compare`: bench and run against the same server, side by side.
 type compareCmd struct {
-	v     *viper.Viper
-	start starter // nil: startTarget
+	env      []string       // the process environment, as Execute read it
+	settings *pflag.FlagSet // the flags bound to v
+	v        *viper.Viper
+	over     overrides
+	start    starter      // nil: startTarget
+	target   targetConfig // the server's settings, once run has read them
+}
+
+// compareConfig is compare's settings, decoded once from its flags and the environment.
+type compareConfig struct {
+	Workload workloadConfig `mapstructure:",squash"`
+	Shape    requestShape   `mapstructure:",squash"`
+	Target   targetConfig   `mapstructure:",squash"`
 }
 
 func (k *compareCmd) command() *cobra.Command {
@@ -40,29 +52,34 @@ failed, 130 interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: k.run,
 	}
-	f := c.Flags()
+	f := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	addWorkloadFlags(f, "ocbrowse")
 	addBenchFlags(f)
 	addServerFlags(f)
-	k.v = newViper(f)
+	c.Flags().AddFlagSet(f)
+	k.over.addFlags(c.Flags())
+	k.settings, k.v = f, newViper(f)
 	return c
 }
 
 func (k *compareCmd) run(c *cobra.Command, _ []string) error {
-	w, err := loadWorkload(c, k.v)
+	var cfg compareConfig
+	problems, env := loadSettings(k.settings, k.v, k.env, &cfg)
+	w, err := loadWorkload(problems, cfg.Workload.Name, cfg.Workload.Config, env, &k.over)
 	if err != nil {
 		return err
 	}
-	o, err := benchOptions(c, k.v, false)
+	o, err := benchOptions(c, nil, cfg.Shape, nil)
 	if err != nil {
 		return err
 	}
-	t, err := startWith(k.start, c, k.v)
+	t, err := startWith(k.start, c, cfg.Target)
 	if err != nil {
 		return err
 	}
 	defer t.stop()
-	dir, out := runDir(k.v, "compare"), c.OutOrStdout()
+	k.target = cfg.Target
+	dir, out := runDir(cfg.Workload.Out, "compare"), c.OutOrStdout()
 	start, wallFrom := t.clock.Now(), t.clock.WallNow()
 	fmt.Fprintf(out, "agentsim compare: synthetic bench, then %s, against %s, speedup %g\n",
 		w.Name, t.info.Name(), t.clock.Speedup())

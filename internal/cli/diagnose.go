@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/internal/diagnose"
@@ -16,10 +17,15 @@ import (
 // diagnoseCmd is `agentsim diagnose DIR`: the verdict of a recorded run, re-derived from its
 // files.
 type diagnoseCmd struct {
-	v *viper.Viper
+	env      []string       // the process environment, as Execute read it
+	settings *pflag.FlagSet // the flags bound to v
+	v        *viper.Viper
 }
 
-func newDiagnoseCmd() *diagnoseCmd { return &diagnoseCmd{} }
+// diagnoseConfig is diagnose's settings, decoded once from its flags and the environment.
+type diagnoseConfig struct {
+	JSON bool `mapstructure:"json"`
+}
 
 func (d *diagnoseCmd) command() *cobra.Command {
 	c := &cobra.Command{
@@ -39,12 +45,19 @@ Exit codes: 0 healthy or slow, 2 DIR missing or not a run directory, 3 any other
 		},
 		RunE: d.run,
 	}
-	c.Flags().Bool("json", false, "print the verdict as JSON (the verdict object of results.json)")
-	d.v = newViper(c.Flags())
+	f := pflag.NewFlagSet("diagnose", pflag.ContinueOnError)
+	f.Bool("json", false, "print the verdict as JSON (the verdict object of results.json)")
+	c.Flags().AddFlagSet(f)
+	d.settings, d.v = f, newViper(f)
 	return c
 }
 
 func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
+	var cfg diagnoseConfig
+	problems, _ := loadSettings(d.settings, d.v, d.env, &cfg)
+	if err := configError(problems); err != nil {
+		return err
+	}
 	dir := args[0]
 	if err := isDir(dir); err != nil {
 		return usageError(fmt.Errorf("diagnose %s: %w", dir, err))
@@ -53,7 +66,7 @@ func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
 	if err != nil {
 		return usageError(fmt.Errorf("diagnose %s: not a run directory: %w", dir, err))
 	}
-	if d.v.GetBool("json") {
+	if cfg.JSON {
 		err = diagnose.RenderJSON(c.OutOrStdout(), v)
 	} else {
 		err = diagnose.Render(c.OutOrStdout(), v)

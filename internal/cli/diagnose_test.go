@@ -16,8 +16,8 @@ import (
 
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/diagnose"
-	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -34,14 +34,10 @@ func recordRun(t *testing.T, dir string, sets map[string]string, faults, params 
 	require.NoError(t, err)
 	srv, clk, _, err := buildSimServer(simConfig{Profile: "dsv4-pd", Faults: faults, FaultParams: params, Speedup: 20, Seed: 1})
 	require.NoError(t, err)
-	ln := memnet.Listen()
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { defer close(served); _ = srv.Serve(ctx, ln) }()
-	client := ln.Client()
-	defer func() { client.CloseIdleConnections(); cancel(); <-served }()
+	sim := simtest.Serve(t, srv)
+	defer sim.Close()
 	res, err := harness.Run(t.Context(), harness.Options{
-		Command: "run", Workload: w, Clock: clk, Dir: dir, Out: io.Discard, HTTPClient: client,
+		Command: "run", Workload: w, Clock: clk, Dir: dir, Out: io.Discard, HTTPClient: sim.Client(),
 		Target: harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd"},
 	})
 	require.NoError(t, err)

@@ -1,5 +1,7 @@
-// Package cmd holds agentsim's command line: one small cobra command per file, each with its
-// own viper instance, and the mapping from errors to process exit codes.
+// Package cli holds agentsim's command line: one small cobra command per file, each with its
+// own viper instance, and the mapping from errors to process exit codes. Errors carry their
+// exit code in an *ExitError, attached where the command knows what failed; Execute alone
+// turns it into the process's exit code.
 package cli
 
 import (
@@ -7,7 +9,7 @@ import (
 	"fmt"
 )
 
-// Exit codes (PRODUCT.md §2).
+// Exit codes (docs/files.md §5).
 const (
 	ExitOK          = 0   // finished; verdict healthy or slow
 	ExitRuntime     = 1   // runtime failure: server unreachable, disk full…
@@ -18,10 +20,13 @@ const (
 
 // ExitError attaches a process exit code to an error. Only Main turns it into an exit.
 type ExitError struct {
+	// Code is the process exit code: one of the Exit constants.
 	Code int
-	Err  error
+	// Err says what went wrong; nil when the command has already said it.
+	Err error
 }
 
+// Error is Err's message, or "exit <code>" without one.
 func (e *ExitError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("exit %d", e.Code)
@@ -29,6 +34,7 @@ func (e *ExitError) Error() string {
 	return e.Err.Error()
 }
 
+// Unwrap returns Err.
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // usageError marks err as a usage or configuration error (exit 2).

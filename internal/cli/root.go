@@ -7,12 +7,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 )
 
 // Main runs agentsim with args and returns the process exit code.
@@ -23,9 +20,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 }
 
 // Execute runs the command line in ctx (cancelled on the first Ctrl-C) and returns the exit
-// code. Tests call it directly.
+// code. It is the one place agentsim reads its environment. Tests call it directly.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	root := newRoot(stdout, stderr, os.Environ())
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil && !silent(err) {
@@ -40,7 +37,8 @@ func silent(err error) bool {
 	return errors.As(err, &e) && e.Err == nil
 }
 
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
+// newRoot builds the command tree; env is the process environment, as os.Environ gives it.
+func newRoot(stdout, stderr io.Writer, env []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentsim",
 		Short: "Simulate a multi-agent LLM harness against an OpenAI-compatible server or a calibrated simulator",
@@ -53,24 +51,12 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.AddCommand((&runCmd{}).command(), (&benchCmd{}).command(), (&compareCmd{}).command(), newServeCmd().command(), newDiagnoseCmd().command(), newWorkloadsCmd(), newVersionCmd())
+	root.AddCommand((&runCmd{env: env}).command(), (&benchCmd{env: env}).command(), (&compareCmd{env: env}).command(),
+		(&serveCmd{env: env}).command(), (&diagnoseCmd{env: env}).command(), newWorkloadsCmd(), newVersionCmd())
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	}
 	return root
-}
-
-// newViper returns a command's own viper: its flags bound to keys of the same name, and
-// AGENTSIM_… environment variables beneath them (AGENTSIM_API_KEY for --api-key).
-func newViper(flags *pflag.FlagSet) *viper.Viper {
-	v := viper.New()
-	v.SetEnvPrefix("AGENTSIM")
-	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_", ".", "_"))
-	v.AutomaticEnv()
-	if err := v.BindPFlags(flags); err != nil {
-		panic(err) // only on a programming error: a nil flag set
-	}
-	return v
 }
 
 // interruptContext returns a context cancelled by the first SIGINT or SIGTERM; a second one

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,7 +20,16 @@ import (
 
 // runCmd is `agentsim run`: a workload against a server or the embedded simulator.
 type runCmd struct {
-	v *viper.Viper
+	env      []string       // the process environment, as Execute read it
+	settings *pflag.FlagSet // the flags bound to v
+	v        *viper.Viper
+	over     overrides
+}
+
+// runConfig is run's settings, decoded once from its flags and the environment.
+type runConfig struct {
+	Workload workloadConfig `mapstructure:",squash"`
+	Target   targetConfig   `mapstructure:",squash"`
 }
 
 func (r *runCmd) command() *cobra.Command {
@@ -32,27 +40,38 @@ func (r *runCmd) command() *cobra.Command {
 pacer. Without --server, agentsim starts its simulated inference server in-process on a loopback
 port. The run directory gets events.jsonl, samples.jsonl, results.json and config.yaml.
 
+Configuration: built-in defaults < the workload file < --config FILE < AGENTSIM_<KEY>
+environment (AGENTSIM_PACER_SLOTS=16) < --set and the flags that stand for it (--agents N is
+--set agents=N; of the two, the later on the command line wins). Every other flag may come
+from AGENTSIM_<FLAG> as well (AGENTSIM_SERVER, AGENTSIM_SPEEDUP, AGENTSIM_API_KEY); the flag
+wins.
+
 Exit codes: 0 healthy or slow, 1 runtime failure, 2 usage or configuration error, 3 any other
 verdict, 130 interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: r.run,
 	}
-	f := c.Flags()
-	addWorkloadFlags(f, "ocbrowse")
-	addServerFlags(f)
-	r.v = newViper(f)
+	r.settings = pflag.NewFlagSet("run", pflag.ContinueOnError)
+	addWorkloadFlags(r.settings, "ocbrowse")
+	addServerFlags(r.settings)
+	c.Flags().AddFlagSet(r.settings)
+	r.over.addFlags(c.Flags())
+	r.v = newViper(r.settings)
 	return c
 }
 
-// addWorkloadFlags adds the flags that select and override a workload.
+// workloadConfig is the settings that select a workload and where its run is written.
+type workloadConfig struct {
+	Name   string `mapstructure:"workload"`
+	Config string `mapstructure:"config"`
+	Out    string `mapstructure:"out"`
+}
+
+// addWorkloadFlags adds the settings that select a workload (its keys are overridden with
+// --set and the shortcut flags: see overrides).
 func addWorkloadFlags(f *pflag.FlagSet, def string) {
 	f.String("workload", def, fmt.Sprintf("built-in workload (%s) or a YAML file", strings.Join(workloads.Names(), ", ")))
 	f.String("config", "", "YAML file of workload keys overriding the workload's own")
-	f.Int("agents", 0, "number of agents (overrides the workload)")
-	f.Int("rounds", 0, "rounds per agent (overrides the workload)")
-	f.Duration("duration", 0, "end new rounds after this simulated time (overrides the workload)")
-	f.Int64("seed", 0, "seed for text, lengths and timing (overrides the workload)")
-	f.StringArray("set", nil, "override any workload key: key=value (repeatable), e.g. pacer.slots=16")
 	f.String("out", "", "run directory (default runs/<UTC time>-<workload>)")
 }
 
@@ -69,16 +88,18 @@ func addServerFlags(f *pflag.FlagSet) {
 }
 
 func (r *runCmd) run(c *cobra.Command, _ []string) error {
-	w, err := loadWorkload(c, r.v)
+	var cfg runConfig
+	problems, env := loadSettings(r.settings, r.v, r.env, &cfg)
+	w, err := loadWorkload(problems, cfg.Workload.Name, cfg.Workload.Config, env, &r.over)
 	if err != nil {
 		return err
 	}
-	target, err := startTarget(c, r.v)
+	target, err := startTarget(c, cfg.Target)
 	if err != nil {
 		return err
 	}
 	defer target.stop()
-	dir := runDir(r.v, w.Name)
+	dir := runDir(cfg.Workload.Out, w.Name)
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
@@ -90,59 +111,10 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	return verdictExit(res)
 }
 
-// loadWorkload resolves the workload: flags and --set > AGENTSIM_ environment > --config >
-// the workload file > defaults.
-func loadWorkload(c *cobra.Command, v *viper.Viper) (*workloads.Workload, error) {
-	var over []workloads.Override
-	for _, name := range []string{"agents", "rounds", "duration", "seed"} {
-		if c.Flags().Changed(name) {
-			over = append(over, workloads.Override{Key: name, Value: c.Flags().Lookup(name).Value.String(), Source: "--" + name})
-		}
-	}
-	sets, _ := c.Flags().GetStringArray("set")
-	for _, s := range sets {
-		k, val, ok := strings.Cut(s, "=")
-		if !ok {
-			return nil, usageError(fmt.Errorf("--set %q: want key=value, e.g. pacer.slots=16", s))
-		}
-		over = append(over, workloads.Override{Key: strings.TrimSpace(k), Value: val, Source: "--set"})
-	}
-	w, err := workloads.Load(workloads.LoadOptions{
-		Workload: v.GetString("workload"), ConfigFile: v.GetString("config"),
-		Env: os.Environ(), IgnoreEnv: flagEnvNames(c.Flags()), Overrides: over,
-	})
-	if err != nil {
-		return nil, usageError(configProblems(err))
-	}
-	return w, nil
-}
-
-// configProblems lists several configuration problems one per indented line under a header.
-func configProblems(err error) error {
-	var ce *workloads.ConfigError
-	if !errors.As(err, &ce) || len(ce.Problems) < 2 {
-		return err
-	}
-	lines := make([]string, len(ce.Problems))
-	for i, p := range ce.Problems {
-		lines[i] = "  " + p.String()
-	}
-	return fmt.Errorf("invalid configuration, %d problems:\n%s", len(lines), strings.Join(lines, "\n"))
-}
-
-// flagEnvNames lists the AGENTSIM_ variables that set command flags rather than workload keys.
-func flagEnvNames(f *pflag.FlagSet) []string {
-	var names []string
-	f.VisitAll(func(fl *pflag.Flag) {
-		names = append(names, "AGENTSIM_"+strings.ToUpper(strings.ReplaceAll(fl.Name, "-", "_")))
-	})
-	return names
-}
-
-// runDir is --out, or runs/<UTC timestamp>-<workload>.
-func runDir(v *viper.Viper, workload string) string {
-	if d := v.GetString("out"); d != "" {
-		return d
+// runDir is out (--out), or runs/<UTC timestamp>-<workload>.
+func runDir(out, workload string) string {
+	if out != "" {
+		return out
 	}
 	return filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-"+workload)
 }

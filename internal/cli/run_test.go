@@ -35,7 +35,7 @@ func writeFile(t *testing.T, name, body string) string {
 }
 
 // TestRunRejectsBadInput checks that each kind of bad input gives the exit code and message of
-// PRODUCT.md §2 and §9 before any agent starts.
+// docs/files.md §5 before any agent starts.
 func TestRunRejectsBadInput(t *testing.T) {
 	unreachable := freeAddr(t)
 	for _, tc := range []struct {

@@ -8,18 +8,32 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // serveCmd is `agentsim serve`: the simulated inference server on its own.
 type serveCmd struct {
-	v *viper.Viper
+	env      []string       // the process environment, as Execute read it
+	settings *pflag.FlagSet // the flags bound to v
+	v        *viper.Viper
 }
 
-func newServeCmd() *serveCmd { return &serveCmd{} }
+// serveConfig is serve's settings, decoded once from its flags and the environment.
+type serveConfig struct {
+	Addr        string   `mapstructure:"addr"`
+	Profile     string   `mapstructure:"profile"`
+	Faults      []string `mapstructure:"fault"`
+	FaultParams []string `mapstructure:"fault-param"`
+	Speedup     float64  `mapstructure:"speedup"`
+	Seed        uint64   `mapstructure:"seed"`
+	AccessLog   string   `mapstructure:"access-log"`
+	APIKey      string   `mapstructure:"api-key"`
+}
 
 func (s *serveCmd) command() *cobra.Command {
 	c := &cobra.Command{
@@ -32,27 +46,31 @@ GET /health. Faults reproduce the ways real stacks wedge (see --fault).`,
 		Args: cobra.NoArgs,
 		RunE: s.run,
 	}
-	f := c.Flags()
+	f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	f.String("addr", "127.0.0.1:30000", "address to listen on (host:port; port 0 picks a free one)")
-	f.String("profile", "dsv4-pd", fmt.Sprintf("engine profile, one of %v", simserver.ProfileNames()))
-	f.StringSlice("fault", nil, fmt.Sprintf("fault(s) to inject, comma-separated: %v", simserver.FaultNames()))
+	f.String("profile", "dsv4-pd", fmt.Sprintf("engine profile, one of %v", engine.ProfileNames()))
+	f.StringSlice("fault", nil, fmt.Sprintf("fault(s) to inject, comma-separated: %v", engine.FaultNames()))
 	f.StringArray("fault-param", nil, "fault parameter name.key=value (or key=value with one fault); repeatable")
 	f.Float64("speedup", 1, "simulated time passes this many times faster than wall time (1–1000000)")
 	f.Uint64("seed", 1, "seed for every random decision (output lengths, faults)")
 	f.String("access-log", "", "append one model-gateway-style line per request to this file (latency in µs)")
 	f.String("api-key", "", "require this bearer token on /v1/* (or set AGENTSIM_API_KEY); never printed")
-	s.v = newViper(f)
+	c.Flags().AddFlagSet(f)
+	s.settings, s.v = f, newViper(f)
 	return c
 }
 
 func (s *serveCmd) run(c *cobra.Command, _ []string) error {
-	v := s.v
-	cfg := simConfig{
-		Profile: v.GetString("profile"), Faults: v.GetStringSlice("fault"),
-		FaultParams: v.GetStringSlice("fault-param"), Speedup: v.GetFloat64("speedup"),
-		Seed: v.GetUint64("seed"), APIKey: v.GetString("api-key"),
+	var sc serveConfig
+	problems, _ := loadSettings(s.settings, s.v, s.env, &sc)
+	if err := configError(problems); err != nil {
+		return err
 	}
-	if path := v.GetString("access-log"); path != "" {
+	cfg := simConfig{
+		Profile: sc.Profile, Faults: sc.Faults, FaultParams: sc.FaultParams,
+		Speedup: sc.Speedup, Seed: sc.Seed, APIKey: sc.APIKey,
+	}
+	if path := sc.AccessLog; path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return runtimeError(fmt.Errorf("open access log: %w", err))
@@ -64,9 +82,9 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", v.GetString("addr"))
+	ln, err := net.Listen("tcp", sc.Addr)
 	if err != nil {
-		return runtimeError(fmt.Errorf("listen on %s: %w", v.GetString("addr"), err))
+		return runtimeError(fmt.Errorf("listen on %s: %w", sc.Addr, err))
 	}
 	fmt.Fprintf(c.OutOrStdout(), "agentsim serve: listening on http://%s (%s)\n", ln.Addr(), desc)
 	if err := srv.Serve(c.Context(), ln); err != nil && !errors.Is(err, net.ErrClosed) {
@@ -91,11 +109,11 @@ type simConfig struct {
 // configuration errors are usage errors. It also returns a one-line description for the
 // operator.
 func buildSimServer(cfg simConfig) (*simserver.Server, *clock.Clock, string, error) {
-	prof, err := simserver.LookupProfile(cfg.Profile)
+	prof, err := engine.LookupProfile(cfg.Profile)
 	if err != nil {
 		return nil, nil, "", usageError(fmt.Errorf("profile: %w", err))
 	}
-	faults, err := simserver.ParseFaults(cfg.Faults, cfg.FaultParams, cfg.Seed)
+	faults, err := engine.ParseFaults(cfg.Faults, cfg.FaultParams, cfg.Seed)
 	if err != nil {
 		return nil, nil, "", usageError(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Version is set at build time with -ldflags "-X github.com/agentsim/agentsim/cmd.Version=…".
+// Version is set at build time with -ldflags "-X github.com/agentsim/agentsim/internal/cli.Version=…".
 var Version = "dev"
 
 func newVersionCmd() *cobra.Command {

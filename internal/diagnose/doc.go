@@ -1,7 +1,7 @@
 // Package diagnose tells slow from stuck. An Analyzer is fed a run's events and samples in
 // time order — live by the harness's watchdog, offline by FromDir from the run directory — and
-// answers with one of seven verdicts (results.VerdictKind; docs/verdicts.md): healthy, slow,
-// server-serialized, stalled-streams, pacer-starvation, deadlock or errors, each with a
+// answers with one of seven verdicts (results.VerdictKind; docs/verdicts.md §2): healthy,
+// slow, server-serialized, stalled-streams, pacer-starvation, deadlock or errors, each with a
 // one-line summary and evidence in explicit units.
 //
 // The analysis keeps the harness's own view primary: which requests are open and when each

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -73,10 +71,9 @@ func Replay(a *Analyzer, evs []events.Event, samples []events.Sample) float64 {
 	return a.LastS()
 }
 
-// readWorkload reads the resolved workload a run wrote to config.yaml. workloads.Load would
-// reject the file: besides the workload it carries the caller's redacted keys (server,
-// api_key), which are not workload keys. So the file is decoded leniently onto the workload
-// defaults, with the workloads package's own types, and validated.
+// readWorkload reads the resolved workload a run wrote to config.yaml, through the workloads
+// loader (workloads.LoadRecorded): the same conversion, strictness and validation as a
+// workload file, skipping the settings the run redacted (server, api_key).
 func readWorkload(path string) (*workloads.Workload, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -85,14 +82,11 @@ func readWorkload(path string) (*workloads.Workload, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("read %s: the file is empty", path)
 	}
-	w := workloads.Defaults()
-	if err := yaml.Unmarshal(data, &w); err != nil {
+	w, err := workloads.LoadRecorded(data)
+	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
-	if err := w.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &w, nil
+	return w, nil
 }
 
 // readError says which file could not be read, without repeating its path.

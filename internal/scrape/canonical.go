@@ -8,7 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// The canonical gauges, as samples.jsonl names them (docs/files.md).
+// The canonical gauges (docs/files.md §2).
 const (
 	DecodeRunning   = "decode_running"
 	PrefillInflight = "prefill_inflight"

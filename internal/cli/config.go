@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// A command's configuration comes in two parts, each with one owner:
+//
+//   - its settings — which server, which workload file, where to write — are its flags
+//     (--server, --speedup, --out…), with AGENTSIM_<FLAG> variables beneath them
+//     (AGENTSIM_SERVER, AGENTSIM_SPEEDUP, AGENTSIM_API_KEY). The command binds them to its own
+//     viper in one call and decodes them once into a typed struct (loadSettings).
+//   - the workload's keys, which workloads.Load resolves through its chain: built-in defaults
+//     < workload file < --config file < AGENTSIM_<KEY> environment < --set and the flags that
+//     stand for it (--agents N is --set agents=N). Of a flag and --set for one key, the later
+//     on the command line wins.
+//
+// The environment is read once, by Execute, and split once per command by loadSettings: a
+// variable naming one of the command's settings goes to that setting, even where it also
+// names a workload key (compare's AGENTSIM_SAMPLE_INTERVAL is its --sample-interval); every
+// other one goes to workloads.Load, which reads it as a workload key or reports it as unknown.
+// Commands that load no workload (bench, serve, diagnose) leave the other variables alone.
+
+// newViper returns a command's own viper with its settings flags bound to keys of the same
+// name.
+func newViper(settings *pflag.FlagSet) *viper.Viper {
+	v := viper.New()
+	if err := v.BindPFlags(settings); err != nil {
+		panic(err) // only on a programming error: a nil flag set
+	}
+	return v
+}
+
+// loadSettings applies the environment's AGENTSIM_<FLAG> variables to the settings flags the
+// command line left unset, then decodes every setting once into cfg (a pointer to a struct
+// whose mapstructure tags are the flag names; a flag without a field is an error). It returns
+// the problems with the environment's values and the variables that name no setting, for
+// workloads.Load.
+func loadSettings(settings *pflag.FlagSet, v *viper.Viper, env []string, cfg any) ([]workloads.Problem, []string) {
+	var problems []workloads.Problem
+	var rest []string
+	byEnv := map[string]*pflag.Flag{}
+	settings.VisitAll(func(f *pflag.Flag) { byEnv[workloads.EnvName(f.Name)] = f })
+	for _, kv := range env {
+		name, val, _ := strings.Cut(kv, "=")
+		f, ok := byEnv[name]
+		if !ok {
+			if strings.HasPrefix(name, workloads.EnvPrefix) {
+				rest = append(rest, kv)
+			}
+			continue
+		}
+		if f.Changed {
+			continue // the command line wins
+		}
+		if err := f.Value.Set(val); err != nil {
+			problems = append(problems, workloads.Problem{Source: name + "=" + val, Key: f.Name,
+				Message: fmt.Sprintf("%s: %q is not allowed: want %s", f.Name, val, typeWant(f.Value.Type()))})
+		}
+	}
+	if err := v.UnmarshalExact(cfg); err != nil {
+		panic(fmt.Sprintf("decode settings: %v", err)) // a flag without its field: a programming error
+	}
+	return problems, rest
+}
+
+// typeWant says what a flag of pflag type typ accepts.
+func typeWant(typ string) string {
+	switch typ {
+	case "int", "int64":
+		return "an integer"
+	case "uint64":
+		return "a whole number ≥ 0"
+	case "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "duration":
+		return "a duration such as 750ms or 2s"
+	}
+	return "a " + typ
+}
+
+// overrides are the workload keys the command line sets: --set key=value and the flags that
+// stand for it, in command-line order, so that of two for one key the later wins.
+type overrides struct {
+	list     []workloads.Override
+	problems []workloads.Problem // --set arguments without "="
+}
+
+// shortcuts are the workload keys with a flag of their own: --agents 8 is --set agents=8.
+var shortcuts = []struct{ key, usage string }{
+	{"agents", "number of agents"},
+	{"rounds", "rounds per agent"},
+	{"duration", "end new rounds after this simulated time"},
+	{"seed", "seed for text, lengths and timing"},
+}
+
+// addFlags adds --set and the shortcut flags, each typed as its workload key.
+func (o *overrides) addFlags(f *pflag.FlagSet) {
+	for _, s := range shortcuts {
+		f.Var(&keyFlag{o: o, key: s.key}, s.key,
+			fmt.Sprintf("%s (overrides the workload; same as --set %s=…)", s.usage, s.key))
+	}
+	f.Var(&setFlag{o}, "set", "override any workload key: key=value (repeatable), e.g. pacer.slots=16; "+
+		"of --set and a flag for the same key, the later one wins")
+}
+
+// keyFlag is a flag that sets one workload key.
+type keyFlag struct {
+	o     *overrides
+	key   string
+	value string
+}
+
+func (k *keyFlag) Set(v string) error {
+	k.value = v
+	k.o.list = append(k.o.list, workloads.Override{Key: k.key, Value: v, Source: "--" + k.key})
+	return nil
+}
+func (k *keyFlag) String() string { return k.value }
+func (k *keyFlag) Type() string   { return workloads.KeyType(k.key) }
+
+// setFlag is --set key=value, repeatable.
+type setFlag struct{ o *overrides }
+
+func (s *setFlag) Set(v string) error {
+	key, val, ok := strings.Cut(v, "=")
+	if !ok {
+		s.o.problems = append(s.o.problems, workloads.Problem{Source: "--set " + v,
+			Message: fmt.Sprintf("%q is not allowed: want key=value, e.g. pacer.slots=16", v)})
+		return nil
+	}
+	s.o.list = append(s.o.list, workloads.Override{Key: strings.TrimSpace(key), Value: val, Source: "--set"})
+	return nil
+}
+func (s *setFlag) String() string { return "" }
+func (s *setFlag) Type() string   { return "key=value" }
+
+// loadWorkload resolves the workload named by the settings through workloads.Load, with the
+// environment variables no setting took and the command line's overrides. problems are those
+// found before (in the settings' environment); all are reported at once as a usage error.
+func loadWorkload(problems []workloads.Problem, name, configFile string, env []string, o *overrides) (*workloads.Workload, error) {
+	problems = slices.Concat(problems, o.problems)
+	w, err := workloads.Load(workloads.LoadOptions{Workload: name, ConfigFile: configFile, Env: env, Overrides: o.list})
+	var ce *workloads.ConfigError
+	switch {
+	case errors.As(err, &ce):
+		problems = append(problems, ce.Problems...)
+	case err != nil:
+		return nil, usageError(err)
+	}
+	if err := configError(problems); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// configError is nil without problems, else a usage error listing them: one problem on its
+// own, several one per indented line under a header.
+func configError(problems []workloads.Problem) error {
+	switch len(problems) {
+	case 0:
+		return nil
+	case 1:
+		return usageError(&workloads.ConfigError{Problems: problems})
+	}
+	lines := make([]string, len(problems))
+	for i, p := range problems {
+		lines[i] = "  " + p.String()
+	}
+	return usageError(fmt.Errorf("invalid configuration, %d problems:\n%s", len(lines), strings.Join(lines, "\n")))
+}

@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+)
+
+// delayKind is what happens when a delayed event comes due.
+type delayKind int
+
+const (
+	delayTransfer delayKind = iota // KV transfer complete: the request enters decode
+	delayResume                    // a stalled stream resumes
+)
+
+type delayed struct {
+	at   time.Time
+	g    *Gen
+	kind delayKind
+}
+
+// delayQueue holds timed events in simulated time; delayLoop delivers them.
+type delayQueue struct {
+	mu    sync.Mutex
+	items delayHeap
+	wake  chan struct{}
+}
+
+func (q *delayQueue) push(at time.Time, g *Gen, kind delayKind) {
+	q.mu.Lock()
+	heap.Push(&q.items, delayed{at: at, g: g, kind: kind})
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *delayQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// due pops the events that are due at now and reports when the next one is.
+func (q *delayQueue) due(now time.Time) (ready []delayed, next time.Time, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	// Timers scaled by --speedup can fire a hair early in simulated terms.
+	limit := now.Add(time.Microsecond)
+	for len(q.items) > 0 && !q.items[0].at.After(limit) {
+		ready = append(ready, heap.Pop(&q.items).(delayed))
+	}
+	// Cancelled requests leave at once, so a client that gives up frees what it held. They
+	// are filtered out in one pass and the heap rebuilt: removing them one by one while
+	// scanning would let heap.Remove move an unvisited cancelled item past the scan.
+	kept := q.items[:0]
+	for _, d := range q.items {
+		if d.g.cancelled.Load() {
+			ready = append(ready, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) < len(q.items) {
+		clear(q.items[len(kept):])
+		q.items = kept
+		heap.Init(&q.items)
+	}
+	if len(q.items) > 0 {
+		return ready, q.items[0].at, true
+	}
+	return ready, time.Time{}, false
+}
+
+// delayLoop delivers KV transfers and stream resumptions when they come due.
+func (e *Engine) delayLoop(ctx context.Context) {
+	for {
+		ready, next, pending := e.delays.due(e.clk.Now())
+		for _, d := range ready {
+			e.deliver(d)
+		}
+		if len(ready) > 0 {
+			continue
+		}
+		if !e.delays.sleep(ctx, e, next, pending) {
+			return
+		}
+	}
+}
+
+// sleep waits until next (when pending), a signal, or the end of ctx; false means ctx ended.
+func (q *delayQueue) sleep(ctx context.Context, e *Engine, next time.Time, pending bool) bool {
+	var timer <-chan time.Time
+	if pending {
+		t := e.clk.NewTimer(next.Sub(e.clk.Now()))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-timer:
+	case <-q.wake:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+func (e *Engine) deliver(d delayed) {
+	g := d.g
+	switch d.kind {
+	case delayTransfer:
+		e.stats.transferQueue.Add(-1)
+		e.stats.prefillInflight.Add(-1)
+		if g.cancelled.Load() {
+			e.finish(g)
+			return
+		}
+	case delayResume:
+		e.stats.decodePaused.Add(-1)
+		if g.cancelled.Load() {
+			e.freeKV(g)
+			e.finish(g)
+			return
+		}
+	}
+	e.enqueueDecode(g)
+}
+
+type delayHeap []delayed
+
+func (h delayHeap) Len() int           { return len(h) }
+func (h delayHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h delayHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *delayHeap) Push(x any)        { *h = append(*h, x.(delayed)) }
+func (h *delayHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

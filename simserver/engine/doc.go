@@ -1,0 +1,46 @@
+// Package engine is the model behind the simulated inference server: a prefill/decode
+// disaggregated pair of engines with continuous batching, as SGLang runs DeepSeek-V4-Flash,
+// and the faults that make such a stack misbehave. It knows nothing of HTTP; package simserver
+// puts an OpenAI-compatible front on it.
+//
+// # The model
+//
+// A Job (prompt length, conversation prefix, output cap, reasoning effort) enters with Submit
+// and becomes a Gen. The prefill engine computes its prompt in chunked steps, skipping what the
+// prefix cache holds; a serialised KV transfer hands it to the decode engine, which runs up to
+// MaxRunning requests in one batch and emits one token for each per step, admitting requests
+// while their KV fits and retracting the newest when it overflows. The step-time formulas and
+// every parameter are on Profile; DSV4PD is the default profile. The reader of a Gen calls
+// Next for its tokens, End to learn how the delivery ends, and Cancel when its client goes.
+//
+// Every decision about a request (its output length, whether a fault strikes it) comes from a
+// random source seeded by the fault set's seed and the request's Key, so a run is
+// reproducible.
+//
+// # Units
+//
+// Lengths are in tokens. Every time is simulated time from the engine's clock (package
+// clock): durations in a Profile, Rejection.RetryAfter, the fault durations and the stall
+// schedule are all simulated; at --speedup s they pass s times faster than wall time, and in a
+// testing/synctest bubble they pass in virtual time. Rates (Stats.Logged.GenThroughput) are
+// per simulated second.
+//
+// # Rejections and endings
+//
+// Submit refuses a request before its generation with a *Rejection whose Reason (TooLong,
+// RateLimited, Overloaded, QueueFull) says why in the engine's terms; the HTTP front maps each
+// reason to a status. An admitted generation ends as End says: EndFinish, EndFail (it fails
+// mid-generation) or EndCut (its delivery is cut).
+//
+// # Faults
+//
+// ParseFaults builds a Faults set from names and name.key=value parameters; FaultNames lists
+// the faults. Each fault is a struct whose tagged fields are its parameters (decoded from
+// text, then checked by Validate), with one file per fault.
+//
+// # Calibration
+//
+// DSV4PD is calibrated to the incident's measurements, which docs/engine.md lists with the
+// model; TestDecisiveBatchingCalibration and TestPureDecodeThroughput check them in virtual
+// time (go test ./simserver/engine -run 'Calibration|Throughput' -v).
+package engine

@@ -1,0 +1,244 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentsim/agentsim/clock"
+)
+
+// Engine is the simulated prefill/decode engine pair. Create it with NewEngine, run it with
+// Start, and stop it with Stop; Submit may be called from any goroutine.
+type Engine struct {
+	clk     *clock.Clock
+	prof    *Profile
+	faults  *Faults
+	knobs   Knobs
+	running int // decode batch limit
+
+	mu      sync.Mutex
+	nextID  uint64
+	seen    map[uint64]uint32 // occurrences per content key, for deterministic decisions
+	prefill inbox
+	decode  inbox
+	delays  delayQueue
+
+	stats    liveStats
+	loggedMu sync.Mutex
+	logged   LoggedStats
+
+	life    sync.Mutex // orders Start and Stop
+	stop    context.CancelFunc
+	started bool // guarded by life
+	done    sync.WaitGroup
+	stopped atomic.Bool
+}
+
+// inbox hands generations to an engine goroutine and wakes it.
+type inbox struct {
+	items []*Gen
+	wake  chan struct{}
+}
+
+func (b *inbox) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// NewEngine builds an engine for the profile with the given faults (nil: healthy).
+func NewEngine(clk *clock.Clock, prof *Profile, faults *Faults) (*Engine, error) {
+	if err := prof.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		clk: clk, prof: prof, faults: faults, knobs: faults.Knobs(),
+		seen:    map[uint64]uint32{},
+		prefill: inbox{wake: make(chan struct{}, 1)},
+		decode:  inbox{wake: make(chan struct{}, 1)},
+		delays:  delayQueue{wake: make(chan struct{}, 1)},
+	}
+	e.running = prof.MaxRunning
+	if e.knobs.MaxRunningCap > 0 {
+		e.running = min(e.running, e.knobs.MaxRunningCap)
+	}
+	return e, nil
+}
+
+// Profile returns the engine's profile.
+func (e *Engine) Profile() *Profile { return e.prof }
+
+// Faults returns the engine's faults.
+func (e *Engine) Faults() *Faults { return e.faults }
+
+// Start runs the engine's three goroutines (prefill, KV transfer and timed events, decode)
+// until Stop. Starting twice, or after Stop, does nothing: goroutines started after Stop
+// would have no one to end them.
+func (e *Engine) Start() {
+	e.life.Lock()
+	defer e.life.Unlock()
+	if e.started || e.stopped.Load() {
+		return
+	}
+	e.started = true
+	ctx, cancel := context.WithCancel(context.Background())
+	e.stop = cancel
+	e.done.Add(3)
+	go func() { defer e.done.Done(); e.prefillLoop(ctx) }()
+	go func() { defer e.done.Done(); e.delayLoop(ctx) }()
+	go func() { defer e.done.Done(); e.decodeLoop(ctx) }()
+}
+
+// Stop ends the engine's goroutines and waits for them. Generations still in progress never
+// complete; their readers see their own contexts end. Stop is safe to call twice.
+func (e *Engine) Stop() {
+	e.life.Lock()
+	e.stopped.Store(true)
+	if e.stop != nil {
+		e.stop()
+	}
+	e.life.Unlock()
+	e.done.Wait()
+}
+
+// ErrStopped is returned by Submit after Stop.
+var ErrStopped = errors.New("engine stopped")
+
+// Submit admits a request, deciding its output length and faults. It returns a *Rejection
+// for requests refused before their generation starts (context too long, an injected
+// rejection, queue full), and ErrStopped after Stop.
+func (e *Engine) Submit(j Job) (*Gen, error) {
+	if j.PromptTokens >= e.prof.MaxContextTokens {
+		return nil, &Rejection{Reason: TooLong, PromptTokens: j.PromptTokens, MaxContextTokens: e.prof.MaxContextTokens}
+	}
+	if e.stopped.Load() {
+		return nil, ErrStopped
+	}
+	e.mu.Lock()
+	e.nextID++
+	id := e.nextID
+	if len(e.seen) >= maxSeenKeys {
+		// Bound memory on endless runs of unique prompts; only exact repeats of a prompt
+		// need their occurrence count, and those are recent.
+		clear(e.seen)
+	}
+	occurrence := e.seen[j.Key]
+	e.seen[j.Key] = occurrence + 1
+	e.mu.Unlock()
+
+	rng := e.faults.rngFor(j.Key ^ uint64(occurrence)*0xbf58476d1ce4e5b9)
+	g := &Gen{ID: id, Prompt: j.PromptTokens, Submitted: e.clk.Now(), job: j, rng: rng, notify: make(chan struct{}, 1)}
+	e.decideLength(g)
+	g.Plan = e.faults.plan(rng)
+	g.Plan.place(g.Output)
+	if err := e.refuse(g); err != nil {
+		return nil, err
+	}
+	// The queue-limit check and the enqueue happen under one lock, so concurrent requests
+	// cannot overshoot the limit.
+	e.mu.Lock()
+	if e.knobs.QueueLimited && e.stats.queued() >= int64(e.knobs.MaxQueued) {
+		e.mu.Unlock()
+		return nil, &Rejection{Reason: QueueFull, MaxQueued: e.knobs.MaxQueued}
+	}
+	e.stats.promptTokens.Add(int64(j.PromptTokens))
+	e.stats.prefillQueued.Add(1)
+	e.prefill.items = append(e.prefill.items, g)
+	e.mu.Unlock()
+	e.prefill.signal()
+	return g, nil
+}
+
+// maxSeenKeys bounds the per-content occurrence counts kept for deterministic decisions.
+const maxSeenKeys = 1 << 20
+
+// refuse returns the rejection an injected fault imposes, if any.
+func (e *Engine) refuse(g *Gen) error {
+	switch g.Plan.Failure {
+	case FailRateLimited:
+		return &Rejection{Reason: RateLimited, RetryAfter: g.Plan.RetryAfter}
+	case FailOverloaded:
+		return &Rejection{Reason: Overloaded}
+	}
+	return nil
+}
+
+// decideLength sets the generation's output and reasoning lengths and finish reason.
+func (e *Engine) decideLength(g *Gen) {
+	j := g.job
+	limit := e.prof.MaxContextTokens - j.PromptTokens
+	if j.MaxTokens > 0 {
+		limit = min(limit, j.MaxTokens)
+	}
+	lp, ok := e.prof.Efforts[j.Effort]
+	if !ok && reasoningOn(j.Effort) {
+		lp = e.prof.Efforts["high"] // an effort this profile does not know still reasons
+	} else if !ok {
+		lp = e.prof.Efforts[""]
+	}
+	want := lp.Min + g.rng.IntN(lp.Max-lp.Min+1)
+	if j.IgnoreEOS && j.MaxTokens > 0 {
+		want = limit
+	}
+	g.Output, g.Finish = min(want, limit), "stop"
+	if want >= limit {
+		g.Finish = "length"
+	}
+	if reasoningOn(j.Effort) {
+		g.Reasoning = min(int(float64(want)*lp.ReasoningFraction), g.Output)
+	}
+}
+
+func reasoningOn(effort string) bool { return effort != "" && effort != "none" }
+
+// Cancel abandons the generation: the engine frees its slot and KV at its next step.
+func (e *Engine) Cancel(g *Gen) {
+	if g.phase.Load() == int32(phaseDone) || g.cancelled.Swap(true) {
+		return
+	}
+	e.prefill.signal()
+	e.decode.signal()
+	e.delays.signal()
+}
+
+// enqueueDecode hands a generation to the decode engine.
+func (e *Engine) enqueueDecode(g *Gen) {
+	g.phase.Store(int32(phaseDecodeWaiting))
+	e.stats.decodeWaiting.Add(1)
+	e.mu.Lock()
+	e.decode.items = append(e.decode.items, g)
+	e.mu.Unlock()
+	e.decode.signal()
+}
+
+// take empties an inbox.
+func (e *Engine) take(b *inbox) []*Gen {
+	e.mu.Lock()
+	items := b.items
+	b.items = nil
+	e.mu.Unlock()
+	return items
+}
+
+// finish marks a generation done or aborted and counts it.
+func (e *Engine) finish(g *Gen) {
+	g.phase.Store(int32(phaseDone))
+	if g.cancelled.Load() {
+		e.stats.aborted.Add(1)
+	} else {
+		e.stats.finished.Add(1)
+	}
+}
+
+// wait blocks until the inbox is signalled; false means the engine is stopping.
+func wait(ctx context.Context, b *inbox) bool {
+	select {
+	case <-b.wake:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

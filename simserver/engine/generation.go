@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// PrefixBlock marks a message boundary in a conversation: Hash identifies the conversation up
+// to and including the message, Tokens is the prompt length up to there. The prefix cache is
+// keyed by these hashes, so a request that repeats an earlier conversation and appends to it
+// finds the earlier part cached.
+type PrefixBlock struct {
+	Hash   uint64
+	Tokens int
+}
+
+// Job is what a client asked the engine to generate.
+type Job struct {
+	// PromptTokens is the prompt's length in tokens.
+	PromptTokens int
+	// Prefix lists the conversation's message boundaries, shortest first.
+	Prefix []PrefixBlock
+	// MaxTokens caps the output (reasoning included); 0 means only the context length does.
+	MaxTokens int
+	// IgnoreEOS forces exactly MaxTokens output tokens.
+	IgnoreEOS bool
+	// Effort is the request's reasoning_effort ("" when absent); efforts other than "" and
+	// "none" turn reasoning on.
+	Effort string
+	// Key identifies the request's content; with the seed it makes every random decision about
+	// the request deterministic.
+	Key uint64
+}
+
+// phase is where a generation is in the engine.
+type phase int32
+
+const (
+	phasePrefillQueue phase = iota
+	phaseInflight           // prefilled, KV transfer pending
+	phasePinned             // prefilled, KV transfer never completes (prefill-pin)
+	phaseDecodeWaiting
+	phaseRunning
+	phasePaused // stall-stream
+	phaseWedged // long-context-wedge
+	phaseDone
+)
+
+// Gen is one generation in progress. Its reader (the HTTP handler) calls Next until it reports
+// the end and Cancel when the client goes away; the engine's goroutines do the rest.
+type Gen struct {
+	// ID numbers generations in arrival order.
+	ID uint64
+	// Output is the number of tokens the generation will emit, of which the first Reasoning
+	// are reasoning tokens.
+	Output, Reasoning int
+	// Finish is the finish_reason the generation ends with: "stop" or "length".
+	Finish string
+	// Plan is what the faults decided for this request.
+	Plan Plan
+	// Prompt is the prompt length in tokens.
+	Prompt int
+	// Submitted is the simulated time the engine accepted the request.
+	Submitted time.Time
+
+	produced  atomic.Int64
+	cached    atomic.Int64
+	cancelled atomic.Bool
+	phase     atomic.Int32
+	notify    chan struct{}
+	consumed  int // reader-owned
+
+	// Engine-owned fields: touched only by the goroutine whose queue holds the generation.
+	job      Job
+	rng      *rand.Rand
+	computed int  // prompt tokens present in KV (cached or prefilled)
+	kv       int  // KV tokens while in decode: prompt plus output so far
+	holdsKV  bool // decode KV is allocated (running, paused, wedged)
+	stalled  bool // the stall-stream pause has happened
+}
+
+// Next blocks until the generation has produced tokens the caller has not seen yet, the
+// generation has ended, or ctx is done. It returns up to max new tokens and whether the
+// generation is complete once those are consumed.
+func (g *Gen) Next(ctx context.Context, max int) (n int, done bool, err error) {
+	for {
+		avail := int(g.produced.Load()) - g.consumed
+		if avail > 0 {
+			n = min(avail, max)
+			g.consumed += n
+			return n, g.consumed >= g.Output, nil
+		}
+		if g.consumed >= g.Output {
+			return 0, true, nil
+		}
+		select {
+		case <-g.notify:
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		}
+	}
+}
+
+// Produced returns how many tokens the engine has generated so far.
+func (g *Gen) Produced() int { return int(g.produced.Load()) }
+
+// CachedTokens returns how many prompt tokens the prefix cache supplied.
+func (g *Gen) CachedTokens() int { return int(g.cached.Load()) }
+
+// emit records one generated token and wakes the reader.
+func (g *Gen) emit() int {
+	n := int(g.produced.Add(1))
+	select {
+	case g.notify <- struct{}{}:
+	default:
+	}
+	return n
+}
+
+// Ending is how the delivery of a generation ends.
+type Ending int
+
+// The endings of a delivery.
+const (
+	// EndFinish: every output token, then the finish reason.
+	EndFinish Ending = iota
+	// EndFail: the engine fails the request mid-generation (the errors fault, kind frame).
+	EndFail
+	// EndCut: the delivery is cut without a finish (the drop fault).
+	EndCut
+)
+
+// End returns how many tokens the generation delivers and how its delivery ends, as the
+// faults planned it.
+func (g *Gen) End() (at int, how Ending) {
+	at, how = g.Output, EndFinish
+	if g.Plan.Failure == FailMidStream && g.Plan.FailAt <= at {
+		at, how = g.Plan.FailAt, EndFail
+	}
+	// ≤, not <: a one-token output is cut after its token, before the finish.
+	if g.Plan.DropAt > 0 && g.Plan.DropAt <= at {
+		at, how = g.Plan.DropAt, EndCut
+	}
+	return at, how
+}
+
+// Key returns the key of the job the generation was submitted with.
+func (g *Gen) Key() uint64 { return g.job.Key }
