@@ -24,11 +24,20 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
+	if err := CheckServer(ctx, o.HTTPClient, o.Server.URL, o.APIKey, CheckTimeout); err != nil {
+		return nil, err
+	}
+	return RunChecked(ctx, o)
+}
+
+// RunChecked is Run for a caller that has already checked the server (CheckServer or
+// ListModels), so GET /v1/models is asked once per command however many runs it makes.
+func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
+	if o.HTTPClient == nil {
+		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
+	}
 	if len(o.MetricsURLs) == 0 {
 		o.MetricsURLs = []string{o.Server.URL + "/metrics"}
-	}
-	if err := CheckServer(ctx, o.HTTPClient, o.Server.URL, o.APIKey, 5*time.Second); err != nil {
-		return nil, err
 	}
 	r, err := newRun(o)
 	if err != nil {
@@ -129,7 +138,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Server.URL)})
 	env := &agents.Env{Client: agents.NewClient(r.o.Server.URL+"/v1", r.o.APIKey, r.o.HTTPClient, r.o.Clock),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
-		Calibration: agents.NewCalibration()}
+		Calibration: agents.NewCalibration(), Tap: r.o.Ended}
 	var agentsDone sync.WaitGroup
 	for i := range w.Agents {
 		agentsDone.Go(func() { agents.NewAgent(i, env).Run(rounds, requests) })

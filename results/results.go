@@ -54,6 +54,10 @@ type Rounds struct {
 	Planned   int `json:"planned"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
+	// FirstFailed and LastFailed are the lowest and the highest number (1-based) of a round
+	// that failed; 0 when none did.
+	FirstFailed int `json:"first_failed,omitempty"`
+	LastFailed  int `json:"last_failed,omitempty"`
 }
 
 // Requests counts requests. Sent counts every attempt; each ends as ok, an error, a timeout or

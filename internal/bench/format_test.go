@@ -81,11 +81,11 @@ func TestValidate(t *testing.T) {
 	o := Options{Concurrency: []int{16, 0}, MaxTokens: -1, PromptTokens: 0, SampleInterval: 0, Timeout: -time.Second}
 	err := o.Validate()
 	for _, want := range []string{"concurrency 0 is not allowed", "max tokens -1", "prompt tokens 0", "sample interval 0s",
-		"timeout -1s", "clock: none given", "server URL: none given"} {
+		"timeout -1s", "clock: none given", "server URL: none given", "run directory: none given"} {
 		assert.ErrorContains(t, err, want)
 	}
 	o = Options{Concurrency: []int{1}, MaxTokens: 1, PromptTokens: 1, SampleInterval: time.Second,
-		Clock: clock.Real(), Server: results.Server{URL: "http://x"}}
+		Clock: clock.Real(), Server: results.Server{URL: "http://x"}, Dir: "run"}
 	assert.NoError(t, o.Validate())
 }
 

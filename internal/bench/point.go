@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/results"
 )
 
 // Point is one test of a run: Concurrency requests sent at once and what they measured. Times
@@ -16,28 +17,19 @@ import (
 type Point struct {
 	// Concurrency is how many requests were sent at once.
 	Concurrency int
-	// Start is when the requests were sent; End when the last call had returned.
+	// Start is when the first request was sent (when the test began if none was); End when
+	// the harness had finished the test.
 	Start, End time.Time
-	// Calls holds every request's result, in request order.
+	// Results is what the harness recorded of the test: counts, latency statistics, tokens,
+	// gauges and verdict, as in its results.json.
+	Results *results.Results
+	// Calls holds every request's result, in agent order.
 	Calls []agents.Result
-	// Samples are the samples taken during the test; their TS counts from the run's start.
+	// Samples are the samples taken during the test; their TS counts from its start.
 	Samples []events.Sample
-	// Interrupted is set when the run was interrupted during this test.
-	Interrupted bool
 
-	streams []*stream
 	chunks  [][]time.Time // per request, the arrival of every data frame
-}
-
-// collect copies the streams' results once every call has returned.
-func (p *Point) collect() {
-	p.Calls = make([]agents.Result, len(p.streams))
-	p.chunks = make([][]time.Time, len(p.streams))
-	for i, s := range p.streams {
-		s.mu.Lock()
-		p.Calls[i], p.chunks[i] = s.res, s.chunks
-		s.mu.Unlock()
-	}
+	offsetS float64       // simulated seconds from the run's start to the test's
 }
 
 // WallS is the test's duration in simulated seconds: from sending the requests to the last

@@ -37,7 +37,7 @@ func simRun(t *testing.T, speedup float64, faults []string, o Options) (*Report,
 	}()
 	var out bytes.Buffer
 	o.Server = results.Server{URL: "http://sim", Kind: "embedded", Profile: "dsv4-pd", Fault: f.Names()}
-	o.Clock, o.HTTPClient, o.Out = clk, client, &out
+	o.Clock, o.HTTPClient, o.Out, o.Dir = clk, client, &out, t.TempDir()
 	if o.MaxTokens == 0 {
 		o.MaxTokens = DefaultMaxTokens
 	}

@@ -86,7 +86,7 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return runtimeError(err)
 	}
-	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, "{samples.jsonl, results.json}"))
+	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, bench.Files(o)))
 	return benchExit(rep)
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/bench"
 	"github.com/agentsim/agentsim/internal/diagnose"
@@ -82,7 +81,7 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 		top.Parts["agentic"] = ag
 	}
 	top.SimSeconds, top.WallSeconds = t.clock.Since(start).Seconds(), t.clock.WallNow().Sub(wallFrom).Seconds()
-	conclude(top, syn, ag, failedRounds(filepath.Join(dir, "agentic")))
+	conclude(top, syn, ag)
 	printComparison(out, top, syn, ag, dir)
 	if err := results.Write(dir, top); err != nil {
 		return runtimeError(err)
@@ -121,7 +120,11 @@ func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload,
 
 // conclude sets the comparison's conclusion, verdict and interruption from its parts. The
 // verdict is the agentic part's unless that one is fine and the synthetic part is not.
-func conclude(top, syn, ag *results.Results, failed bench.Rounds) {
+func conclude(top, syn, ag *results.Results) {
+	var failed bench.Rounds
+	if ag != nil {
+		failed = bench.Rounds{Lo: ag.Rounds.FirstFailed, Hi: ag.Rounds.LastFailed}
+	}
 	top.Conclusion = bench.Conclusion(syn, ag, failed)
 	top.Interrupted = syn.Interrupted || (ag != nil && ag.Interrupted)
 	top.Verdict = syn.Verdict
@@ -141,24 +144,4 @@ func printComparison(out io.Writer, top, syn, ag *results.Results, dir string) {
 	bench.PrintSideBySide(out, syn, ag)
 	fmt.Fprintf(out, "conclusion: %s\n", top.Conclusion)
 	fmt.Fprintf(out, "files: %s\n", filepath.Join(dir, "{results.json, synthetic/, agentic/}"))
-}
-
-// failedRounds reads the agentic part's events and returns the range of rounds that failed;
-// the zero Rounds when none did or the events cannot be read.
-func failedRounds(dir string) bench.Rounds {
-	evs, err := events.ReadFile(filepath.Join(dir, "events.jsonl"))
-	if err != nil {
-		return bench.Rounds{}
-	}
-	var r bench.Rounds
-	for _, e := range evs {
-		if e.Kind != events.RoundDone || e.Outcome == "ok" {
-			continue
-		}
-		if r.Lo == 0 || e.Round < r.Lo {
-			r.Lo = e.Round
-		}
-		r.Hi = max(r.Hi, e.Round)
-	}
-	return r
 }
