@@ -120,6 +120,9 @@ func TestConclusion(t *testing.T) {
 		// The benchmark itself fails.
 		{"synthetic fails", syn("errors", 8), ag("errors"), Rounds{},
 			"synthetic failed (8/16 ok in 5.4 s); agentic errors: 8 of 92 requests failed — the server fails even short synthetic requests: look at those first"},
+		// A slow synthetic part still completed: the agentic part is judged on its own.
+		{"synthetic slow", syn("slow", 16), ag("deadlock"), Rounds{2, 2},
+			"synthetic slow but complete (16/16 in 5.4 s); agentic stopped making progress in round 2 (deadlock) — the fault shows only under long, growing contexts"},
 		// The agentic part never ran.
 		{"no agentic", syn("healthy", 16), nil, Rounds{}, "synthetic healthy (16/16 in 5.4 s); agentic part not run"},
 	} {

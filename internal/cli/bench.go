@@ -105,19 +105,7 @@ func benchHeader(o bench.Options) string {
 		what = "sweep over " + joinInts(o.Concurrency) + " requests at once"
 	}
 	return fmt.Sprintf("agentsim bench: %s × %d output tokens, ~%d-token prompts, against %s, speedup %g",
-		what, o.MaxTokens, o.PromptTokens, serverName(o.Server.URL, o.Server.Kind, o.Server.Profile, o.Server.Fault), o.Clock.Speedup())
-}
-
-// serverName describes a server for a header line.
-func serverName(url, kind, profile string, faults []string) string {
-	if kind != "embedded" {
-		return url
-	}
-	f := "none"
-	if len(faults) > 0 {
-		f = strings.Join(faults, ",")
-	}
-	return fmt.Sprintf("embedded simulator %s (faults %s)", profile, f)
+		what, o.MaxTokens, o.PromptTokens, o.Server, o.Clock.Speedup())
 }
 
 // benchExit maps a finished benchmark to its exit: 130 interrupted, 3 when a request failed.

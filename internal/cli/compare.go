@@ -65,7 +65,7 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	dir, out := runDir(k.v, "compare"), c.OutOrStdout()
 	start, wallFrom := t.clock.Now(), t.clock.WallNow()
 	fmt.Fprintf(out, "agentsim compare: synthetic bench, then %s, against %s, speedup %g\n",
-		w.Name, serverName(t.info.URL, t.info.Kind, t.info.Profile, t.info.Fault), t.clock.Speedup())
+		w.Name, t.info, t.clock.Speedup())
 	top := &results.Results{Command: "compare", Workload: w.Name, Server: t.info, Speedup: t.clock.Speedup(),
 		Parts: map[string]*results.Results{}}
 	syn, err := k.synthetic(c, t, o, w, filepath.Join(dir, "synthetic"))
