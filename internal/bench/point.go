@@ -17,9 +17,8 @@ import (
 type Point struct {
 	// Concurrency is how many requests were sent at once.
 	Concurrency int
-	// Start is when the first request was sent (when the test began if none was); End when
-	// the harness had finished the test.
-	Start, End time.Time
+	// Start is when the first request was sent (when the test began if none was).
+	Start time.Time
 	// Results is what the harness recorded of the test: counts, latency statistics, tokens,
 	// gauges and verdict, as in its results.json.
 	Results *results.Results

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/diagnose"
-	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -97,21 +96,10 @@ func (p *Point) evidence() string {
 	if f := p.Failures(); f != "" {
 		line += "; failed: " + f
 	}
-	if m, ok := p.gaugeMax(scrape.DecodeRunning); ok {
-		line += fmt.Sprintf("; server decode_running max %.0f", m)
+	if g := p.Results.Server.DecodeRunning; g.N > 0 {
+		line += fmt.Sprintf("; server decode_running max %.0f", g.Max)
 	}
 	return line
-}
-
-// gaugeMax is the largest value of a server gauge over the test's samples.
-func (p *Point) gaugeMax(name string) (float64, bool) {
-	m, found := 0.0, false
-	for _, s := range p.Samples {
-		if v, ok := s.Server[name]; ok {
-			m, found = max(m, v), true
-		}
-	}
-	return m, found
 }
 
 // sweepPoint is the test as one point of the throughput curve.

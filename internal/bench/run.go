@@ -66,11 +66,10 @@ func (b *bench) execute(ctx context.Context) (*Report, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		p, err := b.test(ctx, i, n)
+		p, err := b.test(ctx, i, n, start)
 		if err != nil {
 			return nil, err
 		}
-		p.offsetS = p.Start.Sub(start).Seconds()
 		rep.Points = append(rep.Points, p)
 		fmt.Fprintln(o.Out, p.ResultLine(o.MaxTokens))
 		if !o.Sweep {
@@ -88,9 +87,10 @@ func (b *bench) execute(ctx context.Context) (*Report, error) {
 	return rep, results.Write(o.Dir, rep.Results())
 }
 
-// test runs n requests at once (the test-th test of the run) as a harness run and returns what
-// it measured: the harness's results and, from its tap, every request's result and frames.
-func (b *bench) test(ctx context.Context, test, n int) (*Point, error) {
+// test runs n requests at once (the test-th test of the run, which started at runStart) as a
+// harness run and returns what it measured: the harness's results and, from its tap, every
+// request's result and frames.
+func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Point, error) {
 	o := b.o
 	w, err := o.workload(o.Model, test, n)
 	if err != nil {
@@ -113,6 +113,7 @@ func (b *bench) test(ctx context.Context, test, n int) (*Point, error) {
 		b.live.sample(s, metrics)
 	}
 	p.Start = o.Clock.Now()
+	p.offsetS = p.Start.Sub(runStart).Seconds()
 	p.Results, err = harness.RunChecked(ctx, harness.Options{
 		Command: "bench", Workload: w, Clock: o.Clock, Server: o.Server, APIKey: o.APIKey,
 		MetricsURLs: o.MetricsURLs, Dir: dir, Out: o.Out, HTTPClient: o.HTTPClient,
@@ -121,7 +122,6 @@ func (b *bench) test(ctx context.Context, test, n int) (*Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.End = o.Clock.Now()
 	mu.Lock()
 	defer mu.Unlock()
 	for i, c := range calls {

@@ -102,11 +102,12 @@ func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *
 	return rep.Results(), nil
 }
 
-// agentic runs the workload part and prints its summary.
+// agentic runs the workload part and prints its summary. The synthetic part has checked the
+// server already.
 func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload, dir string) (*results.Results, error) {
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
-	res, err := harness.Run(c.Context(), harness.Options{
+	res, err := harness.RunChecked(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: t.clock, Server: t.info, APIKey: k.v.GetString("api-key"),
 		MetricsURLs: k.v.GetStringSlice("metrics-url"), Dir: dir,
 		Out: out, Live: isTerminal(out), HTTPClient: t.client,
