@@ -132,10 +132,11 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	var bgDone sync.WaitGroup
 	bgDone.Go(func() { r.log.FlushEvery(bg, time.Second) })
 	bgDone.Go(func() { r.samples.FlushEvery(bg, time.Second) })
-	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 
 	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s",
 		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Server.URL)})
+	r.sample() // the state before any request
+	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Server.URL+"/v1", r.o.APIKey, r.o.HTTPClient, r.o.Clock),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
 		Calibration: agents.NewCalibration(), Tap: r.o.Ended}

@@ -8,15 +8,19 @@ import (
 	"github.com/agentsim/agentsim/events"
 )
 
-// sampleLoop samples server and harness state at once and then every sample interval until ctx
-// is done, feeds the watchdog, and ends the run (stop rounds, cancel requests) when the
-// watchdog says so.
+// sampleLoop samples server and harness state every sample interval until ctx is done, feeds
+// the watchdog, and ends the run (stop rounds, cancel requests) when the watchdog says so.
 func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func()) {
 	t := r.o.Clock.NewTicker(r.o.Workload.SampleInterval)
 	defer t.Stop()
 	status := newStatusLine(r.o.Out, r.o.Live, r.o.Clock)
 	for {
-		// The first sample is taken at once: the server's state before any request.
+		select {
+		case <-ctx.Done():
+			status.clear()
+			return
+		case <-t.C:
+		}
 		s, warning, ending := r.sample()
 		if warning != "" {
 			status.clear()
@@ -29,24 +33,17 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 			stopRounds()
 			cancelRequests()
 		}
-		select {
-		case <-ctx.Done():
-			status.clear()
-			return
-		case <-t.C:
-		}
 	}
 }
 
 // sample takes one sample, writes it to samples.jsonl and feeds it to the watchdog; it
 // returns the sample and the watchdog's warning and decision to end the run.
 func (r *run) sample() (events.Sample, string, bool) {
-	// The sample is stamped when it begins: a slow scrape does not shift it.
-	now := r.o.Clock.Now()
-	s, waiters := r.board.Snapshot(now)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	server := r.scraper.Scrape(ctx)
 	cancel()
+	now := r.o.Clock.Now()
+	s, waiters := r.board.Snapshot(now)
 	s.TS = now.Sub(r.start).Seconds()
 	s.Wall = r.o.Clock.WallNow().UTC().Format(time.RFC3339Nano)
 	if len(server.Gauges) > 0 {
