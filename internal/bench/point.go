@@ -24,11 +24,12 @@ type Point struct {
 	Results *results.Results
 	// Calls holds every request's result, in agent order.
 	Calls []agents.Result
-	// Samples are the samples taken during the test; their TS counts from its start.
+	// Samples are the samples the harness took during the test; their TS counts from the
+	// start of its harness run, a moment before Start.
 	Samples []events.Sample
 
 	chunks  [][]time.Time // per request, the arrival of every data frame
-	offsetS float64       // simulated seconds from the run's start to the test's
+	offsetS float64       // simulated seconds from the bench run's start to the test's
 }
 
 // WallS is the test's duration in simulated seconds: from sending the requests to the last

@@ -51,7 +51,8 @@ func (r *Report) Results() *results.Results {
 	var evidence []string
 	if len(r.Points) > 0 {
 		last := r.Points[len(r.Points)-1]
-		res = ptr(*last.Results)
+		copied := *last.Results
+		res = &copied
 		last.fill(res)
 		for _, p := range r.Points {
 			if p.Results.Verdict.Kind != diagnose.Healthy {
@@ -79,8 +80,6 @@ func (r *Report) Results() *results.Results {
 	res.Verdict.Evidence = append(append([]string{}, res.Verdict.Evidence...), evidence...)
 	return res
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // fill writes the test's bench figures into r.
 func (p *Point) fill(r *results.Results) {
