@@ -61,7 +61,15 @@ func TestResultLine(t *testing.T) {
 			"RESULT N=2 max_tokens=128 wall=0.1s ok=0/2 lat_min=n/a lat_max=n/a lat_mean=n/a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Point{Concurrency: len(tc.calls), Start: t0, Calls: tc.calls}
+			// The latencies come from the harness's results, as its builder computes them.
+			var e2e []float64
+			for _, c := range tc.calls {
+				if c.OK() {
+					e2e = append(e2e, c.Latency().Seconds())
+				}
+			}
+			res := &results.Results{Latency: results.Latency{E2E: results.Summarize(e2e)}}
+			p := &Point{Concurrency: len(tc.calls), Start: t0, Calls: tc.calls, Results: res}
 			assert.Equal(t, tc.want, p.ResultLine(128))
 		})
 	}

@@ -62,48 +62,27 @@ func (p *Point) OK() int {
 // Failed counts the requests that did not complete.
 func (p *Point) Failed() int { return len(p.Calls) - p.OK() }
 
-// Latencies returns each completed request's latency, from send to its last byte, in simulated
-// seconds, in request order.
-func (p *Point) Latencies() []float64 {
-	var xs []float64
-	for _, c := range p.Calls {
-		if c.OK() {
-			xs = append(xs, c.Last.Sub(c.Sent).Seconds())
-		}
-	}
-	return xs
-}
-
 // ResultLine is the incident's one-line result, in simulated seconds:
 // "RESULT N=16 max_tokens=128 wall=5.4s ok=16/16 lat_min=3.9s lat_max=5.4s lat_mean=5.1s".
-// Latencies are over completed requests; "n/a" when none completed.
+// The latencies are the harness's end-to-end statistics, over completed requests; "n/a" when
+// none completed.
 func (p *Point) ResultLine(maxTokens int) string {
 	lat := "lat_min=n/a lat_max=n/a lat_mean=n/a"
-	if xs := p.Latencies(); len(xs) > 0 {
-		lo, hi, sum := xs[0], xs[0], 0.0
-		for _, x := range xs {
-			lo, hi, sum = min(lo, x), max(hi, x), sum+x
-		}
-		lat = fmt.Sprintf("lat_min=%.1fs lat_max=%.1fs lat_mean=%.1fs", lo, hi, sum/float64(len(xs)))
+	if e := p.Results.Latency.E2E; e.N > 0 {
+		lat = fmt.Sprintf("lat_min=%.1fs lat_max=%.1fs lat_mean=%.1fs", e.Min, e.Max, e.Mean)
 	}
 	return fmt.Sprintf("RESULT N=%d max_tokens=%d wall=%.1fs ok=%d/%d %s",
 		p.Concurrency, maxTokens, p.WallS(), p.OK(), len(p.Calls), lat)
 }
 
 // PromptTokens returns the mean prompt length the server counted (usage.prompt_tokens) over
-// the requests that reported usage, and false when none did.
+// the completed requests, and false when none completed with usage.
 func (p *Point) PromptTokens() (float64, bool) {
-	sum, n := 0, 0
-	for _, c := range p.Calls {
-		if c.Usage.Prompt > 0 {
-			sum += c.Usage.Prompt
-			n++
-		}
-	}
-	if n == 0 {
+	r := p.Results
+	if r.Requests.OK == 0 || r.Tokens.Prompt == 0 {
 		return 0, false
 	}
-	return float64(sum) / float64(n), true
+	return float64(r.Tokens.Prompt) / float64(r.Requests.OK), true
 }
 
 // Failures describes the failed requests by class and status, most frequent first, e.g.

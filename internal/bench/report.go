@@ -103,12 +103,9 @@ func (p *Point) evidence() string {
 
 // sweepPoint is the test as one point of the throughput curve.
 func (p *Point) sweepPoint() results.SweepPoint {
-	sp := results.SweepPoint{Concurrency: p.Concurrency, WallS: p.WallS(), OK: p.OK(),
-		OutputTokPerS: p.Decode().TokPerS, PerRequestTokPerS: p.PerRequestTokPerS()}
-	if xs := p.Latencies(); len(xs) > 0 {
-		sp.LatMeanS = results.Summarize(xs).Mean
-	}
-	return sp
+	return results.SweepPoint{Concurrency: p.Concurrency, WallS: p.WallS(), OK: p.OK(),
+		OutputTokPerS: p.Decode().TokPerS, PerRequestTokPerS: p.PerRequestTokPerS(),
+		LatMeanS: p.Results.Latency.E2E.Mean}
 }
 
 // PrintCurve prints the throughput curve of a sweep: one row per concurrency and a line on
