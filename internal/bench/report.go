@@ -81,8 +81,10 @@ func (r *Report) Results() *results.Results {
 	return res
 }
 
-// fill writes the test's bench figures into r.
+// fill writes the test's bench figures into r, and its output rate over the test's wall, the
+// time results.json reports as sim_seconds.
 func (p *Point) fill(r *results.Results) {
+	r.Tokens.OutputPerSecond = p.WholeTokPerS()
 	r.Bench = &results.Bench{Concurrency: p.Concurrency, OK: p.OK(), Failed: p.Failed(),
 		OutputTokPerS: p.Decode().TokPerS, PerRequestTokPerS: p.PerRequestTokPerS()}
 }
