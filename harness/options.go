@@ -9,6 +9,8 @@ import (
 	"net/http"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -29,6 +31,13 @@ type Options struct {
 	Live bool
 	// HTTPClient carries the requests (nil: a client sized for the workload's agents).
 	HTTPClient *http.Client
+	// Sampled, when set, is a live view: it is called with every sample as it is taken (the
+	// first at the start of the run, the last at its end) and the one-line description of the
+	// server gauges found so far, on the sampler's goroutine; it must return quickly.
+	Sampled func(s events.Sample, metrics string)
+	// Ended, when set, is handed every request as it ends, with the arrival of each of its
+	// data frames (simulated time); agentsim's bench measures decode throughput from them.
+	Ended agents.Tap
 }
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept

@@ -24,8 +24,17 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
-	if err := CheckServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, 5*time.Second); err != nil {
+	if err := CheckServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, CheckTimeout); err != nil {
 		return nil, err
+	}
+	return RunChecked(ctx, o)
+}
+
+// RunChecked is Run for a caller that has already checked the server (CheckServer or
+// ListModels), so GET /v1/models is asked once per command however many runs it makes.
+func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
+	if o.HTTPClient == nil {
+		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
 	r, err := newRun(o)
 	if err != nil {
@@ -120,13 +129,14 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	var bgDone sync.WaitGroup
 	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
-	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 
 	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s",
 		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Target.URL)})
+	r.sample() // the state before any request
+	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
-		Calibration: agents.NewCalibration()}
+		Calibration: agents.NewCalibration(), Tap: r.o.Ended}
 	var agentsDone sync.WaitGroup
 	for i := range w.Agents {
 		agentsDone.Go(func() { agents.NewAgent(i, env).Run(rounds, requests) })

@@ -10,7 +10,7 @@ import (
 // PrintSummary prints the end-of-run summary: counts, latencies (simulated seconds), tokens,
 // server gauges and the verdict with its evidence.
 func PrintSummary(w io.Writer, r *results.Results, dir string) {
-	fmt.Fprintf(w, "agentsim %s: %s against %s, speedup %g\n", r.Command, r.Workload, r.Server.Name(), r.Speedup)
+	fmt.Fprintf(w, "agentsim %s: %s against %s, speedup %g\n", r.Command, r.Workload, r.Server, r.Speedup)
 	if r.Interrupted {
 		fmt.Fprintln(w, "  INTERRUPTED")
 	}
@@ -48,13 +48,5 @@ func summaryLine(s results.Summary) string {
 		return "no samples"
 	}
 	return fmt.Sprintf("mean %s  p50 %s  p90 %s  p99 %s  max %s  (n=%d)",
-		secs(s.Mean), secs(s.P50), secs(s.P90), secs(s.P99), secs(s.Max), s.N)
-}
-
-// secs renders seconds with a unit, switching to milliseconds below one second.
-func secs(v float64) string {
-	if v < 1 {
-		return fmt.Sprintf("%.1f ms", v*1000)
-	}
-	return fmt.Sprintf("%.2f s", v)
+		results.Seconds(s.Mean), results.Seconds(s.P50), results.Seconds(s.P90), results.Seconds(s.P99), results.Seconds(s.Max), s.N)
 }

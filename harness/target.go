@@ -26,9 +26,9 @@ func (t Target) Server() results.Server {
 	return results.Server{URL: t.URL, Kind: t.Kind, Profile: t.Profile, Fault: t.Faults}
 }
 
-// Name describes the target in one line: its URL, or for the embedded simulator its profile
+// String describes the target in one line: its URL, or for the embedded simulator its profile
 // and faults.
-func (t Target) Name() string { return t.Server().Name() }
+func (t Target) String() string { return t.Server().String() }
 
 // metricsURLs returns the URLs to scrape: MetricsURLs, or the server's own /metrics.
 func (t Target) metricsURLs() []string {

@@ -72,9 +72,18 @@ func (b *Builder) Event(e events.Event) {
 		if e.Outcome == events.RoundOK {
 			b.rounds.Completed++
 		} else {
-			b.rounds.Failed++
+			b.failedRound(e.Round)
 		}
 	}
+}
+
+// failedRound counts a failed round and widens the range of failed rounds.
+func (b *Builder) failedRound(round int) {
+	b.rounds.Failed++
+	if b.rounds.FirstFailed == 0 || round < b.rounds.FirstFailed {
+		b.rounds.FirstFailed = round
+	}
+	b.rounds.LastFailed = max(b.rounds.LastFailed, round)
 }
 
 func (b *Builder) terminal(e events.Event) {
@@ -122,6 +131,7 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 	r.Requests = b.requests
 	r.Requests.InFlight = len(b.open)
 	r.Rounds.Completed, r.Rounds.Failed = b.rounds.Completed, b.rounds.Failed
+	r.Rounds.FirstFailed, r.Rounds.LastFailed = b.rounds.FirstFailed, b.rounds.LastFailed
 	r.Tokens = b.tokens
 	if simSeconds > 0 {
 		r.Tokens.OutputPerSecond = float64(b.tokens.Reasoning+b.tokens.Content) / simSeconds

@@ -61,9 +61,9 @@ const (
 	External ServerKind = "external"
 )
 
-// Name describes the server in one line: its URL, or for the embedded simulator its profile
-// and faults.
-func (s Server) Name() string {
+// String describes the server in a few words for a header or a summary: its URL, or for the
+// embedded simulator its profile and faults, "embedded simulator dsv4-pd (faults none)".
+func (s Server) String() string {
 	if s.Kind != Embedded {
 		return s.URL
 	}
@@ -79,6 +79,10 @@ type Rounds struct {
 	Planned   int `json:"planned"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
+	// FirstFailed and LastFailed are the lowest and the highest number (1-based) of a round
+	// that failed; 0 when none did.
+	FirstFailed int `json:"first_failed,omitempty"`
+	LastFailed  int `json:"last_failed,omitempty"`
 }
 
 // Requests counts requests. Sent counts every attempt; each ends as ok, an error, a timeout or

@@ -92,6 +92,15 @@ type Watchdog struct {
 // ReasoningEfforts lists the allowed values of request.reasoning_effort, lowest first.
 var ReasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "max"}
 
+// Defaults of the keys every command shares, in simulated time: the watchdog's thresholds and
+// the sample interval.
+const (
+	DefaultStallAfter     = 120 * time.Second
+	DefaultHangAfter      = 600 * time.Second
+	DefaultSlowAfter      = 60 * time.Second
+	DefaultSampleInterval = 750 * time.Millisecond
+)
+
 // DefaultWorkload is the built-in Load resolves when LoadOptions.Workload is empty.
 const DefaultWorkload = "ocbrowse"
 
@@ -115,8 +124,8 @@ func Defaults() Workload {
 		ToolTime:       ConstDuration(0),
 		ThinkTime:      ConstDuration(0),
 		Pacer:          pacer.Config{Kind: "unlimited"},
-		Watchdog:       Watchdog{StallAfter: 120 * time.Second, HangAfter: 600 * time.Second, SlowAfter: 60 * time.Second},
-		SampleInterval: 750 * time.Millisecond,
+		Watchdog:       Watchdog{StallAfter: DefaultStallAfter, HangAfter: DefaultHangAfter, SlowAfter: DefaultSlowAfter},
+		SampleInterval: DefaultSampleInterval,
 		Grace:          30 * time.Second,
 	}
 }

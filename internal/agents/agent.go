@@ -24,6 +24,8 @@ type Env struct {
 	Recorder    events.Recorder
 	Board       *Board
 	Calibration *Calibration
+	// Tap, when set, is handed every request as it ends (nil: none).
+	Tap Tap
 }
 
 // Agent is one simulated agent: a conversation that grows append-only, round after round.
@@ -147,9 +149,13 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, perm
 	stream := a.env.Board.open(id, a.ID, permit, sent)
 	a.record(events.Event{Kind: events.RequestSent, Round: round, Request: id, Attempt: attempt,
 		ContextTokens: est, MaxTokens: req.MaxTokens})
-	res := a.env.Client.Call(ctx, req, &requestLog{a: a, round: round, id: id, stream: stream})
+	obs := &requestLog{a: a, round: round, id: id, stream: stream, keepFrames: a.env.Tap != nil}
+	res := a.env.Client.Call(ctx, req, obs)
 	a.env.Board.close(stream, res.Usage.Completion)
 	a.record(terminalEvent(res, round, id, attempt))
+	if a.env.Tap != nil {
+		a.env.Tap(a.ID, res, obs.frames)
+	}
 	if res.Err == nil {
 		a.env.Calibration.Observe(a.words, len(req.Messages), res.Usage.Prompt)
 	}

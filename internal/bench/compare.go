@@ -29,7 +29,7 @@ func Conclusion(syn, ag *results.Results, failed RoundSpan) string {
 		return s + "; agentic part not run"
 	}
 	a := agentic(ag, failed)
-	synOK := syn.Verdict.Kind == results.Healthy && !syn.Interrupted
+	synOK := syn.Verdict.Kind.Progressing() && !syn.Interrupted
 	switch {
 	case ag.Interrupted:
 		return s + "; " + a
@@ -50,9 +50,11 @@ func synthetic(r *results.Results) string {
 	case r.Interrupted:
 		return fmt.Sprintf("synthetic interrupted (%d/%d ok)", q.OK, q.Sent)
 	case r.Verdict.Kind == results.Healthy:
-		return fmt.Sprintf("synthetic healthy (%d/%d in %.1f s)", q.OK, q.Sent, r.SimSeconds)
+		return fmt.Sprintf("synthetic healthy (%d/%d in %s)", q.OK, q.Sent, results.Seconds(r.SimSeconds))
+	case r.Verdict.Kind == results.Slow:
+		return fmt.Sprintf("synthetic slow but complete (%d/%d in %s)", q.OK, q.Sent, results.Seconds(r.SimSeconds))
 	}
-	return fmt.Sprintf("synthetic failed (%d/%d ok in %.1f s)", q.OK, q.Sent, r.SimSeconds)
+	return fmt.Sprintf("synthetic failed (%d/%d ok in %s)", q.OK, q.Sent, results.Seconds(r.SimSeconds))
 }
 
 // agentic describes the agentic part in a few words.
@@ -62,9 +64,9 @@ func agentic(r *results.Results, failed RoundSpan) string {
 	case r.Interrupted:
 		return fmt.Sprintf("agentic interrupted after %d/%d rounds", r.Rounds.Completed, r.Rounds.Planned)
 	case k == results.Healthy:
-		return fmt.Sprintf("agentic healthy (%d/%d rounds, e2e p50 %.0f s)", r.Rounds.Completed, r.Rounds.Planned, r.Latency.E2E.P50)
-	case k == "slow":
-		return fmt.Sprintf("agentic slow but progressing (%d/%d rounds, e2e p50 %.0f s)", r.Rounds.Completed, r.Rounds.Planned, r.Latency.E2E.P50)
+		return fmt.Sprintf("agentic healthy (%d/%d rounds, e2e p50 %s)", r.Rounds.Completed, r.Rounds.Planned, results.Seconds(r.Latency.E2E.P50))
+	case k == results.Slow:
+		return fmt.Sprintf("agentic slow but progressing (%d/%d rounds, e2e p50 %s)", r.Rounds.Completed, r.Rounds.Planned, results.Seconds(r.Latency.E2E.P50))
 	case k.Stuck() && failed.Lo > 0 && failed.Hi > failed.Lo:
 		return fmt.Sprintf("agentic stopped making progress in round %d (%s; agents stuck in %s)", failed.Lo, k, failed)
 	case k.Stuck() && failed.Lo > 0:
@@ -83,7 +85,7 @@ func PrintSideBySide(w io.Writer, syn, ag *results.Results) {
 		name string
 		cell func(*results.Results) string
 	}{
-		{"time (simulated)", func(r *results.Results) string { return fmt.Sprintf("%.1f s", r.SimSeconds) }},
+		{"time (simulated)", func(r *results.Results) string { return results.Seconds(r.SimSeconds) }},
 		{"requests ok/failed", func(r *results.Results) string {
 			q := r.Requests
 			return fmt.Sprintf("%d/%d", q.OK, q.Errors+q.Timeouts+q.Cancelled+q.InFlight)
@@ -114,5 +116,5 @@ func seconds(n int, v float64) string {
 	if n == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f s", v)
+	return results.Seconds(v)
 }

@@ -62,7 +62,15 @@ func TestResultLine(t *testing.T) {
 			"RESULT N=2 max_tokens=128 wall=0.1s ok=0/2 lat_min=n/a lat_max=n/a lat_mean=n/a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Point{Concurrency: len(tc.calls), Start: t0, Calls: tc.calls}
+			// The latencies come from the harness's results, as its builder computes them.
+			var e2e []float64
+			for _, c := range tc.calls {
+				if c.OK() {
+					e2e = append(e2e, c.Latency().Seconds())
+				}
+			}
+			res := &results.Results{Latency: results.Latency{E2E: results.Summarize(e2e)}}
+			p := &Point{Concurrency: len(tc.calls), Start: t0, Calls: tc.calls, Results: res}
 			assert.Equal(t, tc.want, p.ResultLine(128))
 		})
 	}
@@ -82,11 +90,11 @@ func TestValidate(t *testing.T) {
 	o := Options{Concurrency: []int{16, 0}, MaxTokens: -1, PromptTokens: 0, SampleInterval: 0, Timeout: -time.Second}
 	err := o.Validate()
 	for _, want := range []string{"concurrency 0 is not allowed", "max tokens -1", "prompt tokens 0", "sample interval 0s",
-		"timeout -1s", "clock: none given", "server URL: none given"} {
+		"timeout -1s", "clock: none given", "server URL: none given", "run directory: none given"} {
 		assert.ErrorContains(t, err, want)
 	}
 	o = Options{Concurrency: []int{1}, MaxTokens: 1, PromptTokens: 1, SampleInterval: time.Second,
-		Clock: clock.Real(), Target: harness.Target{URL: "http://x"}}
+		Clock: clock.Real(), Target: harness.Target{URL: "http://x"}, Dir: "run"}
 	assert.NoError(t, o.Validate())
 }
 
@@ -121,6 +129,9 @@ func TestConclusion(t *testing.T) {
 		// The benchmark itself fails.
 		{"synthetic fails", syn("errors", 8), ag("errors"), RoundSpan{},
 			"synthetic failed (8/16 ok in 5.4 s); agentic errors: 8 of 92 requests failed — the server fails even short synthetic requests: look at those first"},
+		// A slow synthetic part still completed: the agentic part is judged on its own.
+		{"synthetic slow", syn("slow", 16), ag("deadlock"), RoundSpan{2, 2},
+			"synthetic slow but complete (16/16 in 5.4 s); agentic stopped making progress in round 2 (deadlock) — the fault shows only under long, growing contexts"},
 		// The agentic part never ran.
 		{"no agentic", syn("healthy", 16), nil, RoundSpan{}, "synthetic healthy (16/16 in 5.4 s); agentic part not run"},
 	} {

@@ -1,9 +1,11 @@
-// Package bench is agentsim's decisive batching test (docs/engine.md §6): N concurrent streaming
-// chat completions with a short prompt and a forced output length (max_tokens with ignore_eos,
-// as benchmark clients send them), while the server's /metrics gauges are sampled. It prints
-// the sampled time series in the incident's shape and one RESULT line per concurrency, and can
-// sweep several concurrencies to show whether decode batching scales. Every time it reports is
-// simulated time, read from one *clock.Clock.
+// Package bench is agentsim's decisive batching test: N concurrent streaming chat completions
+// with a short prompt and a forced output length (max_tokens with ignore_eos, as benchmark
+// clients send them), while the server's /metrics gauges are sampled. Each test is a workload of
+// N agents × 1 round run by the harness, so its events, samples and results come from the same
+// recorder, sampler and results.Builder as any run; bench adds its own reports over them: the
+// sampled time series in the incident's shape, one RESULT line per concurrency and, over several
+// concurrencies, the throughput curve that shows whether decode batching scales. Every time it
+// reports is simulated time, read from one *clock.Clock.
 package bench
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // Defaults for Options, as the command line offers them.
@@ -22,7 +25,7 @@ const (
 	DefaultConcurrency    = 16
 	DefaultMaxTokens      = 128
 	DefaultPromptTokens   = 200
-	DefaultSampleInterval = 750 * time.Millisecond
+	DefaultSampleInterval = workloads.DefaultSampleInterval
 	DefaultTimeout        = 5 * time.Minute
 )
 
@@ -57,7 +60,9 @@ type Options struct {
 	// Out receives the metrics line, the sample lines, the RESULT lines and the curve (nil:
 	// nothing is printed).
 	Out io.Writer
-	// Dir, when set, receives samples.jsonl as the test runs and results.json at its end.
+	// Dir is the run directory: a test's events.jsonl, samples.jsonl and config.yaml as it
+	// runs (for a sweep, in one subdirectory per test, n<concurrency>), and results.json at
+	// the end.
 	Dir string
 }
 
@@ -90,6 +95,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Target.URL == "" {
 		bad = append(bad, errors.New("server URL: none given"))
+	}
+	if o.Dir == "" {
+		bad = append(bad, errors.New("run directory: none given"))
 	}
 	return errors.Join(bad...)
 }

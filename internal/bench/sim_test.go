@@ -28,7 +28,7 @@ func simRun(t *testing.T, speedup float64, faults []string, o Options) (*Report,
 	defer sim.Close()
 	var out bytes.Buffer
 	o.Target = harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: f.Names()}
-	o.Clock, o.HTTPClient, o.Out = clk, sim.Client(), &out
+	o.Clock, o.HTTPClient, o.Out, o.Dir = clk, sim.Client(), &out, t.TempDir()
 	if o.MaxTokens == 0 {
 		o.MaxTokens = DefaultMaxTokens
 	}

@@ -107,7 +107,7 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return runtimeError(err)
 	}
-	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, "{samples.jsonl, results.json}"))
+	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, bench.Files(o)))
 	return benchExit(rep)
 }
 
@@ -118,7 +118,7 @@ func benchHeader(o bench.Options) string {
 		what = "sweep over " + joinInts(o.Concurrency) + " requests at once"
 	}
 	return fmt.Sprintf("agentsim bench: %s × %d output tokens, ~%d-token prompts, against %s, speedup %g",
-		what, o.MaxTokens, o.PromptTokens, o.Target.Name(), o.Clock.Speedup())
+		what, o.MaxTokens, o.PromptTokens, o.Target, o.Clock.Speedup())
 }
 
 // benchExit maps a finished benchmark to its exit: 130 interrupted, 3 when a request failed.

@@ -7,13 +7,6 @@ import (
 	"github.com/agentsim/agentsim/workloads"
 )
 
-// Default thresholds, in simulated time.
-const (
-	DefaultStallAfter = 120 * time.Second
-	DefaultHangAfter  = 600 * time.Second
-	DefaultSlowAfter  = 60 * time.Second
-)
-
 // Config is what the Analyzer needs to know about the run it watches. Durations are
 // simulated time; a zero duration takes its default.
 type Config struct {
@@ -56,16 +49,16 @@ func ConfigFrom(w *workloads.Workload) Config {
 	}
 }
 
-// withDefaults returns c with every zero threshold set to its default.
+// withDefaults returns c with every zero threshold set to the workload's default.
 func (c Config) withDefaults() Config {
 	if c.StallAfter <= 0 {
-		c.StallAfter = DefaultStallAfter
+		c.StallAfter = workloads.DefaultStallAfter
 	}
 	if c.HangAfter <= 0 {
-		c.HangAfter = DefaultHangAfter
+		c.HangAfter = workloads.DefaultHangAfter
 	}
 	if c.SlowAfter <= 0 {
-		c.SlowAfter = DefaultSlowAfter
+		c.SlowAfter = workloads.DefaultSlowAfter
 	}
 	return c
 }
