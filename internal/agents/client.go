@@ -76,8 +76,9 @@ var ignoreEOS = map[string]any{"ignore_eos": true}
 // chatRequest is the go-openai form of r; the stream always reports usage.
 func (r *Request) chatRequest() openai.ChatCompletionRequest {
 	return openai.ChatCompletionRequest{
-		Model:           r.Model,
-		Messages:        r.Messages,
+		Model:    r.Model,
+		Messages: r.Messages,
+		//lint:ignore SA1019 max_tokens is the field SGLang, vLLM and llama.cpp read; it bounds reasoning plus content there.
 		MaxTokens:       r.MaxTokens,
 		ReasoningEffort: r.ReasoningEffort,
 		Stream:          true,
