@@ -1,5 +1,23 @@
 package events
 
+// The canonical server gauges, the keys of Sample.Server (docs/files.md §2): every server's
+// metric names are mapped onto these.
+const (
+	// DecodeRunning is the number of requests in the running decode batch.
+	DecodeRunning = "decode_running"
+	// PrefillInflight is the number of requests in prefill or waiting for their KV transfer.
+	PrefillInflight = "prefill_inflight"
+	// Queued is the number of requests waiting for admission.
+	Queued = "queued"
+	// KVUsage is the fraction (0–1) of the KV cache in use.
+	KVUsage = "kv_usage"
+	// GenTokS is the server's output rate, in tokens per second.
+	GenTokS = "gen_tok_s"
+)
+
+// Gauges lists the canonical gauge names in report order.
+var Gauges = []string{DecodeRunning, PrefillInflight, Queued, KVUsage, GenTokS}
+
 // Sample is one line of samples.jsonl: the server's canonical gauges and the harness's own
 // state at one sampling instant. TS is simulated seconds since the run started.
 type Sample struct {

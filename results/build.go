@@ -2,7 +2,6 @@ package results
 
 import (
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 )
 
 // Builder accumulates a run's events and samples into the counting and statistical parts of
@@ -117,10 +116,10 @@ func (b *Builder) done(e events.Event) {
 // Sample adds one sample.
 func (b *Builder) Sample(s events.Sample) {
 	b.samples++
-	if v, ok := s.Server[scrape.DecodeRunning]; ok {
+	if v, ok := s.Server[events.DecodeRunning]; ok {
 		b.decode.add(v)
 	}
-	if v, ok := s.Server[scrape.PrefillInflight]; ok {
+	if v, ok := s.Server[events.PrefillInflight]; ok {
 		b.prefill.add(v)
 	}
 }
