@@ -55,29 +55,29 @@ func TestBadRequests(t *testing.T) {
 		name, body, param string
 	}{
 		// Not JSON at all.
-		{"malformed", `{"model":"m",`, "<null>"},
+		{"malformed", `{"model":"deepseek-v4-flash",`, "<null>"},
 		// JSON, but not an object.
 		{"array", `[1,2]`, "<null>"},
 		{"empty", ``, "<null>"},
 		{"missing-model", `{` + msgs + `}`, "model"},
 		{"model-type", `{"model":7,` + msgs + `}`, "model"},
-		{"missing-messages", `{"model":"m"}`, "messages"},
-		{"empty-messages", `{"model":"m","messages":[]}`, "messages"},
-		{"messages-type", `{"model":"m","messages":"hi"}`, "messages"},
-		{"bad-role", `{"model":"m","messages":[{"role":"wizard","content":"hi"}]}`, "messages[0].role"},
-		{"missing-role", `{"model":"m","messages":[{"content":"hi"}]}`, "messages[0].role"},
-		{"content-type", `{"model":"m","messages":[{"role":"user","content":3}]}`, "messages[0].content"},
-		{"missing-content", `{"model":"m","messages":[{"role":"system","content":"x"},{"role":"user"}]}`, "messages[1].content"},
-		{"image-part", `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`, "messages[0].content[0].type"},
-		{"part-text-type", `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":1}]}]}`, "messages[0].content"},
-		{"negative-max-tokens", `{"model":"m",` + msgs + `,"max_tokens":-5}`, "max_tokens"},
-		{"zero-max-completion-tokens", `{"model":"m",` + msgs + `,"max_completion_tokens":0}`, "max_completion_tokens"},
-		{"max-tokens-type", `{"model":"m",` + msgs + `,"max_tokens":"10"}`, "max_tokens"},
-		{"max-tokens-fraction", `{"model":"m",` + msgs + `,"max_tokens":1.5}`, "max_tokens"},
-		{"stream-type", `{"model":"m",` + msgs + `,"stream":"yes"}`, "stream"},
-		{"include-usage-type", `{"model":"m",` + msgs + `,"stream":true,"stream_options":{"include_usage":1}}`, "stream_options.include_usage"},
-		{"n", `{"model":"m",` + msgs + `,"n":2}`, "n"},
-		{"effort-type", `{"model":"m",` + msgs + `,"reasoning_effort":3}`, "reasoning_effort"},
+		{"missing-messages", `{"model":"deepseek-v4-flash"}`, "messages"},
+		{"empty-messages", `{"model":"deepseek-v4-flash","messages":[]}`, "messages"},
+		{"messages-type", `{"model":"deepseek-v4-flash","messages":"hi"}`, "messages"},
+		{"bad-role", `{"model":"deepseek-v4-flash","messages":[{"role":"wizard","content":"hi"}]}`, "messages[0].role"},
+		{"missing-role", `{"model":"deepseek-v4-flash","messages":[{"content":"hi"}]}`, "messages[0].role"},
+		{"content-type", `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":3}]}`, "messages[0].content"},
+		{"missing-content", `{"model":"deepseek-v4-flash","messages":[{"role":"system","content":"x"},{"role":"user"}]}`, "messages[1].content"},
+		{"image-part", `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`, "messages[0].content[0].type"},
+		{"part-text-type", `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":[{"type":"text","text":1}]}]}`, "messages[0].content"},
+		{"negative-max-tokens", `{"model":"deepseek-v4-flash",` + msgs + `,"max_tokens":-5}`, "max_tokens"},
+		{"zero-max-completion-tokens", `{"model":"deepseek-v4-flash",` + msgs + `,"max_completion_tokens":0}`, "max_completion_tokens"},
+		{"max-tokens-type", `{"model":"deepseek-v4-flash",` + msgs + `,"max_tokens":"10"}`, "max_tokens"},
+		{"max-tokens-fraction", `{"model":"deepseek-v4-flash",` + msgs + `,"max_tokens":1.5}`, "max_tokens"},
+		{"stream-type", `{"model":"deepseek-v4-flash",` + msgs + `,"stream":"yes"}`, "stream"},
+		{"include-usage-type", `{"model":"deepseek-v4-flash",` + msgs + `,"stream":true,"stream_options":{"include_usage":1}}`, "stream_options.include_usage"},
+		{"n", `{"model":"deepseek-v4-flash",` + msgs + `,"n":2}`, "n"},
+		{"effort-type", `{"model":"deepseek-v4-flash",` + msgs + `,"reasoning_effort":3}`, "reasoning_effort"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
@@ -97,7 +97,7 @@ func TestBadRequests(t *testing.T) {
 func TestAcceptedShapes(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		ts := startServer(t, simserver.Options{})
-		body := `{"model":"m","temperature":0.2,"tools":[],"n":1,"max_tokens":null,"stream_options":null,
+		body := `{"model":"deepseek-v4-flash","temperature":0.2,"tools":[],"n":1,"max_tokens":null,"stream_options":null,
 			"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"},
 			{"role":"assistant","content":null,"reasoning_content":"thought","tool_calls":[{"id":"c1"}]},
 			{"role":"tool","tool_call_id":"c1","content":"result"},
@@ -116,7 +116,7 @@ func TestContextTooLong(t *testing.T) {
 		p := engine.DSV4PD()
 		p.MaxContextTokens, p.KVCapacityTokens = 100, 1000
 		ts := startServer(t, simserver.Options{Profile: p})
-		resp := ts.post(context.Background(), `{"model":"m","messages":[{"role":"user","content":"`+strings.Repeat("word ", 120)+`"}]}`)
+		resp := ts.post(context.Background(), `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"`+strings.Repeat("word ", 120)+`"}]}`)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 		e := decodeError(t, resp)
 		assert.Equal(t, "messages", param(e))
@@ -128,7 +128,7 @@ func TestContextTooLong(t *testing.T) {
 func TestRequestTooLarge(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		ts := startServer(t, simserver.Options{MaxRequestBytes: 1024})
-		big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`
+		big := `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`
 		resp := ts.post(context.Background(), big)
 		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 		decodeError(t, resp)
@@ -142,7 +142,7 @@ func TestRequestTooLarge(t *testing.T) {
 		require.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 		decodeError(t, resp)
 
-		resp = ts.post(context.Background(), `{"model":"m","messages":[{"role":"user","content":"ok"}],"max_tokens":2}`)
+		resp = ts.post(context.Background(), `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"ok"}],"max_tokens":2}`)
 		defer resp.Body.Close()
 		assert.Equal(t, http.StatusOK, resp.StatusCode, "a small body passes")
 	})
@@ -155,7 +155,7 @@ func TestAPIKey(t *testing.T) {
 		var log strings.Builder
 		const key = "sk-very-secret-key"
 		ts := startServer(t, simserver.Options{APIKey: key, AccessLog: &log})
-		body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":2}`
+		body := `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"max_tokens":2}`
 		for _, tc := range []struct {
 			name   string
 			header []string
@@ -182,7 +182,8 @@ func TestAPIKey(t *testing.T) {
 		assert.Equal(t, http.StatusOK, code)
 		ts.Close()
 		assert.NotContains(t, log.String(), key)
-		assert.Equal(t, 6, strings.Count(log.String(), "\n"), "one log line per chat request:\n%s", log.String())
+		assert.Equal(t, 6, strings.Count(log.String(), "smg::response:"), "one end line per chat request:\n%s", log.String())
+		assert.Equal(t, 6, strings.Count(log.String(), "smg::request:"), "one start line per chat request:\n%s", log.String())
 	})
 }
 

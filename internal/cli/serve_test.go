@@ -39,13 +39,13 @@ func TestServePrintsURLAndStopsOnInterrupt(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 
 	req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions",
-		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":8}`))
+		strings.NewReader(`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"max_tokens":8}`))
 	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the key from AGENTSIM_API_KEY is required")
 	req, _ = http.NewRequest(http.MethodPost, url+"/v1/chat/completions",
-		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":8}`))
+		strings.NewReader(`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"max_tokens":8}`))
 	req.Header.Set("Authorization", "Bearer s3cret-key")
 	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
