@@ -170,3 +170,52 @@ func TestAccessLogLevels(t *testing.T) {
 		assert.Equal(t, 2*time.Second, l.latency)
 	})
 }
+
+// TestAccessLogStartLines checks that every request has a start line before its end line,
+// paired by request id, and that the two cross-check: the end timestamp minus the logged
+// latency falls in the second the start line shows. A client's x-request-id is kept when it is
+// a plain token and replaced when it could forge a line.
+func TestAccessLogStartLines(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		clk, err := clock.New(10)
+		require.NoError(t, err)
+		var log lockedBuffer
+		ts := startServer(t, simserver.Options{Clock: clk, AccessLog: &log})
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				resp := ts.post(context.Background(), `{"model":"deepseek-v4-flash","stream":true,"max_tokens":`+strconv.Itoa(50+100*i)+
+					`,"ignore_eos":true,"messages":[{"role":"user","content":"q`+strconv.Itoa(i)+`"}]}`)
+				defer resp.Body.Close()
+				_, _ = io.Copy(io.Discard, resp.Body)
+			})
+		}
+		wg.Wait()
+		resp := ts.post(context.Background(), `{"model":"deepseek-v4-flash","max_tokens":2,"messages":[{"role":"user","content":"x"}]}`,
+			"X-Request-Id", "client-req.42")
+		resp.Body.Close()
+		resp = ts.post(context.Background(), `{"model":"deepseek-v4-flash","max_tokens":2,"messages":[{"role":"user","content":"x"}]}`,
+			"X-Request-Id", "a b status=200")
+		resp.Body.Close()
+
+		starts := map[string]time.Time{}
+		for _, line := range log.target("smg::request:") {
+			at, id := parseStartLine(t, line)
+			require.NotContains(t, starts, id, "request ids are unique")
+			starts[id] = at
+		}
+		ends := log.lines()
+		require.Len(t, starts, 10)
+		require.Len(t, ends, 10)
+		for _, line := range ends {
+			l := parseLogLine(t, line)
+			start, ok := starts[l.id]
+			require.True(t, ok, "end line %q has a start line", line)
+			began := l.at.Add(-l.latency)
+			assert.False(t, began.Before(start.Add(-time.Second)) || began.After(start.Add(time.Second)),
+				"end %s − latency %s = %s; want within a second of start %s", l.at, l.latency, began, start)
+		}
+		assert.Contains(t, starts, "client-req.42", "a plain x-request-id is kept")
+		assert.NotContains(t, log.target("smg::request:")[9], "status=200", "an x-request-id with spaces is replaced")
+	})
+}

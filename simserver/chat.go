@@ -28,9 +28,6 @@ func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
 		writeError(w, aerr)
 		return
 	}
-	// The body is in: from here the request may take as long as its generation does, which the
-	// server's read deadline (a bound on receiving the request) must not cut.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	req, aerr := parseChatRequest(body, s.efforts)
 	if aerr == nil {
 		aerr = s.checkModel(req.Model)

@@ -196,8 +196,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// ordered after we stop accepting work.
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	// The timeouts are wall time: see Options.ReadTimeout. A handler lifts the read deadline
-	// once it has the body, so that a long generation is not cut.
+	// The timeouts are wall time: see Options.ReadTimeout. net/http lifts the read deadline
+	// once a handler has read the body, so a long generation is not cut
+	// (TestLongStreamOutlivesReadTimeout).
 	hs := &http.Server{
 		Handler:     s.Handler(),
 		BaseContext: func(net.Listener) context.Context { return base },
