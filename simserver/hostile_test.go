@@ -101,6 +101,46 @@ func TestDeclaredLengthReservesNothing(t *testing.T) {
 	assert.Equal(t, http.StatusOK, getHealth(t, ts.URL))
 }
 
+// TestLongHeadsAreCapped opens 200 connections that each send 60 KiB of headers and never
+// end them: the heap grows by less than 64 MiB, /health answers, and a head beyond 64 KiB is
+// refused with 431.
+func TestLongHeadsAreCapped(t *testing.T) {
+	ts := simtest.NewLoopbackServer(t, simserver.Options{ReadTimeout: time.Minute})
+	require.Equal(t, http.StatusOK, getHealth(t, ts.URL))
+	before := heapInUse()
+	goroutines := runtime.NumGoroutine()
+	header := "X-Pad: " + strings.Repeat("a", 1000) + "\r\n"
+	conns := make([]net.Conn, 0, hostileConns)
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for range hostileConns {
+		c, err := net.Dial("tcp", ts.Listener.Addr().String())
+		require.NoError(t, err)
+		conns = append(conns, c)
+		_, err = io.WriteString(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: sim\r\n"+strings.Repeat(header, 60))
+		require.NoError(t, err)
+	}
+	waitGoroutines(t, goroutines+hostileConns)
+	during := heapInUse()
+	growth := int64(during) - int64(before)
+	t.Logf("heap in use: %d B before, %d B holding %d connections with 60 KiB heads (growth %d B)", before, during, len(conns), growth)
+	assert.Less(t, growth, int64(maxHeapGrowth))
+	assert.Equal(t, http.StatusOK, getHealth(t, ts.URL))
+
+	// One more header line takes the head past the cap.
+	c := conns[0]
+	_, err := io.WriteString(c, strings.Repeat(header, 10)+"\r\n")
+	require.NoError(t, err)
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second)) // a hang guard
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+}
+
 // TestSlowBodiesTimeOut opens 200 connections that trickle their bodies a byte at a time:
 // each gets 408 with an OpenAI error body once the read timeout passes, its connection is
 // closed, and /health answers meanwhile.

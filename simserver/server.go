@@ -39,6 +39,10 @@ const DefaultReadTimeout = 30 * time.Second
 // still a bound on connections a client opens and forgets.
 const idleTimeout = 10 * time.Minute
 
+// maxHeaderBytes caps a request's head (request line and headers), in bytes: ample for any
+// API client, and with it a client trickling headers holds at most this much of the heap.
+const maxHeaderBytes = 64 << 10
+
 // shutdownGrace is how long, in simulated time, Serve lets cancelled handlers finish their
 // responses before it closes every connection.
 const shutdownGrace = 5 * time.Second
@@ -200,10 +204,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// once a handler has read the body, so a long generation is not cut
 	// (TestLongStreamOutlivesReadTimeout).
 	hs := &http.Server{
-		Handler:     s.Handler(),
-		BaseContext: func(net.Listener) context.Context { return base },
-		ReadTimeout: s.opts.ReadTimeout,
-		IdleTimeout: idleTimeout,
+		Handler:        s.Handler(),
+		BaseContext:    func(net.Listener) context.Context { return base },
+		ReadTimeout:    s.opts.ReadTimeout,
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
 	}
 	s.engine.Start()
 	defer s.engine.Stop()
