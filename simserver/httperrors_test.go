@@ -122,6 +122,7 @@ func TestContextTooLong(t *testing.T) {
 		e := decodeError(t, resp)
 		assert.Equal(t, "messages", param(e))
 		assert.Contains(t, e.Error.Message, "maximum context length is 100 tokens")
+		assert.Contains(t, e.Error.Message, "However, your request has 127 input tokens.", "vLLM's wording, with the prompt's length")
 	})
 }
 
