@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -161,6 +162,10 @@ func buildSimServer(cfg simConfig) (*simserver.Server, *clock.Clock, string, err
 	if err != nil {
 		return nil, nil, "", usageError(err)
 	}
-	desc := fmt.Sprintf("profile %s, faults %s, speedup %g, seed %d", prof.Name, faults, cfg.Speedup, cfg.Seed)
+	names := served
+	if names == nil {
+		names = []string{prof.Model}
+	}
+	desc := fmt.Sprintf("model %s, profile %s, faults %s, speedup %g, seed %d", strings.Join(names, ","), prof.Name, faults, cfg.Speedup, cfg.Seed)
 	return srv, clk, desc, nil
 }

@@ -94,6 +94,7 @@ func TestServeOnAllInterfacesWarnsAndStopsOnSIGTERM(t *testing.T) {
 	require.True(t, lines.Scan())
 	port := regexp.MustCompile(`:(\d+) `).FindStringSubmatch(lines.Text())
 	require.NotNil(t, port, "first line: %q", lines.Text())
+	assert.Contains(t, lines.Text(), "model my-model,", "the first line names the model to ask for")
 	url := "http://127.0.0.1:" + port[1]
 
 	post := func(model string) int {
