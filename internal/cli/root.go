@@ -68,8 +68,14 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-sig:
-			fmt.Fprintln(stderr, "agentsim: interrupted; stopping (Ctrl-C again to exit at once)")
+		case s := <-sig:
+			// A second Ctrl-C is something a person at the terminal can do; a SIGTERM comes
+			// from a supervisor, which is told only what happens.
+			if s == syscall.SIGTERM {
+				fmt.Fprintln(stderr, "agentsim: terminated; stopping")
+			} else {
+				fmt.Fprintln(stderr, "agentsim: interrupted; stopping (Ctrl-C again to exit at once)")
+			}
 			cancel()
 		case <-done:
 			return
