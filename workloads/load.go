@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -143,7 +142,7 @@ func workloadLayer(name string) (*layer, []Problem) {
 		l, ps := fileLayer("workload "+name, data)
 		return &l, ps
 	}
-	data, err := os.ReadFile(name)
+	data, err := readFile(name)
 	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(name, `/\.`) {
 		return nil, []Problem{{Source: "workload " + name, Message: fmt.Sprintf(
 			"no built-in workload has that name (want one of %s) and no such file exists",
@@ -153,6 +152,11 @@ func workloadLayer(name string) (*layer, []Problem) {
 		return nil, []Problem{{Source: name, Message: readError(err)}}
 	}
 	l, ps := fileLayer(name, data)
+	if len(l.values) == 0 && len(ps) == 0 {
+		// The defaults alone are no workload: an empty file is a wrong or truncated path.
+		return nil, []Problem{{Source: name, Message: "the file sets no key: want a workload, " +
+			"such as the output of agentsim workloads show smoke"}}
+	}
 	if _, set := l.values["name"]; !set {
 		// A file that does not name itself is named after the file.
 		stem := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
@@ -167,7 +171,7 @@ func configLayer(path string) (layer, []Problem) {
 		return layer{values: map[string]any{}}, nil
 	}
 	source := "--config " + path
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		return layer{values: map[string]any{}}, []Problem{{Source: source, Message: readError(err)}}
 	}
@@ -176,12 +180,13 @@ func configLayer(path string) (layer, []Problem) {
 
 var unsafeNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// readError says why a file could not be read: the system's reason, or readFile's own.
 func readError(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		err = pe.Err
+		return "cannot read the file: " + pe.Err.Error()
 	}
-	return "cannot read the file: " + err.Error()
+	return err.Error()
 }
 
 // nest turns {"pacer.slots": 30} into {"pacer": {"slots": 30}} for viper.MergeConfigMap.

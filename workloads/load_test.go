@@ -172,13 +172,21 @@ func TestFileNameDefault(t *testing.T) {
 	assert.Equal(t, Defaults().Watchdog, w.Watchdog, "unset keys keep their defaults")
 }
 
-// TestEmptyFile checks that an empty workload file resolves to the defaults.
+// TestEmptyFile checks that a workload file that sets no key is refused (the defaults alone
+// are no workload: the path is wrong or the file truncated), while an empty --config file
+// sets nothing.
 func TestEmptyFile(t *testing.T) {
-	w, err := Load(LoadOptions{Workload: writeFile(t, "empty.yaml", "")})
+	for _, body := range []string{"", "\n\n", "# only a comment\n", "{}\n"} {
+		path := writeFile(t, "empty.yaml", body)
+		_, err := Load(LoadOptions{Workload: path})
+		assert.EqualError(t, err, path+": the file sets no key: want a workload, such as the output of agentsim workloads show smoke",
+			"workload file %q", body)
+	}
+	w, err := Load(LoadOptions{Workload: "smoke", ConfigFile: writeFile(t, "empty.yaml", "")})
 	require.NoError(t, err)
-	want := Defaults()
-	want.Name = "empty"
-	assert.Equal(t, &want, w)
+	smoke, err := Load(LoadOptions{Workload: "smoke"})
+	require.NoError(t, err)
+	assert.Equal(t, smoke, w)
 }
 
 // TestMissingConfigFile checks that a --config file that cannot be read is reported with the
