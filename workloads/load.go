@@ -142,7 +142,7 @@ func workloadLayer(name string) (*layer, []Problem) {
 		l, ps := fileLayer("workload "+name, data)
 		return &l, ps
 	}
-	data, err := readFile(name)
+	data, err := ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(name, `/\.`) {
 		return nil, []Problem{{Source: "workload " + name, Message: fmt.Sprintf(
 			"no built-in workload has that name (want one of %s) and no such file exists",
@@ -171,7 +171,7 @@ func configLayer(path string) (layer, []Problem) {
 		return layer{values: map[string]any{}}, nil
 	}
 	source := "--config " + path
-	data, err := readFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return layer{values: map[string]any{}}, []Problem{{Source: source, Message: readError(err)}}
 	}

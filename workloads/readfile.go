@@ -16,11 +16,11 @@ const MaxFileSize = 4 << 20
 // errNotRegular marks a path that names something other than a regular file.
 var errNotRegular = errors.New("not a regular file")
 
-// readFile reads a workload or --config file: only a regular file, and only up to
-// MaxFileSize bytes. The file is opened without blocking and checked on the descriptor it
+// ReadFile reads a workload or --config file (or a run's config.yaml) as Load does: only a
+// regular file, and only up to MaxFileSize bytes. The file is opened without blocking and checked on the descriptor it
 // was opened as, so a FIFO, a device (/dev/zero) or a directory is refused before any read,
 // and a file swapped between a check and the open cannot slip through.
-func readFile(path string) ([]byte, error) {
+func ReadFile(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err

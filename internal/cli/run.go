@@ -1,9 +1,8 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-	"golang.org/x/term"
 
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/diagnose"
@@ -49,7 +47,12 @@ wins.
 
 Exit codes: 0 healthy or slow, 1 runtime failure, 2 usage or configuration error, 3 any other
 verdict, 130 interrupted.`,
-		Args: cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError(fmt.Errorf("run takes no arguments, got %q: name the workload with --workload and set its keys with --set key=value", args))
+			}
+			return nil
+		},
 		RunE: r.run,
 	}
 	r.settings = pflag.NewFlagSet("run", pflag.ContinueOnError)
@@ -91,9 +94,13 @@ func addServerFlags(f *pflag.FlagSet) {
 func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	var cfg runConfig
 	problems, env := loadSettings(r.settings, r.v, r.env, &cfg)
+	problems = append(problems, unreported(cfg.Target.check(c.Flags()), problems)...)
 	w, err := loadWorkload(problems, cfg.Workload.Name, cfg.Workload.Config, env, &r.over)
 	if err != nil {
 		return err
+	}
+	if c.Context().Err() != nil {
+		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the run started")}
 	}
 	target, err := startTarget(c, cfg.Target)
 	if err != nil {
@@ -130,9 +137,4 @@ func verdictExit(res *results.Results) error {
 		return nil
 	}
 	return &ExitError{Code: ExitVerdict}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
