@@ -34,6 +34,9 @@ type Options struct {
 	Live bool
 	// HTTPClient carries the requests (nil: a client sized for the workload's agents).
 	HTTPClient *http.Client
+	// Reproduce, when set, is written to config.yaml's reproduce section (see
+	// workloads.Recorded): how to make the run again, free of secrets.
+	Reproduce any
 }
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept

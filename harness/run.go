@@ -85,7 +85,7 @@ func writeConfig(o Options) error {
 	if o.APIKey != "" {
 		extra["api_key"] = o.APIKey
 	}
-	b, err := o.Workload.Redacted(extra)
+	b, err := o.Workload.Recorded(extra, o.Reproduce)
 	if err != nil {
 		return fmt.Errorf("config.yaml: %w", err)
 	}

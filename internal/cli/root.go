@@ -25,7 +25,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // code. It is the one place agentsim reads its environment. Tests call it directly.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stdout, stderr = newConsole(stdout), newConsole(stderr)
-	root := newRoot(stdout, stderr, os.Environ())
+	root := newRoot(stdout, stderr, os.Environ(), args)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	var e *ExitError
@@ -47,8 +47,9 @@ func silent(err error) bool {
 	return errors.As(err, &e) && e.Err == nil
 }
 
-// newRoot builds the command tree; env is the process environment, as os.Environ gives it.
-func newRoot(stdout, stderr io.Writer, env []string) *cobra.Command {
+// newRoot builds the command tree; env is the process environment, as os.Environ gives it,
+// and args the command line without the program name, which a run records.
+func newRoot(stdout, stderr io.Writer, env, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentsim",
 		Short: "Simulate a multi-agent LLM harness against an OpenAI-compatible server or a calibrated simulator",
@@ -61,7 +62,7 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.AddCommand((&runCmd{env: env}).command(), (&benchCmd{env: env}).command(), (&compareCmd{env: env}).command(),
+	root.AddCommand((&runCmd{env: env, args: args}).command(), (&benchCmd{env: env}).command(), (&compareCmd{env: env}).command(),
 		(&serveCmd{env: env}).command(), (&diagnoseCmd{env: env}).command(), newWorkloadsCmd(), newVersionCmd())
 	exitCodes(root)
 	return root

@@ -20,6 +20,7 @@ import (
 // runCmd is `agentsim run`: a workload against a server or the embedded simulator.
 type runCmd struct {
 	env      []string       // the process environment, as Execute read it
+	args     []string       // the command line, without the program name
 	settings *pflag.FlagSet // the flags bound to v
 	v        *viper.Viper
 	over     overrides
@@ -28,6 +29,7 @@ type runCmd struct {
 // runConfig is run's settings, decoded once from its flags and the environment.
 type runConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
+	Force    bool           `mapstructure:"force"`
 	Target   targetConfig   `mapstructure:",squash"`
 }
 
@@ -57,6 +59,7 @@ verdict, 130 interrupted.`,
 	}
 	r.settings = pflag.NewFlagSet("run", pflag.ContinueOnError)
 	addWorkloadFlags(r.settings, "ocbrowse")
+	r.settings.Bool("force", false, "let --out name a directory that is not empty, replacing the run it holds")
 	addServerFlags(r.settings)
 	c.Flags().AddFlagSet(r.settings)
 	r.over.addFlags(c.Flags())
@@ -102,25 +105,33 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	if c.Context().Err() != nil {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the run started")}
 	}
-	target, err := startTarget(c, cfg.Target)
+	// The directory first: a refused --out is a usage error, found before anything starts.
+	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, w.Name, time.Now())
 	if err != nil {
 		return err
 	}
+	target, err := startTarget(c, cfg.Target)
+	if err != nil {
+		discard()
+		return err
+	}
 	defer target.stop()
-	dir := runDir(cfg.Workload.Out, w.Name)
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Server: target.info, APIKey: cfg.Target.APIKey,
 		MetricsURLs: cfg.Target.MetricsURLs, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
+		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == "embedded"),
 	})
 	if err != nil {
+		discard()
 		return runtimeError(err)
 	}
 	harness.PrintSummary(c.OutOrStdout(), res, dir)
 	return verdictExit(res)
 }
 
-// runDir is out (--out), or runs/<UTC timestamp>-<workload>.
+// runDir is out (--out), or runs/<UTC timestamp>-<workload>, for commands that create their
+// directory themselves; run uses newRunDir.
 func runDir(out, workload string) string {
 	if out != "" {
 		return out
