@@ -81,7 +81,7 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 	cfg := t.sim()
 	srv, clk, _, err := buildSimServer(cfg)
 	if err != nil {
-		return nil, err
+		return nil, simFlagNames(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -158,4 +158,15 @@ func settingSource(flags *pflag.FlagSet, name string) string {
 		return "--" + name
 	}
 	return workloads.EnvName(name)
+}
+
+// simFlagNames renames the serve flags the simulator's errors name (--fault, --fault-param) to
+// the flags a command that embeds it takes (--sim-fault, --sim-fault-param), so that the
+// message names what the user typed. The exit code is kept.
+func simFlagNames(err error) error {
+	msg := strings.ReplaceAll(err.Error(), "--fault", "--sim-fault")
+	if msg == err.Error() {
+		return err
+	}
+	return &ExitError{Code: exitCode(err), Err: errors.New(msg)}
 }
