@@ -83,10 +83,10 @@ func Load(opts LoadOptions) (*Workload, error) {
 
 // LoadRecorded resolves the config.yaml a run wrote (see Redacted) the way Load resolves a
 // workload file: the built-in defaults beneath the file's keys, each key converted, the whole
-// decoded strictly and validated, every problem reported at once in a *ConfigError. The
-// command settings Redacted appended — top-level keys that are no workload key, valued
-// "<redacted>" or "" — are skipped; any other unknown key is an error. Problems name no
-// source: the caller knows the file.
+// decoded strictly and validated, every problem reported at once in a *ConfigError. What
+// Recorded appended is skipped: the command settings (top-level keys that are no workload key,
+// valued "<redacted>", "" or a URL) and the reproduce section; any other unknown key is an
+// error. Problems name no source: the caller knows the file.
 func LoadRecorded(data []byte) (*Workload, error) {
 	l, problems := recordedLayer(data)
 	return stack(problems, l)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -110,4 +112,17 @@ func TestFailedRunLeavesNoDirectory(t *testing.T) {
 	entries, err := os.ReadDir("runs")
 	require.NoError(t, err)
 	assert.Empty(t, entries, "no run directory for a run that never started")
+}
+
+// TestInterruptedWhileLoading checks that a Ctrl-C that arrives while the workload loads ends
+// the command with exit 130 before anything starts: no simulator, no run directory.
+func TestInterruptedWhileLoading(t *testing.T) {
+	t.Chdir(t.TempDir())
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := Execute(ctx, []string{"run", "--workload", "smoke"}, &out, &errOut)
+	assert.Equal(t, ExitInterrupted, code, "stderr: %s", errOut.String())
+	assert.Contains(t, errOut.String(), "interrupted before the run started")
+	assert.NoDirExists(t, "runs")
 }
