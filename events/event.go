@@ -1,5 +1,7 @@
-// Package events defines the records of a run's events.jsonl: one JSON object per event,
-// appended as it happens, flushed at least once a second, and read back by diagnosis.
+// Package events defines what a run records and reads back: the events of events.jsonl (one
+// JSON object per event, appended as it happens), the samples of samples.jsonl, and the
+// vocabularies they use (event kinds, agent states, outcomes). One Writer appends and one
+// Read parses both files; a run flushes them at least once a second.
 package events
 
 // Kind names an event. The strings are the `event` field of events.jsonl.
@@ -55,10 +57,14 @@ type Event struct {
 	// Pacer.
 	PacerWaitS float64 `json:"pacer_wait_s,omitempty"`
 	Permit     uint64  `json:"permit,omitempty"`
-	Outcome    string  `json:"outcome,omitempty"`
-	Leaked     bool    `json:"leaked,omitempty"`
+	// RequestOutcome (release) is how the request behind the permit ended; Leaked (release)
+	// is set when the permit was deliberately kept (leak_on_timeout).
+	RequestOutcome RequestOutcome `json:"request_outcome,omitempty"`
+	Leaked         bool           `json:"leaked,omitempty"`
+	// Outcome (round_done) is how the round ended; Class says how a failed one failed.
+	Outcome RoundOutcome `json:"outcome,omitempty"`
 
-	// Request outcome.
+	// How a request ended (terminal events).
 	Status           int     `json:"status,omitempty"`
 	Class            string  `json:"class,omitempty"`
 	Message          string  `json:"message,omitempty"`

@@ -8,13 +8,13 @@ import (
 	"github.com/agentsim/agentsim/events"
 )
 
-// Read parses events.jsonl. A last line cut short, as a killed run leaves it, is ignored.
+// Read parses events.jsonl (and, with Sample, samples.jsonl). A last line cut short, as a killed run leaves it, is ignored.
 func ExampleRead() {
 	const jsonl = `{"t_s":12.5,"wall":"2026-11-30T02:35:42Z","event":"request_sent","agent":3,"round":2,"request":"a3-r2-0","context_tokens":21400,"max_tokens":32768}
 {"t_s":14.1,"wall":"2026-11-30T02:35:43Z","event":"first_reasoning","agent":3,"round":2,"request":"a3-r2-0"}
 {"t_s":186.9,"wall":"2026-11-30T02:35:52Z","event":"done","agent":3,"round":2,"request":"a3-r2-0","latency_s":174.4,"ttft_s":1.6,"completion_tokens":3812}
 {"t_s":187.0,"wall":"2026-11-30T02:35:52Z","event":"rel`
-	evs, err := events.Read(strings.NewReader(jsonl))
+	evs, err := events.Read[events.Event](strings.NewReader(jsonl))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -33,10 +33,10 @@ func ExampleRead() {
 
 // A malformed line other than the last is an error naming its line number.
 func ExampleRead_malformed() {
-	_, err := events.Read(strings.NewReader("{\"event\":\"run_start\",\"agent\":-1}\nnot json\n{}\n"))
+	_, err := events.Read[events.Event](strings.NewReader("{\"event\":\"run_start\",\"agent\":-1}\nnot json\n{}\n"))
 	fmt.Println(err)
 	// Output:
-	// events line 2: invalid character 'o' in literal null (expecting 'u')
+	// line 2: invalid character 'o' in literal null (expecting 'u')
 }
 
 // Kind.Terminal tells the four events that end a request: each request_sent has exactly one.
@@ -58,7 +58,7 @@ func ExampleSample() {
 	s := events.Sample{
 		TS:             661.5,
 		Server:         map[string]float64{"decode_running": 0, "prefill_inflight": 0},
-		Agents:         map[string]int{"pacer_wait": 14, "requesting": 16},
+		Agents:         map[events.State]int{events.StatePacerWait: 14, events.StateRequesting: 16},
 		InFlight:       16,
 		OldestSilenceS: 406,
 		Streams:        []events.Stream{{Request: "a19-r2-0", Agent: 19, SentAgoS: 449, SinceLastByteS: 406, Chunks: 581, Permit: 36}},

@@ -1,5 +1,23 @@
 package events
 
+// The canonical server gauges, the keys of Sample.Server (docs/files.md §2): every server's
+// metric names are mapped onto these.
+const (
+	// DecodeRunning is the number of requests in the running decode batch.
+	DecodeRunning = "decode_running"
+	// PrefillInflight is the number of requests in prefill or waiting for their KV transfer.
+	PrefillInflight = "prefill_inflight"
+	// Queued is the number of requests waiting for admission.
+	Queued = "queued"
+	// KVUsage is the fraction (0–1) of the KV cache in use.
+	KVUsage = "kv_usage"
+	// GenTokS is the server's output rate, in tokens per second.
+	GenTokS = "gen_tok_s"
+)
+
+// Gauges lists the canonical gauge names in report order.
+var Gauges = []string{DecodeRunning, PrefillInflight, Queued, KVUsage, GenTokS}
+
 // Sample is one line of samples.jsonl: the server's canonical gauges and the harness's own
 // state at one sampling instant. TS is simulated seconds since the run started.
 type Sample struct {
@@ -10,7 +28,7 @@ type Sample struct {
 	Server       map[string]float64 `json:"server,omitempty"`
 	ServerErrors []string           `json:"server_errors,omitempty"`
 	// Agents counts agents per state (reading, pacer_wait, requesting, thinking, done…).
-	Agents map[string]int `json:"agents,omitempty"`
+	Agents map[State]int `json:"agents,omitempty"`
 	// InFlight is requests sent without a terminal event; OldestSilenceS is the longest time
 	// any of them has gone without a byte.
 	InFlight       int     `json:"in_flight"`

@@ -9,7 +9,8 @@ import (
 	"net/http"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -21,12 +22,8 @@ type Options struct {
 	Workload *workloads.Workload
 	// Clock is the run's single source of time (speedup > 1 only with the embedded server).
 	Clock *clock.Clock
-	// Server describes the server; Server.URL is its base URL (http://host:port).
-	Server results.Server
-	// APIKey is sent as a bearer token when set; it is redacted in config.yaml.
-	APIKey string
-	// MetricsURLs are scraped every sample interval (default: the server's /metrics).
-	MetricsURLs []string
+	// Target is the server and how to reach it.
+	Target Target
 	// Dir is the run directory; it is created if missing.
 	Dir string
 	// Out receives the live status line (when Live) and the summary.
@@ -34,6 +31,13 @@ type Options struct {
 	Live bool
 	// HTTPClient carries the requests (nil: a client sized for the workload's agents).
 	HTTPClient *http.Client
+	// Sampled, when set, is a live view: it is called with every sample as it is taken (the
+	// first at the start of the run, the last at its end) and the one-line description of the
+	// server gauges found so far, on the sampler's goroutine; it must return quickly.
+	Sampled func(s events.Sample, metrics string)
+	// Ended, when set, is handed every request as it ends, with the arrival of each of its
+	// data frames (simulated time); agentsim's bench measures decode throughput from them.
+	Ended agents.Tap
 	// Reproduce, when set, is written to config.yaml's reproduce section (see
 	// workloads.Recorded): how to make the run again, free of secrets.
 	Reproduce any

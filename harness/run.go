@@ -24,11 +24,17 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
-	if len(o.MetricsURLs) == 0 {
-		o.MetricsURLs = []string{o.Server.URL + "/metrics"}
-	}
-	if err := CheckServer(ctx, o.HTTPClient, o.Server.URL, o.APIKey, 5*time.Second); err != nil {
+	if err := CheckServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, CheckTimeout); err != nil {
 		return nil, err
+	}
+	return RunChecked(ctx, o)
+}
+
+// RunChecked is Run for a caller that has already checked the server (CheckServer or
+// ListModels), so GET /v1/models is asked once per command however many runs it makes.
+func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
+	if o.HTTPClient == nil {
+		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
 	r, err := newRun(o)
 	if err != nil {
@@ -44,7 +50,7 @@ type run struct {
 	start    time.Time
 	wallFrom time.Time
 	log      *events.Log
-	samples  *events.Log
+	samples  *events.Writer[events.Sample]
 	board    *agents.Board
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
@@ -66,13 +72,13 @@ func newRun(o Options) (*run, error) {
 	}
 	r := &run{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(), pacer: p}
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
-	r.scraper = scrape.New(o.MetricsURLs, o.HTTPClient, o.Clock)
+	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
 	r.watch = newWatchdog(o.Workload)
-	if r.log, err = events.Create(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
+	if r.log, err = events.CreateLog(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
 		r.close()
 		return nil, err
 	}
-	if r.samples, err = events.Create(filepath.Join(o.Dir, "samples.jsonl"), o.Clock, r.start); err != nil {
+	if r.samples, err = events.Create[events.Sample](filepath.Join(o.Dir, "samples.jsonl")); err != nil {
 		r.close()
 		return nil, err
 	}
@@ -81,9 +87,9 @@ func newRun(o Options) (*run, error) {
 
 // writeConfig writes the resolved workload, secrets redacted, to config.yaml.
 func writeConfig(o Options) error {
-	extra := map[string]string{"server": o.Server.URL}
-	if o.APIKey != "" {
-		extra["api_key"] = o.APIKey
+	extra := map[string]string{"server": o.Target.URL}
+	if o.Target.APIKey != "" {
+		extra["api_key"] = o.Target.APIKey
 	}
 	b, err := o.Workload.Recorded(extra, o.Reproduce)
 	if err != nil {
@@ -121,15 +127,16 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	}
 	bg, stopBG := context.WithCancel(context.Background())
 	var bgDone sync.WaitGroup
-	bgDone.Go(func() { r.log.FlushEvery(bg, time.Second) })
-	bgDone.Go(func() { r.samples.FlushEvery(bg, time.Second) })
-	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
+	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
+	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
 	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s",
-		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Server.URL)})
-	env := &agents.Env{Client: agents.NewClient(r.o.Server.URL+"/v1", r.o.APIKey, r.o.HTTPClient, r.o.Clock),
+		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Target.URL)})
+	r.sample() // the state before any request
+	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
+	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
-		Calibration: agents.NewCalibration()}
+		Calibration: agents.NewCalibration(), Tap: r.o.Ended}
 	var agentsDone sync.WaitGroup
 	for i := range w.Agents {
 		agentsDone.Go(func() { agents.NewAgent(i, env).Run(rounds, requests) })

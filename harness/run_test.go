@@ -18,10 +18,10 @@ func TestSmokeRunIsCompleteAndConsistent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		res, dir := runSim(t, t.Context(), simCase{workload: "smoke", speedup: 20})
 		assert.Equal(t, res.Rounds.Planned, res.Rounds.Completed, "rounds %+v", res.Rounds)
-		assert.Equal(t, "healthy", res.Verdict.Kind, "%+v", res.Verdict)
+		assert.Equal(t, results.Healthy, res.Verdict.Kind, "%+v", res.Verdict)
 		assert.False(t, res.Interrupted)
 
-		evs, err := events.ReadFile(dir + "/events.jsonl")
+		evs, err := events.ReadFile[events.Event](dir + "/events.jsonl")
 		require.NoError(t, err)
 		terminal := map[string]int{}
 		sent, done := 0, 0

@@ -51,6 +51,9 @@ func (r *run) sample() (events.Sample, string, bool) {
 	}
 	s.ServerErrors = server.Errors
 	s.Pacer = r.pacerSample(now, waiters, s.Streams)
+	if r.o.Sampled != nil {
+		r.o.Sampled(s, r.scraper.Found())
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.samples.Write(s)

@@ -38,7 +38,7 @@ func (r scenarioRun) watchdogEnded() bool {
 type scenario struct {
 	name string
 	sim  simCase
-	kind string
+	kind results.VerdictKind
 	// summary must match the verdict's summary; evidence lists patterns each matched by some
 	// evidence line.
 	summary  string
@@ -57,7 +57,7 @@ var scenarios = []scenario{{
 	// The smoke workload on a healthy simulator: every round completes, fast.
 	name:    "smoke, healthy",
 	sim:     simCase{workload: "smoke", speedup: 20},
-	kind:    diagnose.Healthy,
+	kind:    results.Healthy,
 	summary: `^8 rounds completed, 8 requests ok, p50 latency \d+\.\d s$`,
 	evidence: []string{
 		`^requests: 8 sent, 8 ok, 0 errors, 0 timeouts, 0 cancelled, 0 in flight$`,
@@ -71,7 +71,7 @@ var scenarios = []scenario{{
 	// 3000–4500-token response takes minutes. Slow, not stuck: Little's law explains it.
 	name:    "ocbrowse, healthy",
 	sim:     simCase{workload: "ocbrowse", overrides: map[string]string{"rounds": "2"}, speedup: 100},
-	kind:    diagnose.Slow,
+	kind:    results.Slow,
 	summary: `^requests complete but slowly: mean latency \d+ s \(p50 \d+ s\) over 60 requests, inherent to the load$`,
 	evidence: []string{
 		`^60 requests ok with mean e2e latency \d+ s \(p50 \d+ s, p90 \d+ s, max \d+ s\) ≥ the slow threshold of 60 s; TTFT p50 \d+\.\d s$`,
@@ -93,7 +93,7 @@ var scenarios = []scenario{{
 	name: "serialize, 16 agents",
 	sim: simCase{workload: "ocbrowse", overrides: map[string]string{"agents": "16", "rounds": "1"},
 		faults: []string{"serialize"}, speedup: 100},
-	kind:    diagnose.ServerSerialized,
+	kind:    results.ServerSerialized,
 	summary: `^\d+\.\d requests in flight on average but the server progresses one at a time \(mean e2e latency \d+ s\)$`,
 	evidence: []string{
 		`^mean \d+\.\d requests in flight, yet only one progressed at a time; 16 requests finished ok at \d+ tok/s aggregate$`,
@@ -113,7 +113,7 @@ var scenarios = []scenario{{
 	name: "long-context-wedge, 16 slots",
 	sim: simCase{workload: "ocbrowse", overrides: map[string]string{"pacer.slots": "16"},
 		faults: []string{"long-context-wedge"}, speedup: 100},
-	kind:    diagnose.PacerStarvation,
+	kind:    results.PacerStarvation,
 	summary: `^14/30 agents starved in the pacer for up to \d+ s while all 16 permits were held by requests that had received no byte for ≥ \d+ s$`,
 	evidence: []string{
 		`^14/30 agents have waited in the pacer for \d+–\d+ s \(agents (\d+, ){7}\d+ and 6 more\)$`,
@@ -130,7 +130,7 @@ var scenarios = []scenario{{
 	// request and nothing can ever end one.
 	name:    "long-context-wedge, 30 slots",
 	sim:     simCase{workload: "ocbrowse", faults: []string{"long-context-wedge"}, speedup: 100},
-	kind:    diagnose.Deadlock,
+	kind:    results.Deadlock,
 	summary: `^every running agent \(30/30\) waits on a request silent for ≥ \d+ s and no timeout is armed: nothing can wake the run$`,
 	evidence: []string{
 		`^30/30 running agents are inside requests that have received no byte for ≥ \d+ s \(longest \d+ s\); none waits in the pacer$`,
@@ -149,7 +149,7 @@ var scenarios = []scenario{{
 	name: "long-context-wedge, idle timeout 60 s",
 	sim: simCase{workload: "ocbrowse", overrides: map[string]string{"request.idle_timeout": "60s", "rounds": "4"},
 		faults: []string{"long-context-wedge"}, speedup: 100},
-	kind:    diagnose.Errors,
+	kind:    results.Errors,
 	summary: `^\d+ of 120 finished requests failed \(\d+\.\d %\)$`,
 	evidence: []string{
 		`^\d+ of 120 requests failed: \d+ timeout_idle$`,
@@ -177,7 +177,7 @@ var scenarios = []scenario{{
 	name: "prefill-pin",
 	sim: simCase{workload: "ocbrowse", overrides: map[string]string{"duration": "400s"},
 		faults: []string{"prefill-pin"}, speedup: 100},
-	kind:    diagnose.StalledStreams,
+	kind:    results.StalledStreams,
 	summary: `^\d+ open streams received no byte for ≥ \d+ s \(longest \d+ s\) while the rest of the run still moves \(last byte or request end \d\.\d s ago\)$`,
 	evidence: []string{
 		`^request a\d+-r\d-0 \(agent \d+, permit \d+\): no byte for \d+ s, sent \d+ s ago, no output token received$`,
@@ -197,7 +197,7 @@ var scenarios = []scenario{{
 	name: "errors 20 %",
 	sim: simCase{workload: "smoke", overrides: map[string]string{"agents": "10", "rounds": "5"},
 		faults: []string{"errors"}, faultParams: []string{"rate=0.2"}, speedup: 20},
-	kind:    diagnose.Errors,
+	kind:    results.Errors,
 	summary: `^\d+ of 50 finished requests failed \(\d+\.\d %\)$`,
 	evidence: []string{
 		`^\d+ of 50 requests failed: .*http_status 429`,
@@ -218,7 +218,7 @@ var scenarios = []scenario{{
 	name: "stall-stream, leak_on_timeout",
 	sim: simCase{workload: "ocbrowse", overrides: map[string]string{"request.idle_timeout": "30s", "pacer.leak_on_timeout": "true"},
 		faults: []string{"stall-stream"}, faultParams: []string{"fraction=0.5"}, speedup: 100},
-	kind:    diagnose.PacerStarvation,
+	kind:    results.PacerStarvation,
 	summary: `^30/30 agents starved in the pacer for up to \d+ s while all 30 permits were leaked by requests that ended without releasing them$`,
 	evidence: []string{
 		`^30/30 agents have waited in the pacer for \d+(\.\d)?–\d+ s \(agents (\d+, ){7}\d+ and 22 more\)$`,
@@ -258,7 +258,7 @@ func TestDiagnosisScenarios(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				res, dir := runSim(t, t.Context(), sc.sim)
-				evs, err := events.ReadFile(dir + "/" + diagnose.EventsFile)
+				evs, err := events.ReadFile[events.Event](dir + "/" + diagnose.EventsFile)
 				require.NoError(t, err)
 				onDisk, err := results.Read(dir)
 				require.NoError(t, err)

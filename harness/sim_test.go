@@ -46,7 +46,7 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	defer sim.Close()
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk,
-		Server: results.Server{URL: "http://sim", Kind: "embedded", Profile: "dsv4-pd", Fault: faults.Names()},
+		Target: Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: faults.Names()},
 		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client()})
 	require.NoError(t, err)
 	return res, dir

@@ -3,7 +3,6 @@ package harness
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/agentsim/agentsim/results"
 )
@@ -11,11 +10,7 @@ import (
 // PrintSummary prints the end-of-run summary: counts, latencies (simulated seconds), tokens,
 // server gauges and the verdict with its evidence.
 func PrintSummary(w io.Writer, r *results.Results, dir string) {
-	server := r.Server.URL
-	if r.Server.Kind == "embedded" {
-		server = fmt.Sprintf("embedded simulator %s (faults %s)", r.Server.Profile, faultList(r.Server.Fault))
-	}
-	fmt.Fprintf(w, "agentsim %s: %s against %s, speedup %g\n", r.Command, r.Workload, server, r.Speedup)
+	fmt.Fprintf(w, "agentsim %s: %s against %s, speedup %g\n", r.Command, r.Workload, r.Server, r.Speedup)
 	if r.Interrupted {
 		fmt.Fprintln(w, "  INTERRUPTED")
 	}
@@ -36,7 +31,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 			r.Server.DecodeRunning.Mean, r.Server.DecodeRunning.Max,
 			r.Server.PrefillInflight.Mean, r.Server.PrefillInflight.Max, r.Server.Samples)},
 		{"", r.Server.Metrics},
-		{"verdict", r.Verdict.Kind + ": " + r.Verdict.Summary},
+		{"verdict", string(r.Verdict.Kind) + ": " + r.Verdict.Summary},
 	}
 	for _, e := range r.Verdict.Evidence {
 		rows = append(rows, [2]string{"", "- " + e})
@@ -53,20 +48,5 @@ func summaryLine(s results.Summary) string {
 		return "no samples"
 	}
 	return fmt.Sprintf("mean %s  p50 %s  p90 %s  p99 %s  max %s  (n=%d)",
-		secs(s.Mean), secs(s.P50), secs(s.P90), secs(s.P99), secs(s.Max), s.N)
-}
-
-// secs renders seconds with a unit, switching to milliseconds below one second.
-func secs(v float64) string {
-	if v < 1 {
-		return fmt.Sprintf("%.1f ms", v*1000)
-	}
-	return fmt.Sprintf("%.2f s", v)
-}
-
-func faultList(f []string) string {
-	if len(f) == 0 {
-		return "none"
-	}
-	return strings.Join(f, ",")
+		results.Seconds(s.Mean), results.Seconds(s.P50), results.Seconds(s.P90), results.Seconds(s.P99), results.Seconds(s.Max), s.N)
 }

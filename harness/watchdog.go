@@ -28,7 +28,7 @@ func (d *watchdog) sample(s events.Sample) { d.a.Sample(s) }
 // check reads the run after a sample at nowS and returns the warning to give, if any; it
 // marks the run for ending on a hang or when nothing can wake it.
 func (d *watchdog) check(nowS float64) (warning string, ending bool) {
-	st := d.a.Watch(nowS)
+	st := d.a.Stall(nowS)
 	switch {
 	case st.NothingCanWake || st.Hang:
 		if d.end.CompareAndSwap(false, true) {

@@ -58,7 +58,7 @@ func aimdNext(p aimdParams, limit, inflight int, o Outcome) int {
 }
 
 // Acquire waits until fewer than the current limit are in flight.
-func (a *AIMD) Acquire(ctx context.Context, req Request) (*Permit, error) {
+func (a *AIMD) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 	return acquireSlot(ctx, &a.led, &a.sem, req)
 }
 

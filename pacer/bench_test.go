@@ -23,10 +23,10 @@ var benchConfigs = []Config{
 // BenchmarkAcquireRelease measures one uncontended Acquire + Release pair.
 func BenchmarkAcquireRelease(b *testing.B) {
 	ctx := context.Background()
-	req := Request{Agent: 1, PromptTokens: 1000, ExpectedOutputTokens: 1000}
+	req := Demand{Agent: 1, PromptTokens: 1000, ExpectedOutputTokens: 1000}
 	out := Outcome{Kind: Success, Latency: time.Second}
 	for _, cfg := range benchConfigs {
-		b.Run(cfg.Kind, func(b *testing.B) {
+		b.Run(string(cfg.Kind), func(b *testing.B) {
 			p := mustNew(b, cfg, clock.Real())
 			b.ReportAllocs()
 			for b.Loop() {
@@ -47,7 +47,7 @@ func BenchmarkAcquireReleaseParallel(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			pm, err := p.Acquire(context.Background(), Request{})
+			pm, err := p.Acquire(context.Background(), Demand{})
 			if err != nil {
 				b.Error(err)
 				return

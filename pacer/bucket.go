@@ -50,7 +50,7 @@ func (b *bucket) take(ctx context.Context, n int) error {
 
 // acquireTokens admits req once n tokens of b are taken, recording the wait in led if it has
 // to block: the whole of Rate and TPM, as acquireSlot is for the semaphore designs.
-func acquireTokens(ctx context.Context, led *ledger, b *bucket, n int, req Request) (*Permit, error) {
+func acquireTokens(ctx context.Context, led *ledger, b *bucket, n int, req Demand) (*Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

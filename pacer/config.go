@@ -7,7 +7,7 @@ import "time"
 type Config struct {
 	// Kind is one of the names in Kinds: unlimited, slots, rate, slots+rate, ticket, aimd,
 	// gradient, tpm.
-	Kind string `mapstructure:"kind" yaml:"kind"`
+	Kind Kind `mapstructure:"kind" yaml:"kind"`
 	// Slots is the number of permits (slots, slots+rate) or the ticket channel's capacity
 	// (ticket); ≥ 1.
 	Slots int `mapstructure:"slots" yaml:"slots,omitempty"`
@@ -34,26 +34,4 @@ type Config struct {
 	// LeakOnTimeout reproduces the buggy release path: a permit whose request timed out is
 	// never released.
 	LeakOnTimeout bool `mapstructure:"leak_on_timeout" yaml:"leak_on_timeout,omitempty"`
-}
-
-// Timeouts is the per-request timeout policy, in simulated time; 0 means none.
-type Timeouts struct {
-	// Request bounds the whole request, from send to the last byte.
-	Request time.Duration `mapstructure:"timeout" yaml:"timeout"`
-	// TTFT bounds the time from send to the first streamed token (reasoning or content).
-	TTFT time.Duration `mapstructure:"ttft_timeout" yaml:"ttft_timeout"`
-	// Idle bounds the silence between two stream chunks.
-	Idle time.Duration `mapstructure:"idle_timeout" yaml:"idle_timeout"`
-}
-
-// Retry is the retry policy for failed requests, in simulated time.
-type Retry struct {
-	// Max is the number of retries after the first attempt; 0 disables retries.
-	Max int `mapstructure:"max" yaml:"max"`
-	// Backoff is the first retry's base delay; each later retry doubles it.
-	Backoff time.Duration `mapstructure:"backoff" yaml:"backoff"`
-	// MaxBackoff caps the delay, Retry-After included; 0 means no cap.
-	MaxBackoff time.Duration `mapstructure:"max_backoff" yaml:"max_backoff"`
-	// Jitter is the fraction (0–1) of the delay that is randomised.
-	Jitter float64 `mapstructure:"jitter" yaml:"jitter"`
 }

@@ -121,13 +121,13 @@ func TestGradient2Next(t *testing.T) {
 
 func TestTPMCheck(t *testing.T) {
 	tests := []struct {
-		req    Request
+		req    Demand
 		budget int
 		tooBig bool
 	}{
-		{Request{PromptTokens: 4000, ExpectedOutputTokens: 2000}, 6000, false}, // Exactly the budget fits.
-		{Request{PromptTokens: 4000, ExpectedOutputTokens: 2001}, 6000, true},  // One token over never fits.
-		{Request{PromptTokens: -5, ExpectedOutputTokens: 10}, 10, false},       // Negative counts count as 0.
+		{Demand{PromptTokens: 4000, ExpectedOutputTokens: 2000}, 6000, false}, // Exactly the budget fits.
+		{Demand{PromptTokens: 4000, ExpectedOutputTokens: 2001}, 6000, true},  // One token over never fits.
+		{Demand{PromptTokens: -5, ExpectedOutputTokens: 10}, 10, false},       // Negative counts count as 0.
 	}
 	for _, tc := range tests {
 		err := tpmCheck(tpmCost(tc.req), tc.budget)
@@ -142,7 +142,7 @@ func TestFormatRate(t *testing.T) {
 }
 
 func TestKinds(t *testing.T) {
-	assert.Equal(t, []string{"aimd", "gradient", "rate", "slots", "slots+rate", "ticket", "tpm", "unlimited"}, Kinds())
+	assert.Equal(t, []Kind{"aimd", "gradient", "rate", "slots", "slots+rate", "ticket", "tpm", "unlimited"}, Kinds())
 }
 
 func TestString(t *testing.T) {

@@ -13,12 +13,12 @@ import (
 // New builds a design from its configuration (the pacer: section of a workload). The caller
 // holds each permit until its response ends, then releases it with the outcome.
 func ExampleNew() {
-	p, err := pacer.New(pacer.Config{Kind: "slots", Slots: 2}, clock.Real())
+	p, err := pacer.New(pacer.Config{Kind: pacer.KindSlots, Slots: 2}, clock.Real())
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	permit, err := p.Acquire(context.Background(), pacer.Request{Agent: 7})
+	permit, err := p.Acquire(context.Background(), pacer.Demand{Agent: 7})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -35,7 +35,7 @@ func ExampleNew() {
 
 // Validate reports every problem at once, each naming the key, the value and what is allowed.
 func ExampleConfig_Validate() {
-	err := pacer.Config{Kind: "slots", Slots: 0, RPS: 5}.Validate()
+	err := pacer.Config{Kind: pacer.KindSlots, Slots: 0, RPS: 5}.Validate()
 	fmt.Println(err)
 	// Output:
 	// pacer.slots: 0 is not allowed: want an integer ≥ 1 for kind "slots"
@@ -69,7 +69,7 @@ type Spaced struct {
 var _ pacer.Pacer = (*Spaced)(nil)
 
 // Acquire takes a permit from the inner design, then waits for the request's turn.
-func (s *Spaced) Acquire(ctx context.Context, req pacer.Request) (*pacer.Permit, error) {
+func (s *Spaced) Acquire(ctx context.Context, req pacer.Demand) (*pacer.Permit, error) {
 	p, err := s.Inner.Acquire(ctx, req)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func Example_customDesign() {
 		fmt.Println(err)
 		return
 	}
-	slots, err := pacer.New(pacer.Config{Kind: "slots", Slots: 4}, clk)
+	slots, err := pacer.New(pacer.Config{Kind: pacer.KindSlots, Slots: 4}, clk)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -112,7 +112,7 @@ func Example_customDesign() {
 	start := clk.Now()
 	var permits []*pacer.Permit
 	for agent := range 3 {
-		permit, err := p.Acquire(context.Background(), pacer.Request{Agent: agent})
+		permit, err := p.Acquire(context.Background(), pacer.Demand{Agent: agent})
 		if err != nil {
 			fmt.Println(err)
 			return

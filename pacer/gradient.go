@@ -108,7 +108,7 @@ func (e expAvg) scale(k float64) expAvg {
 }
 
 // Acquire waits until fewer than the current limit are in flight.
-func (g *Gradient) Acquire(ctx context.Context, req Request) (*Permit, error) {
+func (g *Gradient) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 	return acquireSlot(ctx, &g.led, &g.sem, req)
 }
 

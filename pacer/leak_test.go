@@ -34,7 +34,7 @@ func TestLeakOnTimeoutEveryKind(t *testing.T) {
 		cfg.LeakOnTimeout = true
 		synctest.Test(t, func(t *testing.T) {
 			p := mustNew(t, cfg, clock.Real())
-			a, err := p.Acquire(t.Context(), Request{Agent: 0, PromptTokens: 100})
+			a, err := p.Acquire(t.Context(), Demand{Agent: 0, PromptTokens: 100})
 			require.NoError(t, err, "%v.Acquire", p)
 			a.Release(Outcome{Kind: Timeout, Latency: time.Minute})
 			s := assertCounts(t, p, 1, 0, 1, 0, 1)
@@ -42,7 +42,7 @@ func TestLeakOnTimeoutEveryKind(t *testing.T) {
 			a.Release(Outcome{Kind: Success})
 			assertCounts(t, p, 1, 0, 1, 0, 1)
 
-			b, err := p.Acquire(t.Context(), Request{Agent: 1, PromptTokens: 100})
+			b, err := p.Acquire(t.Context(), Demand{Agent: 1, PromptTokens: 100})
 			require.NoError(t, err, "%v.Acquire", p)
 			b.Release(Outcome{Kind: Error})
 			assertCounts(t, p, 1, 0, 2, 1, 1)
@@ -58,13 +58,13 @@ func TestLeakOnTimeoutStarvesSlots(t *testing.T) {
 			clk := clock.Real()
 			p := mustNew(t, Config{Kind: "slots", Slots: 2, LeakOnTimeout: leak}, clk)
 			for i := range 2 {
-				pm, err := p.Acquire(t.Context(), Request{Agent: i})
+				pm, err := p.Acquire(t.Context(), Demand{Agent: i})
 				require.NoError(t, err)
 				pm.Release(Outcome{Kind: Timeout, Latency: 5 * time.Minute})
 			}
 			ctx, cancel := clk.WithTimeout(t.Context(), time.Hour)
 			defer cancel()
-			pm, err := p.Acquire(ctx, Request{Agent: 2})
+			pm, err := p.Acquire(ctx, Demand{Agent: 2})
 			if leak {
 				assert.ErrorIs(t, err, context.DeadlineExceeded, "leak: third agent after an hour")
 				assertCounts(t, p, 2, 0, 2, 0, 2)

@@ -51,7 +51,7 @@ func (l *ledger) abandon(w *linkTime) {
 
 // issue creates the permit for a request the design has just admitted, ending its wait w
 // (nil if it did not block) in the same critical section so Stats never sees it in neither.
-func (l *ledger) issue(req Request, w *linkTime) *Permit {
+func (l *ledger) issue(req Demand, w *linkTime) *Permit {
 	p := &Permit{Agent: req.Agent, led: l}
 	p.link.v = p
 	l.mu.Lock()

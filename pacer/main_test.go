@@ -38,7 +38,7 @@ type result struct {
 func goAcquire(ctx context.Context, p Pacer, agent int) <-chan result {
 	ch := make(chan result, 1)
 	go func() {
-		pm, err := p.Acquire(ctx, Request{Agent: agent})
+		pm, err := p.Acquire(ctx, Demand{Agent: agent})
 		ch <- result{pm, err}
 	}()
 	return ch

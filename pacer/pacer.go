@@ -21,15 +21,15 @@ import (
 type Pacer interface {
 	// Acquire blocks until the request may be sent or ctx is done; in the second case it
 	// returns ctx.Err() and holds nothing. The caller must Release the returned Permit.
-	Acquire(ctx context.Context, req Request) (*Permit, error)
+	Acquire(ctx context.Context, req Demand) (*Permit, error)
 	// String describes the design and its parameters, e.g. "Slots{30}".
 	String() string
 	// Stats is a consistent snapshot of the pacer's bookkeeping.
 	Stats() Stats
 }
 
-// Request is what an agent asks the pacer to admit.
-type Request struct {
+// Demand is what one request asks of the pacer: who sends it and how many tokens it will cost.
+type Demand struct {
 	// Agent is the requesting agent's index, for bookkeeping only.
 	Agent int
 	// PromptTokens is the prompt's size in tokens (used by the tpm design).
@@ -83,7 +83,7 @@ type Outcome struct {
 type Permit struct {
 	// ID numbers the pacer's permits from 1 in acquisition order.
 	ID uint64
-	// Agent is Request.Agent of the request the permit was acquired for.
+	// Agent is Demand.Agent of the request the permit was acquired for.
 	Agent int
 	// AcquiredAt is the simulated time at which Acquire granted the permit.
 	AcquiredAt time.Time

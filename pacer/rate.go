@@ -29,7 +29,7 @@ func newRate(cfg Config, clk *clock.Clock) *Rate {
 }
 
 // Acquire waits for one token.
-func (r *Rate) Acquire(ctx context.Context, req Request) (*Permit, error) {
+func (r *Rate) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 	return acquireTokens(ctx, &r.led, &r.bucket, 1, req)
 }
 

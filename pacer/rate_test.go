@@ -58,7 +58,7 @@ func TestRateCancelGivesReservationBack(t *testing.T) {
 		clk := clock.Real()
 		start := clk.Now()
 		p := mustNew(t, Config{Kind: "rate", RPS: 1, Burst: 1}, clk)
-		a, err := p.Acquire(t.Context(), Request{Agent: 0})
+		a, err := p.Acquire(t.Context(), Demand{Agent: 0})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
 		b := goAcquire(ctx, p, 1)
@@ -67,7 +67,7 @@ func TestRateCancelGivesReservationBack(t *testing.T) {
 		cancel()
 		assert.ErrorIs(t, (<-b).err, context.Canceled)
 		assertCounts(t, p, 1, 0, 1, 0, 0)
-		c, err := p.Acquire(t.Context(), Request{Agent: 2})
+		c, err := p.Acquire(t.Context(), Demand{Agent: 2})
 		require.NoError(t, err)
 		assert.Equal(t, time.Second, since(start, c), "the next agent's token is due at")
 		a.Release(Outcome{})
@@ -81,7 +81,7 @@ func TestSlotsRateReleasesSlotWhenTokenWaitCancelled(t *testing.T) {
 		clk := clock.Real()
 		start := clk.Now()
 		p := mustNew(t, Config{Kind: "slots+rate", Slots: 2, RPS: 1, Burst: 1}, clk).(*SlotsRate)
-		a, err := p.Acquire(t.Context(), Request{Agent: 0})
+		a, err := p.Acquire(t.Context(), Demand{Agent: 0})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
 		b := goAcquire(ctx, p, 1) // gets the second slot, waits for a token
@@ -93,7 +93,7 @@ func TestSlotsRateReleasesSlotWhenTokenWaitCancelled(t *testing.T) {
 		assert.Equal(t, 1, p.sem.inUse(), "slots held after b gave up")
 		assertCounts(t, p, 1, 0, 1, 0, 0)
 
-		c, err := p.Acquire(t.Context(), Request{Agent: 2})
+		c, err := p.Acquire(t.Context(), Demand{Agent: 2})
 		require.NoError(t, err, "the slot b gave back")
 		assert.Equal(t, time.Second, since(start, c), "c acquired at")
 		d := goAcquire(t.Context(), p, 3) // both slots held: waits for a slot, not a token
@@ -118,19 +118,19 @@ func TestTPMBudget(t *testing.T) {
 		start := clk.Now()
 		p := mustNew(t, Config{Kind: "tpm", TokensPerMinute: 6000}, clk) // 100 tokens/s
 
-		_, err := p.Acquire(t.Context(), Request{PromptTokens: 5000, ExpectedOutputTokens: 1001})
+		_, err := p.Acquire(t.Context(), Demand{PromptTokens: 5000, ExpectedOutputTokens: 1001})
 		require.Error(t, err, "a 6001-token request on a 6000-token budget")
 		assert.True(t, errors.Is(err, ErrTooLarge), "errors.Is(%v, ErrTooLarge)", err)
 		assert.Contains(t, err.Error(), "6001 tokens (prompt + expected output) exceed pacer.tokens_per_minute 6000")
 		assert.Equal(t, time.Duration(0), clk.Since(start), "rejected without waiting")
 		assertCounts(t, p, 0, 0, 0, 0, 0)
 
-		a, err := p.Acquire(t.Context(), Request{PromptTokens: 4000, ExpectedOutputTokens: 2000})
+		a, err := p.Acquire(t.Context(), Demand{PromptTokens: 4000, ExpectedOutputTokens: 2000})
 		require.NoError(t, err)
 		assert.Equal(t, time.Duration(0), since(start, a), "the whole budget at once")
 		time.Sleep(time.Second)
 		a.Release(Outcome{PromptTokens: 4000, OutputTokens: 10}) // 1990 tokens unused: not refunded
-		b, err := p.Acquire(t.Context(), Request{PromptTokens: 2000, ExpectedOutputTokens: 1000})
+		b, err := p.Acquire(t.Context(), Demand{PromptTokens: 2000, ExpectedOutputTokens: 1000})
 		require.NoError(t, err)
 		assert.InDelta(t, 30.0, since(start, b).Seconds(), 1e-3, "3000 tokens at 100 tokens/s, no refund")
 		b.Release(Outcome{})

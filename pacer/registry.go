@@ -14,18 +14,18 @@ type design struct {
 	build func(Config, *clock.Clock) Pacer
 }
 
-// designs is the registry of pacer kinds. Add a kind here and in Config's Kind doc.
-var designs = map[string]design{
-	"unlimited":  {build: as(newUnlimited)},
-	"slots":      {uses: []string{keySlots}, build: as(newSlots)},
-	"rate":       {uses: []string{keyRPS, keyBurst}, build: as(newRate)},
-	"slots+rate": {uses: []string{keySlots, keyRPS, keyBurst}, build: as(newSlotsRate)},
-	"ticket":     {uses: []string{keySlots, keyRPS}, build: as(newTicket)},
-	"aimd": {uses: []string{keyInitialLimit, keyMinLimit, keyMaxLimit, keyBackoffRatio, keyLatencyTarget},
+// designs is the registry of pacer kinds. Add a kind here, in kind.go and in Config's Kind doc.
+var designs = map[Kind]design{
+	KindUnlimited: {build: as(newUnlimited)},
+	KindSlots:     {uses: []string{keySlots}, build: as(newSlots)},
+	KindRate:      {uses: []string{keyRPS, keyBurst}, build: as(newRate)},
+	KindSlotsRate: {uses: []string{keySlots, keyRPS, keyBurst}, build: as(newSlotsRate)},
+	KindTicket:    {uses: []string{keySlots, keyRPS}, build: as(newTicket)},
+	KindAIMD: {uses: []string{keyInitialLimit, keyMinLimit, keyMaxLimit, keyBackoffRatio, keyLatencyTarget},
 		build: as(newAIMD)},
-	"gradient": {uses: []string{keyInitialLimit, keyMinLimit, keyMaxLimit, keyTolerance},
+	KindGradient: {uses: []string{keyInitialLimit, keyMinLimit, keyMaxLimit, keyTolerance},
 		build: as(newGradient)},
-	"tpm": {uses: []string{keyTokensPerMinute}, build: as(newTPM)},
+	KindTPM: {uses: []string{keyTokensPerMinute}, build: as(newTPM)},
 }
 
 // as adapts a constructor of a concrete design to the registry's signature.
@@ -34,7 +34,7 @@ func as[P Pacer](f func(Config, *clock.Clock) P) func(Config, *clock.Clock) Pace
 }
 
 // Kinds lists the pacer kinds New accepts, sorted.
-func Kinds() []string { return slices.Sorted(maps.Keys(designs)) }
+func Kinds() []Kind { return slices.Sorted(maps.Keys(designs)) }
 
 // New validates cfg and builds the pacer it describes, waiting on clk. On invalid
 // configuration it returns every problem at once (see Config.Validate).

@@ -24,7 +24,7 @@ func newSlots(cfg Config, clk *clock.Clock) *Slots {
 }
 
 // Acquire waits for a free slot.
-func (s *Slots) Acquire(ctx context.Context, req Request) (*Permit, error) {
+func (s *Slots) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 	return acquireSlot(ctx, &s.led, &s.sem, req)
 }
 
@@ -35,7 +35,7 @@ func (s *Slots) String() string { return fmt.Sprintf("Slots{%d%s}", s.sem.limit,
 func (s *Slots) Stats() Stats { return s.led.stats(s.sem.currentLimit()) }
 
 // acquireSlot admits req through sem, recording the wait in led if it has to block.
-func acquireSlot(ctx context.Context, led *ledger, sem *semaphore, req Request) (*Permit, error) {
+func acquireSlot(ctx context.Context, led *ledger, sem *semaphore, req Demand) (*Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

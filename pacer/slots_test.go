@@ -65,7 +65,7 @@ func TestSlotsCancelWhileWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.Real()
 		p := mustNew(t, Config{Kind: "slots", Slots: 1}, clk)
-		hold, err := p.Acquire(t.Context(), Request{Agent: 0})
+		hold, err := p.Acquire(t.Context(), Demand{Agent: 0})
 		require.NoError(t, err)
 
 		ctx, cancel := context.WithCancel(t.Context())
@@ -83,18 +83,18 @@ func TestSlotsCancelWhileWaiting(t *testing.T) {
 		start := clk.Now()
 		dctx, dcancel := clk.WithTimeout(t.Context(), 5*time.Second)
 		defer dcancel()
-		_, err = p.Acquire(dctx, Request{Agent: 2})
+		_, err = p.Acquire(dctx, Demand{Agent: 2})
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "Acquire with a 5 s deadline")
 		assert.Equal(t, 5*time.Second, clk.Since(start), "gave up after")
 		assertCounts(t, p, 1, 0, 1, 0, 0)
 
 		hold.Release(Outcome{})
-		pm, err := p.Acquire(t.Context(), Request{Agent: 3})
+		pm, err := p.Acquire(t.Context(), Demand{Agent: 3})
 		require.NoError(t, err, "the slot came back")
 		pm.Release(Outcome{})
 		assertCounts(t, p, 0, 0, 2, 2, 0)
 
-		_, err = p.Acquire(ctx, Request{}) // ctx already cancelled, slot free
+		_, err = p.Acquire(ctx, Demand{}) // ctx already cancelled, slot free
 		assert.ErrorIs(t, err, context.Canceled, "Acquire with a done ctx")
 	})
 }
@@ -103,12 +103,12 @@ func TestSlotsCancelWhileWaiting(t *testing.T) {
 func TestReleaseTwiceIsNoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := mustNew(t, Config{Kind: "slots", Slots: 1}, clock.Real())
-		a, err := p.Acquire(t.Context(), Request{Agent: 0})
+		a, err := p.Acquire(t.Context(), Demand{Agent: 0})
 		require.NoError(t, err)
 		a.Release(Outcome{})
 		a.Release(Outcome{})
 		assertCounts(t, p, 0, 0, 1, 1, 0)
-		b, err := p.Acquire(t.Context(), Request{Agent: 1})
+		b, err := p.Acquire(t.Context(), Demand{Agent: 1})
 		require.NoError(t, err)
 		a.Release(Outcome{}) // a stale permit: must not free b's slot
 		ctx, cancel := context.WithCancel(t.Context())

@@ -33,7 +33,7 @@ func newSlotsRate(cfg Config, clk *clock.Clock) *SlotsRate {
 
 // Acquire waits for a slot, then for a token; if ctx ends during the token wait, the slot is
 // given back before returning.
-func (s *SlotsRate) Acquire(ctx context.Context, req Request) (*Permit, error) {
+func (s *SlotsRate) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func runAgent(ctx context.Context, p Pacer, agent int) {
 	kinds := []OutcomeKind{Success, Success, Success, Timeout, Error, Cancelled}
 	for range 20 {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(rng.IntN(5000))*time.Millisecond)
-		pm, err := p.Acquire(actx, Request{Agent: agent, PromptTokens: 500, ExpectedOutputTokens: 500})
+		pm, err := p.Acquire(actx, Demand{Agent: agent, PromptTokens: 500, ExpectedOutputTokens: 500})
 		cancel()
 		if err != nil {
 			continue

@@ -98,7 +98,7 @@ func (t *Ticket) takeBack() bool {
 }
 
 // Acquire waits for an issued ticket. It returns ErrClosed once the Ticket is closed.
-func (t *Ticket) Acquire(ctx context.Context, req Request) (*Permit, error) {
+func (t *Ticket) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -127,10 +127,10 @@ func (t *Ticket) Acquire(ctx context.Context, req Request) (*Permit, error) {
 	}
 }
 
-// IssuerBlocked reports whether the issuer is waiting for a ticket to be released because
+// issuerBlocked reports whether the issuer is waiting for a ticket to be released because
 // every ticket is out (issued or held): with agents waiting, that is the "pacer can't issue"
 // hang.
-func (t *Ticket) IssuerBlocked() bool { return t.blocked.Load() }
+func (t *Ticket) issuerBlocked() bool { return t.blocked.Load() }
 
 // Close stops the issuer goroutine and waits for it to return. Waiting and later Acquire calls
 // return ErrClosed; held permits may still be released. Close is safe to call more than once.

@@ -22,17 +22,17 @@ func TestTicketIssuerBlocksWhenAllHeld(t *testing.T) {
 		require.NoError(t, err)
 		tk := p.(*Ticket)
 
-		a, err := tk.Acquire(t.Context(), Request{Agent: 0})
+		a, err := tk.Acquire(t.Context(), Demand{Agent: 0})
 		require.NoError(t, err)
 		assert.Equal(t, time.Second, since(start, a), "first ticket")
-		b, err := tk.Acquire(t.Context(), Request{Agent: 1})
+		b, err := tk.Acquire(t.Context(), Demand{Agent: 1})
 		require.NoError(t, err)
 		assert.Equal(t, 2*time.Second, since(start, b), "second ticket")
 
 		c := goAcquire(t.Context(), tk, 2)
 		time.Sleep(10 * time.Minute)
 		synctest.Wait()
-		assert.True(t, tk.IssuerBlocked(), "issuer blocked with both tickets held")
+		assert.True(t, tk.issuerBlocked(), "issuer blocked with both tickets held")
 		s := assertCounts(t, tk, 2, 1, 2, 0, 0)
 		assert.Equal(t, 10*time.Minute, s.LongestWait, "LongestWait")
 		assert.Equal(t, 2, s.Limit, "Limit")
@@ -47,7 +47,7 @@ func TestTicketIssuerBlocksWhenAllHeld(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, tk.Close())
 		assert.ErrorIs(t, (<-d).err, ErrClosed, "a waiter when the ticket pacer closes")
-		_, err = tk.Acquire(t.Context(), Request{Agent: 4})
+		_, err = tk.Acquire(t.Context(), Demand{Agent: 4})
 		assert.ErrorIs(t, err, ErrClosed, "Acquire after Close")
 		require.NoError(t, tk.Close(), "Close twice")
 		select {
@@ -70,7 +70,7 @@ func TestTicketIssuesUpToCapacity(t *testing.T) {
 		assert.Len(t, tk.issued, 3, "issued tickets after a minute")
 		start := clk.Now()
 		for i := range 3 {
-			pm, err := tk.Acquire(t.Context(), Request{Agent: i})
+			pm, err := tk.Acquire(t.Context(), Demand{Agent: i})
 			require.NoError(t, err)
 			assert.Equal(t, start, pm.AcquiredAt, "ticket %d was waiting", i)
 			pm.Release(Outcome{})
@@ -86,7 +86,7 @@ func TestTicketClosedRefusesIssuedTickets(t *testing.T) {
 		require.Len(t, tk.issued, 8, "issued tickets after a minute")
 		require.NoError(t, tk.Close())
 		for i := range 8 {
-			pm, err := tk.Acquire(t.Context(), Request{Agent: i})
+			pm, err := tk.Acquire(t.Context(), Demand{Agent: i})
 			assert.ErrorIs(t, err, ErrClosed, "Acquire %d after Close", i)
 			assert.Nil(t, pm, "Acquire %d after Close", i)
 		}

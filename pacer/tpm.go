@@ -28,7 +28,7 @@ func newTPM(cfg Config, clk *clock.Clock) *TPM {
 }
 
 // tpmCost is the number of tokens a request reserves.
-func tpmCost(req Request) int { return max(req.PromptTokens, 0) + max(req.ExpectedOutputTokens, 0) }
+func tpmCost(req Demand) int { return max(req.PromptTokens, 0) + max(req.ExpectedOutputTokens, 0) }
 
 // tpmCheck rejects a cost that no amount of waiting could admit.
 func tpmCheck(cost, budget int) error {
@@ -41,7 +41,7 @@ func tpmCheck(cost, budget int) error {
 
 // Acquire reserves the request's tokens and waits until they are due. A request larger than
 // the whole budget fails at once with an error wrapping ErrTooLarge.
-func (p *TPM) Acquire(ctx context.Context, req Request) (*Permit, error) {
+func (p *TPM) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 	cost := tpmCost(req)
 	if err := tpmCheck(cost, p.budget); err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ func newUnlimited(cfg Config, clk *clock.Clock) *Unlimited {
 }
 
 // Acquire grants a permit at once unless ctx is already done.
-func (u *Unlimited) Acquire(ctx context.Context, req Request) (*Permit, error) {
+func (u *Unlimited) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Config keys as the workload file spells them.
@@ -67,7 +66,7 @@ func (c Config) Validate() error {
 	d, ok := designs[c.Kind]
 	if !ok {
 		return fmt.Errorf("pacer.kind: %q is not allowed: want one of %s",
-			c.Kind, strings.Join(Kinds(), ", "))
+			c.Kind, joinKinds(Kinds()))
 	}
 	var errs []error
 	for _, f := range configFields {
@@ -80,7 +79,7 @@ func (c Config) Validate() error {
 			}
 		case v != f.value(Config{}):
 			errs = append(errs, fmt.Errorf("%s: %v is not allowed: kind %q does not use it, leave it unset (it applies to %s)",
-				f.key, v, c.Kind, strings.Join(kindsUsing(f.key), ", ")))
+				f.key, v, c.Kind, joinKinds(kindsUsing(f.key))))
 		}
 	}
 	if slices.Contains(d.uses, keyMinLimit) && c.MinLimit >= 1 && c.InitialLimit >= 1 && c.MaxLimit >= 1 {
@@ -103,8 +102,8 @@ func (c Config) limitOrder() []error {
 }
 
 // kindsUsing lists, sorted, the kinds that read key.
-func kindsUsing(key string) []string {
-	var kinds []string
+func kindsUsing(key string) []Kind {
+	var kinds []Kind
 	for _, k := range Kinds() {
 		if slices.Contains(designs[k].uses, key) {
 			kinds = append(kinds, k)
@@ -113,41 +112,11 @@ func kindsUsing(key string) []string {
 	return kinds
 }
 
-// Validate checks that no timeout is negative and returns every problem at once (nil when t is
-// valid), each naming its key: request.timeout, request.ttft_timeout, request.idle_timeout.
-func (t Timeouts) Validate() error {
-	var errs []error
-	for _, f := range []struct {
-		key string
-		d   time.Duration
-	}{{"request.timeout", t.Request}, {"request.ttft_timeout", t.TTFT}, {"request.idle_timeout", t.Idle}} {
-		if f.d < 0 {
-			errs = append(errs, fmt.Errorf("%s: %v is not allowed: want a duration ≥ 0 (0 means none)", f.key, f.d))
-		}
+// joinKinds lists kinds separated by commas.
+func joinKinds(kinds []Kind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
 	}
-	return errors.Join(errs...)
-}
-
-// Validate checks the retry policy and returns every problem at once (nil when r is valid),
-// each naming its key: retry.max ≥ 0, retry.backoff ≥ 0, retry.max_backoff 0 (no cap) or
-// ≥ retry.backoff, retry.jitter from 0 to 1.
-func (r Retry) Validate() error {
-	var errs []error
-	if r.Max < 0 {
-		errs = append(errs, fmt.Errorf("retry.max: %d is not allowed: want an integer ≥ 0 (0 disables retries)", r.Max))
-	}
-	if r.Backoff < 0 {
-		errs = append(errs, fmt.Errorf("retry.backoff: %v is not allowed: want a duration ≥ 0", r.Backoff))
-	}
-	switch {
-	case r.MaxBackoff < 0:
-		errs = append(errs, fmt.Errorf("retry.max_backoff: %v is not allowed: want a duration ≥ 0 (0 means no cap)", r.MaxBackoff))
-	case r.MaxBackoff > 0 && r.MaxBackoff < r.Backoff:
-		errs = append(errs, fmt.Errorf("retry.max_backoff: %v is not allowed: want 0 (no cap) or a duration ≥ retry.backoff (%v)",
-			r.MaxBackoff, r.Backoff))
-	}
-	if !(r.Jitter >= 0 && r.Jitter <= 1) { // also rejects NaN
-		errs = append(errs, fmt.Errorf("retry.jitter: %v is not allowed: want a fraction from 0 to 1", r.Jitter))
-	}
-	return errors.Join(errs...)
+	return strings.Join(names, ", ")
 }

@@ -2,7 +2,6 @@ package results
 
 import (
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 )
 
 // Builder accumulates a run's events and samples into the counting and statistical parts of
@@ -69,12 +68,21 @@ func (b *Builder) Event(e events.Event) {
 	case events.PacerAcquired:
 		b.lat.pacerWait = append(b.lat.pacerWait, e.PacerWaitS)
 	case events.RoundDone:
-		if e.Outcome == "ok" {
+		if e.Outcome == events.RoundOK {
 			b.rounds.Completed++
 		} else {
-			b.rounds.Failed++
+			b.failedRound(e.Round)
 		}
 	}
+}
+
+// failedRound counts a failed round and widens the range of failed rounds.
+func (b *Builder) failedRound(round int) {
+	b.rounds.Failed++
+	if b.rounds.FirstFailed == 0 || round < b.rounds.FirstFailed {
+		b.rounds.FirstFailed = round
+	}
+	b.rounds.LastFailed = max(b.rounds.LastFailed, round)
 }
 
 func (b *Builder) terminal(e events.Event) {
@@ -108,10 +116,10 @@ func (b *Builder) done(e events.Event) {
 // Sample adds one sample.
 func (b *Builder) Sample(s events.Sample) {
 	b.samples++
-	if v, ok := s.Server[scrape.DecodeRunning]; ok {
+	if v, ok := s.Server[events.DecodeRunning]; ok {
 		b.decode.add(v)
 	}
-	if v, ok := s.Server[scrape.PrefillInflight]; ok {
+	if v, ok := s.Server[events.PrefillInflight]; ok {
 		b.prefill.add(v)
 	}
 }
@@ -122,6 +130,7 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 	r.Requests = b.requests
 	r.Requests.InFlight = len(b.open)
 	r.Rounds.Completed, r.Rounds.Failed = b.rounds.Completed, b.rounds.Failed
+	r.Rounds.FirstFailed, r.Rounds.LastFailed = b.rounds.FirstFailed, b.rounds.LastFailed
 	r.Tokens = b.tokens
 	if simSeconds > 0 {
 		r.Tokens.OutputPerSecond = float64(b.tokens.Reasoning+b.tokens.Content) / simSeconds
@@ -132,15 +141,6 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 		E2E: Summarize(clone(b.lat.e2e)), PacerWait: Summarize(clone(b.lat.pacerWait)),
 	}
 	r.Server.Gauges = Gauges{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Samples: b.samples}
-}
-
-// OpenRequests returns the ids of requests sent without a terminal event.
-func (b *Builder) OpenRequests() []string {
-	ids := make([]string, 0, len(b.open))
-	for id := range b.open {
-		ids = append(ids, id)
-	}
-	return ids
 }
 
 func clone(xs []float64) []float64 { return append([]float64(nil), xs...) }

@@ -31,7 +31,7 @@ func ExampleBuilder() {
 		{Kind: events.RequestSent, Agent: 0, Round: 1, Request: "a0-r1-1", Attempt: 1},
 		{Kind: events.Done, Agent: 0, Round: 1, Request: "a0-r1-1", Attempt: 1,
 			LatencyS: 40, TTFTS: 1.2, CompletionTokens: 1001, ReasoningTokens: 800, PromptTokens: 9000},
-		{Kind: events.RoundDone, Agent: 0, Round: 1, Outcome: "ok"},
+		{Kind: events.RoundDone, Agent: 0, Round: 1, Outcome: events.RoundOK},
 		{Kind: events.RequestSent, Agent: 1, Round: 1, Request: "a1-r1-0"},
 	} {
 		b.Event(e)
@@ -57,7 +57,7 @@ func ExampleWrite() {
 	}
 	defer os.RemoveAll(dir)
 	r := &results.Results{Command: "run", Workload: "smoke", Speedup: 20, SimSeconds: 41.2, WallSeconds: 2.1,
-		Verdict: results.Verdict{Kind: "healthy", Summary: "8 rounds completed, 8 requests ok, p50 latency 3.9 s", Evidence: []string{}}}
+		Verdict: results.Verdict{Kind: results.Healthy, Summary: "8 rounds completed, 8 requests ok, p50 latency 3.9 s", Evidence: []string{}}}
 	if err := results.Write(dir, r); err != nil {
 		fmt.Println(err)
 		return
@@ -68,7 +68,7 @@ func ExampleWrite() {
 		return
 	}
 	fmt.Println(back.Schema, back.Command, back.Workload, back.SimSeconds, "s simulated,", back.WallSeconds, "s wall")
-	fmt.Println(back.Verdict.Kind+":", back.Verdict.Summary)
+	fmt.Println(string(back.Verdict.Kind)+":", back.Verdict.Summary)
 	// Output:
 	// agentsim.results/v1 run smoke 41.2 s simulated, 2.1 s wall
 	// healthy: 8 rounds completed, 8 requests ok, p50 latency 3.9 s

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentsim/agentsim/events"
 )
@@ -41,12 +42,36 @@ type Results struct {
 
 // Server describes the server a run talked to and what its gauges showed.
 type Server struct {
-	URL     string   `json:"url"`
-	Kind    string   `json:"kind"` // "embedded" or "external"
-	Profile string   `json:"profile,omitempty"`
-	Fault   []string `json:"fault,omitempty"`
-	Metrics string   `json:"metrics"` // which gauges were found, one line
+	URL     string     `json:"url"`
+	Kind    ServerKind `json:"kind"`
+	Profile string     `json:"profile,omitempty"` // the embedded simulator's profile
+	Fault   []string   `json:"fault,omitempty"`   // the embedded simulator's active faults
+	Metrics string     `json:"metrics"`           // which gauges were found, one line
 	Gauges
+}
+
+// ServerKind says which kind of server a run talked to.
+type ServerKind string
+
+// The server kinds.
+const (
+	// Embedded is agentsim's own simulated inference server, started by the command.
+	Embedded ServerKind = "embedded"
+	// External is any OpenAI-compatible server named by its URL.
+	External ServerKind = "external"
+)
+
+// String describes the server in a few words for a header or a summary: its URL, or for the
+// embedded simulator its profile and faults, "embedded simulator dsv4-pd (faults none)".
+func (s Server) String() string {
+	if s.Kind != Embedded {
+		return s.URL
+	}
+	f := "none"
+	if len(s.Fault) > 0 {
+		f = strings.Join(s.Fault, ",")
+	}
+	return fmt.Sprintf("embedded simulator %s (faults %s)", s.Profile, f)
 }
 
 // Rounds counts agent rounds.
@@ -54,6 +79,10 @@ type Rounds struct {
 	Planned   int `json:"planned"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
+	// FirstFailed and LastFailed are the lowest and the highest number (1-based) of a round
+	// that failed; 0 when none did.
+	FirstFailed int `json:"first_failed,omitempty"`
+	LastFailed  int `json:"last_failed,omitempty"`
 }
 
 // Requests counts requests. Sent counts every attempt; each ends as ok, an error, a timeout or
@@ -102,13 +131,6 @@ type MeanMax struct {
 	Mean float64 `json:"mean"`
 	Max  float64 `json:"max"`
 	N    int     `json:"n"`
-}
-
-// Verdict is the diagnosis of the run (docs/verdicts.md).
-type Verdict struct {
-	Kind     string   `json:"kind"`
-	Summary  string   `json:"summary"`
-	Evidence []string `json:"evidence"`
 }
 
 // Write writes r as indented JSON to dir/results.json, atomically (temp file, then rename).

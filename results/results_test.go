@@ -24,13 +24,13 @@ func TestBuilderCountsMatchEvents(t *testing.T) {
 	for _, e := range []events.Event{
 		{Kind: events.RequestSent, Request: "a1"},
 		{Kind: events.Done, Request: "a1", LatencyS: 10, TTFTS: 2, CompletionTokens: 801, ReasoningTokens: 600, PromptTokens: 1000, ITLS: 0.01},
-		{Kind: events.RoundDone, Outcome: "ok"},
+		{Kind: events.RoundDone, Outcome: events.RoundOK},
 		{Kind: events.RequestSent, Request: "a2"},
 		{Kind: events.Error, Request: "a2", Class: "http_status", Status: 503},
 		{Kind: events.Retry, Request: "a2"},
 		{Kind: events.RequestSent, Request: "a3"},
 		{Kind: events.Timeout, Request: "a3", Class: "timeout_idle", MaxGapS: 130},
-		{Kind: events.RoundDone, Outcome: "failed"},
+		{Kind: events.RoundDone, Outcome: events.RoundFailed},
 		{Kind: events.RequestSent, Request: "a4"},
 	} {
 		b.Event(e)
@@ -45,7 +45,7 @@ func TestBuilderCountsMatchEvents(t *testing.T) {
 	assert.InDelta(t, 0.01, r.Latency.TPOT.Mean, 1e-12, "(10 s − 2 s) / 800 tokens")
 	assert.Equal(t, Tokens{Prompt: 1000, Reasoning: 600, Content: 201, OutputPerSecond: 80.1}, r.Tokens)
 	assert.Equal(t, MeanMax{Mean: 6, Max: 8, N: 2}, r.Server.DecodeRunning)
-	require.Equal(t, []string{"a4"}, b.OpenRequests())
+	require.Equal(t, map[string]bool{"a4": true}, b.open, "requests sent without a terminal event")
 }
 
 func TestWriteRead(t *testing.T) {

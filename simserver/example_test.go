@@ -41,8 +41,9 @@ func Example_stream() {
 	cfg.BaseURL = "http://" + ln.Addr().String() + "/v1"
 	client := openai.NewClientWithConfig(cfg)
 	stream, err := client.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{
-		Model:         "deepseek-v4-flash",
-		Messages:      []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "What next?"}},
+		Model:    "deepseek-v4-flash",
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "What next?"}},
+		//lint:ignore SA1019 max_tokens is the field the inference servers the simulator imitates read.
 		MaxTokens:     8,
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/viper"
+
+	"github.com/agentsim/agentsim/pacer"
 )
 
 // LoadOptions says which workload to load and what overrides it.
@@ -215,10 +217,10 @@ func dropStalePacerParams(layers []layer) {
 	kind := Defaults().Pacer.Kind
 	for i, l := range layers {
 		k, ok := l.values["pacer.kind"].(string)
-		if !ok || k == kind {
+		if !ok || pacer.Kind(k) == kind {
 			continue
 		}
-		kind = k
+		kind = pacer.Kind(k)
 		for _, below := range layers[:i] {
 			for key := range below.values {
 				if strings.HasPrefix(key, "pacer.") && key != "pacer.kind" {

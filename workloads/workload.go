@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/policy"
 )
 
 // Workload is one resolved workload: the schema of a workload file. Durations are simulated
@@ -30,7 +31,7 @@ type Workload struct {
 	// Request describes each chat completion request.
 	Request Request `mapstructure:"request" yaml:"request"`
 	// Retry is the retry policy for failed requests.
-	Retry pacer.Retry `mapstructure:"retry" yaml:"retry"`
+	Retry policy.Retry `mapstructure:"retry" yaml:"retry"`
 	// ToolTime is the time the read step's tool takes, each round.
 	ToolTime DurationDist `mapstructure:"tool_time" yaml:"tool_time"`
 	// ThinkTime is the pause after a response before the next round.
@@ -72,7 +73,7 @@ type Request struct {
 	// as benchmark clients do, so every response has exactly that length.
 	ForceOutputLength bool `mapstructure:"force_output_length" yaml:"force_output_length"`
 	// Timeouts are the keys timeout, ttft_timeout and idle_timeout; 0 means none.
-	pacer.Timeouts `mapstructure:",squash" yaml:",inline"`
+	policy.Timeouts `mapstructure:",squash" yaml:",inline"`
 }
 
 // Watchdog sets the live watchdog's thresholds, in simulated time.
@@ -90,6 +91,15 @@ type Watchdog struct {
 
 // ReasoningEfforts lists the allowed values of request.reasoning_effort, lowest first.
 var ReasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "max"}
+
+// Defaults of the keys every command shares, in simulated time: the watchdog's thresholds and
+// the sample interval.
+const (
+	DefaultStallAfter     = 120 * time.Second
+	DefaultHangAfter      = 600 * time.Second
+	DefaultSlowAfter      = 60 * time.Second
+	DefaultSampleInterval = 750 * time.Millisecond
+)
 
 // DefaultWorkload is the built-in Load resolves when LoadOptions.Workload is empty.
 const DefaultWorkload = "ocbrowse"
@@ -110,25 +120,12 @@ func Defaults() Workload {
 			MaxTokens:       4096,
 			OutputTokens:    Const(256),
 		},
-		Retry:          pacer.Retry{Backoff: time.Second, MaxBackoff: 30 * time.Second},
+		Retry:          policy.Retry{Backoff: time.Second, MaxBackoff: 30 * time.Second},
 		ToolTime:       ConstDuration(0),
 		ThinkTime:      ConstDuration(0),
 		Pacer:          pacer.Config{Kind: "unlimited"},
-		Watchdog:       Watchdog{StallAfter: 120 * time.Second, HangAfter: 600 * time.Second, SlowAfter: 60 * time.Second},
-		SampleInterval: 750 * time.Millisecond,
+		Watchdog:       Watchdog{StallAfter: DefaultStallAfter, HangAfter: DefaultHangAfter, SlowAfter: DefaultSlowAfter},
+		SampleInterval: DefaultSampleInterval,
 		Grace:          30 * time.Second,
 	}
-}
-
-// ExpectedPromptTokens is the mean prompt size of the given round (1-based), in tokens, if
-// the whole of each response is appended to the context: system + initial + round × mean
-// read + (round − 1) × mean output. The agents append content only, so this is an upper bound
-// when part of the output is reasoning.
-func (w *Workload) ExpectedPromptTokens(round int) float64 {
-	if round < 1 {
-		return 0
-	}
-	return float64(w.Context.SystemTokens+w.Context.InitialTokens) +
-		float64(round)*w.Context.ReadTokens.Mean() +
-		float64(round-1)*w.Request.OutputTokens.Mean()
 }

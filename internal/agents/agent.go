@@ -24,6 +24,8 @@ type Env struct {
 	Recorder    events.Recorder
 	Board       *Board
 	Calibration *Calibration
+	// Tap, when set, is handed every request as it ends (nil: none).
+	Tap Tap
 }
 
 // Agent is one simulated agent: a conversation that grows append-only, round after round.
@@ -67,7 +69,7 @@ func (a *Agent) Run(rounds, requests context.Context) {
 func (a *Agent) round(rounds, requests context.Context, round int) bool {
 	w := a.env.Workload
 	a.record(events.Event{Kind: events.RoundStart, Round: round})
-	a.set(Reading)
+	a.set(events.StateReading)
 	if a.env.Clock.Sleep(rounds, w.ToolTime.Sample(a.rng)) != nil {
 		return false
 	}
@@ -88,22 +90,22 @@ func (a *Agent) round(rounds, requests context.Context, round int) bool {
 	res := a.request(rounds, requests, round, permit, est, output)
 	a.release(round, permit, res)
 	if res.Err != nil {
-		a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: "failed", Class: string(res.Class)})
+		a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: string(res.Class)})
 		return requests.Err() == nil && rounds.Err() == nil
 	}
 	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: res.Content})
 	a.words += countWords(res.Content)
-	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: "ok"})
-	a.set(Thinking)
+	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
+	a.set(events.StateThinking)
 	return a.env.Clock.Sleep(rounds, w.ThinkTime.Sample(a.rng)) == nil
 }
 
 // acquire waits for a pacer permit; false when the run stopped meanwhile.
 func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pacer.Permit, bool) {
-	a.set(PacerWait)
+	a.set(events.StatePacerWait)
 	a.record(events.Event{Kind: events.PacerWait, Round: round})
 	start := a.env.Clock.Now()
-	permit, err := a.env.Pacer.Acquire(rounds, pacer.Request{Agent: a.ID, PromptTokens: prompt, ExpectedOutputTokens: output})
+	permit, err := a.env.Pacer.Acquire(rounds, pacer.Demand{Agent: a.ID, PromptTokens: prompt, ExpectedOutputTokens: output})
 	if err != nil {
 		if rounds.Err() == nil { // a refusal (a request larger than a tpm budget), not the run stopping
 			a.record(events.Event{Kind: events.Warning, Round: round, Message: "pacer: " + err.Error()})
@@ -133,7 +135,7 @@ func (a *Agent) request(rounds, requests context.Context, round int, permit *pac
 		delay := w.Retry.Delay(attempt+1, res.RetryAfter, a.rng.Float64())
 		a.record(events.Event{Kind: events.Retry, Round: round, Request: id, Attempt: attempt + 1,
 			BackoffS: delay.Seconds(), RetryAfterS: res.RetryAfter.Seconds()})
-		a.set(Backoff)
+		a.set(events.StateBackoff)
 		if a.env.Clock.Sleep(requests, delay) != nil {
 			return res
 		}
@@ -142,14 +144,18 @@ func (a *Agent) request(rounds, requests context.Context, round int, permit *pac
 
 // attempt sends one request and records its events.
 func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, permit uint64, req Request, est int) Result {
-	a.set(Requesting)
+	a.set(events.StateRequesting)
 	sent := a.env.Clock.Now()
 	stream := a.env.Board.open(id, a.ID, permit, sent)
 	a.record(events.Event{Kind: events.RequestSent, Round: round, Request: id, Attempt: attempt,
 		ContextTokens: est, MaxTokens: req.MaxTokens})
-	res := a.env.Client.Call(ctx, req, &observer{a: a, round: round, id: id, stream: stream})
+	obs := &requestLog{a: a, round: round, id: id, stream: stream, keepFrames: a.env.Tap != nil}
+	res := a.env.Client.Call(ctx, req, obs)
 	a.env.Board.close(stream, res.Usage.Completion)
 	a.record(terminalEvent(res, round, id, attempt))
+	if a.env.Tap != nil {
+		a.env.Tap(a.ID, res, obs.frames)
+	}
 	if res.Err == nil {
 		a.env.Calibration.Observe(a.words, len(req.Messages), res.Usage.Prompt)
 	}
@@ -161,11 +167,11 @@ func (a *Agent) release(round int, permit *pacer.Permit, res Result) {
 	o := res.Outcome()
 	permit.Release(o)
 	leaked := o.Kind == pacer.Timeout && a.env.Workload.Pacer.LeakOnTimeout
-	a.record(events.Event{Kind: events.Release, Round: round, Permit: permit.ID, Outcome: o.Kind.String(), Leaked: leaked})
+	a.record(events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: requestOutcome(o.Kind), Leaked: leaked})
 }
 
 func (a *Agent) finish() {
-	a.set(Finished)
+	a.set(events.StateDone)
 	a.record(events.Event{Kind: events.AgentDone})
 }
 
@@ -180,7 +186,7 @@ func (a *Agent) say(role, part string, round, tokens int) {
 	a.words += words
 }
 
-func (a *Agent) set(s State) { a.env.Board.set(a.ID, s, a.env.Clock.Now()) }
+func (a *Agent) set(s events.State) { a.env.Board.set(a.ID, s, a.env.Clock.Now()) }
 
 func (a *Agent) record(e events.Event) {
 	e.Agent = a.ID

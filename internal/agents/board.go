@@ -9,28 +9,8 @@ import (
 	"github.com/agentsim/agentsim/events"
 )
 
-// State is what an agent is doing.
-type State string
-
-// Agent states, as counted in samples.jsonl.
-const (
-	Starting   State = "starting"
-	Reading    State = "reading"    // tool time of the read step
-	PacerWait  State = "pacer_wait" // blocked in the pacer
-	Requesting State = "requesting" // a request is in flight
-	Backoff    State = "backoff"    // waiting before a retry
-	Thinking   State = "thinking"
-	Finished   State = "done"
-)
-
-// Timed reports whether the state ends by itself when a timer fires (tool, think, backoff,
-// start jitter), as opposed to waiting on the pacer or the server.
-func (s State) Timed() bool {
-	return s == Starting || s == Reading || s == Backoff || s == Thinking
-}
-
-// Board is the live view of every agent and open stream: what the sampler records and the
-// watchdog reads. Agents update it; it is safe for concurrent use. Per-chunk updates are
+// Board is the live view of every agent and open stream, which the harness samples into
+// samples.jsonl. Agents update it; it is safe for concurrent use. Per-chunk updates are
 // atomic and lock-free.
 type Board struct {
 	chunksIn atomic.Int64
@@ -42,7 +22,7 @@ type Board struct {
 }
 
 type agentView struct {
-	state State
+	state events.State
 	since time.Time
 }
 
@@ -50,7 +30,7 @@ type agentView struct {
 func NewBoard(n int, start time.Time) *Board {
 	b := &Board{agents: make([]agentView, n), streams: map[string]*Stream{}}
 	for i := range b.agents {
-		b.agents[i] = agentView{state: Starting, since: start}
+		b.agents[i] = agentView{state: events.StateStarting, since: start}
 	}
 	return b
 }
@@ -78,7 +58,7 @@ func (s *Stream) Chunk(t time.Time) {
 }
 
 // set moves agent to state at time t.
-func (b *Board) set(agent int, s State, t time.Time) {
+func (b *Board) set(agent int, s events.State, t time.Time) {
 	b.mu.Lock()
 	b.agents[agent] = agentView{state: s, since: t}
 	b.mu.Unlock()
@@ -105,13 +85,13 @@ func (b *Board) close(s *Stream, outputTokens int) {
 // streams with their silence, the chunks and tokens received so far, and the agents waiting in
 // the pacer.
 func (b *Board) Snapshot(now time.Time) (s events.Sample, waiters []events.Waiter) {
-	s.Agents = map[string]int{}
+	s.Agents = map[events.State]int{}
 	s.ChunksIn, s.TokensOut = b.chunksIn.Load(), b.tokens.Load()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, a := range b.agents {
-		s.Agents[string(a.state)]++
-		if a.state == PacerWait {
+		s.Agents[a.state]++
+		if a.state == events.StatePacerWait {
 			waiters = append(waiters, events.Waiter{Agent: i, WaitS: now.Sub(a.since).Seconds()})
 		}
 	}

@@ -15,18 +15,18 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/policy"
 )
 
 // call is the state of one Client.Call. Only the goroutine running Call touches it, except
-// the watchdog, which has its own synchronisation.
+// the silence timer, which has its own synchronisation.
 type call struct {
-	clk *clock.Clock
-	obs Observer
-	res Result
-	wd  watchdog
+	clk   *clock.Clock
+	obs   Observer
+	res   Result
+	timer silenceTimer
 
-	cancelWD    context.CancelCauseFunc
+	cancelTimer context.CancelCauseFunc
 	streaming   bool   // 2xx headers arrived
 	contentType string // of the 2xx response
 	body        *probeBody
@@ -38,26 +38,26 @@ type call struct {
 }
 
 // contexts derives the call's context from parent: the whole-request deadline, a cause-carrying
-// cancel for the watchdog, the response hook and the extra body fields.
+// cancel for the silence timer, the response hook and the extra body fields.
 func (k *call) contexts(parent context.Context, req *Request) (context.Context, context.CancelFunc) {
 	ctx, cancelReq := parent, context.CancelFunc(func() {})
 	if d := req.Timeouts.Request; d > 0 {
 		ctx, cancelReq = k.clk.WithTimeout(parent, d)
 	}
-	ctx, cancelWD := context.WithCancelCause(ctx)
-	k.cancelWD = cancelWD
+	ctx, cancelTimer := context.WithCancelCause(ctx)
+	k.cancelTimer = cancelTimer
 	ctx = withResponseHook(ctx, k.onResponse)
 	if req.IgnoreEOS {
 		ctx = withBodyFields(ctx, ignoreEOS)
 	}
-	return ctx, func() { cancelWD(nil); cancelReq() }
+	return ctx, func() { cancelTimer(nil); cancelReq() }
 }
 
 // run sends the request and reads the stream; the error is classified by finish.
 func (k *call) run(ctx context.Context, api *openai.Client, req *Request) error {
 	k.res.Sent = k.clk.Now()
-	k.wd.start(k.clk, k.res.Sent, req.Timeouts, k.cancelWD)
-	defer k.wd.stop()
+	k.timer.start(k.clk, k.res.Sent, req.Timeouts, k.cancelTimer)
+	defer k.timer.stop()
 	st, err := api.CreateChatCompletionStream(ctx, req.chatRequest())
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func (k *call) tick(now time.Time) {
 	}
 	k.res.Chunks++
 	k.res.Last = now
-	k.wd.chunk(now)
+	k.timer.chunk(now)
 	k.obs.Chunk(now)
 }
 
@@ -205,13 +205,13 @@ func (k *call) firstToken(now time.Time) {
 		k.token = true
 		k.res.TTFT = now.Sub(k.res.Sent)
 		k.res.FirstTokenChunk = k.res.Chunks // tick counted this frame already
-		k.wd.gotToken()
+		k.timer.gotToken()
 	}
 }
 
 // finish stamps the end and names the failure: the caller's cancellation first, then the
 // timeout that cancelled the call, then the error's type.
-func (k *call) finish(parent, ctx context.Context, err error, to pacer.Timeouts) {
+func (k *call) finish(parent, ctx context.Context, err error, to policy.Timeouts) {
 	k.res.End = k.clk.Now()
 	k.res.Content = k.content.String()
 	if err == nil {

@@ -15,13 +15,14 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/policy"
 )
 
 // failCase is a server misbehaving one way and what the Result must say about it.
 type failCase struct {
 	name      string
 	s         *script
-	timeouts  pacer.Timeouts
+	timeouts  policy.Timeouts
 	class     Class
 	status    int
 	timeout   TimeoutKind
@@ -103,7 +104,7 @@ func failCases() []failCase {
 			class: ClassMalformedSSE, status: 200, end: 0},
 		{name: "silent stream trips the idle timeout exactly Idle after the last chunk",
 			s:        &script{steps: then(step{after: 500 * ms, data: contentFrame("!")}, step{hang: true})},
-			timeouts: pacer.Timeouts{Idle: 10 * s, TTFT: 3 * s},
+			timeouts: policy.Timeouts{Idle: 10 * s, TTFT: 3 * s},
 			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 11500 * ms,
 			check: func(t *testing.T, res Result) {
 				near(t, 10*time.Second, res.End.Sub(res.Last), "silence at the end")
@@ -114,24 +115,24 @@ func failCases() []failCase {
 		{name: "keep-alive comments do not reset the idle timeout",
 			s: &script{steps: then(step{after: 2 * s, raw: ": ping\n\n"}, step{after: 2 * s, raw: ": ping\n\n"},
 				step{after: 2 * s, raw: ": ping\n\n"}, step{hang: true})},
-			timeouts: pacer.Timeouts{Idle: 5 * s},
+			timeouts: policy.Timeouts{Idle: 5 * s},
 			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 6 * s},
 		{name: "no first token trips TTFT, though chunks arrive",
 			s:        &script{steps: []step{{data: roleFrame()}, {after: s, data: roleFrame()}, {hang: true}}},
-			timeouts: pacer.Timeouts{TTFT: 5 * s, Idle: 30 * s},
+			timeouts: policy.Timeouts{TTFT: 5 * s, Idle: 30 * s},
 			class:    ClassTimeoutTTFT, timeout: TimeoutTTFT, status: 200, end: 5 * s,
 			check: func(t *testing.T, res Result) { assert.ErrorIs(t, res.Err, ErrTTFTTimeout) }},
 		{name: "no headers at all trips TTFT",
 			s:        &script{headerDelay: time.Hour},
-			timeouts: pacer.Timeouts{TTFT: 5 * s, Idle: 1 * s},
+			timeouts: policy.Timeouts{TTFT: 5 * s, Idle: 1 * s},
 			class:    ClassTimeoutTTFT, timeout: TimeoutTTFT, status: 0, end: 5 * s},
 		{name: "idle shorter than TTFT applies from the first chunk",
 			s:        &script{steps: []step{{after: s, data: roleFrame()}, {hang: true}}},
-			timeouts: pacer.Timeouts{TTFT: 60 * s, Idle: 5 * s},
+			timeouts: policy.Timeouts{TTFT: 60 * s, Idle: 5 * s},
 			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 6 * s},
 		{name: "a stream dripping just inside Idle, then silent, times out exactly Idle after its last chunk",
 			s:        &script{steps: append(slowTokens(50, 900*ms)[:51], step{hang: true})},
-			timeouts: pacer.Timeouts{Idle: s},
+			timeouts: policy.Timeouts{Idle: s},
 			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 46 * s,
 			check: func(t *testing.T, res Result) {
 				near(t, time.Second, res.End.Sub(res.Last), "silence at the end")
@@ -139,7 +140,7 @@ func failCases() []failCase {
 			}},
 		{name: "slow steady stream trips the whole-request timeout",
 			s:        &script{steps: slowTokens(100, 700*ms)},
-			timeouts: pacer.Timeouts{Request: 30 * s, Idle: 5 * s, TTFT: 5 * s},
+			timeouts: policy.Timeouts{Request: 30 * s, Idle: 5 * s, TTFT: 5 * s},
 			class:    ClassTimeoutRequest, timeout: TimeoutRequest, status: 200, end: 30 * s,
 			check: func(t *testing.T, res Result) {
 				assert.ErrorIs(t, res.Err, ErrRequestTimeout)

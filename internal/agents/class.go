@@ -50,15 +50,15 @@ func (c Class) Timeout() bool {
 // TimeoutKind says which of the call's timeouts fired.
 type TimeoutKind string
 
-// The timeout kinds, matching the fields of pacer.Timeouts.
+// The timeout kinds, matching the fields of policy.Timeouts.
 const (
 	// NoTimeout: no timeout fired.
 	NoTimeout TimeoutKind = ""
-	// TimeoutRequest: pacer.Timeouts.Request, the whole request.
+	// TimeoutRequest: policy.Timeouts.Request, the whole request.
 	TimeoutRequest TimeoutKind = "request"
-	// TimeoutTTFT: pacer.Timeouts.TTFT, send to first token.
+	// TimeoutTTFT: policy.Timeouts.TTFT, send to first token.
 	TimeoutTTFT TimeoutKind = "ttft"
-	// TimeoutIdle: pacer.Timeouts.Idle, silence between data frames.
+	// TimeoutIdle: policy.Timeouts.Idle, silence between data frames.
 	TimeoutIdle TimeoutKind = "idle"
 )
 

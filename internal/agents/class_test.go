@@ -15,6 +15,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/pacer"
 )
 
@@ -89,18 +90,20 @@ func TestOutcome(t *testing.T) {
 		class Class
 		kind  TimeoutKind
 		want  pacer.OutcomeKind
+		event events.RequestOutcome // as the release event records it
 	}{
-		{ClassNone, NoTimeout, pacer.Success},
-		{ClassTimeoutIdle, TimeoutIdle, pacer.Timeout},
-		{ClassTimeoutTTFT, TimeoutTTFT, pacer.Timeout},
-		{ClassTimeoutRequest, TimeoutRequest, pacer.Timeout},
-		{ClassCancelled, NoTimeout, pacer.Cancelled},
-		{ClassReset, NoTimeout, pacer.Error},
+		{ClassNone, NoTimeout, pacer.Success, events.RequestSuccess},
+		{ClassTimeoutIdle, TimeoutIdle, pacer.Timeout, events.RequestTimeout},
+		{ClassTimeoutTTFT, TimeoutTTFT, pacer.Timeout, events.RequestTimeout},
+		{ClassTimeoutRequest, TimeoutRequest, pacer.Timeout, events.RequestTimeout},
+		{ClassCancelled, NoTimeout, pacer.Cancelled, events.RequestCancelled},
+		{ClassReset, NoTimeout, pacer.Error, events.RequestError},
 	} {
 		r := base
 		r.Class, r.Timeout = tc.class, tc.kind
 		o := r.Outcome()
 		assert.Equal(t, tc.want, o.Kind, "Result{Class: %q}.Outcome().Kind", tc.class)
+		assert.Equal(t, tc.event, requestOutcome(o.Kind), "requestOutcome(%s)", o.Kind)
 		assert.Equal(t, 90*time.Second, o.Latency)
 		assert.Equal(t, 100, o.PromptTokens)
 		assert.Equal(t, 40, o.OutputTokens)

@@ -7,7 +7,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/policy"
 )
 
 // Client makes streaming chat completions against one OpenAI-compatible server and measures
@@ -67,7 +67,7 @@ type Request struct {
 	// runs from send to the end; TTFT from send to the first token, reasoning or content;
 	// Idle is the longest silence allowed between two data frames and applies from the
 	// first data frame on (before it, only TTFT and Request do).
-	Timeouts pacer.Timeouts
+	Timeouts policy.Timeouts
 }
 
 // ignoreEOS is the body field IgnoreEOS adds; shared, never modified.
@@ -76,8 +76,9 @@ var ignoreEOS = map[string]any{"ignore_eos": true}
 // chatRequest is the go-openai form of r; the stream always reports usage.
 func (r *Request) chatRequest() openai.ChatCompletionRequest {
 	return openai.ChatCompletionRequest{
-		Model:           r.Model,
-		Messages:        r.Messages,
+		Model:    r.Model,
+		Messages: r.Messages,
+		//lint:ignore SA1019 max_tokens is the field SGLang, vLLM and llama.cpp read; it bounds reasoning plus content there.
 		MaxTokens:       r.MaxTokens,
 		ReasoningEffort: r.ReasoningEffort,
 		Stream:          true,

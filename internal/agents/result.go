@@ -8,6 +8,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/pacer"
 )
 
@@ -173,4 +174,17 @@ func outcomeKind(r Result) pacer.OutcomeKind {
 		return pacer.Cancelled
 	}
 	return pacer.Error
+}
+
+// requestOutcome names a pacer outcome as a release event records it.
+func requestOutcome(k pacer.OutcomeKind) events.RequestOutcome {
+	switch k {
+	case pacer.Success:
+		return events.RequestSuccess
+	case pacer.Timeout:
+		return events.RequestTimeout
+	case pacer.Cancelled:
+		return events.RequestCancelled
+	}
+	return events.RequestError
 }

@@ -39,7 +39,7 @@ func parseResult(t *testing.T, out string) parsed {
 }
 
 // TestDecisiveBatchingTest runs the incident's test (16 × 128 tokens, ~200-token prompts)
-// against the embedded dsv4-pd simulator and checks the RESULT line against docs/engine.md §6
+// against the embedded dsv4-pd simulator and checks the RESULT line against the incident's figures
 // (wall 5.4 s, lat_mean 5.1 s within 10 %, lat_min 3.9 s within 15 %) and the samples: the
 // metrics line first, then decode_running climbing from 0 to 16.
 func TestDecisiveBatchingTest(t *testing.T) {
@@ -131,7 +131,7 @@ func TestResultsJSON(t *testing.T) {
 		res := rep.Results()
 		assert.Equal(t, "bench", res.Command)
 		assert.Equal(t, results.Requests{Sent: 16, OK: 16}, res.Requests)
-		assert.Equal(t, "healthy", res.Verdict.Kind, "%+v", res.Verdict)
+		assert.Equal(t, results.Healthy, res.Verdict.Kind, "%+v", res.Verdict)
 		for name, s := range map[string]results.Summary{"ttft": res.Latency.TTFT, "ttft_content": res.Latency.TTFTContent,
 			"itl": res.Latency.ITL, "tpot": res.Latency.TPOT, "e2e": res.Latency.E2E} {
 			assert.Equal(t, 16, s.N, "%s observations", name)

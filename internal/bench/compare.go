@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 )
 
-// Rounds is the range of agent rounds in which the agentic workload's failed rounds ended,
+// RoundSpan is the range of agent rounds in which the agentic workload's failed rounds ended,
 // 1-based; the zero value means none failed.
-type Rounds struct{ Lo, Hi int }
+type RoundSpan struct{ Lo, Hi int }
 
-func (r Rounds) String() string {
+// String returns "round 2" or "rounds 2–4".
+func (r RoundSpan) String() string {
 	if r.Lo == r.Hi {
 		return fmt.Sprintf("round %d", r.Lo)
 	}
@@ -23,21 +23,21 @@ func (r Rounds) String() string {
 // agentic part (a run result), e.g. "synthetic healthy (16/16 in 5.4 s); agentic stopped
 // making progress in round 2 (deadlock) — the fault shows only under long, growing contexts".
 // failed is the range of rounds the agentic part's failed rounds were in.
-func Conclusion(syn, ag *results.Results, failed Rounds) string {
+func Conclusion(syn, ag *results.Results, failed RoundSpan) string {
 	s := synthetic(syn)
 	if ag == nil {
 		return s + "; agentic part not run"
 	}
 	a := agentic(ag, failed)
-	synOK := syn.Verdict.Kind == diagnose.Healthy && !syn.Interrupted
+	synOK := syn.Verdict.Kind.Progressing() && !syn.Interrupted
 	switch {
 	case ag.Interrupted:
 		return s + "; " + a
 	case !synOK:
 		return s + "; " + a + " — the server fails even short synthetic requests: look at those first"
-	case diagnose.Progressing(ag.Verdict.Kind):
+	case ag.Verdict.Kind.Progressing():
 		return s + "; " + a + " — the server handles both"
-	case diagnose.Stuck(ag.Verdict.Kind):
+	case ag.Verdict.Kind.Stuck():
 		return s + "; " + a + " — the fault shows only under long, growing contexts"
 	}
 	return s + "; " + a + " — the short synthetic benchmark misses what the agentic workload hits"
@@ -49,27 +49,29 @@ func synthetic(r *results.Results) string {
 	switch {
 	case r.Interrupted:
 		return fmt.Sprintf("synthetic interrupted (%d/%d ok)", q.OK, q.Sent)
-	case r.Verdict.Kind == diagnose.Healthy:
-		return fmt.Sprintf("synthetic healthy (%d/%d in %.1f s)", q.OK, q.Sent, r.SimSeconds)
+	case r.Verdict.Kind == results.Healthy:
+		return fmt.Sprintf("synthetic healthy (%d/%d in %s)", q.OK, q.Sent, results.Seconds(r.SimSeconds))
+	case r.Verdict.Kind == results.Slow:
+		return fmt.Sprintf("synthetic slow but complete (%d/%d in %s)", q.OK, q.Sent, results.Seconds(r.SimSeconds))
 	}
-	return fmt.Sprintf("synthetic failed (%d/%d ok in %.1f s)", q.OK, q.Sent, r.SimSeconds)
+	return fmt.Sprintf("synthetic failed (%d/%d ok in %s)", q.OK, q.Sent, results.Seconds(r.SimSeconds))
 }
 
 // agentic describes the agentic part in a few words.
-func agentic(r *results.Results, failed Rounds) string {
+func agentic(r *results.Results, failed RoundSpan) string {
 	k := r.Verdict.Kind
 	switch {
 	case r.Interrupted:
 		return fmt.Sprintf("agentic interrupted after %d/%d rounds", r.Rounds.Completed, r.Rounds.Planned)
-	case k == diagnose.Healthy:
-		return fmt.Sprintf("agentic healthy (%d/%d rounds, e2e p50 %.0f s)", r.Rounds.Completed, r.Rounds.Planned, r.Latency.E2E.P50)
-	case k == "slow":
-		return fmt.Sprintf("agentic slow but progressing (%d/%d rounds, e2e p50 %.0f s)", r.Rounds.Completed, r.Rounds.Planned, r.Latency.E2E.P50)
-	case diagnose.Stuck(k) && failed.Lo > 0 && failed.Hi > failed.Lo:
+	case k == results.Healthy:
+		return fmt.Sprintf("agentic healthy (%d/%d rounds, e2e p50 %s)", r.Rounds.Completed, r.Rounds.Planned, results.Seconds(r.Latency.E2E.P50))
+	case k == results.Slow:
+		return fmt.Sprintf("agentic slow but progressing (%d/%d rounds, e2e p50 %s)", r.Rounds.Completed, r.Rounds.Planned, results.Seconds(r.Latency.E2E.P50))
+	case k.Stuck() && failed.Lo > 0 && failed.Hi > failed.Lo:
 		return fmt.Sprintf("agentic stopped making progress in round %d (%s; agents stuck in %s)", failed.Lo, k, failed)
-	case diagnose.Stuck(k) && failed.Lo > 0:
+	case k.Stuck() && failed.Lo > 0:
 		return fmt.Sprintf("agentic stopped making progress in %s (%s)", failed, k)
-	case diagnose.Stuck(k):
+	case k.Stuck():
 		return fmt.Sprintf("agentic stopped making progress (%s)", k)
 	}
 	return fmt.Sprintf("agentic %s: %s", k, r.Verdict.Summary)
@@ -83,7 +85,7 @@ func PrintSideBySide(w io.Writer, syn, ag *results.Results) {
 		name string
 		cell func(*results.Results) string
 	}{
-		{"time (simulated)", func(r *results.Results) string { return fmt.Sprintf("%.1f s", r.SimSeconds) }},
+		{"time (simulated)", func(r *results.Results) string { return results.Seconds(r.SimSeconds) }},
 		{"requests ok/failed", func(r *results.Results) string {
 			q := r.Requests
 			return fmt.Sprintf("%d/%d", q.OK, q.Errors+q.Timeouts+q.Cancelled+q.InFlight)
@@ -97,7 +99,7 @@ func PrintSideBySide(w io.Writer, syn, ag *results.Results) {
 			}
 			return fmt.Sprintf("%.0f", r.Server.DecodeRunning.Max)
 		}},
-		{"verdict", func(r *results.Results) string { return r.Verdict.Kind }},
+		{"verdict", func(r *results.Results) string { return string(r.Verdict.Kind) }},
 	}
 	fmt.Fprintf(w, "  %-20s %-16s %s\n", "", "synthetic", "agentic")
 	for _, row := range rows {
@@ -114,5 +116,5 @@ func seconds(n int, v float64) string {
 	if n == 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f s", v)
+	return results.Seconds(v)
 }

@@ -1,9 +1,11 @@
-// Package bench is agentsim's decisive batching test (docs/engine.md §6): N concurrent streaming
-// chat completions with a short prompt and a forced output length (max_tokens with ignore_eos,
-// as benchmark clients send them), while the server's /metrics gauges are sampled. It prints
-// the sampled time series in the incident's shape and one RESULT line per concurrency, and can
-// sweep several concurrencies to show whether decode batching scales. Every time it reports is
-// simulated time, read from one *clock.Clock.
+// Package bench is agentsim's decisive batching test: N concurrent streaming chat completions
+// with a short prompt and a forced output length (max_tokens with ignore_eos, as benchmark
+// clients send them), while the server's /metrics gauges are sampled. Each test is a workload of
+// N agents × 1 round run by the harness, so its events, samples and results come from the same
+// recorder, sampler and results.Builder as any run; bench adds its own reports over them: the
+// sampled time series in the incident's shape, one RESULT line per concurrency and, over several
+// concurrencies, the throughput curve that shows whether decode batching scales. Every time it
+// reports is simulated time, read from one *clock.Clock.
 package bench
 
 import (
@@ -14,7 +16,8 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // Defaults for Options, as the command line offers them.
@@ -22,17 +25,14 @@ const (
 	DefaultConcurrency    = 16
 	DefaultMaxTokens      = 128
 	DefaultPromptTokens   = 200
-	DefaultSampleInterval = 750 * time.Millisecond
+	DefaultSampleInterval = workloads.DefaultSampleInterval
 	DefaultTimeout        = 5 * time.Minute
 )
 
 // Options configures a benchmark against one server.
 type Options struct {
-	// Server describes the server for results.json; Server.URL is its base URL,
-	// http://host:port (requests go to Server.URL/v1/…).
-	Server results.Server
-	// APIKey is sent as a bearer token when set; it is never printed or written.
-	APIKey string
+	// Target is the server and how to reach it (requests go to Target.URL/v1/…).
+	Target harness.Target
 	// Model is the model name sent; "" takes the first model the server lists on /v1/models.
 	Model string
 	// Concurrency lists the concurrencies to run, one test each, in order; each test sends
@@ -53,8 +53,6 @@ type Options struct {
 	// Seed makes the prompts; prompts differ per request and per test of a sweep, so the
 	// server's prefix cache does not shorten their prefill.
 	Seed int64
-	// MetricsURLs are the Prometheus /metrics URLs sampled (default Server.URL/metrics).
-	MetricsURLs []string
 	// Clock is the single source of time.
 	Clock *clock.Clock
 	// HTTPClient carries requests and scrapes (nil: a client sized for the concurrency).
@@ -62,7 +60,9 @@ type Options struct {
 	// Out receives the metrics line, the sample lines, the RESULT lines and the curve (nil:
 	// nothing is printed).
 	Out io.Writer
-	// Dir, when set, receives samples.jsonl as the test runs and results.json at its end.
+	// Dir is the run directory: a test's events.jsonl, samples.jsonl and config.yaml as it
+	// runs (for a sweep, in one subdirectory per test, n<concurrency>), and results.json at
+	// the end.
 	Dir string
 }
 
@@ -93,8 +93,11 @@ func (o *Options) Validate() error {
 	if o.Clock == nil {
 		bad = append(bad, errors.New("clock: none given"))
 	}
-	if o.Server.URL == "" {
+	if o.Target.URL == "" {
 		bad = append(bad, errors.New("server URL: none given"))
+	}
+	if o.Dir == "" {
+		bad = append(bad, errors.New("run directory: none given"))
 	}
 	return errors.Join(bad...)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/results"
 )
 
 // Point is one test of a run: Concurrency requests sent at once and what they measured. Times
@@ -16,28 +17,19 @@ import (
 type Point struct {
 	// Concurrency is how many requests were sent at once.
 	Concurrency int
-	// Start is when the requests were sent; End when the last call had returned.
-	Start, End time.Time
-	// Calls holds every request's result, in request order.
+	// Start is when the first request was sent (when the test began if none was).
+	Start time.Time
+	// Results is what the harness recorded of the test: counts, latency statistics, tokens,
+	// gauges and verdict, as in its results.json.
+	Results *results.Results
+	// Calls holds every request's result, in agent order.
 	Calls []agents.Result
-	// Samples are the samples taken during the test; their TS counts from the run's start.
+	// Samples are the samples the harness took during the test; their TS counts from the
+	// start of its harness run, a moment before Start.
 	Samples []events.Sample
-	// Interrupted is set when the run was interrupted during this test.
-	Interrupted bool
 
-	streams []*stream
 	chunks  [][]time.Time // per request, the arrival of every data frame
-}
-
-// collect copies the streams' results once every call has returned.
-func (p *Point) collect() {
-	p.Calls = make([]agents.Result, len(p.streams))
-	p.chunks = make([][]time.Time, len(p.streams))
-	for i, s := range p.streams {
-		s.mu.Lock()
-		p.Calls[i], p.chunks[i] = s.res, s.chunks
-		s.mu.Unlock()
-	}
+	offsetS float64       // simulated seconds from the bench run's start to the test's
 }
 
 // WallS is the test's duration in simulated seconds: from sending the requests to the last
@@ -70,48 +62,27 @@ func (p *Point) OK() int {
 // Failed counts the requests that did not complete.
 func (p *Point) Failed() int { return len(p.Calls) - p.OK() }
 
-// Latencies returns each completed request's latency, from send to its last byte, in simulated
-// seconds, in request order.
-func (p *Point) Latencies() []float64 {
-	var xs []float64
-	for _, c := range p.Calls {
-		if c.OK() {
-			xs = append(xs, c.Last.Sub(c.Sent).Seconds())
-		}
-	}
-	return xs
-}
-
 // ResultLine is the incident's one-line result, in simulated seconds:
 // "RESULT N=16 max_tokens=128 wall=5.4s ok=16/16 lat_min=3.9s lat_max=5.4s lat_mean=5.1s".
-// Latencies are over completed requests; "n/a" when none completed.
+// The latencies are the harness's end-to-end statistics, over completed requests; "n/a" when
+// none completed.
 func (p *Point) ResultLine(maxTokens int) string {
 	lat := "lat_min=n/a lat_max=n/a lat_mean=n/a"
-	if xs := p.Latencies(); len(xs) > 0 {
-		lo, hi, sum := xs[0], xs[0], 0.0
-		for _, x := range xs {
-			lo, hi, sum = min(lo, x), max(hi, x), sum+x
-		}
-		lat = fmt.Sprintf("lat_min=%.1fs lat_max=%.1fs lat_mean=%.1fs", lo, hi, sum/float64(len(xs)))
+	if e := p.Results.Latency.E2E; e.N > 0 {
+		lat = fmt.Sprintf("lat_min=%.1fs lat_max=%.1fs lat_mean=%.1fs", e.Min, e.Max, e.Mean)
 	}
 	return fmt.Sprintf("RESULT N=%d max_tokens=%d wall=%.1fs ok=%d/%d %s",
 		p.Concurrency, maxTokens, p.WallS(), p.OK(), len(p.Calls), lat)
 }
 
 // PromptTokens returns the mean prompt length the server counted (usage.prompt_tokens) over
-// the requests that reported usage, and false when none did.
+// the completed requests, and false when none completed with usage.
 func (p *Point) PromptTokens() (float64, bool) {
-	sum, n := 0, 0
-	for _, c := range p.Calls {
-		if c.Usage.Prompt > 0 {
-			sum += c.Usage.Prompt
-			n++
-		}
-	}
-	if n == 0 {
+	r := p.Results
+	if r.Requests.OK == 0 || r.Tokens.Prompt == 0 {
 		return 0, false
 	}
-	return float64(sum) / float64(n), true
+	return float64(r.Tokens.Prompt) / float64(r.Requests.OK), true
 }
 
 // Failures describes the failed requests by class and status, most frequent first, e.g.

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -22,8 +21,6 @@ type Report struct {
 	Sweep bool
 	// Points holds one test per concurrency run (fewer than asked when interrupted).
 	Points []*Point
-	// Metrics is the one-line description of the server gauges found (scrape.Scraper.Found).
-	Metrics string
 	// SimSeconds is the simulated time the tests took, each from sending its requests to its
 	// last byte (the RESULT lines' wall, summed); WallSeconds is the whole run's wall time.
 	SimSeconds  float64
@@ -43,47 +40,52 @@ func (r *Report) AllOK() bool {
 	return !r.Interrupted && len(r.Points) > 0
 }
 
-// Results is the report as results.json (command "bench"). Request counts, latencies, tokens
-// and the bench settings describe the last test run — the only one outside a sweep; a sweep
-// lists every test in Bench.Sweep. Bench.Samples holds every sample of the run, TS counting
-// from its start; the verdict covers every test.
+// Results is the report as results.json (command "bench"): the harness's results of the last
+// test run — the only one outside a sweep — with the run's times and the bench part. A sweep
+// lists every test in Bench.Sweep, and its verdict is that of the first test whose verdict is
+// not healthy, if any. Bench.Samples holds every sample of the run, TS counting from its start;
+// the evidence ends with one line per test.
 func (r *Report) Results() *results.Results {
-	res := &results.Results{Command: "bench", Server: r.Server, Speedup: r.Speedup,
-		WallSeconds: r.WallSeconds, SimSeconds: r.SimSeconds, Interrupted: r.Interrupted}
-	res.Server.Metrics = r.Metrics
-	res.Bench = &results.Bench{MaxTokens: r.MaxTokens, PromptTokens: r.PromptTokens, Samples: []events.Sample{}}
+	res := &results.Results{Server: r.Server, Verdict: results.Verdict{Kind: results.Errors, Summary: "no request was sent"}}
+	var evidence []string
+	if len(r.Points) > 0 {
+		last := r.Points[len(r.Points)-1]
+		copied := *last.Results
+		res = &copied
+		last.fill(res)
+		for _, p := range r.Points {
+			if p.Results.Verdict.Kind != results.Healthy {
+				res.Verdict = p.Results.Verdict
+				break
+			}
+		}
+	}
+	res.Command, res.Speedup, res.Interrupted = "bench", r.Speedup, r.Interrupted
+	res.WallSeconds, res.SimSeconds = r.WallSeconds, r.SimSeconds
+	if res.Bench == nil {
+		res.Bench = &results.Bench{}
+	}
+	res.Bench.MaxTokens, res.Bench.PromptTokens, res.Bench.Samples = r.MaxTokens, r.PromptTokens, []events.Sample{}
 	for _, p := range r.Points {
-		res.Bench.Samples = append(res.Bench.Samples, p.Samples...)
+		for _, s := range p.Samples {
+			s.TS += p.offsetS
+			res.Bench.Samples = append(res.Bench.Samples, s)
+		}
 		if r.Sweep {
 			res.Bench.Sweep = append(res.Bench.Sweep, p.sweepPoint())
 		}
+		evidence = append(evidence, p.evidence())
 	}
-	if len(r.Points) > 0 {
-		r.Points[len(r.Points)-1].fill(res)
-	}
-	res.Verdict = r.verdict()
+	res.Verdict.Evidence = append(append([]string{}, res.Verdict.Evidence...), evidence...)
 	return res
 }
 
-// verdict is healthy when every request completed, errors otherwise, with one line of evidence
-// per test.
-func (r *Report) verdict() results.Verdict {
-	v := results.Verdict{Kind: "healthy", Evidence: []string{}}
-	ok, sent := 0, 0
-	for _, p := range r.Points {
-		ok, sent = ok+p.OK(), sent+len(p.Calls)
-		v.Evidence = append(v.Evidence, p.evidence())
-	}
-	v.Evidence = append(v.Evidence, r.Metrics)
-	switch {
-	case sent == 0:
-		v.Kind, v.Summary = "errors", "no request was sent"
-	case ok < sent:
-		v.Kind, v.Summary = "errors", fmt.Sprintf("%d of %d requests failed", sent-ok, sent)
-	default:
-		v.Summary = fmt.Sprintf("all %d requests completed", sent)
-	}
-	return v
+// fill writes the test's bench figures into r, and its output rate over the test's wall, the
+// time results.json reports as sim_seconds.
+func (p *Point) fill(r *results.Results) {
+	r.Tokens.OutputPerSecond = p.WholeTokPerS()
+	r.Bench = &results.Bench{Concurrency: p.Concurrency, OK: p.OK(), Failed: p.Failed(),
+		OutputTokPerS: p.Decode().TokPerS, PerRequestTokPerS: p.PerRequestTokPerS()}
 }
 
 // evidence describes one test in one line, with units.
@@ -94,31 +96,17 @@ func (p *Point) evidence() string {
 	if f := p.Failures(); f != "" {
 		line += "; failed: " + f
 	}
-	if m, ok := p.gaugeMax(scrape.DecodeRunning); ok {
-		line += fmt.Sprintf("; server decode_running max %.0f", m)
+	if g := p.Results.Server.DecodeRunning; g.N > 0 {
+		line += fmt.Sprintf("; server decode_running max %.0f", g.Max)
 	}
 	return line
 }
 
-// gaugeMax is the largest value of a server gauge over the test's samples.
-func (p *Point) gaugeMax(name string) (float64, bool) {
-	m, found := 0.0, false
-	for _, s := range p.Samples {
-		if v, ok := s.Server[name]; ok {
-			m, found = max(m, v), true
-		}
-	}
-	return m, found
-}
-
 // sweepPoint is the test as one point of the throughput curve.
 func (p *Point) sweepPoint() results.SweepPoint {
-	sp := results.SweepPoint{Concurrency: p.Concurrency, WallS: p.WallS(), OK: p.OK(),
-		OutputTokPerS: p.Decode().TokPerS, PerRequestTokPerS: p.PerRequestTokPerS()}
-	if xs := p.Latencies(); len(xs) > 0 {
-		sp.LatMeanS = results.Summarize(xs).Mean
-	}
-	return sp
+	return results.SweepPoint{Concurrency: p.Concurrency, WallS: p.WallS(), OK: p.OK(),
+		OutputTokPerS: p.Decode().TokPerS, PerRequestTokPerS: p.PerRequestTokPerS(),
+		LatMeanS: p.Results.Latency.E2E.Mean}
 }
 
 // PrintCurve prints the throughput curve of a sweep: one row per concurrency and a line on

@@ -4,31 +4,27 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
-
-	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/agents"
-	"github.com/agentsim/agentsim/internal/scrape"
-	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/workloads"
 )
 
-// checkTimeout is how long, in wall time, the server has to answer GET /v1/models before
-// anything is sent.
-const checkTimeout = 5 * time.Second
+// fallbackModel is sent when the server lists no model (servers that serve one model, as
+// SGLang does, accept any name).
+const fallbackModel = "default"
 
-// Run checks that the server answers (before anything is sent), picks the model, then runs one
-// test per element of o.Concurrency, in order, and returns the report — also written to o.Dir
-// when set. Cancelling ctx (the interrupt) cancels the requests in flight, skips the remaining
-// tests and marks the report interrupted. Errors are failures to start: bad options, the
-// server unreachable, the run directory not writable. Failed requests are data.
+// Run checks that the server answers and picks the model (one GET /v1/models, before anything
+// is sent), then runs one test per element of o.Concurrency, in order, through the harness, and
+// returns the report — also written to o.Dir/results.json. Cancelling ctx (the interrupt)
+// cancels the requests in flight, skips the remaining tests and marks the report interrupted.
+// Errors are failures to start: bad options, the server unreachable, the run directory not
+// writable. Failed requests are data.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -37,124 +33,120 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.HTTPClient = harness.NewHTTPClient(o.maxConcurrency())
 		defer o.HTTPClient.CloseIdleConnections() // ours: no connection outlives the run
 	}
-	if len(o.MetricsURLs) == 0 {
-		o.MetricsURLs = []string{o.Server.URL + "/metrics"}
-	}
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	if err := harness.CheckServer(ctx, o.HTTPClient, o.Server.URL, o.APIKey, checkTimeout); err != nil {
-		return nil, err
-	}
-	if o.Model == "" {
-		o.Model = discoverModel(ctx, o.HTTPClient, o.Server.URL, o.APIKey)
-	}
-	b, err := newBench(o)
+	models, err := harness.ListModels(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, harness.CheckTimeout)
 	if err != nil {
 		return nil, err
 	}
+	if o.Model == "" {
+		o.Model = fallbackModel
+		if len(models) > 0 {
+			o.Model = models[0]
+		}
+	}
+	b := &bench{o: o, live: &live{out: o.Out, sweep: o.Sweep}}
 	return b.execute(ctx)
 }
 
 // bench is one Run in progress.
 type bench struct {
-	o        Options
-	client   *agents.Client
-	scraper  *scrape.Scraper
-	samples  *events.Log // nil without a run directory
-	start    time.Time   // simulated
-	wallFrom time.Time
-	shown    bool // the server-metrics line has been printed
+	o    Options
+	live *live
 }
 
-func newBench(o Options) (*bench, error) {
-	b := &bench{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(),
-		client:  agents.NewClient(o.Server.URL+"/v1", o.APIKey, o.HTTPClient, o.Clock),
-		scraper: scrape.New(o.MetricsURLs, o.HTTPClient, o.Clock)}
-	if o.Dir == "" {
-		return b, nil
-	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create run directory: %w", err)
-	}
-	var err error
-	if b.samples, err = events.Create(filepath.Join(o.Dir, "samples.jsonl"), o.Clock, b.start); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// execute runs the tests, prints their results and writes the run directory.
+// execute runs the tests, prints their results and writes results.json.
 func (b *bench) execute(ctx context.Context) (*Report, error) {
-	rep := &Report{Server: b.o.Server, Speedup: b.o.Clock.Speedup(), Model: b.o.Model, MaxTokens: b.o.MaxTokens, PromptTokens: b.o.PromptTokens, Sweep: b.o.Sweep}
-	for i, n := range b.o.Concurrency {
+	o := b.o
+	rep := &Report{Server: o.Target.Server(), Speedup: o.Clock.Speedup(), Model: o.Model, MaxTokens: o.MaxTokens,
+		PromptTokens: o.PromptTokens, Sweep: o.Sweep}
+	start, wallFrom := o.Clock.Now(), o.Clock.WallNow()
+	for i, n := range o.Concurrency {
 		if ctx.Err() != nil {
 			break
 		}
-		p := b.test(ctx, i, n)
+		p, err := b.test(ctx, i, n, start)
+		if err != nil {
+			return nil, err
+		}
 		rep.Points = append(rep.Points, p)
-		fmt.Fprintln(b.o.Out, p.ResultLine(b.o.MaxTokens))
-		if !b.o.Sweep {
-			p.printDetails(b.o.Out, b.o.PromptTokens)
+		fmt.Fprintln(o.Out, p.ResultLine(o.MaxTokens))
+		if !o.Sweep {
+			p.printDetails(o.Out, o.PromptTokens)
 		}
 	}
 	rep.Interrupted = ctx.Err() != nil
 	for _, p := range rep.Points {
 		rep.SimSeconds += p.WallS()
 	}
-	rep.WallSeconds = b.o.Clock.WallNow().Sub(b.wallFrom).Seconds()
-	rep.Metrics = b.scraper.Found()
-	if b.o.Sweep {
-		rep.PrintCurve(b.o.Out)
+	rep.WallSeconds = o.Clock.WallNow().Sub(wallFrom).Seconds()
+	if o.Sweep {
+		rep.PrintCurve(o.Out)
 	}
-	return rep, b.write(rep)
+	return rep, results.Write(o.Dir, rep.Results())
 }
 
-// write closes samples.jsonl and writes results.json, when there is a run directory.
-func (b *bench) write(rep *Report) error {
-	if b.samples == nil {
-		return nil
+// test runs n requests at once (the test-th test of the run, which started at runStart) as a
+// harness run and returns what it measured: the harness's results and, from its tap, every
+// request's result and frames.
+func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Point, error) {
+	o := b.o
+	w, err := o.workload(o.Model, test, n)
+	if err != nil {
+		return nil, err
 	}
-	if err := b.samples.Close(); err != nil {
-		return err
+	dir := o.Dir
+	if o.Sweep {
+		dir = filepath.Join(o.Dir, testDir(n))
 	}
-	return results.Write(b.o.Dir, rep.Results())
+	p := &Point{Concurrency: n}
+	var mu sync.Mutex
+	calls, frames := make([]*agents.Result, n), make([][]time.Time, n)
+	ended := func(agent int, r agents.Result, f []time.Time) {
+		mu.Lock()
+		calls[agent], frames[agent] = &r, f
+		mu.Unlock()
+	}
+	sampled := func(s events.Sample, metrics string) {
+		p.Samples = append(p.Samples, s)
+		b.live.sample(s, metrics)
+	}
+	p.Start = o.Clock.Now()
+	p.offsetS = p.Start.Sub(runStart).Seconds()
+	p.Results, err = harness.RunChecked(ctx, harness.Options{
+		Command: "bench", Workload: w, Clock: o.Clock, Target: o.Target, Dir: dir, Out: o.Out, HTTPClient: o.HTTPClient,
+		Sampled: sampled, Ended: ended,
+	})
+	if err != nil {
+		return nil, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, c := range calls {
+		if c == nil { // an agent stopped before sending sent nothing
+			continue
+		}
+		p.Calls, p.chunks = append(p.Calls, *c), append(p.chunks, frames[i])
+		if c.Sent.Before(p.Start) || len(p.Calls) == 1 {
+			p.Start = c.Sent // the harness starts the agents a moment after it is called
+		}
+	}
+	return p, nil
 }
 
-// test sends n requests at once (the round-th test of the run), samples until every one has
-// ended, and returns what it measured.
-func (b *bench) test(ctx context.Context, round, n int) *Point {
-	reqs := make([]agents.Request, n)
-	for i := range reqs {
-		reqs[i] = b.request(round, i)
+// Files names what a run leaves in its directory, relative to it: a test's files, or for a
+// sweep results.json and one subdirectory per test.
+func Files(o Options) string {
+	if !o.Sweep {
+		return "{events.jsonl, samples.jsonl, results.json, config.yaml}"
 	}
-	calls, cancel := context.WithCancel(ctx)
-	defer cancel()
-	p := &Point{Concurrency: n, streams: make([]*stream, n)}
-	var wg sync.WaitGroup
-	p.Start = b.o.Clock.Now()
-	for i := range reqs {
-		s := &stream{}
-		p.streams[i] = s
-		wg.Go(func() { s.run(calls, b.client, reqs[i], b.o.Clock.Now()) })
+	dirs := make([]string, len(o.Concurrency))
+	for i, n := range o.Concurrency {
+		dirs[i] = testDir(n) + "/"
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }() // ends when every call has returned
-	b.sampleUntil(done, p)
-	p.End = b.o.Clock.Now()
-	p.Interrupted = ctx.Err() != nil
-	p.collect()
-	return p
+	return "{results.json, " + strings.Join(dirs, ", ") + "}"
 }
 
-// request is the i-th request of the round-th test: a user message of PromptTokens words,
-// exactly MaxTokens output tokens.
-func (b *bench) request(round, i int) agents.Request {
-	prompt := workloads.Text(b.o.Seed, i, round, "bench", b.o.PromptTokens)
-	return agents.Request{
-		Model:     b.o.Model,
-		Messages:  []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: prompt}},
-		MaxTokens: b.o.MaxTokens, IgnoreEOS: true,
-		Timeouts: pacer.Timeouts{Request: b.o.Timeout},
-	}
-}
+// testDir is the subdirectory of a sweep's test of n requests at once.
+func testDir(n int) string { return fmt.Sprintf("n%d", n) }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/engine"
@@ -26,8 +27,8 @@ func simRun(t *testing.T, speedup float64, faults []string, o Options) (*Report,
 	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: f})
 	defer sim.Close()
 	var out bytes.Buffer
-	o.Server = results.Server{URL: "http://sim", Kind: "embedded", Profile: "dsv4-pd", Fault: f.Names()}
-	o.Clock, o.HTTPClient, o.Out = clk, sim.Client(), &out
+	o.Target = harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: f.Names()}
+	o.Clock, o.HTTPClient, o.Out, o.Dir = clk, sim.Client(), &out, t.TempDir()
 	if o.MaxTokens == 0 {
 		o.MaxTokens = DefaultMaxTokens
 	}

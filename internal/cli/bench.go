@@ -100,15 +100,14 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	defer t.stop()
 	dir := runDir(cfg.Out, "bench")
 	out := c.OutOrStdout()
-	o.Server, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
-	o.APIKey, o.MetricsURLs, o.Model = cfg.Target.APIKey, cfg.Target.MetricsURLs, cfg.Model
-	o.Seed = cfg.Seed
+	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
+	o.Model, o.Seed = cfg.Model, cfg.Seed
 	fmt.Fprintln(out, benchHeader(o))
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
 		return runtimeError(err)
 	}
-	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, "{samples.jsonl, results.json}"))
+	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, bench.Files(o)))
 	return benchExit(rep)
 }
 
@@ -119,19 +118,7 @@ func benchHeader(o bench.Options) string {
 		what = "sweep over " + joinInts(o.Concurrency) + " requests at once"
 	}
 	return fmt.Sprintf("agentsim bench: %s × %d output tokens, ~%d-token prompts, against %s, speedup %g",
-		what, o.MaxTokens, o.PromptTokens, serverName(o.Server.URL, o.Server.Kind, o.Server.Profile, o.Server.Fault), o.Clock.Speedup())
-}
-
-// serverName describes a server for a header line.
-func serverName(url, kind, profile string, faults []string) string {
-	if kind != "embedded" {
-		return url
-	}
-	f := "none"
-	if len(faults) > 0 {
-		f = strings.Join(faults, ",")
-	}
-	return fmt.Sprintf("embedded simulator %s (faults %s)", profile, f)
+		what, o.MaxTokens, o.PromptTokens, o.Target, o.Clock.Speedup())
 }
 
 // benchExit maps a finished benchmark to its exit: 130 interrupted, 3 when a request failed.

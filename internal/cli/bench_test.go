@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver/simtest"
 )
@@ -35,7 +36,8 @@ func memStarter(t testing.TB) starter {
 			return nil, err
 		}
 		sim := simtest.Serve(t, srv)
-		info := results.Server{URL: sim.URL, Kind: "embedded", Profile: cfg.Profile, Fault: srv.Engine().Faults().Names()}
+		info := harness.Target{URL: sim.URL, Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names(),
+			APIKey: tc.APIKey, MetricsURLs: tc.MetricsURLs}
 		return &target{info: info, clock: clk, client: sim.Client(), stop: sim.Close}, nil
 	}
 }
@@ -179,7 +181,7 @@ func TestBenchWithoutMetrics(t *testing.T) {
 	res, err := results.Read(dir)
 	require.NoError(t, err)
 	assert.Equal(t, 16, res.Bench.OK)
-	assert.Equal(t, "external", res.Server.Kind)
+	assert.Equal(t, results.External, res.Server.Kind)
 	assert.Contains(t, res.Server.Metrics, "not available")
 	assert.Zero(t, res.Server.DecodeRunning.N, "no server gauge")
 }
@@ -200,7 +202,7 @@ func TestBenchHalfFailing(t *testing.T) {
 	assert.Equal(t, 8, res.Bench.Failed)
 	assert.Equal(t, 8, res.Bench.OK)
 	assert.Equal(t, results.Requests{Sent: 16, OK: 8, Errors: 8}, res.Requests)
-	assert.Equal(t, "errors", res.Verdict.Kind)
+	assert.Equal(t, results.Errors, res.Verdict.Kind)
 }
 
 // TestBenchUnreachable checks that an unreachable server fails fast with exit 1, naming it,

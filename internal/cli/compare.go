@@ -9,10 +9,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
-	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/bench"
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -83,8 +81,8 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	dir, out := runDir(cfg.Workload.Out, "compare"), c.OutOrStdout()
 	start, wallFrom := t.clock.Now(), t.clock.WallNow()
 	fmt.Fprintf(out, "agentsim compare: synthetic bench, then %s, against %s, speedup %g\n",
-		w.Name, serverName(t.info.URL, t.info.Kind, t.info.Profile, t.info.Fault), t.clock.Speedup())
-	top := &results.Results{Command: "compare", Workload: w.Name, Server: t.info, Speedup: t.clock.Speedup(),
+		w.Name, t.info, t.clock.Speedup())
+	top := &results.Results{Command: "compare", Workload: w.Name, Server: t.info.Server(), Speedup: t.clock.Speedup(),
 		Parts: map[string]*results.Results{}}
 	syn, err := k.synthetic(c, t, o, w, filepath.Join(dir, "synthetic"))
 	if err != nil {
@@ -99,7 +97,7 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 		top.Parts["agentic"] = ag
 	}
 	top.SimSeconds, top.WallSeconds = t.clock.Since(start).Seconds(), t.clock.WallNow().Sub(wallFrom).Seconds()
-	conclude(top, syn, ag, failedRounds(filepath.Join(dir, "agentic")))
+	conclude(top, syn, ag)
 	printComparison(out, top, syn, ag, dir)
 	if err := results.Write(dir, top); err != nil {
 		return runtimeError(err)
@@ -111,8 +109,8 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *workloads.Workload, dir string) (*results.Results, error) {
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── synthetic: %d requests at once × %d output tokens, ~%d-token prompts ──\n", o.Concurrency[0], o.MaxTokens, o.PromptTokens)
-	o.Server, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
-	o.APIKey, o.MetricsURLs, o.Model, o.Seed = k.target.APIKey, k.target.MetricsURLs, w.Model, w.Seed
+	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
+	o.Model, o.Seed = w.Model, w.Seed
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
 		return nil, err
@@ -120,13 +118,13 @@ func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *
 	return rep.Results(), nil
 }
 
-// agentic runs the workload part and prints its summary.
+// agentic runs the workload part and prints its summary. The synthetic part has checked the
+// server already.
 func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload, dir string) (*results.Results, error) {
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
-	res, err := harness.Run(c.Context(), harness.Options{
-		Command: "run", Workload: w, Clock: t.clock, Server: t.info, APIKey: k.target.APIKey,
-		MetricsURLs: k.target.MetricsURLs, Dir: dir,
+	res, err := harness.RunChecked(c.Context(), harness.Options{
+		Command: "run", Workload: w, Clock: t.clock, Target: t.info, Dir: dir,
 		Out: out, Live: isTerminal(out), HTTPClient: t.client,
 	})
 	if err != nil {
@@ -138,11 +136,15 @@ func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload,
 
 // conclude sets the comparison's conclusion, verdict and interruption from its parts. The
 // verdict is the agentic part's unless that one is fine and the synthetic part is not.
-func conclude(top, syn, ag *results.Results, failed bench.Rounds) {
+func conclude(top, syn, ag *results.Results) {
+	var failed bench.RoundSpan
+	if ag != nil {
+		failed = bench.RoundSpan{Lo: ag.Rounds.FirstFailed, Hi: ag.Rounds.LastFailed}
+	}
 	top.Conclusion = bench.Conclusion(syn, ag, failed)
 	top.Interrupted = syn.Interrupted || (ag != nil && ag.Interrupted)
 	top.Verdict = syn.Verdict
-	if ag != nil && (syn.Verdict.Kind == diagnose.Healthy || !diagnose.Progressing(ag.Verdict.Kind)) {
+	if ag != nil && (syn.Verdict.Kind == results.Healthy || !ag.Verdict.Kind.Progressing()) {
 		top.Verdict = ag.Verdict
 	}
 	top.Verdict.Summary = top.Conclusion
@@ -158,24 +160,4 @@ func printComparison(out io.Writer, top, syn, ag *results.Results, dir string) {
 	bench.PrintSideBySide(out, syn, ag)
 	fmt.Fprintf(out, "conclusion: %s\n", top.Conclusion)
 	fmt.Fprintf(out, "files: %s\n", filepath.Join(dir, "{results.json, synthetic/, agentic/}"))
-}
-
-// failedRounds reads the agentic part's events and returns the range of rounds that failed;
-// the zero Rounds when none did or the events cannot be read.
-func failedRounds(dir string) bench.Rounds {
-	evs, err := events.ReadFile(filepath.Join(dir, "events.jsonl"))
-	if err != nil {
-		return bench.Rounds{}
-	}
-	var r bench.Rounds
-	for _, e := range evs {
-		if e.Kind != events.RoundDone || e.Outcome == "ok" {
-			continue
-		}
-		if r.Lo == 0 || e.Round < r.Lo {
-			r.Lo = e.Round
-		}
-		r.Hi = max(r.Hi, e.Round)
-	}
-	return r
 }

@@ -38,7 +38,7 @@ func TestCompareLongContextWedge(t *testing.T) {
 		syn, ag := res.Parts["synthetic"], res.Parts["agentic"]
 		assert.Equal(t, "bench", syn.Command)
 		assert.Equal(t, 16, syn.Requests.OK)
-		assert.Equal(t, "healthy", syn.Verdict.Kind)
+		assert.Equal(t, results.Healthy, syn.Verdict.Kind)
 		assert.NotContains(t, []string{"healthy", "slow"}, ag.Verdict.Kind, "agentic verdict %+v", ag.Verdict)
 		assert.Equal(t, ag.Verdict.Kind, res.Verdict.Kind, "the comparison's verdict is the agentic one")
 		assert.Equal(t, res.Conclusion, res.Verdict.Summary)
@@ -59,7 +59,7 @@ func TestCompareHealthy(t *testing.T) {
 		assert.Regexp(t, `(?m)^conclusion: synthetic healthy \(4/4 in [\d.]+ s\); agentic healthy .* — the server handles both$`, out)
 		res, err := results.Read(dir)
 		require.NoError(t, err)
-		assert.Equal(t, "healthy", res.Verdict.Kind)
+		assert.Equal(t, results.Healthy, res.Verdict.Kind)
 		assert.Equal(t, 4, res.Parts["synthetic"].Bench.Concurrency)
 	})
 }

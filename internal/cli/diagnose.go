@@ -75,7 +75,7 @@ func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
 		return runtimeError(err)
 	}
 	noteRecorded(c, dir, v)
-	if diagnose.Progressing(v.Kind) {
+	if v.Kind.Progressing() {
 		return nil
 	}
 	return &ExitError{Code: ExitVerdict}

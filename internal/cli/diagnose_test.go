@@ -38,7 +38,7 @@ func recordRun(t *testing.T, dir string, sets map[string]string, faults, params 
 	defer sim.Close()
 	res, err := harness.Run(t.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: clk, Dir: dir, Out: io.Discard, HTTPClient: sim.Client(),
-		Server: results.Server{URL: "http://sim", Kind: "embedded", Profile: "dsv4-pd"},
+		Target: harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd"},
 	})
 	require.NoError(t, err)
 	return res
@@ -60,13 +60,13 @@ func TestDiagnoseRunDirectory(t *testing.T) {
 		name   string
 		faults []string
 		params []string
-		kind   string
+		kind   results.VerdictKind
 		code   int
 	}{
 		// Healthy: exit 0.
-		{"healthy", nil, nil, diagnose.Healthy, ExitOK},
+		{"healthy", nil, nil, results.Healthy, ExitOK},
 		// A deadlock: exit 3.
-		{"deadlock", []string{"prefill-pin"}, []string{"fraction=1"}, diagnose.Deadlock, ExitVerdict},
+		{"deadlock", []string{"prefill-pin"}, []string{"fraction=1"}, results.Deadlock, ExitVerdict},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestDiagnoseRunDirectory(t *testing.T) {
 				var want bytes.Buffer
 				require.NoError(t, diagnose.Render(&want, res.Verdict))
 				assert.Equal(t, want.String(), out)
-				assert.True(t, strings.HasPrefix(out, "verdict: "+c.kind+" — "+res.Verdict.Summary+"\n"), "agentsim diagnose %s printed\n%s", dir, out)
+				assert.True(t, strings.HasPrefix(out, "verdict: "+string(c.kind)+" — "+res.Verdict.Summary+"\n"), "agentsim diagnose %s printed\n%s", dir, out)
 
 				code, out, stderr = diagnoseArgs("--json", dir)
 				assert.Equal(t, c.code, code, "agentsim diagnose --json %s; stderr: %s", dir, stderr)
@@ -99,7 +99,7 @@ func TestDiagnoseNotesRecordedVerdict(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "run")
 		res := recordRun(t, dir, nil, nil, nil)
-		res.Verdict = results.Verdict{Kind: diagnose.Deadlock, Summary: "every running agent (4/4) waits", Evidence: []string{}}
+		res.Verdict = results.Verdict{Kind: results.Deadlock, Summary: "every running agent (4/4) waits", Evidence: []string{}}
 		require.NoError(t, results.Write(dir, res))
 
 		code, out, stderr := diagnoseArgs(dir)

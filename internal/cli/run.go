@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/harness"
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -120,10 +119,9 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	}
 	defer target.stop()
 	res, err := harness.Run(c.Context(), harness.Options{
-		Command: "run", Workload: w, Clock: target.clock, Server: target.info, APIKey: cfg.Target.APIKey,
-		MetricsURLs: cfg.Target.MetricsURLs, Dir: dir,
+		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
-		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == "embedded"),
+		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
 	})
 	if err != nil {
 		discard()
@@ -147,7 +145,7 @@ func verdictExit(res *results.Results) error {
 	switch {
 	case res.Interrupted:
 		return &ExitError{Code: ExitInterrupted}
-	case diagnose.Progressing(res.Verdict.Kind):
+	case res.Verdict.Kind.Progressing():
 		return nil
 	}
 	return &ExitError{Code: ExitVerdict}

@@ -99,7 +99,7 @@ func startAgentsim(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 func waitForEvents(t *testing.T, path string, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		evs, err := events.ReadFile(path)
+		evs, err := events.ReadFile[events.Event](path)
 		count := 0
 		for _, e := range evs {
 			if e.Kind == events.RequestSent {
@@ -118,7 +118,7 @@ func TestKilledRunKeepsParseableEvents(t *testing.T) {
 	waitForEvents(t, filepath.Join(dir, "events.jsonl"), 30)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
-	evs, err := events.ReadFile(filepath.Join(dir, "events.jsonl"))
+	evs, err := events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
 	require.NoError(t, err, "output: %s", out)
 	assert.GreaterOrEqual(t, len(evs), 30)
 	assert.NoFileExists(t, filepath.Join(dir, "results.json"), "a killed run writes no results")

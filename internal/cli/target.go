@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -22,7 +23,7 @@ import (
 // target is the server a command talks to: an external URL, or the embedded simulator the
 // command started and must stop.
 type target struct {
-	info   results.Server
+	info   harness.Target
 	clock  *clock.Clock
 	client *http.Client // nil: the harness's default
 	stop   func()
@@ -76,7 +77,8 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 				return nil, usageError(fmt.Errorf("--%s configures the embedded simulator and cannot be used with --server", name))
 			}
 		}
-		return &target{info: results.Server{URL: url, Kind: "external"}, clock: clock.Real(), stop: func() {}}, nil
+		info := harness.Target{URL: url, Kind: results.External, APIKey: t.APIKey, MetricsURLs: t.MetricsURLs}
+		return &target{info: info, clock: clock.Real(), stop: func() {}}, nil
 	}
 	cfg := t.sim()
 	srv, clk, _, err := buildSimServer(cfg)
@@ -94,7 +96,8 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 		_ = srv.Serve(ctx, ln)
 	}()
 	url := "http://" + ln.Addr().String()
-	info := results.Server{URL: url, Kind: "embedded", Profile: cfg.Profile, Fault: srv.Engine().Faults().Names()}
+	info := harness.Target{URL: url, Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names(),
+		APIKey: t.APIKey, MetricsURLs: t.MetricsURLs}
 	return &target{info: info, clock: clk, stop: func() { cancel(); <-done }}, nil
 }
 

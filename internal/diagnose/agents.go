@@ -2,30 +2,16 @@ package diagnose
 
 import (
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/agents"
 )
 
-// Agent states, the harness's own (agents.State, as samples.jsonl counts them), plus
-// stateBusy for the instant between two steps of a round (a request ended, its permit not yet
-// released…), which takes no time at all.
-const (
-	stateStarting   = string(agents.Starting)
-	stateReading    = string(agents.Reading)
-	statePacerWait  = string(agents.PacerWait)
-	stateRequesting = string(agents.Requesting)
-	stateBackoff    = string(agents.Backoff)
-	stateThinking   = string(agents.Thinking)
-	stateDone       = string(agents.Finished)
-	stateBusy       = "busy"
-)
-
-// timed reports whether an agent in state s will move on by itself when a timer fires (start
-// jitter, tool time, backoff, think time).
-func timed(s string) bool { return agents.State(s).Timed() }
+// stateBusy is the diagnosis's own agent state for the instant between two steps of a round
+// (a request ended, its permit not yet released…), which takes no time at all; the others are
+// the harness's (events.State, as samples.jsonl counts them).
+const stateBusy events.State = "busy"
 
 // agentView is what one agent is doing, as its events tell.
 type agentView struct {
-	state  string
+	state  events.State
 	sinceS float64 // when it entered state, simulated seconds
 	// request is the agent's open request while it is requesting; permit the pacer permit
 	// it holds for its round, 0 when none.
@@ -34,30 +20,30 @@ type agentView struct {
 }
 
 // enter moves the agent to state s at t; staying in the same state keeps the older since.
-func (v *agentView) enter(s string, t float64) {
+func (v *agentView) enter(s events.State, t float64) {
 	if v.state != s {
 		v.state, v.sinceS = s, t
 	}
 }
 
 // nextState returns the state an agent is in after event e, and whether e moves it at all.
-func nextState(e events.Event) (string, bool) {
+func nextState(e events.Event) (events.State, bool) {
 	switch e.Kind {
 	case events.AgentStart:
-		return stateStarting, true
+		return events.StateStarting, true
 	case events.RoundStart, events.ReadDone:
-		return stateReading, true
+		return events.StateReading, true
 	case events.PacerWait:
-		return statePacerWait, true
+		return events.StatePacerWait, true
 	case events.RequestSent:
-		return stateRequesting, true
+		return events.StateRequesting, true
 	case events.Retry:
-		return stateBackoff, true
+		return events.StateBackoff, true
 	case events.AgentDone:
-		return stateDone, true
+		return events.StateDone, true
 	case events.RoundDone:
-		if e.Outcome == "ok" {
-			return stateThinking, true
+		if e.Outcome == events.RoundOK {
+			return events.StateThinking, true
 		}
 		return stateBusy, true
 	case events.PacerAcquired, events.Done, events.Error, events.Timeout, events.Cancelled:
@@ -70,7 +56,7 @@ func nextState(e events.Event) (string, bool) {
 // starting (in their start jitter) since the run began.
 func (a *Analyzer) agent(id int) *agentView {
 	for len(a.agents) <= id {
-		a.agents = append(a.agents, agentView{state: stateStarting})
+		a.agents = append(a.agents, agentView{state: events.StateStarting})
 	}
 	return &a.agents[id]
 }

@@ -7,7 +7,7 @@ import (
 
 // Analyzer accumulates a run's events and samples and judges, at any simulated time, whether
 // the run is healthy, slow or stuck and why. Feed it every event and sample in time order —
-// live from the harness, offline through Replay — then ask Verdict or Watch. It is not safe
+// live from the harness, offline through Replay — then ask Verdict or Stall. It is not safe
 // for concurrent use; every call is cheap enough to make on every sample.
 type Analyzer struct {
 	cfg                  Config

@@ -2,13 +2,13 @@ package diagnose
 
 import "testing"
 
-// BenchmarkWatch measures one live watchdog reading of a 30-agent run (16 wedged streams,
+// BenchmarkStall measures one live watchdog reading of a 30-agent run (16 wedged streams,
 // 14 waiters), as the harness takes on every sample.
-func BenchmarkWatch(b *testing.B) {
+func BenchmarkStall(b *testing.B) {
 	w, cfg, at := wedgeStarvation()
 	a := w.feed(cfg, at)
 	for b.Loop() {
-		a.Watch(at)
+		a.Stall(at)
 	}
 }
 

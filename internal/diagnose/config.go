@@ -3,14 +3,8 @@ package diagnose
 import (
 	"time"
 
+	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/workloads"
-)
-
-// Default thresholds, in simulated time.
-const (
-	DefaultStallAfter = 120 * time.Second
-	DefaultHangAfter  = 600 * time.Second
-	DefaultSlowAfter  = 60 * time.Second
 )
 
 // Config is what the Analyzer needs to know about the run it watches. Durations are
@@ -33,7 +27,7 @@ type Config struct {
 	TimeoutsArmed bool
 	// PacerKind is the pacer design (slots, slots+rate, ticket, aimd…); PacerSlots its number
 	// of permits where it has a fixed number (slots, slots+rate, ticket), 0 otherwise.
-	PacerKind  string
+	PacerKind  pacer.Kind
 	PacerSlots int
 	// LeakOnTimeout is set when the pacer deliberately keeps the permit of a timed-out
 	// request (the buggy release path).
@@ -48,31 +42,30 @@ func ConfigFrom(w *workloads.Workload) Config {
 		StallAfter:    w.Watchdog.StallAfter,
 		HangAfter:     w.Watchdog.HangAfter,
 		SlowAfter:     w.Watchdog.SlowAfter,
-		TimeoutsArmed: t.Request > 0 || t.TTFT > 0 || t.Idle > 0,
+		TimeoutsArmed: t.Armed(),
 		PacerKind:     w.Pacer.Kind,
 		PacerSlots:    w.Pacer.Slots,
 		LeakOnTimeout: w.Pacer.LeakOnTimeout,
 	}
 }
 
-// withDefaults returns c with every zero threshold set to its default.
+// withDefaults returns c with every zero threshold set to the workload's default.
 func (c Config) withDefaults() Config {
 	if c.StallAfter <= 0 {
-		c.StallAfter = DefaultStallAfter
+		c.StallAfter = workloads.DefaultStallAfter
 	}
 	if c.HangAfter <= 0 {
-		c.HangAfter = DefaultHangAfter
+		c.HangAfter = workloads.DefaultHangAfter
 	}
 	if c.SlowAfter <= 0 {
-		c.SlowAfter = DefaultSlowAfter
+		c.SlowAfter = workloads.DefaultSlowAfter
 	}
 	return c
 }
 
 // fixedLimit returns the pacer's number of permits when the design has a fixed one, else 0.
 func (c Config) fixedLimit() int {
-	switch c.PacerKind {
-	case "slots", "slots+rate", "ticket":
+	if c.PacerKind.FixedLimit() {
 		return c.PacerSlots
 	}
 	return 0

@@ -32,7 +32,7 @@ func (a *Analyzer) errorsRule(_ *view, r *results.Results) (results.Verdict, boo
 	}
 	ev = append(ev, a.pastStalls(r)...)
 	return results.Verdict{
-		Kind:     Errors,
+		Kind:     results.Errors,
 		Summary:  fmt.Sprintf("%d of %d finished requests failed (%s)", failed, finished, pct(float64(failed)/float64(finished))),
 		Evidence: ev,
 	}, true

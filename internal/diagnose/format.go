@@ -5,16 +5,13 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/agentsim/agentsim/results"
 )
 
-// secs formats a duration in simulated seconds with its unit: whole seconds from 10 s up
-// ("612 s"), one decimal below ("5.1 s").
-func secs(s float64) string {
-	if math.Abs(s) >= 10 {
-		return fmt.Sprintf("%.0f s", s)
-	}
-	return fmt.Sprintf("%.1f s", s)
-}
+// secs formats a duration in simulated seconds with its unit, as every report does
+// (results.Seconds).
+func secs(s float64) string { return results.Seconds(s) }
 
 // span formats a range of durations, "590–612 s", or one duration when both ends round alike.
 func span(lo, hi float64) string {

@@ -1,13 +1,10 @@
 package diagnose
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,12 +33,11 @@ func FromDir(dir string) (results.Verdict, *results.Results, error) {
 	if err != nil {
 		return results.Verdict{}, nil, err
 	}
-	path := filepath.Join(dir, EventsFile)
-	evs, err := events.ReadFile(path)
+	evs, err := events.ReadFile[events.Event](filepath.Join(dir, EventsFile))
 	if err != nil {
-		return results.Verdict{}, nil, readError(path, err)
+		return results.Verdict{}, nil, err
 	}
-	samples, err := ReadSamples(filepath.Join(dir, SamplesFile))
+	samples, err := events.ReadFile[events.Sample](filepath.Join(dir, SamplesFile))
 	if err != nil {
 		return results.Verdict{}, nil, err
 	}
@@ -73,38 +69,6 @@ func Replay(a *Analyzer, evs []events.Event, samples []events.Sample) float64 {
 		}
 	}
 	return a.LastS()
-}
-
-// ReadSamples parses the samples.jsonl at path. A final line cut short (a run killed
-// mid-write) is ignored; any other malformed line is an error naming the file and line.
-func ReadSamples(path string) ([]events.Sample, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, readError(path, err)
-	}
-	defer f.Close()
-	var out []events.Sample
-	br := bufio.NewReaderSize(f, 64<<10)
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		complete := err == nil
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, readError(path, err)
-		}
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			var s events.Sample
-			if jerr := json.Unmarshal(line, &s); jerr != nil {
-				if !complete {
-					return out, nil
-				}
-				return nil, fmt.Errorf("%s line %d: %w", path, n, jerr)
-			}
-			out = append(out, s)
-		}
-		if !complete {
-			return out, nil
-		}
-	}
 }
 
 // readWorkload reads the resolved workload a run wrote to config.yaml, through the workloads

@@ -17,16 +17,16 @@ import (
 )
 
 // record writes w's records up to until into dir as a run would — events.jsonl and
-// samples.jsonl through events.Log, stamped by the clock in a synctest bubble, and
+// samples.jsonl through events.Log and events.Writer, stamped by the clock in a synctest bubble, and
 // config.yaml as the harness writes it — and feeds the very same records to a live Analyzer,
 // returning its verdict at the last record.
 func record(t *testing.T, dir string, w *world, wl *workloads.Workload, until float64) (live results.Verdict) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.Real()
 		start := clk.Now()
-		evLog, err := events.Create(filepath.Join(dir, EventsFile), clk, start)
+		evLog, err := events.CreateLog(filepath.Join(dir, EventsFile), clk, start)
 		require.NoError(t, err)
-		smLog, err := events.Create(filepath.Join(dir, SamplesFile), clk, start)
+		smLog, err := events.Create[events.Sample](filepath.Join(dir, SamplesFile))
 		require.NoError(t, err)
 		a := New(ConfigFrom(wl))
 		evs, samples := w.sorted(), w.samples(until)
@@ -43,7 +43,7 @@ func record(t *testing.T, dir string, w *world, wl *workloads.Workload, until fl
 				a.Event(e)
 			}
 			sleepTo(s.TS)
-			s.TS = smLog.Since()
+			s.TS = evLog.Since()
 			smLog.Write(s)
 			a.Sample(s)
 		}
@@ -73,19 +73,19 @@ func TestFromDirMatchesLive(t *testing.T) {
 	cases := []struct {
 		name  string
 		world func() (*world, Config, float64)
-		want  string
+		want  results.VerdictKind
 	}{
 		// The incident: a wedge that starves the pacer.
-		{"wedge starves the pacer", wedgeStarvation, PacerStarvation},
+		{"wedge starves the pacer", wedgeStarvation, results.PacerStarvation},
 		// Leaked permits, named the same way from the files.
-		{"leak on timeout", leakOnTimeout, PacerStarvation},
+		{"leak on timeout", leakOnTimeout, results.PacerStarvation},
 		// The watchdog stops the starved run: the cancellations that follow do not hide it.
 		{"starvation, then the stop", func() (*world, Config, float64) {
 			w, c, at := wedgeStarvation()
 			return w.stop(at), c, at + 1
-		}, PacerStarvation},
+		}, results.PacerStarvation},
 		// A finished run with 20 % errors.
-		{"errors", func() (*world, Config, float64) { w, c := withErrors(); return w, c, 0 }, Errors},
+		{"errors", func() (*world, Config, float64) { w, c := withErrors(); return w, c, 0 }, results.Errors},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -137,7 +137,7 @@ func TestFromDirErrors(t *testing.T) {
 		// No events.jsonl.
 		{"events missing", func(dir string) error { return os.Remove(filepath.Join(dir, EventsFile)) }, "events.jsonl: no such file"},
 		// A malformed line in the middle of events.jsonl.
-		{"events malformed", func(dir string) error { return prepend(filepath.Join(dir, EventsFile), "{oops\n") }, "events.jsonl: events line 1"},
+		{"events malformed", func(dir string) error { return prepend(filepath.Join(dir, EventsFile), "{oops\n") }, "events.jsonl line 1"},
 		// No samples.jsonl.
 		{"samples missing", func(dir string) error { return os.Remove(filepath.Join(dir, SamplesFile)) }, "samples.jsonl: no such file"},
 		// A malformed line in the middle of samples.jsonl.
@@ -172,7 +172,7 @@ func TestFromDirToleratesCutLastLine(t *testing.T) {
 	}
 	v, _, err := FromDir(dir)
 	require.NoError(t, err)
-	assert.Equal(t, PacerStarvation, v.Kind)
+	assert.Equal(t, results.PacerStarvation, v.Kind)
 }
 
 func prepend(path, line string) error {

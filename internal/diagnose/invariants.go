@@ -69,7 +69,7 @@ func (a *Analyzer) checkSample(s events.Sample) {
 			secs(s.TS), p.Acquired, p.Released, p.InUse)
 	})
 	limit := a.limit()
-	a.inv.wakeUp.observe(a.cfg.PacerKind != "slots" || limit == 0 || p.Waiting == 0 || p.InUse >= limit, func() string {
+	a.inv.wakeUp.observe(!a.cfg.PacerKind.AdmitsWhenFree() || limit == 0 || p.Waiting == 0 || p.InUse >= limit, func() string {
 		return fmt.Sprintf("at t=%s %d agents waited in the pacer while only %d of %d permits were in use (a lost wake-up)",
 			secs(s.TS), p.Waiting, p.InUse, limit)
 	})

@@ -12,7 +12,7 @@ import (
 )
 
 func TestRender(t *testing.T) {
-	v := results.Verdict{Kind: Deadlock, Summary: "every running agent (2/2) waits",
+	v := results.Verdict{Kind: results.Deadlock, Summary: "every running agent (2/2) waits",
 		Evidence: []string{"request a0-r1-0 (agent 0): no byte for 612 s", "no timeout is armed"}}
 	var b bytes.Buffer
 	require.NoError(t, Render(&b, v))
@@ -28,10 +28,10 @@ func TestRenderJSON(t *testing.T) {
 		want string
 	}{
 		// Evidence round-trips; no HTML escaping of "≥" or "<".
-		{"evidence", results.Verdict{Kind: Slow, Summary: "s", Evidence: []string{"≥ 120 s < 600 s"}},
+		{"evidence", results.Verdict{Kind: results.Slow, Summary: "s", Evidence: []string{"≥ 120 s < 600 s"}},
 			"{\n  \"kind\": \"slow\",\n  \"summary\": \"s\",\n  \"evidence\": [\n    \"≥ 120 s < 600 s\"\n  ]\n}\n"},
 		// No evidence is an empty list, never null.
-		{"no evidence", results.Verdict{Kind: Healthy, Summary: "ok"},
+		{"no evidence", results.Verdict{Kind: results.Healthy, Summary: "ok"},
 			"{\n  \"kind\": \"healthy\",\n  \"summary\": \"ok\",\n  \"evidence\": []\n}\n"},
 	}
 	for _, c := range cases {

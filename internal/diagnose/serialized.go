@@ -123,7 +123,7 @@ func (a *Analyzer) serializedRule(v *view, r *results.Results) (results.Verdict,
 			len(v.silent), secs(v.silent[len(v.silent)-1].silenceS(v.nowS)), secs(v.silent[0].silenceS(v.nowS))))
 	}
 	return results.Verdict{
-		Kind: ServerSerialized,
+		Kind: results.ServerSerialized,
 		Summary: fmt.Sprintf("%.1f requests in flight on average but the server progresses one at a time (mean e2e latency %s)",
 			s.inFlight, secs(r.Latency.E2E.Mean)),
 		Evidence: ev,

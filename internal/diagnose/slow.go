@@ -67,7 +67,7 @@ func (a *Analyzer) slowRule(v *view, r *results.Results) (results.Verdict, bool)
 	ev = append(ev, a.flowLine(v.nowS, r))
 	ev = append(ev, a.pastStalls(r)...)
 	return results.Verdict{
-		Kind:     Slow,
+		Kind:     results.Slow,
 		Summary:  fmt.Sprintf("requests complete but slowly: mean latency %s (p50 %s) over %d requests, %s", secs(e.Mean), secs(e.P50), r.Requests.OK, why),
 		Evidence: a.withGauges(ev, v.nowS),
 	}, true
@@ -92,7 +92,7 @@ func (a *Analyzer) healthy(v *view, r *results.Results) results.Verdict {
 		summary = fmt.Sprintf("no request has finished yet after %s: %d in flight, last byte or request end %s ago",
 			secs(v.nowS), q.InFlight, secs(v.nowS-a.lastProgressS))
 	}
-	return results.Verdict{Kind: Healthy, Summary: summary, Evidence: a.withGauges(ev, v.nowS)}
+	return results.Verdict{Kind: results.Healthy, Summary: summary, Evidence: a.withGauges(ev, v.nowS)}
 }
 
 // flowLine says that tokens flow and how recently.

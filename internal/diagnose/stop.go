@@ -29,16 +29,6 @@ type stopMark struct {
 	cancelled, abandoned int
 }
 
-// Stuck reports whether a verdict kind describes work stuck in flight (the run stopped
-// making progress), which stopping the run erases from the records that follow.
-func Stuck(kind string) bool {
-	return kind == PacerStarvation || kind == Deadlock || kind == StalledStreams
-}
-
-// Progressing reports whether a verdict kind is one of a run that kept making progress:
-// healthy or slow, the verdicts that exit 0.
-func Progressing(kind string) bool { return kind == Healthy || kind == Slow }
-
 // onStop notices the records of the harness stopping the run: a request cancelled (only the
 // run's stop cancels requests: the watchdog, the end of the grace period, an interrupt), or
 // an agent that finishes while it waits in the pacer (its wait was cancelled when new rounds
@@ -46,7 +36,7 @@ func Progressing(kind string) bool { return kind == Healthy || kind == Slow }
 // the agent the same way). The first one fixes the stop verdict, judged before e applies.
 func (a *Analyzer) onStop(e events.Event) {
 	cancelled := e.Kind == events.Cancelled
-	abandoned := e.Kind == events.AgentDone && e.Agent < len(a.agents) && a.agents[e.Agent].state == statePacerWait
+	abandoned := e.Kind == events.AgentDone && e.Agent < len(a.agents) && a.agents[e.Agent].state == events.StatePacerWait
 	if !cancelled && !abandoned {
 		return
 	}
@@ -66,7 +56,7 @@ func (a *Analyzer) onStop(e events.Event) {
 // that verdict found work stuck and nowS is not before the stop.
 func (a *Analyzer) stopped(nowS float64) (results.Verdict, bool) {
 	s := a.stop
-	if s == nil || nowS < s.atS || !Stuck(s.verdict.Kind) {
+	if s == nil || nowS < s.atS || !s.verdict.Kind.Stuck() {
 		return results.Verdict{}, false
 	}
 	v := s.verdict

@@ -25,7 +25,7 @@ func (w *world) stop(t float64) *world {
 			w.events = append(w.events, e)
 		}
 		switch ps[len(ps)-1].state {
-		case stateRequesting:
+		case events.StateRequesting:
 			for _, r := range w.reqs {
 				if r.agent == id && math.IsInf(r.end, 1) {
 					r.end, r.bytesUntil = t, min(r.bytesUntil, t)
@@ -35,18 +35,18 @@ func (w *world) stop(t float64) *world {
 			for _, p := range w.permits {
 				if p.agent == id && math.IsInf(p.to, 1) && math.IsInf(p.leakedAt, 1) {
 					p.to = t
-					at(events.Event{Kind: events.Release, Permit: p.id, Outcome: "cancelled"})
+					at(events.Event{Kind: events.Release, Permit: p.id, RequestOutcome: events.RequestCancelled})
 				}
 			}
-			at(events.Event{Kind: events.RoundDone, Outcome: "failed", Class: "cancelled"})
-		case statePacerWait:
+			at(events.Event{Kind: events.RoundDone, Outcome: events.RoundFailed, Class: "cancelled"})
+		case events.StatePacerWait:
 			at(events.Event{Kind: events.Warning, Message: "pacer: context canceled"})
 		default:
 			continue
 		}
 		ps[len(ps)-1].to = t
 		at(events.Event{Kind: events.AgentDone})
-		w.phases[id] = append(ps, phase{state: stateDone, from: t, to: inf})
+		w.phases[id] = append(ps, phase{state: events.StateDone, from: t, to: inf})
 	}
 	return w
 }
@@ -68,23 +68,23 @@ func TestStopKeepsStuckVerdict(t *testing.T) {
 	cases := []struct {
 		name  string
 		world func() (*world, Config, float64) // the stop comes 0.3 s after the returned time
-		want  string
+		want  results.VerdictKind
 		line  string // the evidence line about the stop; "" when there must be none
 	}{
 		// The watchdog ends a starved run: 16 wedged requests and 14 pacer waits cancelled.
-		{"pacer starvation", wedgeStarvation, PacerStarvation,
+		{"pacer starvation", wedgeStarvation, results.PacerStarvation,
 			"judged as the run stood at t=700 s, when the harness began stopping it: the stop then cancelled 16 requests in flight and 14 pacer waits"},
 		// The watchdog ends a deadlocked run: 30 wedged requests cancelled.
-		{"deadlock", func() (*world, Config, float64) { return allWedged(false) }, Deadlock,
+		{"deadlock", func() (*world, Config, float64) { return allWedged(false) }, results.Deadlock,
 			"the stop then cancelled 30 requests in flight and 0 pacer waits"},
 		// The grace period ends while one stream is stalled and the others still move.
-		{"stalled stream", oneStalled, StalledStreams,
+		{"stalled stream", oneStalled, results.StalledStreams,
 			"judged as the run stood at t=300 s, when the harness began stopping it: the stop then cancelled"},
 		// A stream still flowing is cancelled: nothing was stuck, so the run is judged at its
 		// end, and a cancellation is no failure.
 		{"nothing stuck", func() (*world, Config, float64) {
 			return flowing(), Config{Agents: 2, PacerKind: "slots", PacerSlots: 2}, 60
-		}, Healthy, ""},
+		}, results.Healthy, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestStopCountsCancellations(t *testing.T) {
 	a := w.stop(at).feed(cfg, at+1)
 	var r results.Results
 	a.Fill(&r, at+1)
-	assert.Equal(t, PacerStarvation, r.Verdict.Kind)
+	assert.Equal(t, results.PacerStarvation, r.Verdict.Kind)
 	assert.Equal(t, 16, r.Requests.Cancelled)
 	assert.Zero(t, r.Requests.InFlight)
 }

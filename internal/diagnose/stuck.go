@@ -44,7 +44,7 @@ func (a *Analyzer) starvation(v *view) results.Verdict {
 	}
 	ev = append(ev, a.wakeLine())
 	return results.Verdict{
-		Kind: PacerStarvation,
+		Kind: results.PacerStarvation,
 		Summary: fmt.Sprintf("%d/%d agents starved in the pacer for up to %s while %s",
 			len(v.waiting), v.agents, secs(v.waiting[0].waitS), held),
 		Evidence: a.withGauges(ev, v.nowS),
@@ -54,7 +54,7 @@ func (a *Analyzer) starvation(v *view) results.Verdict {
 // lostWakeUp describes agents left waiting while permits are free.
 func (a *Analyzer) lostWakeUp(v *view) results.Verdict {
 	return results.Verdict{
-		Kind: PacerStarvation,
+		Kind: results.PacerStarvation,
 		Summary: fmt.Sprintf("%d/%d agents starved in the pacer for up to %s while only %d of %d permits were held (a lost wake-up)",
 			len(v.waiting), v.agents, secs(v.waiting[0].waitS), len(v.held), v.limit),
 		Evidence: a.withGauges([]string{a.waitersLine(v), a.permitsLine(v)}, v.nowS),
@@ -75,7 +75,7 @@ func (a *Analyzer) deadlockRule(v *view, _ *results.Results) (results.Verdict, b
 		ev = append(ev, fmt.Sprintf("%d agents finished before the run stopped moving", done))
 	}
 	return results.Verdict{
-		Kind: Deadlock,
+		Kind: results.Deadlock,
 		Summary: fmt.Sprintf("every running agent (%d/%d) waits on a request silent for ≥ %s and no timeout is armed: nothing can wake the run",
 			v.running, v.agents, secs(minSilence(v.silent, v.nowS))),
 		Evidence: a.withGauges(ev, v.nowS),
@@ -97,7 +97,7 @@ func (a *Analyzer) stalledRule(v *view, _ *results.Results) (results.Verdict, bo
 	ev = append(ev, fmt.Sprintf("%d of %d open requests are silent; %d agents wait in the pacer", len(v.silent), len(a.open), len(v.waiting)))
 	ev = append(ev, a.wakeLine())
 	return results.Verdict{
-		Kind: StalledStreams,
+		Kind: results.StalledStreams,
 		Summary: fmt.Sprintf("%d open stream%s received no byte for ≥ %s (longest %s) %s",
 			len(v.silent), plural(len(v.silent)), secs(minSilence(v.silent, v.nowS)), secs(v.silent[0].silenceS(v.nowS)), rest),
 		Evidence: a.withGauges(ev, v.nowS),

@@ -2,20 +2,10 @@ package diagnose
 
 import "github.com/agentsim/agentsim/results"
 
-// The verdict kinds (docs/verdicts.md §2), exactly as results.json and the exit code use them.
-const (
-	Healthy          = "healthy"
-	Slow             = "slow"
-	ServerSerialized = "server-serialized"
-	StalledStreams   = "stalled-streams"
-	PacerStarvation  = "pacer-starvation"
-	Deadlock         = "deadlock"
-	Errors           = "errors"
-)
-
 // Kinds lists the verdict kinds, from the one that explains most to the one that explains
 // least: when several apply, the first wins.
-var Kinds = []string{PacerStarvation, Deadlock, StalledStreams, ServerSerialized, Errors, Slow, Healthy}
+var Kinds = []results.VerdictKind{results.PacerStarvation, results.Deadlock, results.StalledStreams,
+	results.ServerSerialized, results.Errors, results.Slow, results.Healthy}
 
 // rule is one verdict's test: the verdict and true when it applies.
 type rule func(v *view, r *results.Results) (results.Verdict, bool)

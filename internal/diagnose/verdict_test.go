@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // judged replays w up to at (0: its last record) and returns the verdict.
-func judged(w *world, cfg Config, at float64) (verdictKind, summary string, evidence []string) {
+func judged(w *world, cfg Config, at float64) (verdictKind results.VerdictKind, summary string, evidence []string) {
 	if at == 0 {
 		at = lastTime(w)
 	}
@@ -27,7 +28,7 @@ func lastTime(w *world) float64 {
 
 func TestVerdict(t *testing.T) {
 	type want struct {
-		kind     string
+		kind     results.VerdictKind
 		summary  []string // substrings of the summary
 		evidence []string // substrings, each found in some evidence line
 		absent   []string // substrings found in no evidence line
@@ -41,7 +42,7 @@ func TestVerdict(t *testing.T) {
 		// evidence and the server's idle decode beside them.
 		name:  "wedge starves the pacer",
 		world: wedgeStarvation,
-		want: want{kind: PacerStarvation,
+		want: want{kind: results.PacerStarvation,
 			summary: []string{"14/30 agents starved in the pacer for up to 590 s", "all 16 permits were held by requests that had received no byte for ≥ 600 s"},
 			evidence: []string{"14/30 agents have waited in the pacer for 590 s (agents 16, 17, 18, 19, 20, 21, 22, 23 and 6 more)",
 				"16 of 16 permits held: 16 by requests silent for ≥ 120 s, 0 leaked, 0 by work still moving (the silent ones for 600 s)",
@@ -54,7 +55,7 @@ func TestVerdict(t *testing.T) {
 		// the run.
 		name:  "all wedged, no timeouts",
 		world: func() (*world, Config, float64) { return allWedged(false) },
-		want: want{kind: Deadlock,
+		want: want{kind: results.Deadlock,
 			summary:  []string{"every running agent (30/30) waits on a request silent for ≥ 300 s and no timeout is armed"},
 			evidence: []string{"30/30 running agents are inside requests that have received no byte for ≥ 300 s (longest 300 s); none waits in the pacer", "request a0-r1-0 (agent 0, permit 1): no byte for 300 s"}},
 	}, {
@@ -62,7 +63,7 @@ func TestVerdict(t *testing.T) {
 		// requests. Until they do the streams are stalled.
 		name:  "all wedged, timeouts armed",
 		world: func() (*world, Config, float64) { return allWedged(true) },
-		want: want{kind: StalledStreams,
+		want: want{kind: results.StalledStreams,
 			summary:  []string{"30 open streams received no byte for ≥ 300 s (longest 300 s) and nothing else has moved for 300 s either"},
 			evidence: []string{"timeouts are armed: the silent requests will end when they fire", "30 of 30 open requests are silent; 0 agents wait in the pacer"}},
 	}, {
@@ -70,7 +71,7 @@ func TestVerdict(t *testing.T) {
 		// show up as failures, by class.
 		name:  "wedge recovered by idle timeouts",
 		world: wedgeIdleTimeout,
-		want: want{kind: Errors,
+		want: want{kind: results.Errors,
 			summary:  []string{"16 of 48 finished requests failed (33.3 %)"},
 			evidence: []string{"16 of 48 requests failed: 16 timeout_idle", "16 retries", "rounds: 32 completed, 0 failed"}},
 	}, {
@@ -78,7 +79,7 @@ func TestVerdict(t *testing.T) {
 		// request in flight. The leaked permits are named.
 		name:  "leak on timeout",
 		world: leakOnTimeout,
-		want: want{kind: PacerStarvation,
+		want: want{kind: results.PacerStarvation,
 			summary: []string{"6/6 agents starved in the pacer for up to 299 s while all 4 permits were leaked by requests that ended without releasing them"},
 			evidence: []string{"permit 1 (agent 0) leaked at t=31 s: its request ended without releasing it; held for 299 s",
 				"permit 4 (agent 3) leaked at t=31 s", "4 of 4 permits held: 0 by requests silent for ≥ 120 s, 4 leaked",
@@ -88,7 +89,7 @@ func TestVerdict(t *testing.T) {
 		// of holder are named.
 		name:  "leaks and wedge",
 		world: leakAndWedge,
-		want: want{kind: PacerStarvation,
+		want: want{kind: results.PacerStarvation,
 			summary: []string{"4/6 agents starved in the pacer for up to 299 s while all 4 permits were held by 2 requests silent for ≥ 250 s and 2 leaked permits"},
 			evidence: []string{"request a2-r1-0 (agent 2, permit 3): no byte for 250 s", "permit 2 (agent 1) leaked at t=31 s",
 				"timeouts are armed: the silent requests will end when they fire"}},
@@ -97,13 +98,13 @@ func TestVerdict(t *testing.T) {
 		// stuck; the summary says nothing has finished.
 		name:  "wedge, too early to tell",
 		world: func() (*world, Config, float64) { w, c, _ := wedgeStarvation(); return w, c, 150 },
-		want: want{kind: Healthy,
+		want: want{kind: results.Healthy,
 			summary: []string{"no request has finished yet after 150 s: 16 in flight, last byte or request end 50 s ago"}},
 	}, {
 		// One wedged stream among requests that keep completing: stalled-streams, named.
 		name:  "one stream stalled",
 		world: oneStalled,
-		want: want{kind: StalledStreams,
+		want: want{kind: results.StalledStreams,
 			summary:  []string{"1 open stream received no byte for ≥ 250 s (longest 250 s) while the rest of the run still moves"},
 			evidence: []string{"request a3-r1-0 (agent 3, permit 46): no byte for 250 s, sent 299 s ago, 940 chunks received"}},
 	}, {
@@ -111,35 +112,35 @@ func TestVerdict(t *testing.T) {
 		// slow, not starved; the wedged ten are stalled streams.
 		name:  "wedge with the pacer still turning",
 		world: partlyWedged,
-		want: want{kind: StalledStreams,
+		want: want{kind: results.StalledStreams,
 			summary:  []string{"10 open streams received no byte for ≥ 250 s"},
 			evidence: []string{"10 of 16 open requests are silent; 14 agents wait in the pacer"}},
 	}, {
 		// A slots pacer that leaves agents waiting while permits are free starves them.
 		name:  "lost wake-up",
 		world: lostWakeUp,
-		want: want{kind: PacerStarvation,
+		want: want{kind: results.PacerStarvation,
 			summary:  []string{"3/4 agents starved in the pacer for up to 199 s while only 0 of 4 permits were held (a lost wake-up)"},
 			evidence: []string{"invariant broken (no agent waits while a permit is free) in 264 samples: first at t=2.2 s 3 agents waited in the pacer while only 1 of 4 permits were in use (a lost wake-up)"}},
 	}, {
 		// A serialising server with its gauge: decode_running never above 1.
 		name:  "serialized, with gauges",
 		world: func() (*world, Config, float64) { return serialized(8, 400, true) },
-		want: want{kind: ServerSerialized,
+		want: want{kind: results.ServerSerialized,
 			summary:  []string{"requests in flight on average but the server progresses one at a time"},
 			evidence: []string{"server view: decode_running max = 1, mean 1.00 over 533 samples", "harness view: in 533 of 533 samples with ≥ 4 open streams at most 1 stream received output in the last 1.0 s"}},
 	}, {
 		// The same without any server gauge: the harness's own view decides.
 		name:  "serialized, no gauges",
 		world: func() (*world, Config, float64) { return serialized(8, 400, false) },
-		want: want{kind: ServerSerialized,
+		want: want{kind: results.ServerSerialized,
 			evidence: []string{"server view: no decode_running gauge", "harness view: in 533 of 533 samples"}},
 	}, {
 		// 30 agents behind one decode slot: queued requests go silent for minutes, but
 		// serialisation explains them (no output yet), so the verdict is server-serialized.
 		name:  "serialized, long queue",
 		world: func() (*world, Config, float64) { return serialized(30, 900, false) },
-		want: want{kind: ServerSerialized,
+		want: want{kind: results.ServerSerialized,
 			evidence: []string{"queued requests have received no output for ≥ 1"}},
 	}, {
 		// A decode_running gauge stuck at 1 while the harness sees many streams progress at
@@ -150,12 +151,12 @@ func TestVerdict(t *testing.T) {
 			w.gauges = decodeRunning(func(float64) float64 { return 1 })
 			return w, cfg, 0
 		},
-		want: want{kind: Healthy},
+		want: want{kind: results.Healthy},
 	}, {
 		// 20 % of requests fail: errors, by class and status.
 		name:  "20% errors",
 		world: func() (*world, Config, float64) { w, c := withErrors(); return w, c, 0 },
-		want: want{kind: Errors,
+		want: want{kind: results.Errors,
 			summary:  []string{"10 of 50 finished requests failed (20.0 %)"},
 			evidence: []string{"10 of 50 requests failed: 6 http_status 429, 4 error_frame"}},
 	}, {
@@ -163,7 +164,7 @@ func TestVerdict(t *testing.T) {
 		// Little's law says the latency is inherent to the load.
 		name:  "ocbrowse slow",
 		world: func() (*world, Config, float64) { w, c := parallel(30, 4, 175, 3750); return w, c, 0 },
-		want: want{kind: Slow,
+		want: want{kind: results.Slow,
 			summary: []string{"mean latency 175 s (p50 175 s) over 120 requests, inherent to the load"},
 			evidence: []string{"Little's law: 29.8 requests in flight × 3750 output tokens per request ÷ 639 tok/s aggregate = 175 s expected; measured mean latency 175 s",
 				"the latency is inherent to the load (measured within ±50 % of expected): 29.8 requests share 639 tok/s, about 21 tok/s each"}},
@@ -171,7 +172,7 @@ func TestVerdict(t *testing.T) {
 		// smoke-like: a few short rounds, all fine.
 		name:  "smoke healthy",
 		world: func() (*world, Config, float64) { w, c := smoke(); return w, c, 0 },
-		want: want{kind: Healthy,
+		want: want{kind: results.Healthy,
 			summary:  []string{"8 rounds completed, 8 requests ok, p50 latency 6.0 s"},
 			evidence: []string{"requests: 8 sent, 8 ok, 0 errors, 0 timeouts, 0 cancelled, 0 in flight"},
 			absent:   []string{"invariant broken"}},
@@ -223,13 +224,13 @@ func TestPastStallInEvidence(t *testing.T) {
 		{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"},
 		{TS: 3, Kind: events.FirstReasoning, Request: "a0-r1-0"},
 		{TS: 201, Kind: events.Done, Request: "a0-r1-0", LatencyS: 200, TTFTS: 2, CompletionTokens: 1000, MaxGapS: 150},
-		{TS: 201, Kind: events.RoundDone, Outcome: "ok"},
+		{TS: 201, Kind: events.RoundDone, Outcome: events.RoundOK},
 		{TS: 201, Kind: events.AgentDone},
 	} {
 		a.Event(e)
 	}
 	v := a.Verdict(201)
-	assert.Equal(t, Slow, v.Kind, "%s %v", v.Summary, v.Evidence)
+	assert.Equal(t, results.Slow, v.Kind, "%s %v", v.Summary, v.Evidence)
 	assert.Contains(t, strings.Join(v.Evidence, "\n"), "1 request went ≥ 120 s without a byte before ending")
 	assert.Contains(t, strings.Join(v.Evidence, "\n"), "Little's law: 1.0 requests in flight × 1000 output tokens per request ÷ 5.0 tok/s aggregate = 200 s expected; measured mean latency 200 s")
 }
@@ -253,7 +254,7 @@ func TestRoleChunkIsNoOutput(t *testing.T) {
 		{Request: "a1-r1-0", Agent: 1, SentAgoS: 199, SinceLastByteS: 190, Chunks: 40},
 	}})
 	v := a.Verdict(200)
-	require.Equal(t, StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	require.Equal(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
 	assert.Contains(t, v.Evidence, "request a0-r1-0 (agent 0): no byte for 199 s, sent 199 s ago, no output token received")
 	assert.Contains(t, v.Evidence, "request a1-r1-0 (agent 1): no byte for 190 s, sent 199 s ago, 40 chunks received")
 }

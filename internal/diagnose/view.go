@@ -3,6 +3,8 @@ package diagnose
 import (
 	"cmp"
 	"slices"
+
+	"github.com/agentsim/agentsim/events"
 )
 
 // view is who waits on what at one instant: the facts every verdict rule and the watchdog
@@ -53,13 +55,13 @@ func (a *Analyzer) view(nowS float64) *view {
 func (a *Analyzer) viewAgents(v *view) {
 	for id, ag := range a.agents {
 		switch {
-		case ag.state == stateDone:
+		case ag.state == events.StateDone:
 			continue
-		case timed(ag.state):
+		case ag.state.Timed():
 			v.timed = append(v.timed, id)
-		case ag.state == statePacerWait:
+		case ag.state == events.StatePacerWait:
 			v.waiting = append(v.waiting, waiter{agent: id, waitS: v.nowS - ag.sinceS})
-		case ag.state == stateRequesting:
+		case ag.state == events.StateRequesting:
 			if r := a.open[ag.request]; r != nil && r.silenceS(v.nowS) >= a.stallS {
 				v.silentRequesting++
 			}

@@ -29,7 +29,7 @@ type world struct {
 
 // phase is an agent state over [from, to).
 type phase struct {
-	state    string
+	state    events.State
 	from, to float64
 }
 
@@ -70,7 +70,7 @@ type actor struct {
 func (w *world) agent(id int, start float64) *actor {
 	a := &actor{w: w, id: id}
 	a.emit(events.Event{Kind: events.AgentStart})
-	a.phase(stateStarting, start)
+	a.phase(events.StateStarting, start)
 	return a
 }
 
@@ -83,7 +83,7 @@ func (a *actor) emit(e events.Event) {
 }
 
 // phase puts the agent in state for d seconds (inf: for ever) and advances its time.
-func (a *actor) phase(state string, d float64) {
+func (a *actor) phase(state events.State, d float64) {
 	if d > 0 {
 		a.w.phases[a.id] = append(a.w.phases[a.id], phase{state: state, from: a.t, to: a.t + d})
 	}
@@ -95,7 +95,7 @@ func (a *actor) read(d float64) *actor {
 	a.rnd++
 	a.attempt = 0
 	a.emit(events.Event{Kind: events.RoundStart})
-	a.phase(stateReading, d)
+	a.phase(events.StateReading, d)
 	a.emit(events.Event{Kind: events.ReadDone, ReadTokens: 1000})
 	return a
 }
@@ -103,7 +103,7 @@ func (a *actor) read(d float64) *actor {
 // wait waits d seconds in the pacer (inf: for ever), then takes a permit.
 func (a *actor) wait(d float64) *actor {
 	a.emit(events.Event{Kind: events.PacerWait})
-	a.phase(statePacerWait, d)
+	a.phase(events.StatePacerWait, d)
 	if math.IsInf(d, 1) {
 		return a
 	}
@@ -142,7 +142,7 @@ func (a *actor) call(c call) *actor {
 	a.emit(events.Event{Kind: events.RequestSent, Request: r.id, Attempt: attempt, ContextTokens: 20000})
 	a.at(r.headers, events.Event{Kind: events.Headers, Request: r.id})
 	a.at(r.first, events.Event{Kind: events.FirstReasoning, Request: r.id})
-	a.phase(stateRequesting, c.dur)
+	a.phase(events.StateRequesting, c.dur)
 	if !math.IsInf(c.dur, 1) {
 		a.emit(terminal(c, r))
 	}
@@ -173,7 +173,7 @@ func terminal(c call, r *wreq) events.Event {
 // backoff waits d seconds before a retry, keeping the permit.
 func (a *actor) backoff(d float64) *actor {
 	a.emit(events.Event{Kind: events.Retry, BackoffS: d})
-	a.phase(stateBackoff, d)
+	a.phase(events.StateBackoff, d)
 	return a
 }
 
@@ -193,12 +193,12 @@ func (a *actor) release(leaked bool) *actor {
 
 // roundDone ends the round and thinks for d seconds.
 func (a *actor) roundDone(ok bool, think float64) *actor {
-	outcome := "failed"
+	outcome := events.RoundFailed
 	if ok {
-		outcome = "ok"
+		outcome = events.RoundOK
 	}
 	a.emit(events.Event{Kind: events.RoundDone, Outcome: outcome})
-	a.phase(stateThinking, think)
+	a.phase(events.StateThinking, think)
 	return a
 }
 
@@ -210,7 +210,7 @@ func (a *actor) round(read, wait float64, c call, think float64) *actor {
 // done ends the agent.
 func (a *actor) done() {
 	a.emit(events.Event{Kind: events.AgentDone})
-	a.phase(stateDone, inf)
+	a.phase(events.StateDone, inf)
 }
 
 // sorted returns the events in time order (stable: script order at equal times).
@@ -231,7 +231,7 @@ func (w *world) samples(until float64) []events.Sample {
 
 // sample is what the harness would record at t.
 func (w *world) sample(t float64) events.Sample {
-	s := events.Sample{TS: t, Agents: map[string]int{}}
+	s := events.Sample{TS: t, Agents: map[events.State]int{}}
 	if w.gauges != nil {
 		s.Server = w.gauges(t)
 	}
@@ -254,7 +254,7 @@ func (w *world) sample(t float64) events.Sample {
 	for id := range w.phases {
 		st := w.state(id, t)
 		s.Agents[st.state]++
-		if st.state == statePacerWait {
+		if st.state == events.StatePacerWait {
 			s.Pacer.Waiters = append(s.Pacer.Waiters, events.Waiter{Agent: id, WaitS: t - st.from})
 		}
 	}

@@ -6,19 +6,21 @@ package scrape
 
 import (
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/agentsim/agentsim/events"
 )
 
-// The canonical gauges (docs/files.md §2).
+// The canonical gauges are part of the samples.jsonl schema, so they are named in events.
 const (
-	DecodeRunning   = "decode_running"
-	PrefillInflight = "prefill_inflight"
-	Queued          = "queued"
-	KVUsage         = "kv_usage"  // fraction 0–1
-	GenTokS         = "gen_tok_s" // output tokens per second
+	DecodeRunning   = events.DecodeRunning
+	PrefillInflight = events.PrefillInflight
+	Queued          = events.Queued
+	KVUsage         = events.KVUsage
+	GenTokS         = events.GenTokS
 )
 
 // Canonical lists the canonical gauge names in report order.
-var Canonical = []string{DecodeRunning, PrefillInflight, Queued, KVUsage, GenTokS}
+var Canonical = events.Gauges
 
 // source is one way to read a canonical gauge: the sum of one or more metric families, or
 // the per-second rate of a counter. engine filters by the engine_type label when present.

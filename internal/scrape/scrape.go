@@ -17,8 +17,8 @@ import (
 	"github.com/agentsim/agentsim/clock"
 )
 
-// Sample is one scrape of every URL, mapped to canonical gauges.
-type Sample struct {
+// Reading is one scrape of every URL, mapped to canonical gauges.
+type Reading struct {
 	// Gauges holds the canonical gauges that were found.
 	Gauges map[string]float64
 	// Errors lists URLs that could not be read this time, with why.
@@ -53,10 +53,10 @@ func New(urls []string, client *http.Client, clk *clock.Clock) *Scraper {
 		found: map[string]string{}, failed: map[string]string{}, counter: map[string]counterPoint{}}
 }
 
-// Scrape reads every URL once. A URL that fails is reported in Sample.Errors; the others still
+// Scrape reads every URL once. A URL that fails is reported in Reading.Errors; the others still
 // count. With several URLs, a gauge is read from the first URL that has it.
-func (s *Scraper) Scrape(ctx context.Context) Sample {
-	out := Sample{Gauges: map[string]float64{}}
+func (s *Scraper) Scrape(ctx context.Context) Reading {
+	out := Reading{Gauges: map[string]float64{}}
 	for _, u := range s.urls {
 		families, err := s.fetch(ctx, u)
 		if err != nil {
@@ -183,11 +183,4 @@ func (s *Scraper) Found() string {
 		line += "; not found: " + strings.Join(missing, ", ")
 	}
 	return line
-}
-
-// Available reports whether any canonical gauge has been read.
-func (s *Scraper) Available() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.found) > 0
 }

@@ -125,7 +125,7 @@ func TestMissingMetricsEndpoint(t *testing.T) {
 	got := s.Scrape(t.Context())
 	assert.Empty(t, got.Gauges)
 	require.Len(t, got.Errors, 1)
-	assert.False(t, s.Available())
+	assert.Empty(t, s.found, "no canonical gauge read")
 	assert.Equal(t, "server metrics: not available (GET "+url+" → 404)", s.Found())
 }
 

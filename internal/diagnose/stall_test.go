@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
 )
 
-// watchEach replays w up to until as the harness does live — events as they happen, Watch
+// watchEach replays w up to until as the harness does live — events as they happen, Stall
 // after every sample — and returns the statuses with their times.
-func watchEach(w *world, cfg Config, until float64) (times []float64, statuses []Status) {
+func watchEach(w *world, cfg Config, until float64) (times []float64, statuses []Stall) {
 	a := New(cfg)
 	evs := w.sorted()
 	i := 0
@@ -22,7 +23,7 @@ func watchEach(w *world, cfg Config, until float64) (times []float64, statuses [
 		}
 		a.Sample(s)
 		times = append(times, s.TS)
-		statuses = append(statuses, a.Watch(s.TS))
+		statuses = append(statuses, a.Stall(s.TS))
 	}
 	return times, statuses
 }
@@ -49,7 +50,7 @@ func TestWatchWarnsOncePerEpisode(t *testing.T) {
 		if st.Hang {
 			hung = append(hung, times[i])
 		}
-		assert.False(t, st.NothingCanWake, "Watch(%s) = %+v: a timeout is armed", secs(times[i]), st)
+		assert.False(t, st.NothingCanWake, "Stall(%s) = %+v: a timeout is armed", secs(times[i]), st)
 	}
 	// One warning per silence: 120 s after the last byte at t=11 s and at t=312 s.
 	require.Len(t, warned, 2, "warnings at %v", warned)
@@ -64,12 +65,12 @@ func TestWatchWarnsOncePerEpisode(t *testing.T) {
 func TestWatchNoProgress(t *testing.T) {
 	w, cfg, _ := wedgeStarvation()
 	a := w.feed(cfg, 700)
-	st := a.Watch(700)
-	assert.InDelta(t, 600, st.NoProgressS, 1e-6, "Watch(700 s).NoProgressS: the last byte was at t=100 s")
-	assert.True(t, st.Warn, "first Watch of the episode warns")
+	st := a.Stall(700)
+	assert.InDelta(t, 600, st.NoProgressS, 1e-6, "Stall(700 s).NoProgressS: the last byte was at t=100 s")
+	assert.True(t, st.Warn, "first Stall of the episode warns")
 	assert.True(t, st.Hang, "600 s without progress reaches hang_after")
 	assert.Contains(t, st.Message, "16 silent for ≥ 120 s (longest 600 s); 14 agents waiting in the pacer (longest 590 s)")
-	assert.False(t, a.Watch(700.75).Warn, "a second Watch in the same episode does not warn again")
+	assert.False(t, a.Stall(700.75).Warn, "a second Stall in the same episode does not warn again")
 }
 
 // wedgedWith is allWedged(false) for 29 agents plus agent 29 doing what extra scripts.
@@ -125,8 +126,8 @@ func TestNothingCanWake(t *testing.T) {
 			if at == 0 {
 				at = lastTime(w)
 			}
-			st := w.feed(cfg, at).Watch(at)
-			assert.Equal(t, c.want, st.NothingCanWake, "Watch(%s) = %+v", secs(at), st)
+			st := w.feed(cfg, at).Stall(at)
+			assert.Equal(t, c.want, st.NothingCanWake, "Stall(%s) = %+v", secs(at), st)
 			if st.NothingCanWake {
 				assert.Contains(t, st.Message, "nothing can wake the run (no progress for ")
 			}
@@ -144,8 +145,8 @@ func TestVerdictWhenNothingCanWake(t *testing.T) {
 	w.agent(2, 0).read(197).wait(inf)
 	cfg := Config{Agents: 3, PacerKind: "slots", PacerSlots: 2}
 	a := w.feed(cfg, 250)
-	require.True(t, a.Watch(250).NothingCanWake)
+	require.True(t, a.Stall(250).NothingCanWake)
 	v := a.Verdict(250)
-	assert.Equal(t, PacerStarvation, v.Kind, "%s: %v", v.Summary, v.Evidence)
+	assert.Equal(t, results.PacerStarvation, v.Kind, "%s: %v", v.Summary, v.Evidence)
 	assert.Contains(t, v.Summary, "1/3 agents starved in the pacer for up to 53 s while all 2 permits were held by requests that had received no byte for ≥ 239 s")
 }

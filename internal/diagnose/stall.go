@@ -5,12 +5,13 @@ import (
 	"strings"
 )
 
-// Status is the live watchdog's reading of the run at one instant.
-type Status struct {
+// Stall is how long the run has gone without progress at one instant, and what the live
+// watchdog should do about it.
+type Stall struct {
 	// NoProgressS is the time since any byte flowed or any request ended, in simulated
 	// seconds (since the run started when nothing has flowed yet).
 	NoProgressS float64
-	// Warn is true on the first Watch of a stall episode, when NoProgressS has reached
+	// Warn is true on the first Stall call of a stall episode, when NoProgressS has reached
 	// StallAfter while agents still run: print the warning then, once. An episode ends when
 	// progress resumes.
 	Warn bool
@@ -26,11 +27,11 @@ type Status struct {
 	Message string
 }
 
-// Watch reads the run at simulated time nowS for the live watchdog. Unlike Verdict it
+// Stall reads the run at simulated time nowS for the live watchdog. Unlike Verdict it
 // remembers one thing: whether the current stall episode was already warned about.
-func (a *Analyzer) Watch(nowS float64) Status {
+func (a *Analyzer) Stall(nowS float64) Stall {
 	v := a.view(nowS)
-	st := Status{NoProgressS: nowS - a.lastProgressS, NothingCanWake: a.nothingCanWake(v)}
+	st := Stall{NoProgressS: nowS - a.lastProgressS, NothingCanWake: a.nothingCanWake(v)}
 	pending := v.running > 0
 	if pending && st.NoProgressS >= a.stallS && a.warnedFor != a.lastProgressS {
 		st.Warn = true
@@ -42,7 +43,7 @@ func (a *Analyzer) Watch(nowS float64) Status {
 }
 
 // message describes the watch in one line.
-func (a *Analyzer) message(v *view, st Status) string {
+func (a *Analyzer) message(v *view, st Stall) string {
 	var b strings.Builder
 	switch {
 	case st.NothingCanWake:

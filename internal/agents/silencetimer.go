@@ -8,17 +8,17 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/policy"
 )
 
-// watchdog enforces the TTFT and idle timeouts of one call with a single timer that cancels
+// silenceTimer enforces the TTFT and idle timeouts of one call with a single timer that cancels
 // the call's context with a cause naming the timeout.
 //
 // The read path only records progress (two atomic stores); the timer is re-armed lazily:
 // when it fires early because data arrived meanwhile, it sets itself for the remaining time.
 // That is exact because, once the first data frame has re-armed it, the deadline only ever
 // moves later: chunks push the idle deadline on, and the first token removes the TTFT one.
-type watchdog struct {
+type silenceTimer struct {
 	clk    *clock.Clock
 	sent   time.Time
 	ttft   time.Duration // 0: none
@@ -33,8 +33,8 @@ type watchdog struct {
 	done  bool
 }
 
-// start begins watching a request sent at sent; to.Request is not the watchdog's concern.
-func (w *watchdog) start(clk *clock.Clock, sent time.Time, to pacer.Timeouts, cancel context.CancelCauseFunc) {
+// start begins watching a request sent at sent; to.Request is not the silenceTimer's concern.
+func (w *silenceTimer) start(clk *clock.Clock, sent time.Time, to policy.Timeouts, cancel context.CancelCauseFunc) {
 	w.clk, w.sent, w.ttft, w.idle, w.cancel = clk, sent, to.TTFT, to.Idle, cancel
 	w.last.Store(-1)
 	if w.ttft > 0 {
@@ -46,7 +46,7 @@ func (w *watchdog) start(clk *clock.Clock, sent time.Time, to pacer.Timeouts, ca
 }
 
 // chunk records a data frame arriving at now.
-func (w *watchdog) chunk(now time.Time) {
+func (w *silenceTimer) chunk(now time.Time) {
 	first := w.last.Load() < 0
 	w.last.Store(int64(now.Sub(w.sent)))
 	if first && w.idle > 0 {
@@ -61,10 +61,10 @@ func (w *watchdog) chunk(now time.Time) {
 }
 
 // gotToken records the first token; the TTFT timeout no longer applies.
-func (w *watchdog) gotToken() { w.token.Store(true) }
+func (w *silenceTimer) gotToken() { w.token.Store(true) }
 
 // arm sets the timer to fire after the simulated duration d. The caller holds mu.
-func (w *watchdog) arm(d time.Duration) {
+func (w *silenceTimer) arm(d time.Duration) {
 	if w.timer == nil {
 		w.timer = w.clk.AfterFunc(d, w.fire)
 		return
@@ -73,7 +73,7 @@ func (w *watchdog) arm(d time.Duration) {
 }
 
 // fire runs on the timer's goroutine: cancel the call if a deadline has passed, else re-arm.
-func (w *watchdog) fire() {
+func (w *silenceTimer) fire() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.done {
@@ -96,7 +96,7 @@ func (w *watchdog) fire() {
 }
 
 // deadline returns the earliest pending deadline and which timeout it belongs to.
-func (w *watchdog) deadline() (time.Time, TimeoutKind, bool) {
+func (w *silenceTimer) deadline() (time.Time, TimeoutKind, bool) {
 	at, kind := time.Time{}, NoTimeout
 	if w.ttft > 0 && !w.token.Load() {
 		at, kind = w.sent.Add(w.ttft), TimeoutTTFT
@@ -110,7 +110,7 @@ func (w *watchdog) deadline() (time.Time, TimeoutKind, bool) {
 }
 
 // stop ends the watch; the timer will not fire or re-arm afterwards.
-func (w *watchdog) stop() {
+func (w *silenceTimer) stop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.done = true

@@ -7,29 +7,42 @@ import (
 	"github.com/agentsim/agentsim/pacer"
 )
 
-// observer records a request's milestones as events and keeps its board stream's last-byte
-// time current; Chunk is on the per-chunk path and only touches atomics.
-type observer struct {
-	a      *Agent
-	round  int
-	id     string
-	stream *Stream
+// Tap receives a request as it ends: the agent that sent it, its result and the arrival of each
+// of its data frames ([DONE] included), in simulated time. It is called on the agent's
+// goroutine, after the request's terminal event is recorded.
+type Tap func(agent int, res Result, frames []time.Time)
+
+// requestLog records a request's milestones as events and keeps its board stream's last-byte
+// time current; Chunk is on the per-chunk path and only touches atomics, and keeps the
+// frames' arrival times only for a Tap.
+type requestLog struct {
+	a          *Agent
+	round      int
+	id         string
+	stream     *Stream
+	keepFrames bool
+	frames     []time.Time
 }
 
-func (o *observer) Headers(t time.Time) {
+func (o *requestLog) Headers(t time.Time) {
 	o.stream.Byte(t)
 	o.a.record(events.Event{Kind: events.Headers, Round: o.round, Request: o.id})
 }
 
-func (o *observer) FirstReasoning(time.Time) {
+func (o *requestLog) FirstReasoning(time.Time) {
 	o.a.record(events.Event{Kind: events.FirstReasoning, Round: o.round, Request: o.id})
 }
 
-func (o *observer) FirstContent(time.Time) {
+func (o *requestLog) FirstContent(time.Time) {
 	o.a.record(events.Event{Kind: events.FirstContent, Round: o.round, Request: o.id})
 }
 
-func (o *observer) Chunk(t time.Time) { o.stream.Chunk(t) }
+func (o *requestLog) Chunk(t time.Time) {
+	o.stream.Chunk(t)
+	if o.keepFrames {
+		o.frames = append(o.frames, t)
+	}
+}
 
 // terminalEvent is the one event that ends a request.
 func terminalEvent(r Result, round int, id string, attempt int) events.Event {

@@ -1,0 +1,29 @@
+package events
+
+// RoundOutcome is how an agent round ended: the `outcome` field of a round_done event.
+type RoundOutcome string
+
+// The round outcomes.
+const (
+	// RoundOK: the round's request succeeded (after retries, if any).
+	RoundOK RoundOutcome = "ok"
+	// RoundFailed: the round's last attempt failed; the event's Class says how.
+	RoundFailed RoundOutcome = "failed"
+)
+
+// RequestOutcome is how the request behind a pacer permit ended, as the pacer was told on
+// release: the `request_outcome` field of a release event.
+type RequestOutcome string
+
+// The request outcomes. Each matches one terminal event kind: done, timeout, error,
+// cancelled.
+const (
+	// RequestSuccess: the response ended normally.
+	RequestSuccess RequestOutcome = "success"
+	// RequestTimeout: the harness gave up on the request (whole-request, TTFT or idle timeout).
+	RequestTimeout RequestOutcome = "timeout"
+	// RequestError: the server or the transport failed the request.
+	RequestError RequestOutcome = "error"
+	// RequestCancelled: the harness cancelled the request (the run is stopping).
+	RequestCancelled RequestOutcome = "cancelled"
+)

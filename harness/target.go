@@ -1,0 +1,39 @@
+package harness
+
+import "github.com/agentsim/agentsim/results"
+
+// Target is the server a run talks to and how to reach it.
+type Target struct {
+	// URL is the server's base URL, http://host:port; requests go to URL/v1/….
+	URL string
+	// Kind says whether the server is agentsim's embedded simulator or an external one.
+	Kind results.ServerKind
+	// Profile and Faults name the embedded simulator's profile and active faults; empty for
+	// an external server.
+	Profile string
+	Faults  []string
+	// APIKey is sent as a bearer token when set; it is redacted in config.yaml and never
+	// printed.
+	APIKey string
+	// MetricsURLs are the Prometheus /metrics URLs scraped every sample interval (empty:
+	// URL/metrics).
+	MetricsURLs []string
+}
+
+// Server describes the target as results.json records it; what its gauges showed is the
+// run's to fill in.
+func (t Target) Server() results.Server {
+	return results.Server{URL: t.URL, Kind: t.Kind, Profile: t.Profile, Fault: t.Faults}
+}
+
+// String describes the target in one line: its URL, or for the embedded simulator its profile
+// and faults.
+func (t Target) String() string { return t.Server().String() }
+
+// metricsURLs returns the URLs to scrape: MetricsURLs, or the server's own /metrics.
+func (t Target) metricsURLs() []string {
+	if len(t.MetricsURLs) > 0 {
+		return t.MetricsURLs
+	}
+	return []string{t.URL + "/metrics"}
+}

@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/scrape"
+)
+
+// live prints the harness's samples as they are taken: the server-metrics line before the first
+// sample of the run, then, outside a sweep, one line per sample. Its calls come one at a time,
+// from the harness's sampler.
+type live struct {
+	out   io.Writer
+	sweep bool
+	shown bool // the server-metrics line has been printed
+}
+
+func (l *live) sample(s events.Sample, metrics string) {
+	if !l.shown {
+		fmt.Fprintln(l.out, metrics)
+		l.shown = true
+	}
+	if !l.sweep {
+		fmt.Fprintln(l.out, SampleLine(s.TS, s))
+	}
+}
+
+// lineGauges are the server gauges a sample line shows, in order, with their formats.
+var lineGauges = []struct{ name, format string }{
+	{scrape.DecodeRunning, "%.1f"}, {scrape.PrefillInflight, "%.1f"},
+	{scrape.Queued, "%.1f"}, {scrape.KVUsage, "%.3f"},
+}
+
+// SampleLine renders a sample at tS simulated seconds into its test in the incident's shape,
+// "t= 2.3s decode_running=16.0 prefill_inflight=16.0", followed by queued and kv_usage (a
+// fraction 0–1) when the server has them. When the server exposes none of these gauges the
+// line shows the client's view instead: "t= 2.3s in_flight=16 chunks=412".
+func SampleLine(tS float64, s events.Sample) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "t=%4.1fs", tS)
+	shown := 0
+	for _, g := range lineGauges {
+		if v, ok := s.Server[g.name]; ok {
+			fmt.Fprintf(&b, " %s="+g.format, g.name, v)
+			shown++
+		}
+	}
+	if shown == 0 {
+		fmt.Fprintf(&b, " in_flight=%d chunks=%d", s.InFlight, s.ChunksIn)
+	}
+	return b.String()
+}
