@@ -64,6 +64,10 @@ func TestBadInputExits2(t *testing.T) {
 		{"fault parameter without fault", []string{"run", "--workload", "smoke", "--sim-fault-param", "fraction=0.5"},
 			[]string{`--sim-fault-param "fraction=0.5"`}, []string{" --fault-param"}},
 		{"unknown fault", []string{"run", "--workload", "smoke", "--sim-fault", "dropp"}, []string{`--sim-fault "dropp"`}, []string{" --fault "}},
+		{"unknown profile", []string{"run", "--workload", "smoke", "--sim-profile", "bogus"},
+			[]string{`--sim-profile: "bogus" is not allowed: want one of dsv4-pd`}, nil},
+		{"simulator and workload problems together", []string{"run", "--workload", "smoke", "--sim-fault", "dropp", "--agents", "0"},
+			[]string{"2 problems", `--sim-fault "dropp"`, "agents: 0"}, nil},
 		// URLs get a hint when their scheme is missing, and never show credentials.
 		{"server without scheme", []string{"run", "--workload", "smoke", "--server", "127.0.0.1:31002"},
 			[]string{`--server: "127.0.0.1:31002" is not allowed`, "http://127.0.0.1:31002"}, nil},

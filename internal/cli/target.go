@@ -17,6 +17,7 @@ import (
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -123,6 +124,17 @@ func (t targetConfig) check(flags *pflag.FlagSet) []workloads.Problem {
 	}
 	if err := clock.ValidateSpeedup(t.Speedup); err != nil {
 		add("speedup", strconv.FormatFloat(t.Speedup, 'g', -1, 64), "a number from 1 to 1000000 (times faster than wall time)")
+	}
+	if t.Server != "" {
+		return problems // the simulator's settings are refused with --server by startTarget
+	}
+	if _, err := engine.LookupProfile(t.SimProfile); err != nil {
+		add("sim-profile", strconv.Quote(t.SimProfile), "one of "+strings.Join(engine.ProfileNames(), ", "))
+	}
+	if _, err := engine.ParseFaults(t.SimFaults, t.SimFaultParams, t.SimSeed); err != nil {
+		for _, line := range strings.Split(simFlagNames(err).Error(), "\n") {
+			problems = append(problems, workloads.Problem{Key: "sim-fault", Message: line})
+		}
 	}
 	return problems
 }
