@@ -38,6 +38,9 @@ type Options struct {
 	// Ended, when set, is handed every request as it ends, with the arrival of each of its
 	// data frames (simulated time); agentsim's bench measures decode throughput from them.
 	Ended agents.Tap
+	// Reproduce, when set, is written to config.yaml's reproduce section (see
+	// workloads.Recorded): how to make the run again, free of secrets.
+	Reproduce any
 }
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept

@@ -91,7 +91,7 @@ func writeConfig(o Options) error {
 	if o.Target.APIKey != "" {
 		extra["api_key"] = o.Target.APIKey
 	}
-	b, err := o.Workload.Redacted(extra)
+	b, err := o.Workload.Recorded(extra, o.Reproduce)
 	if err != nil {
 		return fmt.Errorf("config.yaml: %w", err)
 	}
