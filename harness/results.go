@@ -11,7 +11,7 @@ import (
 func (r *run) results(interrupted bool) *results.Results {
 	w := r.o.Workload
 	res := &results.Results{
-		Command: r.o.Command, Workload: w.Name, Server: r.o.Target.Server(), Speedup: r.o.Clock.Speedup(),
+		Command: r.o.Command, Workload: w.Name, Server: r.o.Target.Server(), Speedup: r.o.Clock.Speedup(), Reproduce: r.o.Reproduce,
 		WallSeconds: r.o.Clock.WallNow().Sub(r.wallFrom).Seconds(), Interrupted: interrupted,
 	}
 	res.Server.Metrics = r.scraper.Found()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
@@ -91,7 +92,11 @@ func writeConfig(o Options) error {
 	if o.Target.APIKey != "" {
 		extra["api_key"] = o.Target.APIKey
 	}
-	b, err := o.Workload.Recorded(extra, o.Reproduce)
+	var reproduce any // a nil *Reproduction must reach Recorded as nil
+	if o.Reproduce != nil {
+		reproduce = o.Reproduce
+	}
+	b, err := o.Workload.Recorded(extra, reproduce)
 	if err != nil {
 		return fmt.Errorf("config.yaml: %w", err)
 	}
@@ -131,7 +136,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
 	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s",
-		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Target.URL)})
+		w.Name, w.Agents, w.Rounds, r.pacer, redact.URL(r.o.Target.URL))})
 	r.sample() // the state before any request
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock),

@@ -38,6 +38,8 @@ type Results struct {
 	Parts map[string]*Results `json:"parts,omitempty"`
 	// Conclusion is compare's one-line conclusion.
 	Conclusion string `json:"conclusion,omitempty"`
+	// Reproduce says how to make the run again: version, command line, seeds, simulator.
+	Reproduce *Reproduction `json:"reproduce,omitempty"`
 }
 
 // Server describes the server a run talked to and what its gauges showed.

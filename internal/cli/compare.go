@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,6 +31,7 @@ type compareConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
 	Shape    requestShape   `mapstructure:",squash"`
 	Target   targetConfig   `mapstructure:",squash"`
+	Force    bool           `mapstructure:"force"`
 }
 
 func (k *compareCmd) command() *cobra.Command {
@@ -55,6 +57,7 @@ failed, 130 interrupted.`,
 	addWorkloadFlags(f, "ocbrowse")
 	addBenchFlags(f)
 	addServerFlags(f)
+	addForceFlag(f)
 	c.Flags().AddFlagSet(f)
 	k.over.addFlags(c.Flags())
 	k.settings, k.v = f, newViper(f)
@@ -72,13 +75,18 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, "compare", time.Now())
+	if err != nil {
+		return err
+	}
 	t, err := startWith(k.start, c, cfg.Target)
 	if err != nil {
+		discard()
 		return err
 	}
 	defer t.stop()
 	k.target = cfg.Target
-	dir, out := runDir(cfg.Workload.Out, "compare"), c.OutOrStdout()
+	out := c.OutOrStdout()
 	start, wallFrom := t.clock.Now(), t.clock.WallNow()
 	fmt.Fprintf(out, "agentsim compare: synthetic bench, then %s, against %s, speedup %g\n",
 		w.Name, t.info, t.clock.Speedup())

@@ -6,48 +6,19 @@ import (
 
 	"github.com/agentsim/agentsim/internal/buildinfo"
 	"github.com/agentsim/agentsim/internal/redact"
+	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
 
-// reproduction is what a run directory records so that the run can be made again: the program,
-// the command line and environment it was given, and every setting outside the workload that
-// shaped it. The workload itself is the rest of config.yaml. No field holds a secret.
-type reproduction struct {
-	// Agentsim is the program that made the run.
-	Agentsim buildinfo.Info `yaml:"agentsim" json:"agentsim"`
-	// Command is the command line, shell-quoted, with the API key and URL credentials masked.
-	Command string `yaml:"command" json:"command"`
-	// Env lists the AGENTSIM_ variables set, as NAME=value, masked the same way.
-	Env []string `yaml:"env,omitempty" json:"env,omitempty"`
-	// Seed is the workload's seed (text, lengths, timing).
-	Seed int64 `yaml:"seed" json:"seed"`
-	// Server is "embedded" or "external".
-	Server string `yaml:"server" json:"server"`
-	// Simulator is the embedded simulator's settings; nil with an external server.
-	Simulator *simReproduction `yaml:"simulator,omitempty" json:"simulator,omitempty"`
-}
-
-// simReproduction is the embedded simulator's part of a reproduction.
-type simReproduction struct {
-	// Profile is the engine profile (--sim-profile).
-	Profile string `yaml:"profile" json:"profile"`
-	// Seed is the simulator's seed (--sim-seed).
-	Seed uint64 `yaml:"seed" json:"seed"`
-	// Speedup is how many times faster than wall time simulated time ran (--speedup).
-	Speedup float64 `yaml:"speedup" json:"speedup"`
-	// Faults are the faults injected (--sim-fault), with their parameters (--sim-fault-param).
-	Faults      []string `yaml:"faults" json:"faults"`
-	FaultParams []string `yaml:"fault_params" json:"fault_params"`
-}
-
 // newReproduction gathers a run's reproduction from its command line (args, without the
 // program name), its environment and the settings it resolved.
-func newReproduction(args, env []string, seed int64, t targetConfig, embedded bool) reproduction {
-	r := reproduction{Agentsim: buildinfo.Read(), Command: commandLine(args), Env: agentsimEnv(env),
-		Seed: seed, Server: "external"}
+func newReproduction(args, env []string, seed int64, t targetConfig, embedded bool) *results.Reproduction {
+	b := buildinfo.Read()
+	r := &results.Reproduction{Agentsim: results.Build{Version: b.Version, Revision: b.Revision, Go: b.Go}, Command: commandLine(args), Env: agentsimEnv(env),
+		Seed: seed, Server: results.External}
 	if embedded {
-		r.Server = "embedded"
-		r.Simulator = &simReproduction{Profile: t.SimProfile, Seed: t.SimSeed, Speedup: t.Speedup,
+		r.Server = results.Embedded
+		r.Simulator = &results.SimulatorSettings{Profile: t.SimProfile, Seed: t.SimSeed, Speedup: t.Speedup,
 			Faults: nonNil(t.SimFaults), FaultParams: nonNil(t.SimFaultParams)}
 	}
 	return r

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -61,7 +60,7 @@ verdict, 130 interrupted.`,
 	}
 	r.settings = pflag.NewFlagSet("run", pflag.ContinueOnError)
 	addWorkloadFlags(r.settings, "ocbrowse")
-	r.settings.Bool("force", false, "let --out name a directory that is not empty, replacing the run it holds")
+	addForceFlag(r.settings)
 	addServerFlags(r.settings)
 	c.Flags().AddFlagSet(r.settings)
 	r.over.addFlags(c.Flags())
@@ -129,15 +128,6 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	}
 	harness.PrintSummary(c.OutOrStdout(), res, dir)
 	return verdictExit(res)
-}
-
-// runDir is out (--out), or runs/<UTC timestamp>-<workload>, for commands that create their
-// directory themselves; run uses newRunDir.
-func runDir(out, workload string) string {
-	if out != "" {
-		return out
-	}
-	return filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-"+workload)
 }
 
 // verdictExit maps a finished run to its exit: 130 interrupted, 0 healthy or slow, 3 otherwise.

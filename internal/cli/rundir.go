@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/spf13/pflag"
+
 	"errors"
 	"fmt"
 	"io"
@@ -142,4 +144,9 @@ func isEmptyDir(dir string) (bool, error) {
 		return true, nil
 	}
 	return false, err
+}
+
+// addForceFlag adds --force, which lets --out name a directory that already holds files.
+func addForceFlag(f *pflag.FlagSet) {
+	f.Bool("force", false, "let --out name a directory that is not empty, replacing the run it holds")
 }

@@ -12,14 +12,15 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/buildinfo"
+	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/workloads"
 )
 
 // TestCredentialsNeverShown runs against a server named with credentials in its URL and an API
-// key: neither reaches stdout, stderr or config.yaml, where the server URL is shown with its
-// credentials masked.
+// key: neither reaches stdout, stderr, config.yaml, events.jsonl or results.json, where the
+// server URL is shown with its credentials masked.
 func TestCredentialsNeverShown(t *testing.T) {
 	clk, err := clock.New(1000)
 	require.NoError(t, err)
@@ -31,7 +32,12 @@ func TestCredentialsNeverShown(t *testing.T) {
 	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "stderr: %s", stderr)
 	cfg, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
 	require.NoError(t, err)
-	for where, text := range map[string]string{"stdout": stdout, "stderr": stderr, "config.yaml": string(cfg)} {
+	evs, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	require.NoError(t, err)
+	res, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	require.NoError(t, err)
+	for where, text := range map[string]string{"stdout": stdout, "stderr": stderr, "config.yaml": string(cfg),
+		"events.jsonl": string(evs), "results.json": string(res)} {
 		assert.NotContains(t, text, "hunter2", where)
 		assert.NotContains(t, text, "sk-live-42", where)
 	}
@@ -39,6 +45,7 @@ func TestCredentialsNeverShown(t *testing.T) {
 	assert.Contains(t, stdout, masked, "the summary names the server, masked")
 	assert.Contains(t, string(cfg), "\nserver: "+masked+"\n")
 	assert.Contains(t, string(cfg), "\napi_key: <redacted>\n")
+	assert.Contains(t, string(res), `"url": "`+masked+`"`, "results.json names the server, masked")
 
 	// An unreachable server with credentials: the error names it masked.
 	code, _, stderr = execute(t, "run", "--workload", "smoke", "--server", "http://bob:s3cret@"+freeAddr(t), "--out", t.TempDir())
@@ -75,20 +82,24 @@ func TestRunRecordsHowToReproduce(t *testing.T) {
 	assert.NotContains(t, string(b), "sk-env-7")
 	assert.NotContains(t, string(b), "sk-flag-8")
 	var file struct {
-		Reproduce reproduction `yaml:"reproduce"`
+		Reproduce results.Reproduction `yaml:"reproduce"`
 	}
 	require.NoError(t, yaml.Unmarshal(b, &file), "config.yaml:\n%s", b)
-	want := reproduction{
-		Agentsim: buildinfo.Read(),
+	b0 := buildinfo.Read()
+	want := results.Reproduction{
+		Agentsim: results.Build{Version: b0.Version, Revision: b0.Revision, Go: b0.Go},
 		Command: "agentsim run --workload " + wl + " --speedup 1000 --seed 5 --sim-seed 11 --sim-fault drop " +
 			"--sim-fault-param fraction=0.25 '--api-key=<redacted>' --out " + dir,
 		Env:    []string{"AGENTSIM_API_KEY=<redacted>", "AGENTSIM_ROUNDS=1"},
 		Seed:   5,
-		Server: "embedded",
-		Simulator: &simReproduction{Profile: "dsv4-pd", Seed: 11, Speedup: 1000,
+		Server: results.Embedded,
+		Simulator: &results.SimulatorSettings{Profile: "dsv4-pd", Seed: 11, Speedup: 1000,
 			Faults: []string{"drop"}, FaultParams: []string{"fraction=0.25"}},
 	}
 	assert.Equal(t, want, file.Reproduce, "config.yaml:\n%s", b)
+	res, err := results.Read(dir)
+	require.NoError(t, err)
+	assert.Equal(t, &want, res.Reproduce, "results.json holds the same reproduction")
 	w, err := workloads.LoadRecorded(b)
 	require.NoError(t, err, "config.yaml:\n%s", b)
 	assert.Equal(t, int64(5), w.Seed)
