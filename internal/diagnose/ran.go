@@ -60,7 +60,14 @@ func (a *Analyzer) counts(r *results.Results, nowS float64) {
 		if ag.state != events.StateDone || n <= 0 {
 			continue
 		}
-		reason := cmp.Or(ag.ended, a.run.stop, "unknown")
+		reason := ag.ended
+		switch {
+		case reason != "":
+		case a.run.stop != "" && ag.sinceS >= a.run.stopS: // it finished when the run stopped
+			reason = a.run.stop
+		default:
+			reason = "unknown"
+		}
 		if r.Rounds.NotStartedReasons == nil {
 			r.Rounds.NotStartedReasons = map[string]int{}
 		}
