@@ -31,13 +31,19 @@ type Stall struct {
 	Message string
 }
 
+// episodeTolerance is how far, in simulated seconds, progress must move past the last warned
+// stall for a new stall episode to begin.
+const episodeTolerance = 1e-3
+
 // Stall reads the run at simulated time nowS for the live watchdog. Unlike Verdict it
 // remembers one thing: whether the current stall episode was already warned about.
 func (a *Analyzer) Stall(nowS float64) Stall {
 	v := a.view(nowS)
 	st := Stall{NoProgressS: nowS - a.lastProgressS, NothingCanWake: a.nothingCanWake(v), Stalled: len(v.stalled)}
 	pending := v.running > 0
-	if pending && st.NoProgressS >= a.stallS && a.warnedFor != a.lastProgressS {
+	// A new episode needs progress past the one warned about, by more than the rounding of
+	// "sample time − silence" (sub-microsecond) that moves the same last byte a hair.
+	if pending && st.NoProgressS >= a.stallS && a.lastProgressS > a.warnedFor+episodeTolerance {
 		st.Warn = true
 		a.warnedFor = a.lastProgressS
 	}
