@@ -119,9 +119,13 @@ func (a *Analyzer) slowRule(v *view, r *results.Results) (results.Verdict, bool)
 	ev = append(ev, l.lines()...)
 	ev = append(ev, a.flowLine(v.nowS, r))
 	ev = append(ev, a.pastStalls(r)...)
+	if len(v.queued) > 0 {
+		ev = append(ev, a.queuedLine(v))
+	}
 	return results.Verdict{
-		Kind:     results.Slow,
-		Summary:  fmt.Sprintf("requests complete but slowly: mean latency %s (p50 %s) over %d requests, %s", secs(e.Mean), secs(e.P50), r.Requests.OK, l.why()),
+		Kind: results.Slow,
+		Summary: fmt.Sprintf("requests complete but slowly: mean latency %s (p50 %s) over %d request%s, %s",
+			secs(e.Mean), secs(e.P50), r.Requests.OK, plural(r.Requests.OK), l.why()),
 		Evidence: a.withGauges(ev, v.nowS),
 	}, true
 }
@@ -139,6 +143,9 @@ func (a *Analyzer) healthy(v *view, r *results.Results) results.Verdict {
 		ev = append(ev, l.lines()[0], a.flowLine(v.nowS, r))
 	}
 	ev = append(ev, a.pastStalls(r)...)
+	if len(v.queued) > 0 {
+		ev = append(ev, a.queuedLine(v))
+	}
 	summary := fmt.Sprintf("%d rounds completed, %d requests ok, p50 latency %s",
 		r.Rounds.Completed, q.OK, secs(r.Latency.E2E.P50))
 	if r.Rounds.NotStarted > 0 {

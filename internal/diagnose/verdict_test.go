@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/results"
 
@@ -270,4 +271,36 @@ func TestRoleChunkIsNoOutput(t *testing.T) {
 	require.Equal(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
 	assert.Contains(t, v.Evidence, "request a0-r1-0 (agent 0): no byte for 199 s, sent 199 s ago, no output token received")
 	assert.Contains(t, v.Evidence, "request a1-r1-0 (agent 1): no byte for 190 s, sent 199 s ago, 40 chunks received")
+}
+
+// Requests queued at the server are not stalled streams: 2 of 4 agents stream back to back
+// on a 2-slot server while the other 2 wait 200 s for a first token, the server reporting
+// them queued. Without the gauge the same silence is a stall.
+func TestQueuedAtServerIsNoStall(t *testing.T) {
+	build := func(gauge bool) (*world, Config) {
+		w := newWorld(4, 4)
+		for id := range 2 {
+			a := w.agent(id, 0)
+			for range 10 {
+				a.round(0.5, 0, call{dur: 30, ttft: 1, tokens: 600}, 0.5)
+			}
+		}
+		for id := 2; id < 4; id++ {
+			w.agent(id, 0).read(1).wait(0).call(call{dur: inf, ttft: inf})
+		}
+		if gauge {
+			w.gauges = func(float64) map[string]float64 {
+				return map[string]float64{scrape.DecodeRunning: 2, scrape.Queued: 2}
+			}
+		}
+		return w, Config{Agents: 4, PacerKind: "slots", PacerSlots: 4}
+	}
+	w, cfg := build(true)
+	v := w.feed(cfg, 201).Verdict(201)
+	require.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	assert.Contains(t, v.Evidence, "2 silent requests have no output token yet while the server reports 2 requests queued: queueing, not a stall (longest wait 200 s)")
+
+	w, cfg = build(false)
+	v = w.feed(cfg, 201).Verdict(201)
+	assert.Equal(t, results.StalledStreams, v.Kind, "without a queued gauge nothing says the server queues them")
 }
