@@ -125,7 +125,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	defer cancelRequests()
 	if w.Duration > 0 {
 		t := r.o.Clock.AfterFunc(w.Duration, func() {
-			r.stopping(fmt.Sprintf("duration %s reached: no new rounds; requests in flight have the %s grace period", w.Duration, w.Grace))
+			r.stopping(events.EndDuration, fmt.Sprintf("duration %s reached: no new rounds; requests in flight have the %s grace period", w.Duration, w.Grace))
 			stopRounds()
 		})
 		defer t.Stop()
@@ -173,7 +173,7 @@ func (r *run) stopPhases(ctx context.Context, rounds context.Context, finished <
 	case <-finished:
 		return false
 	case <-ctx.Done():
-		r.stopping("interrupted: no new rounds, requests in flight cancelled")
+		r.stopping(events.EndInterrupted, "interrupted: no new rounds, requests in flight cancelled")
 		stopRounds()
 		cancelRequests()
 		return true
@@ -189,17 +189,17 @@ func (r *run) stopPhases(ctx context.Context, rounds context.Context, finished <
 	case <-finished:
 		return false
 	case <-grace.C:
-		r.stopping(fmt.Sprintf("grace period of %s over: requests in flight cancelled", r.o.Workload.Grace))
+		r.stopping(events.EndGrace, fmt.Sprintf("grace period of %s over: requests in flight cancelled", r.o.Workload.Grace))
 		cancelRequests()
 		return false
 	case <-ctx.Done():
-		r.stopping("interrupted: requests in flight cancelled")
+		r.stopping(events.EndInterrupted, "interrupted: requests in flight cancelled")
 		cancelRequests()
 		return true
 	}
 }
 
 // stopping records why the run is stopping, before the stop cancels anything.
-func (r *run) stopping(why string) {
-	r.Record(events.Event{Kind: events.Stop, Agent: -1, Message: why})
+func (r *run) stopping(reason events.EndReason, why string) {
+	r.Record(events.Event{Kind: events.Stop, Agent: -1, Reason: reason, Message: why})
 }

@@ -27,9 +27,9 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 			fmt.Fprintf(r.o.Out, "%s\n", warning)
 			r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: warning})
 		}
-		status.show(s, r.log.Since())
+		status.show(s, r.log.Since(), r.watch.live())
 		if ending {
-			r.stopping("watchdog: no new rounds, requests in flight cancelled")
+			r.stopping(events.EndWatchdog, "watchdog: no new rounds, requests in flight cancelled")
 			stopRounds()
 			cancelRequests()
 		}

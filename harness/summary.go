@@ -17,7 +17,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 	q := r.Requests
 	rows := [][2]string{
 		{"time", fmt.Sprintf("%.1f s simulated, %.1f s wall", r.SimSeconds, r.WallSeconds)},
-		{"rounds", fmt.Sprintf("%d/%d completed, %d failed", r.Rounds.Completed, r.Rounds.Planned, r.Rounds.Failed)},
+		{"rounds", fmt.Sprintf("%d/%d completed, %d failed, %d not started", r.Rounds.Completed, r.Rounds.Planned, r.Rounds.Failed, r.Rounds.NotStarted)},
 		{"requests", fmt.Sprintf("%d sent: %d ok, %d errors, %d timeouts, %d cancelled, %d in flight; %d retries, %d stalled",
 			q.Sent, q.OK, q.Errors, q.Timeouts, q.Cancelled, q.InFlight, q.Retries, q.Stalled)},
 		{"e2e", summaryLine(r.Latency.E2E)},

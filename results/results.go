@@ -76,7 +76,8 @@ func (s Server) String() string {
 	return fmt.Sprintf("embedded simulator %s (faults %s)", s.Profile, f)
 }
 
-// Rounds counts agent rounds.
+// Rounds counts agent rounds. A round that sent its request ends completed or failed; one
+// that never sent it (its agent stopped first) is not started.
 type Rounds struct {
 	Planned   int `json:"planned"`
 	Completed int `json:"completed"`
@@ -85,10 +86,17 @@ type Rounds struct {
 	// that failed; 0 when none did.
 	FirstFailed int `json:"first_failed,omitempty"`
 	LastFailed  int `json:"last_failed,omitempty"`
+	// NotStarted counts the planned rounds of finished agents that never sent a request, and
+	// NotStartedReasons splits them by why (events.EndReason: duration, watchdog,
+	// interrupted, max_context_tokens, pacer_refused). Rounds of agents still running when
+	// the record ends are in none of the counts.
+	NotStarted        int            `json:"not_started"`
+	NotStartedReasons map[string]int `json:"not_started_reasons,omitempty"`
 }
 
 // Requests counts requests. Sent counts every attempt; each ends as ok, an error, a timeout or
-// a cancellation, or is still in flight.
+// a cancellation, or is still in flight. Errors and Timeouts count attempts; Failed counts
+// outcomes: a request that failed and then succeeded on retry is ok, with a retry.
 type Requests struct {
 	Sent      int `json:"sent"`
 	OK        int `json:"ok"`
@@ -97,6 +105,13 @@ type Requests struct {
 	Cancelled int `json:"cancelled"`
 	InFlight  int `json:"in_flight"`
 	Retries   int `json:"retries"`
+	// Failed counts requests whose last attempt failed (an error or a timeout not followed
+	// by a retry): Errors + Timeouts − the failed attempts that were retried.
+	Failed int `json:"failed"`
+	// RetriedOK counts requests that succeeded after at least one retry.
+	RetriedOK int `json:"retried_ok"`
+	// RetryReasons counts the retried attempts by how they failed ("http_status 429").
+	RetryReasons map[string]int `json:"retry_reasons,omitempty"`
 	// Stalled counts requests that went without a byte for at least the watchdog's
 	// stall_after, finished or not.
 	Stalled int `json:"stalled"`

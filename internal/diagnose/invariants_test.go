@@ -73,7 +73,14 @@ func TestLittle(t *testing.T) {
 			"the latency is inherent to the load (measured within ±50 % of expected): 30.0 requests share 640 tok/s, about 21 tok/s each"},
 		// Measured three times what the load explains: time goes elsewhere.
 		{"not inherent", little{inFlight: 4, tokensPerReq: 1000, tokPerS: 100, expectedS: 40, measuredS: 120},
-			"the latency is not explained by the load (measured 3.0× the expected 40 s)"},
+			"the latency is not explained by the load (measured 3.0× the expected 40 s, above it)"},
+		// An interrupted run: only the short requests finished, far below the expectation.
+		// The direction is stated, not just the ratio.
+		{"below", little{inFlight: 30, tokensPerReq: 3750, tokPerS: 640, expectedS: 175.8, measuredS: 70},
+			"the latency is below what the load predicts (measured 0.4× the expected 176 s, below it)"},
+		// One agent alone: nothing to share, so not "inherent to the load".
+		{"alone", little{inFlight: 1, tokensPerReq: 1000, tokPerS: 20, expectedS: 50, measuredS: 50},
+			"with 1.0 requests in flight on average there is no load to share: the latency is the server's own speed for a single stream, 20 tok/s"},
 	}
 	for _, c := range cases {
 		lines := c.l.lines()
