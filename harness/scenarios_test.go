@@ -322,10 +322,12 @@ var honestScenarios = []scenario{{
 		assert.Equal(t, 2.0, r.res.Server.DecodeRunning.Max)
 	},
 }, {
-	// Nothing ran is not healthy: with max_context_tokens 1000 no smoke request fits, every
-	// agent stops before its first request, and the run says so (exit 3, not 0).
+	// Nothing ran is not healthy: with max_context_tokens 1100 the smallest first round fits
+	// the workload's validation (1064 tokens of text and output), but not once the chat
+	// template's per-message tokens are counted, so every agent stops before its first request,
+	// and the run says so (exit 3, not 0).
 	name:    "nothing ran: every request too large for the context",
-	sim:     simCase{workload: "smoke", overrides: map[string]string{"context.max_context_tokens": "1000"}, speedup: 20},
+	sim:     simCase{workload: "smoke", overrides: map[string]string{"context.max_context_tokens": "1100"}, speedup: 20},
 	kind:    results.Errors,
 	summary: `^nothing ran: no request was sent in \d+\.\d s; 8 of 8 planned rounds never started \(8 max_context_tokens\)$`,
 	evidence: []string{
