@@ -111,8 +111,11 @@ func readMooncake(r io.Reader, name string) ([]mcReq, error) {
 			continue
 		}
 		var m mooncakeLine
-		if err := json.Unmarshal(line, &m); err != nil {
-			return nil, lineErr(name, n, "not a Mooncake line: %s", jsonMessage(err))
+		if !parseMooncakeFast(line, &m) {
+			m = mooncakeLine{}
+			if err := json.Unmarshal(line, &m); err != nil {
+				return nil, lineErr(name, n, "not a Mooncake line: %s", jsonMessage(err))
+			}
 		}
 		q, err := m.request(n)
 		if err != nil {
@@ -231,11 +234,8 @@ func systemPrefix(reqs []mcReq) (int, float64) {
 	return 0, 0
 }
 
-// chainKey identifies a run of hash ids: its length and a hash of its ids.
-type chainKey struct {
-	h uint64
-	n int
-}
+// chainKey identifies a run of n hash ids by a hash of the ids and n.
+func chainKey(h uint64, n int) uint64 { return h ^ uint64(n)*0x9e3779b97f4a7c15 }
 
 // mix folds one id into a running hash of a run of ids.
 func mix(h, id uint64) uint64 {
@@ -248,21 +248,30 @@ func mix(h, id uint64) uint64 {
 // number of sessions. A request continues the session of the latest earlier request whose
 // complete blocks beyond the system prompt (prefix blocks) it begins with, the longest such.
 func linkSessions(reqs []mcReq, prefix int) int {
-	chains := make(map[chainKey]int, len(reqs))
+	chains := make(map[uint64]int, len(reqs))
 	var next []int // next seq of each session, index session-1
+	var hits []int // earlier requests whose chains q begins with, shortest first
 	for j := range reqs {
 		q := &reqs[j]
 		full := min(q.in/BlockTokens, len(q.ids))
-		best, fullHash := -1, uint64(0)
-		h := uint64(0)
+		fullHash, h := uint64(0), uint64(0)
+		hits = hits[:0]
 		for k := prefix; k < len(q.ids); k++ {
 			h = mix(h, q.ids[k])
-			n := k + 1 - prefix
-			if i, ok := chains[chainKey{h, n}]; ok && reqs[i].in < q.in && equalIDs(reqs[i].ids[prefix:k+1], q.ids[prefix:k+1]) {
-				best = i
+			if i, ok := chains[chainKey(h, k+1-prefix)]; ok && reqs[i].in < q.in {
+				hits = append(hits, i)
 			}
 			if k+1 == full {
 				fullHash = h
+			}
+		}
+		best := -1
+		// The hash finds candidates; comparing the ids rules out a collision.
+		for k := len(hits) - 1; k >= 0 && best < 0; k-- {
+			i := hits[k]
+			n := min(reqs[i].in/BlockTokens, len(reqs[i].ids))
+			if equalIDs(reqs[i].ids[prefix:n], q.ids[prefix:n]) {
+				best = i
 			}
 		}
 		if best >= 0 {
@@ -275,7 +284,7 @@ func linkSessions(reqs []mcReq, prefix int) int {
 		q.seq = next[q.session-1]
 		next[q.session-1]++
 		if full > prefix {
-			chains[chainKey{fullHash, full - prefix}] = j
+			chains[chainKey(fullHash, full-prefix)] = j
 		}
 	}
 	return len(next)
