@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/traceimport"
+	"github.com/agentsim/agentsim/internal/tracestats"
+	"github.com/agentsim/agentsim/trace"
+)
+
+// newTraceCmd is `agentsim trace`: import other formats into agentsim.trace/v1, and show a
+// trace's shape.
+func newTraceCmd(env []string) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "trace",
+		Short: "Import real workloads as traces (agentsim.trace/v1) and show their shape",
+		Long: `A trace is a recorded or imported workload: one request a line, with its session, send time,
+think time, token counts, context growth and, where known, its outcome. See docs/files.md.`,
+		Args: cobra.NoArgs,
+	}
+	c.AddCommand((&traceImportCmd{}).command(), (&traceShowCmd{}).command())
+	for _, sub := range c.Commands() {
+		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	}
+	return c
+}
+
+// traceImportCmd is `agentsim trace import --from KIND FILE`.
+type traceImportCmd struct {
+	v *viper.Viper
+}
+
+func (t *traceImportCmd) command() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "import --from KIND FILE|-",
+		Short: "Turn a Mooncake trace or a router access log into an agentsim trace",
+		Long: `Read FILE (or standard input for -) in the format --from names and write an agentsim trace to
+standard output or -o FILE. What the import inferred — sessions, the latency unit and its
+evidence — is printed on standard error.
+
+  mooncake    JSON Lines of timestamp (ms), input_length, output_length, hash_ids (512-token
+              blocks); sessions are inferred from chains of shared leading hash_ids beyond a
+              system prompt. Mooncake has no end times: after_s counts from the previous send.
+  access-log  SGLang router / model gateway request lines ("started processing request",
+              "finished processing request"…) with method, uri, status and latency. A bare
+              latency's unit is inferred from the log's own start and finish lines; when they
+              cannot show it, the import refuses and asks for --latency-unit.
+
+Exit codes: 0 imported, 2 bad input (the message names the line) or bad flags.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("trace import takes one file (or - for standard input), e.g. agentsim trace import --from mooncake conv.jsonl; got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: t.run,
+	}
+	f := c.Flags()
+	f.String("from", "", "the source format: "+strings.Join(traceimport.Kinds, " or "))
+	f.StringP("output", "o", "", "write the trace to this file instead of standard output")
+	f.String("latency-unit", "", "access-log only: the unit of bare latencies (ns, us, ms or s), instead of inferring it")
+	t.v = newViper(f)
+	return c
+}
+
+func (t *traceImportCmd) run(c *cobra.Command, args []string) error {
+	from := t.v.GetString("from")
+	unit := traceimport.UnitUnknown
+	if s := t.v.GetString("latency-unit"); s != "" {
+		u, err := traceimport.ParseUnit(s)
+		if err != nil {
+			return usageError(fmt.Errorf("--latency-unit: %w", err))
+		}
+		if from != "access-log" {
+			return usageError(fmt.Errorf("--latency-unit %s: only --from access-log has latencies", s))
+		}
+		unit = u
+	}
+	in, name, closeIn, err := openInput(c, args[0])
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	var tr *traceimport.Trace
+	switch from {
+	case "mooncake":
+		tr, err = traceimport.Mooncake(in, name)
+	case "access-log":
+		tr, err = traceimport.AccessLog(in, name, unit)
+	default:
+		return usageError(fmt.Errorf("--from %q: must be %s", from, strings.Join(traceimport.Kinds, " or ")))
+	}
+	if err != nil {
+		return usageError(fmt.Errorf("trace import: %w", err))
+	}
+	tr.Header.Created = clock.Real().Now().UTC().Format(time.RFC3339)
+	for _, n := range tr.Notes {
+		fmt.Fprintln(c.ErrOrStderr(), n)
+	}
+	return t.write(c, tr)
+}
+
+// write writes the trace to -o FILE or standard output.
+func (t *traceImportCmd) write(c *cobra.Command, tr *traceimport.Trace) error {
+	out := t.v.GetString("output")
+	if out == "" || out == "-" {
+		if err := tr.Write(c.OutOrStdout()); err != nil {
+			return runtimeError(err)
+		}
+		return nil
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return runtimeError(fmt.Errorf("trace import: %w", err))
+	}
+	if err := errors.Join(tr.Write(f), f.Close()); err != nil {
+		return runtimeError(fmt.Errorf("trace import: write %s: %w", out, err))
+	}
+	fmt.Fprintf(c.ErrOrStderr(), "wrote %d requests in %d sessions to %s\n", tr.Header.Requests, tr.Header.Sessions, out)
+	return nil
+}
+
+// openInput opens path, or standard input for "-"; a missing file is a usage error.
+func openInput(c *cobra.Command, path string) (io.Reader, string, func(), error) {
+	if path == "-" {
+		return c.InOrStdin(), "-", func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", nil, usageError(fmt.Errorf("open %s: %w", path, unwrapPath(err)))
+	}
+	return f, path, func() { _ = f.Close() }, nil
+}
+
+// unwrapPath drops the path from an *fs.PathError (the message names the file already).
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// traceShowCmd is `agentsim trace show FILE|-`.
+type traceShowCmd struct {
+	v *viper.Viper
+}
+
+func (t *traceShowCmd) command() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "show FILE|-",
+		Short: "Show a trace's shape: sessions, context growth, tokens, think time, concurrency, prefix reuse",
+		Long: `Read an agentsim trace (or standard input for -) one request at a time and print its sessions,
+requests per session, context growth per session, token and think-time distributions
+(p50/p90/max), concurrency over time (mean, max; needs the requests' e2e_s), duration and
+prefix reuse. --json prints the same as one JSON object.
+
+Exit codes: 0 shown, 2 not a valid trace (the message names the line).`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("trace show takes one trace file (or - for standard input), e.g. agentsim trace show trace.jsonl; got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: t.run,
+	}
+	c.Flags().Bool("json", false, "print the summary as one JSON object")
+	t.v = newViper(c.Flags())
+	return c
+}
+
+func (t *traceShowCmd) run(c *cobra.Command, args []string) error {
+	in, name, closeIn, err := openInput(c, args[0])
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	rd, err := trace.NewReader(in, name)
+	if err != nil {
+		return usageError(err)
+	}
+	acc := tracestats.New(rd.Header())
+	for {
+		r, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return usageError(err)
+		}
+		acc.Add(r)
+	}
+	if t.v.GetBool("json") {
+		err = tracestats.RenderJSON(c.OutOrStdout(), acc.Summary())
+	} else {
+		err = tracestats.Render(c.OutOrStdout(), acc.Summary())
+	}
+	if err != nil {
+		return runtimeError(err)
+	}
+	return nil
+}
