@@ -57,7 +57,9 @@ func AccessLog(r io.Reader, name string, unit Unit) (*Trace, error) {
 			return nil, lineErr(name, f.n, "latency = %s is %s as %s: longer than any trace (at most %g s)", f.latRaw, formatSeconds(d), f.latUnit, trace.MaxSeconds)
 		}
 	}
-	t.Requests = accessRequests(finishes, starts)
+	if t.Requests, err = accessRequests(name, finishes, starts); err != nil {
+		return nil, err
+	}
 	t.finish()
 	if other > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("skipped %s of other methods than POST (health checks, metrics, model lists)", plural(other, "request line")))
@@ -103,30 +105,36 @@ func readAccessLog(r io.Reader, name string) (starts, finishes []*logLine, other
 
 // accessRequests turns finish lines into requests, one session each, sent at the finish time
 // minus the latency (or at the paired start line's time when the line has no latency).
-func accessRequests(finishes, starts []*logLine) []trace.Request {
+func accessRequests(name string, finishes, starts []*logLine) ([]trace.Request, error) {
 	startByID := map[string]*logLine{}
 	for _, s := range starts {
 		if s.id != "" {
 			startByID[s.id] = s
 		}
 	}
-	sent := make([]time.Time, len(finishes))
-	var origin time.Time
+	// Seconds since the Unix epoch as floats: a log's times may be centuries apart, beyond
+	// what time.Duration holds, and are refused below rather than wrapped.
+	sent := make([]float64, len(finishes))
+	origin := 0
 	for i, f := range finishes {
-		sent[i] = f.at
+		sent[i] = unixSeconds(f.at)
 		switch {
 		case f.hasLatency():
-			sent[i] = f.at.Add(-time.Duration(math.Round(f.latUnit.in(f.lat) * 1e9)))
+			sent[i] -= f.latUnit.in(f.lat)
 		case f.id != "" && startByID[f.id] != nil:
-			sent[i] = startByID[f.id].at
+			sent[i] = unixSeconds(startByID[f.id].at)
 		}
-		if i == 0 || sent[i].Before(origin) {
-			origin = sent[i]
+		if sent[i] < sent[origin] {
+			origin = i
 		}
 	}
 	reqs := make([]trace.Request, len(finishes))
 	used := map[string]bool{}
 	for i, f := range finishes {
+		ts := roundMicro(sent[i] - sent[origin])
+		if ts > trace.MaxSeconds {
+			return nil, lineErr(name, f.n, "sent %s after the earliest request (line %d): longer than any trace (at most %g s)", formatSeconds(ts), finishes[origin].n, trace.MaxSeconds)
+		}
 		session := f.id
 		if session == "" || used[session] {
 			session = fmt.Sprintf("line-%d", f.n)
@@ -136,13 +144,18 @@ func accessRequests(finishes, starts []*logLine) []trace.Request {
 		if status < 100 || status > 599 {
 			status = 0
 		}
-		r := trace.Request{Session: session, TS: roundMicro(sent[i].Sub(origin).Seconds()), TokensEstimated: true, Status: status}
+		r := trace.Request{Session: session, TS: ts, TokensEstimated: true, Status: status}
 		if f.hasLatency() {
 			r.E2ES = f.latUnit.in(f.lat)
 		}
 		reqs[i] = r
 	}
-	return reqs
+	return reqs, nil
+}
+
+// unixSeconds returns t in seconds since the Unix epoch, to the microsecond.
+func unixSeconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond()/1000)/1e6
 }
 
 // roundMicro rounds seconds to the microsecond, the finest a log's timestamps give.

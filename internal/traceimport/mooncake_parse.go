@@ -2,6 +2,7 @@ package traceimport
 
 import (
 	"strconv"
+	"strings"
 )
 
 // parseMooncakeFast parses the common shape of a Mooncake line, an object of numbers and one
@@ -45,6 +46,11 @@ func parseMooncakeFast(b []byte, m *mooncakeLine) bool {
 			}
 			m.HashIDs = ids
 		default:
+			for _, k := range []string{"timestamp", "input_length", "output_length", "hash_ids"} {
+				if strings.EqualFold(key, k) {
+					return false // encoding/json matches keys case-insensitively
+				}
+			}
 			if _, ok := p.float(); !ok { // other tools' numeric fields; anything else falls back
 				return false
 			}
@@ -83,7 +89,7 @@ func (p *fastParser) end() bool {
 	return p.i == len(p.b)
 }
 
-// key reads a string without escapes.
+// key reads a string of printable ASCII without escapes.
 func (p *fastParser) key() (string, bool) {
 	if !p.eat('"') {
 		return "", false
@@ -96,6 +102,9 @@ func (p *fastParser) key() (string, bool) {
 			p.i++
 			return k, true
 		case '\\':
+			return "", false
+		}
+		if p.b[p.i] < 0x20 || p.b[p.i] >= 0x80 {
 			return "", false
 		}
 		p.i++
@@ -117,9 +126,46 @@ func (p *fastParser) number() []byte {
 	return p.b[start:p.i]
 }
 
+// validNumber reports whether s is a number in JSON's grammar:
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(s []byte) bool {
+	i := 0
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	start := i
+	if n := digits(); n == 0 || (n > 1 && s[start] == '0') {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
 func (p *fastParser) float() (float64, bool) {
 	s := p.number()
-	if len(s) == 0 || s[0] == '+' || s[0] == '.' {
+	if !validNumber(s) {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(string(s), 64)
@@ -128,8 +174,11 @@ func (p *fastParser) float() (float64, bool) {
 
 func (p *fastParser) int() (int, bool) {
 	s := p.number()
+	if !validNumber(s) {
+		return 0, false
+	}
 	v, err := strconv.Atoi(string(s))
-	return v, err == nil && len(s) > 0 && s[0] != '+'
+	return v, err == nil
 }
 
 // ids reads an array of non-negative whole numbers.

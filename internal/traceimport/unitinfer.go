@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentsim/agentsim/trace"
 )
 
 // Latency-unit inference. A router writes its latency either with its unit (Rust's Duration
@@ -111,30 +113,60 @@ func pairLines(starts, finishes []*logLine) []fitting {
 		sort.SliceStable(p, func(i, j int) bool { return p[i].at.Before(p[j].at) })
 	}
 	for _, u := range units {
-		taken := map[*logLine]bool{}
+		taken := map[startKey]*untaken{}
 		for i := range fs {
 			if fs[i].exact {
 				continue
 			}
 			f := fs[i].f
-			fs[i].start[u] = takeStart(pool[startKey{f.method, f.uri}], taken, f, u.in(f.lat))
+			k := startKey{f.method, f.uri}
+			if taken[k] == nil {
+				taken[k] = newUntaken(len(pool[k]))
+			}
+			fs[i].start[u] = takeStart(pool[k], taken[k], f, u.in(f.lat))
 		}
 	}
 	return fs
 }
 
-// takeStart finds and takes the earliest untaken start line whose time is f's time minus d
-// seconds, within the resolution of the timestamps.
-func takeStart(p []*logLine, taken map[*logLine]bool, f *logLine, d float64) *logLine {
-	if d > 1e10 {
-		return nil // further back than any log
+// untaken finds the first start line not yet taken at or after an index, in amortised
+// constant time (a disjoint-set forest whose roots are the untaken indices).
+type untaken struct{ next []int }
+
+func newUntaken(n int) *untaken {
+	u := &untaken{next: make([]int, n+1)}
+	for i := range u.next {
+		u.next[i] = i
+	}
+	return u
+}
+
+// find returns the first untaken index ≥ i (n when none).
+func (u *untaken) find(i int) int {
+	root := i
+	for u.next[root] != root {
+		root = u.next[root]
+	}
+	for u.next[i] != root {
+		u.next[i], i = root, u.next[i]
+	}
+	return root
+}
+
+func (u *untaken) take(i int) { u.next[i] = i + 1 }
+
+// takeStart finds and takes the earliest untaken start line, logged before f, whose time is
+// f's time minus d seconds, within the resolution of the timestamps.
+func takeStart(p []*logLine, free *untaken, f *logLine, d float64) *logLine {
+	if d > trace.MaxSeconds {
+		return nil // further back than any trace (and beyond time.Duration)
 	}
 	want := f.at.Add(-time.Duration(d * 1e9))
 	tol := time.Duration(tolerance(f, f, d) * 1e9)
 	i := sort.Search(len(p), func(i int) bool { return !p[i].at.Before(want.Add(-tol)) })
-	for ; i < len(p) && !p[i].at.After(want.Add(tol)); i++ {
-		if !taken[p[i]] && p[i].n < f.n {
-			taken[p[i]] = true
+	for i = free.find(i); i < len(p) && !p[i].at.After(want.Add(tol)); i = free.find(i + 1) {
+		if p[i].n < f.n {
+			free.take(i)
 			return p[i]
 		}
 	}
