@@ -2,7 +2,10 @@ package traceimport
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +46,9 @@ func parseLogLine(b []byte, n int) (logLine, bool, error) {
 	if bytes.IndexByte(b, 0x1b) >= 0 {
 		b = stripANSI(b)
 	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
+		return parseJSONLogLine(t, n)
+	}
 	s := string(b)
 	started := strings.Contains(s, msgStarted)
 	if !started && !strings.Contains(s, msgFinished) && !strings.Contains(s, msgClientError) && !strings.Contains(s, msgServerError) {
@@ -54,23 +60,31 @@ func parseLogLine(b []byte, n int) (logLine, bool, error) {
 	if err != nil {
 		return logLine{}, false, err
 	}
-	fields(s, func(k, v string) {
-		switch k {
-		case "method":
-			l.method = v
-		case "uri":
-			l.uri = v
-		case "request_id":
-			l.id = v
-		case "status_code", "status":
-			l.status, _ = strconv.Atoi(v)
-		case "latency", "latency_ms":
-			l.latRaw = v
-		}
-		if k == "latency_ms" {
-			l.latRaw = v + "ms"
-		}
-	})
+	fields(s, l.set)
+	return l.finishParse()
+}
+
+// set takes one field of a request line.
+func (l *logLine) set(k, v string) {
+	switch k {
+	case "method":
+		l.method = v
+	case "uri":
+		l.uri = v
+	case "request_id":
+		l.id = v
+	case "status_code", "status":
+		l.status, _ = strconv.Atoi(v)
+	case "latency", "latency_ms":
+		l.latRaw = v
+	}
+	if k == "latency_ms" {
+		l.latRaw = v + "ms"
+	}
+}
+
+// finishParse reads the latency the fields gave.
+func (l logLine) finishParse() (logLine, bool, error) {
 	if l.hasLatency() {
 		var ok bool
 		l.lat, l.latUnit, ok = parseLatency(l.latRaw)
@@ -79,6 +93,51 @@ func parseLogLine(b []byte, n int) (logLine, bool, error) {
 		}
 	}
 	return l, true, nil
+}
+
+// parseJSONLogLine parses a line of tracing's JSON format: {"timestamp":…,"level":…,
+// "message":… or "fields":{"message":…}, "span":{…}, "spans":[{…}…]}, the span fields
+// (method, uri, request_id, status_code, latency) in "span" and "spans".
+func parseJSONLogLine(b []byte, n int) (logLine, bool, error) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return logLine{}, false, nil // not a JSON log line
+	}
+	fieldsOf := func(v any) map[string]any { o, _ := v.(map[string]any); return o }
+	msg, _ := m["message"].(string)
+	if msg == "" {
+		msg, _ = fieldsOf(m["fields"])["message"].(string)
+	}
+	started := msg == msgStarted
+	if !started && msg != msgFinished && msg != msgClientError && msg != msgServerError {
+		return logLine{}, false, nil
+	}
+	l := logLine{n: n, started: started}
+	ts, _ := m["timestamp"].(string)
+	var err error
+	if l.at, l.res, l.clock, err = parseLogTime(ts); err != nil {
+		return logLine{}, false, fmt.Errorf("timestamp = %q: a JSON request line needs its time, like \"2026-11-29 19:45:16\" or RFC 3339", ts)
+	}
+	var sources []map[string]any
+	if spans, ok := m["spans"].([]any); ok {
+		for _, sp := range spans {
+			sources = append(sources, fieldsOf(sp))
+		}
+	}
+	sources = append(sources, fieldsOf(m["span"]), fieldsOf(m["fields"]), m)
+	for _, src := range sources {
+		for _, k := range slices.Sorted(maps.Keys(src)) { // sorted: the same line always reads the same
+			switch v := src[k].(type) {
+			case string:
+				l.set(k, v)
+			case json.Number:
+				l.set(k, v.String())
+			}
+		}
+	}
+	return l.finishParse()
 }
 
 // parseLogTime reads the timestamp a line begins with: "2026-11-29 19:45:16" (the router's

@@ -57,6 +57,15 @@ func TestAccessLogUnits(t *testing.T) {
 			[]outcome{{"chatcmpl-x1", 0, 200, 1.834512}, {"chatcmpl-x2", 1.8337, 503, 0.0008124}},
 		},
 		{
+			// the gateway's JSON format (tracing's flatten_event): span fields under "span"
+			"gateway-json.log",
+			[]string{
+				"latency unit: µs — 62690782 matches the 63 s between start (19:44:13) and finish (19:45:16); as ns it would be 0.06 s",
+				"latency unit: 1 of 1 finish lines with a bare latency fit µs (start and finish lines paired by request_id)",
+			},
+			[]outcome{{"chatcmpl-j1", 0, 200, 62.690782}},
+		},
+		{
 			// no request ids: start lines paired by time under each unit; RFC 3339 timestamps
 			"no-ids.log",
 			[]string{
