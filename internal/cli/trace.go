@@ -24,7 +24,7 @@ func newTraceCmd(env []string) *cobra.Command {
 		Use:   "trace",
 		Short: "Import real workloads as traces (agentsim.trace/v1) and show their shape",
 		Long: `A trace is a recorded or imported workload: one request a line, with its session, send time,
-think time, token counts, context growth and, where known, its outcome. See docs/files.md.`,
+think time, token counts, context growth and, where known, its outcome. See docs/trace.md.`,
 		Args: cobra.NoArgs,
 	}
 	c.AddCommand((&traceImportCmd{}).command(), (&traceShowCmd{}).command())
