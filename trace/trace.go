@@ -84,9 +84,6 @@ type Request struct {
 	// NewTokens is, with Extends, the number of prompt tokens after that conversation:
 	// the append-only context growth a prefix cache sees.
 	NewTokens int `json:"new_tokens,omitempty"`
-	// HashIDs are the prompt's prefix-block hashes (Mooncake's form: one id per block of
-	// tokens, equal ids mean equal prefixes), for prefix sharing across sessions.
-	HashIDs []uint64 `json:"hash_ids,omitempty"`
 
 	// MaxTokens is the max_tokens the request asked for; 0 when not set.
 	MaxTokens int `json:"max_tokens,omitempty"`
@@ -103,6 +100,11 @@ type Request struct {
 	E2ES float64 `json:"e2e_s,omitempty"`
 	// FinishReason is the finish_reason the server gave ("stop", "length"…).
 	FinishReason string `json:"finish_reason,omitempty"`
+
+	// HashIDs are the prompt's prefix-block hashes (Mooncake's form: one id per block of
+	// tokens, equal ids mean equal prefixes), for prefix sharing across sessions. Last, as the
+	// longest field.
+	HashIDs []uint64 `json:"hash_ids,omitempty"`
 }
 
 // MaxSeconds bounds every time and duration field: about 31 years, far beyond any trace, and
