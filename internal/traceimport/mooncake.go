@@ -51,6 +51,9 @@ type mcReq struct {
 //     new_tokens = its prompt − (that prompt + that reply), or 0 when the reply was not kept
 //     whole. Only complete blocks count because a prompt's last, partial block changes its hash
 //     when the conversation grows.
+//   - Each request is continued at most once (a session sends one request at a time), so a
+//     later request that also begins with an already-continued request — a fork, or another
+//     conversation behind a second shared prompt — starts its own session.
 //   - Any other request starts a session.
 //
 // Mooncake has no end times, so after_s is the gap between the sends of a session's
@@ -248,9 +251,10 @@ func mix(h, id uint64) uint64 {
 // number of sessions. A request continues the session of the latest earlier request whose
 // complete blocks beyond the system prompt (prefix blocks) it begins with, the longest such.
 func linkSessions(reqs []mcReq, prefix int) int {
-	chains := make(map[uint64]int, len(reqs))
-	var next []int // next seq of each session, index session-1
-	var hits []int // earlier requests whose chains q begins with, shortest first
+	chains := make(map[uint64]int, len(reqs)) // chain key → the latest request ending it, not yet continued
+	chainOf := make([]uint64, len(reqs))      // each request's chain key
+	var next []int                            // next seq of each session, index session-1
+	var hits []int                            // earlier requests whose chains q begins with, shortest first
 	for j := range reqs {
 		q := &reqs[j]
 		full := min(q.in/BlockTokens, len(q.ids))
@@ -277,6 +281,9 @@ func linkSessions(reqs []mcReq, prefix int) int {
 		if best >= 0 {
 			q.session = reqs[best].session
 			q.extends = best
+			// A session is a closed loop, one request at a time: each request is continued at
+			// most once, and a later request that also begins with it starts its own session.
+			delete(chains, chainOf[best])
 		} else {
 			next = append(next, 0)
 			q.session = len(next)
@@ -284,7 +291,8 @@ func linkSessions(reqs []mcReq, prefix int) int {
 		q.seq = next[q.session-1]
 		next[q.session-1]++
 		if full > prefix {
-			chains[chainKey(fullHash, full-prefix)] = j
+			chainOf[j] = chainKey(fullHash, full-prefix)
+			chains[chainOf[j]] = j
 		}
 	}
 	return len(next)

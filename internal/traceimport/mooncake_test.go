@@ -55,9 +55,10 @@ func TestMooncakeSessions(t *testing.T) {
 		{"s2", 1, 12, 11.5, 0, 400}, // begins with s2#0's [0 1 10]
 		{"s3", 0, 15, 0, -1, 0},     // only the system prompt: links nothing
 		{"s1", 2, 20, 11, 1, 650},   // the longest match: s1#1's [0 1 2 4 5], not s1#0's
+		{"s4", 0, 21, 0, -1, 0},     // begins with s1#1 too, but s1#2 already continued it: a fork
 	}, rows(tr.Requests))
-	assert.Equal(t, trace.Header{Schema: trace.Schema, Source: "mooncake:mooncake-sessions.jsonl", Requests: 6, Sessions: 3, AfterSFrom: "send"}, tr.Header)
-	assert.Equal(t, []string{"sessions: 3 from 6 requests, inferred from shared leading hash_ids (system prompt: the first 2 blocks, opened by 100 % of requests, link no sessions); after_s counts from the previous request's send: Mooncake has no end times"}, tr.Notes)
+	assert.Equal(t, trace.Header{Schema: trace.Schema, Source: "mooncake:mooncake-sessions.jsonl", Requests: 7, Sessions: 4, AfterSFrom: "send"}, tr.Header)
+	assert.Equal(t, []string{"sessions: 4 from 7 requests, inferred from shared leading hash_ids (system prompt: the first 2 blocks, opened by 100 % of requests, link no sessions); after_s counts from the previous request's send: Mooncake has no end times"}, tr.Notes)
 }
 
 // TestMooncakeOneConversation: a trace of one conversation has no system prompt to discount,
