@@ -40,7 +40,8 @@ func FuzzMooncake(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, line := range bytes.Split(in, []byte("\n")) {
 			var fast, slow mooncakeLine
-			if !parseMooncakeFast(bytes.TrimSpace(line), &fast) {
+			var arena []uint64
+			if !parseMooncakeFast(bytes.TrimSpace(line), &fast, &arena) {
 				continue
 			}
 			if err := json.Unmarshal(line, &slow); err != nil {

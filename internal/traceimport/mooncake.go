@@ -106,6 +106,7 @@ func readMooncake(r io.Reader, name string) ([]mcReq, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), trace.MaxLineBytes)
 	var reqs []mcReq
+	var arena []uint64
 	n := 0
 	for sc.Scan() {
 		n++
@@ -114,7 +115,7 @@ func readMooncake(r io.Reader, name string) ([]mcReq, error) {
 			continue
 		}
 		var m mooncakeLine
-		if !parseMooncakeFast(line, &m) {
+		if !parseMooncakeFast(line, &m, &arena) {
 			m = mooncakeLine{}
 			if err := json.Unmarshal(line, &m); err != nil {
 				return nil, lineErr(name, n, "not a Mooncake line: %s", jsonMessage(err))

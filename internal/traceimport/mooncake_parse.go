@@ -9,8 +9,11 @@ import (
 // array of whole numbers, about ten times faster than encoding/json. It returns false on
 // anything else (strings, nesting, other keys' values it cannot skip), and the caller falls
 // back to encoding/json, which also words the errors.
-func parseMooncakeFast(b []byte, m *mooncakeLine) bool {
-	p := fastParser{b: b}
+//
+// The ids are appended to *arena, one backing array for many lines, and m.HashIDs is the
+// line's part of it (capped, so appending to it cannot touch the next line's ids).
+func parseMooncakeFast(b []byte, m *mooncakeLine, arena *[]uint64) bool {
+	p := fastParser{b: b, arena: arena}
 	if !p.eat('{') {
 		return false
 	}
@@ -65,8 +68,9 @@ func parseMooncakeFast(b []byte, m *mooncakeLine) bool {
 }
 
 type fastParser struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	arena *[]uint64
 }
 
 func (p *fastParser) space() {
@@ -186,9 +190,19 @@ func (p *fastParser) ids() ([]uint64, bool) {
 	if !p.eat('[') {
 		return nil, false
 	}
-	ids := make([]uint64, 0, 16)
+	if cap(*p.arena)-len(*p.arena) < 256 {
+		*p.arena = make([]uint64, 0, 64<<10)
+	}
+	start := len(*p.arena)
+	ids := (*p.arena)[start:start]
+	done := func() ([]uint64, bool) {
+		if start+len(ids) <= cap(*p.arena) { // else append moved ids out of the arena
+			*p.arena = (*p.arena)[:start+len(ids)]
+		}
+		return ids[:len(ids):len(ids)], true
+	}
 	if p.eat(']') {
-		return ids, true
+		return done()
 	}
 	for {
 		p.space()
@@ -208,7 +222,7 @@ func (p *fastParser) ids() ([]uint64, bool) {
 		}
 		ids = append(ids, v)
 		if p.eat(']') {
-			return ids, true
+			return done()
 		}
 		if !p.eat(',') {
 			return nil, false

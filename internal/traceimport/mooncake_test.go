@@ -1,7 +1,9 @@
 package traceimport
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 
@@ -78,5 +80,25 @@ func TestMooncakeInvalid(t *testing.T) {
 	} {
 		_, err := importFile(t, "testdata/"+file, mooncake)
 		assert.EqualError(t, err, want, file)
+	}
+}
+
+// TestMooncakeLongLines: lines of more ids than the parser's arena has room for keep their
+// ids, and do not share them with the next line.
+func TestMooncakeLongLines(t *testing.T) {
+	var b strings.Builder
+	var want [][]uint64
+	for line := 0; line < 40; line++ {
+		ids := make([]uint64, 300+line*97)
+		for i := range ids {
+			ids[i] = uint64(line*100000 + i)
+		}
+		want = append(want, ids)
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 1, "hash_ids": %s}`+"\n", line, len(ids)*BlockTokens, strings.ReplaceAll(fmt.Sprint(ids), " ", ","))
+	}
+	tr, err := Mooncake(strings.NewReader(b.String()), "long.jsonl")
+	require.NoError(t, err)
+	for i, r := range tr.Requests {
+		assert.Equal(t, want[i], r.HashIDs, "line %d", i+1)
 	}
 }
