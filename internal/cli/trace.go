@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/clock"
@@ -18,7 +19,7 @@ import (
 )
 
 // newTraceCmd is `agentsim trace`: import other formats into agentsim.trace/v1, and show a
-// trace's shape.
+// trace's shape. env is the process environment, as Execute read it.
 func newTraceCmd(env []string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "trace",
@@ -27,7 +28,7 @@ func newTraceCmd(env []string) *cobra.Command {
 think time, token counts, context growth and, where known, its outcome. See docs/trace.md.`,
 		Args: cobra.NoArgs,
 	}
-	c.AddCommand((&traceImportCmd{}).command(), (&traceShowCmd{}).command())
+	c.AddCommand((&traceImportCmd{env: env}).command(), (&traceShowCmd{env: env}).command())
 	for _, sub := range c.Commands() {
 		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	}
@@ -36,7 +37,17 @@ think time, token counts, context growth and, where known, its outcome. See docs
 
 // traceImportCmd is `agentsim trace import --from KIND FILE`.
 type traceImportCmd struct {
-	v *viper.Viper
+	env      []string       // the process environment, as Execute read it
+	settings *pflag.FlagSet // the flags bound to v
+	v        *viper.Viper
+}
+
+// traceImportConfig is trace import's settings, decoded once from its flags and the
+// environment.
+type traceImportConfig struct {
+	From        string `mapstructure:"from"`
+	Output      string `mapstructure:"output"`
+	LatencyUnit string `mapstructure:"latency-unit"`
 }
 
 func (t *traceImportCmd) command() *cobra.Command {
@@ -64,18 +75,24 @@ Exit codes: 0 imported, 2 bad input (the message names the line) or bad flags.`,
 		},
 		RunE: t.run,
 	}
-	f := c.Flags()
+	f := pflag.NewFlagSet("trace import", pflag.ContinueOnError)
 	f.String("from", "", "the source format: "+strings.Join(traceimport.Kinds, " or "))
 	f.StringP("output", "o", "", "write the trace to this file instead of standard output")
 	f.String("latency-unit", "", "access-log only: the unit of bare latencies (ns, us, ms or s), instead of inferring it")
-	t.v = newViper(f)
+	c.Flags().AddFlagSet(f)
+	t.settings, t.v = f, newViper(f)
 	return c
 }
 
 func (t *traceImportCmd) run(c *cobra.Command, args []string) error {
-	from := t.v.GetString("from")
+	var cfg traceImportConfig
+	problems, _ := loadSettings(t.settings, t.v, t.env, &cfg)
+	if err := configError(problems); err != nil {
+		return err
+	}
+	from := cfg.From
 	unit := traceimport.UnitUnknown
-	if s := t.v.GetString("latency-unit"); s != "" {
+	if s := cfg.LatencyUnit; s != "" {
 		u, err := traceimport.ParseUnit(s)
 		if err != nil {
 			return usageError(fmt.Errorf("--latency-unit: %w", err))
@@ -106,12 +123,11 @@ func (t *traceImportCmd) run(c *cobra.Command, args []string) error {
 	for _, n := range tr.Notes {
 		fmt.Fprintln(c.ErrOrStderr(), n)
 	}
-	return t.write(c, tr)
+	return writeImported(c, tr, cfg.Output)
 }
 
-// write writes the trace to -o FILE or standard output.
-func (t *traceImportCmd) write(c *cobra.Command, tr *traceimport.Trace) error {
-	out := t.v.GetString("output")
+// writeImported writes the trace to the file out, or standard output when out is "" or "-".
+func writeImported(c *cobra.Command, tr *traceimport.Trace, out string) error {
 	if out == "" || out == "-" {
 		if err := tr.Write(c.OutOrStdout()); err != nil {
 			return runtimeError(err)
@@ -152,7 +168,14 @@ func unwrapPath(err error) error {
 
 // traceShowCmd is `agentsim trace show FILE|-`.
 type traceShowCmd struct {
-	v *viper.Viper
+	env      []string       // the process environment, as Execute read it
+	settings *pflag.FlagSet // the flags bound to v
+	v        *viper.Viper
+}
+
+// traceShowConfig is trace show's settings.
+type traceShowConfig struct {
+	JSON bool `mapstructure:"json"`
 }
 
 func (t *traceShowCmd) command() *cobra.Command {
@@ -173,12 +196,19 @@ Exit codes: 0 shown, 2 not a valid trace (the message names the line).`,
 		},
 		RunE: t.run,
 	}
-	c.Flags().Bool("json", false, "print the summary as one JSON object")
-	t.v = newViper(c.Flags())
+	f := pflag.NewFlagSet("trace show", pflag.ContinueOnError)
+	f.Bool("json", false, "print the summary as one JSON object")
+	c.Flags().AddFlagSet(f)
+	t.settings, t.v = f, newViper(f)
 	return c
 }
 
 func (t *traceShowCmd) run(c *cobra.Command, args []string) error {
+	var cfg traceShowConfig
+	problems, _ := loadSettings(t.settings, t.v, t.env, &cfg)
+	if err := configError(problems); err != nil {
+		return err
+	}
 	in, name, closeIn, err := openInput(c, args[0])
 	if err != nil {
 		return err
@@ -199,7 +229,7 @@ func (t *traceShowCmd) run(c *cobra.Command, args []string) error {
 		}
 		acc.Add(r)
 	}
-	if t.v.GetBool("json") {
+	if cfg.JSON {
 		err = tracestats.RenderJSON(c.OutOrStdout(), acc.Summary())
 	} else {
 		err = tracestats.Render(c.OutOrStdout(), acc.Summary())

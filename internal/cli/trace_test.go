@@ -24,8 +24,13 @@ const gatewayLines = `2026-11-29 19:44:13  INFO http_request{method=POST uri=/v1
 
 // traceCLI runs the command line with stdin and returns the exit code, stdout and stderr.
 func traceCLI(stdin string, args ...string) (int, string, string) {
+	return traceCLIEnv(nil, stdin, args...)
+}
+
+// traceCLIEnv is traceCLI with the process environment env.
+func traceCLIEnv(env []string, stdin string, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	root := newRoot(&out, &errb, nil, args)
+	root := newRoot(&out, &errb, env, args)
 	root.SetIn(strings.NewReader(stdin))
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
@@ -115,4 +120,18 @@ func TestTraceBadInput(t *testing.T) {
 			assert.Contains(t, stderr, c.msg)
 		})
 	}
+}
+
+// TestTraceImportUnitFromEnvironment: AGENTSIM_LATENCY_UNIT stands for --latency-unit, as
+// every setting's variable does.
+func TestTraceImportUnitFromEnvironment(t *testing.T) {
+	finishOnly := writeTraceInput(t, "finish.log", strings.SplitAfter(gatewayLines, "\n")[1])
+	code, out, stderr := traceCLIEnv([]string{"AGENTSIM_LATENCY_UNIT=us"}, "", "trace", "import", "--from", "access-log", finishOnly)
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Equal(t, "latency unit: µs, as given by --latency-unit\n", stderr)
+	assert.Contains(t, out, `"e2e_s":62.690782`)
+
+	code, _, stderr = traceCLIEnv([]string{"AGENTSIM_JSON=maybe"}, "", "trace", "show", "-")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, `json: "maybe" is not allowed: want true or false`)
 }
