@@ -26,7 +26,13 @@ func newTraceCmd(env []string) *cobra.Command {
 		Short: "Import real workloads as traces (agentsim.trace/v1) and show their shape",
 		Long: `A trace is a recorded or imported workload: one request a line, with its session, send time,
 think time, token counts, context growth and, where known, its outcome. See docs/trace.md.`,
-		Args: cobra.NoArgs,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError(fmt.Errorf("unknown trace command %q: want import or show", args[0]))
+			}
+			return c.Help()
+		},
 	}
 	c.AddCommand((&traceImportCmd{env: env}).command(), (&traceShowCmd{env: env}).command())
 	for _, sub := range c.Commands() {

@@ -112,6 +112,8 @@ func TestTraceBadInput(t *testing.T) {
 		{"bad trace", []string{"trace", "show", badTrace}, badTrace + `:2: seq = 1: session "a" has no earlier request, so its first seq must be 0`},
 		{"not a trace", []string{"trace", "show", badMooncake}, badMooncake + ":1: no trace header"},
 		{"bad flag", []string{"trace", "show", "--jsn", badTrace}, "--jsn"},
+		// a command trace does not have
+		{"unknown command", []string{"trace", "fit", badTrace}, `unknown trace command "fit": want import or show`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, stderr := traceCLI("", c.args...)
