@@ -246,6 +246,9 @@ func (a *Accumulator) concurrency() (*Concurrency, string) {
 	note := ""
 	if len(a.intervals) < a.n {
 		note = strconv.Itoa(a.n-len(a.intervals)) + " requests without an e2e_s are not counted"
+		if a.n-len(a.intervals) == 1 {
+			note = "1 request without an e2e_s is not counted"
+		}
 	}
 	return c, note
 }
