@@ -147,7 +147,7 @@ func writeImported(c *cobra.Command, tr *traceimport.Trace, out string) error {
 	if err := errors.Join(tr.Write(f), f.Close()); err != nil {
 		return runtimeError(fmt.Errorf("trace import: write %s: %w", out, err))
 	}
-	fmt.Fprintf(c.ErrOrStderr(), "wrote %d requests in %d sessions to %s\n", tr.Header.Requests, tr.Header.Sessions, out)
+	fmt.Fprintf(c.ErrOrStderr(), "wrote %s in %s to %s\n", counted(tr.Header.Requests, "request"), counted(tr.Header.Sessions, "session"), out)
 	return nil
 }
 
@@ -244,4 +244,12 @@ func (t *traceShowCmd) run(c *cobra.Command, args []string) error {
 		return runtimeError(err)
 	}
 	return nil
+}
+
+// counted says "1 request", "2 requests".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -81,7 +81,7 @@ func TestTraceImportAccessLog(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.Equal(t, "latency unit: µs — 62690782 matches the 63 s between start (19:44:13) and finish (19:45:16); as ns it would be 0.06 s\n"+
 		"latency unit: 1 of 1 finish lines with a bare latency fit µs (start and finish lines paired by request_id)\n"+
-		"wrote 1 requests in 1 sessions to "+out+"\n", stderr)
+		"wrote 1 request in 1 session to "+out+"\n", stderr)
 
 	code, text, stderr := traceCLI("", "trace", "show", out)
 	require.Equal(t, ExitOK, code, stderr)
