@@ -35,9 +35,6 @@ think time, token counts, context growth and, where known, its outcome. See docs
 		},
 	}
 	c.AddCommand((&traceImportCmd{env: env}).command(), (&traceShowCmd{env: env}).command())
-	for _, sub := range c.Commands() {
-		sub.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	}
 	return c
 }
 
