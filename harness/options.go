@@ -42,6 +42,9 @@ type Options struct {
 	// Reproduce, when set, says how to make the run again; it is written to config.yaml's
 	// reproduce section and to results.json.
 	Reproduce *results.Reproduction
+	// Metrics, when set, serves the run's own Prometheus metrics while it runs (see
+	// ServeMetrics); the caller owns it and closes it after the run.
+	Metrics *MetricsEndpoint
 }
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/internal/redact"
@@ -56,6 +58,7 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
+	metrics  *runMetrics // nil without Options.Metrics
 
 	mu sync.Mutex // serialises the watchdog's analyzer
 }
@@ -75,6 +78,11 @@ func newRun(o Options) (*run, error) {
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
 	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
 	r.watch = newWatchdog(o.Workload)
+	if o.Metrics != nil {
+		var reg *prometheus.Registry
+		r.metrics, reg = newRunMetrics(o.Workload.Watchdog.StallAfter.Seconds())
+		o.Metrics.use(reg)
+	}
 	if r.log, err = events.CreateLog(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
 		r.close()
 		return nil, err
@@ -114,6 +122,9 @@ func (r *run) Record(e events.Event) {
 	r.log.Stamp(&e)
 	r.log.Write(e)
 	r.watch.event(e)
+	if r.metrics != nil {
+		r.metrics.event(e)
+	}
 }
 
 // execute runs the agents with the two-phase stop and assembles the results.

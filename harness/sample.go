@@ -58,6 +58,9 @@ func (r *run) sample() (events.Sample, string, bool) {
 	defer r.mu.Unlock()
 	r.samples.Write(s)
 	r.watch.sample(s)
+	if r.metrics != nil {
+		r.metrics.sample(s)
+	}
 	warning, ending := r.watch.check(s.TS)
 	return s, warning, ending
 }

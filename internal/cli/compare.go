@@ -24,6 +24,7 @@ type compareCmd struct {
 	over     overrides
 	start    starter      // nil: startTarget
 	target   targetConfig // the server's settings, once run has read them
+	metrics  *harness.MetricsEndpoint
 }
 
 // compareConfig is compare's settings, decoded once from its flags and the environment.
@@ -32,6 +33,7 @@ type compareConfig struct {
 	Shape    requestShape   `mapstructure:",squash"`
 	Target   targetConfig   `mapstructure:",squash"`
 	Force    bool           `mapstructure:"force"`
+	Metrics  string         `mapstructure:"metrics-addr"`
 }
 
 func (k *compareCmd) command() *cobra.Command {
@@ -58,6 +60,7 @@ failed, 130 interrupted.`,
 	addBenchFlags(f)
 	addServerFlags(f)
 	addForceFlag(f)
+	addMetricsFlag(f)
 	c.Flags().AddFlagSet(f)
 	k.over.addFlags(c.Flags())
 	k.settings, k.v = f, newViper(f)
@@ -86,6 +89,13 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	}
 	defer t.stop()
 	k.target = cfg.Target
+	if k.metrics, err = serveMetrics(c, cfg.Metrics); err != nil {
+		discard()
+		return err
+	}
+	if k.metrics != nil {
+		defer k.metrics.Close()
+	}
 	out := c.OutOrStdout()
 	start, wallFrom := t.clock.Now(), t.clock.WallNow()
 	fmt.Fprintf(out, "agentsim compare: synthetic bench, then %s, against %s, speedup %g\n",
@@ -118,7 +128,7 @@ func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── synthetic: %d requests at once × %d output tokens, ~%d-token prompts ──\n", o.Concurrency[0], o.MaxTokens, o.PromptTokens)
 	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
-	o.Model, o.Seed = w.Model, w.Seed
+	o.Model, o.Seed, o.Metrics = w.Model, w.Seed, k.metrics
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
 		return nil, err
@@ -133,7 +143,7 @@ func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload,
 	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
 	res, err := harness.RunChecked(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: t.clock, Target: t.info, Dir: dir,
-		Out: out, Live: isTerminal(out), HTTPClient: t.client,
+		Out: out, Live: isTerminal(out), HTTPClient: t.client, Metrics: k.metrics,
 	})
 	if err != nil {
 		return nil, err

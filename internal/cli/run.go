@@ -29,6 +29,7 @@ type runConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
 	Force    bool           `mapstructure:"force"`
 	Target   targetConfig   `mapstructure:",squash"`
+	Metrics  string         `mapstructure:"metrics-addr"`
 }
 
 func (r *runCmd) command() *cobra.Command {
@@ -62,6 +63,7 @@ verdict, 130 interrupted.`,
 	addWorkloadFlags(r.settings, "ocbrowse")
 	addForceFlag(r.settings)
 	addServerFlags(r.settings)
+	addMetricsFlag(r.settings)
 	c.Flags().AddFlagSet(r.settings)
 	r.over.addFlags(c.Flags())
 	r.v = newViper(r.settings)
@@ -117,10 +119,19 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer target.stop()
+	metrics, err := serveMetrics(c, cfg.Metrics)
+	if err != nil {
+		discard()
+		return err
+	}
+	if metrics != nil {
+		defer metrics.Close()
+	}
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
+		Metrics:   metrics,
 	})
 	if err != nil {
 		discard()
