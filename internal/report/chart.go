@@ -44,6 +44,7 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Legend.TextStyle.Font.Size = 9
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.ThumbnailWidth = 14
+	p.Legend.Padding = 3
 	g := plotter.NewGrid()
 	g.Vertical.Color, g.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
 	p.Add(g)
