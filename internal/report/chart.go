@@ -18,6 +18,7 @@ import (
 
 // Chart sizes, in points of the SVG (the page scales them to its width).
 const (
+	legendW = 1.9 * vg.Inch
 	chartW = 11 * vg.Inch
 	chartH = 2.6 * vg.Inch
 	smallW = 5.4 * vg.Inch
@@ -60,6 +61,9 @@ func svg(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
 	leg := p.Legend
 	r := leg.Rectangle(dc)
 	if lw := r.Max.X - r.Min.X; lw > 0 {
+		// A strip of one width for every chart of a page, unless a legend needs more, keeps
+		// the time axes of charts above each other aligned.
+		lw = max(lw, legendW)
 		p.Legend = plot.NewLegend()
 		p.Draw(draw.Crop(dc, 0, -(lw + 14), 0, 0))
 		leg.Top, leg.Left = true, true
