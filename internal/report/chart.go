@@ -19,10 +19,10 @@ import (
 // Chart sizes, in points of the SVG (the page scales them to its width).
 const (
 	legendW = 1.9 * vg.Inch
-	chartW = 11 * vg.Inch
-	chartH = 2.6 * vg.Inch
-	smallW = 5.4 * vg.Inch
-	smallH = 2.4 * vg.Inch
+	chartW  = 11 * vg.Inch
+	chartH  = 2.6 * vg.Inch
+	smallW  = 5.4 * vg.Inch
+	smallH  = 2.4 * vg.Inch
 )
 
 // sans is the charts' typeface; the browser draws it with a local sans-serif font, nothing is
