@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
@@ -78,17 +79,13 @@ func Render(w io.Writer, runs []*Run, o Options) error {
 		pg.Headers = append(pg.Headers, r.Label)
 	}
 	pg.Figures = figures(runs)
-	// Runs side by side share their time axis, so that the same place means the same time.
-	endS := 1.0
-	for _, g := range gs {
-		endS = max(endS, g.EndS)
-	}
+	ends := sharedEnds(gs)
 	var err error
-	if pg.Sections, err = timelineSections(runs, tls, stops, endS); err != nil {
+	if pg.Sections, err = timelineSections(runs, tls, stops, ends); err != nil {
 		return err
 	}
 	for i, r := range runs {
-		c, note, err := ganttChart(gs[i], endS)
+		c, note, err := ganttChart(gs[i], ends[i])
 		if err != nil {
 			return err
 		}
@@ -102,6 +99,25 @@ func Render(w io.Writer, runs []*Run, o Options) error {
 		pg.Phases = append(pg.Phases, legendItem{Name: p.String(), Color: fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8), Mark: p == PhaseFailed})
 	}
 	return pageTemplate.Execute(w, pg)
+}
+
+// sharedEnds returns where each run's time axis ends in the charts drawn per run: runs of
+// comparable length (the longest at most 4 times the shortest) share one axis, so that the
+// same place means the same time; otherwise (a 6 s synthetic bench beside an hour of agents)
+// each run gets its own, so the short one stays readable.
+func sharedEnds(gs []*Gantt) []float64 {
+	lo, hi := math.Inf(1), 1.0
+	for _, g := range gs {
+		lo, hi = min(lo, max(g.EndS, 1)), max(hi, g.EndS)
+	}
+	ends := make([]float64, len(gs))
+	for i, g := range gs {
+		ends[i] = hi
+		if hi > 4*lo {
+			ends[i] = max(g.EndS, 1)
+		}
+	}
+	return ends
 }
 
 func viewRun(r *Run) runView {
@@ -163,11 +179,11 @@ func quantiles(s results.Summary) string {
 }
 
 // timelineSections draws the timelines: agents per state for each run, then the overlays.
-func timelineSections(runs []*Run, tls []*Timelines, stops [][]Stop, endS float64) ([]section, error) {
+func timelineSections(runs []*Run, tls []*Timelines, stops [][]Stop, ends []float64) ([]section, error) {
 	var states section
 	states.Title = "Agents per state"
 	for i, r := range runs {
-		c, err := statesChart(r, tls[i], stops[i], endS)
+		c, err := statesChart(r, tls[i], stops[i], ends[i])
 		if err != nil {
 			return nil, err
 		}
