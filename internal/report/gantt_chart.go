@@ -72,7 +72,8 @@ func (b laneBars) Plot(c draw.Canvas, p *plot.Plot) {
 	for i, l := range b.lanes {
 		y := float64(n - 1 - i)
 		for bin, share := range l.Share {
-			x0, x1 := tx(float64(bin)*b.binS), tx(float64(bin+1)*b.binS)
+			// Each column overlaps the next by a hair, so no seam of background shows between them.
+			x0, x1 := tx(float64(bin)*b.binS), tx(float64(bin+1)*b.binS)+vg.Points(0.4)
 			base := y - 0.42
 			for ph, f := range share {
 				if f <= 0 {
