@@ -82,13 +82,6 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := startWith(k.start, c, cfg.Target)
-	if err != nil {
-		discard()
-		return err
-	}
-	defer t.stop()
-	k.target = cfg.Target
 	if k.metrics, err = serveMetrics(c, cfg.Metrics); err != nil {
 		discard()
 		return err
@@ -96,6 +89,13 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if k.metrics != nil {
 		defer k.metrics.Close()
 	}
+	t, err := startWith(k.start, c, cfg.Target)
+	if err != nil {
+		discard()
+		return err
+	}
+	defer t.stop()
+	k.target = cfg.Target
 	out := c.OutOrStdout()
 	start, wallFrom := t.clock.Now(), t.clock.WallNow()
 	fmt.Fprintf(out, "agentsim compare: synthetic bench, then %s, against %s, speedup %g\n",

@@ -36,4 +36,8 @@ func TestMetricsAddr(t *testing.T) {
 			assert.Contains(t, stderr, tc.msg)
 		})
 	}
+	// compare takes the flag too, with the same check.
+	code, _, stderr := execute(t, "compare", "--workload", "smoke", "--out", filepath.Join(t.TempDir(), "c"), "--metrics-addr", "localhost")
+	assert.Equal(t, ExitUsage, code, "compare --metrics-addr localhost: %s", stderr)
+	assert.Contains(t, stderr, `--metrics-addr "localhost"`)
 }

@@ -113,12 +113,6 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	target, err := startTarget(c, cfg.Target)
-	if err != nil {
-		discard()
-		return err
-	}
-	defer target.stop()
 	metrics, err := serveMetrics(c, cfg.Metrics)
 	if err != nil {
 		discard()
@@ -127,6 +121,12 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	if metrics != nil {
 		defer metrics.Close()
 	}
+	target, err := startTarget(c, cfg.Target)
+	if err != nil {
+		discard()
+		return err
+	}
+	defer target.stop()
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
