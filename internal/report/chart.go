@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"image/color"
 	"math"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -46,10 +47,25 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.ThumbnailWidth = 14
 	p.Legend.Padding = 3
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	g := plotter.NewGrid()
 	g.Vertical.Color, g.Horizontal.Color = color.Gray{Y: 225}, color.Gray{Y: 225}
 	p.Add(g)
 	return p
+}
+
+// plainTicks are gonum/plot's default ticks labelled without trailing zeros: "25", not "25.00".
+type plainTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 6, 64)
+		}
+	}
+	return ts
 }
 
 // svg draws p at w × h points and returns the <svg> element, without the XML prologue, for
@@ -63,7 +79,7 @@ func svg(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
 	if lw := r.Max.X - r.Min.X; lw > 0 {
 		// A strip of one width for every chart of a page, unless a legend needs more, keeps
 		// the time axes of charts above each other aligned.
-		lw = max(lw, legendW)
+		lw = max(lw, legendW*w/chartW)
 		p.Legend = plot.NewLegend()
 		p.Draw(draw.Crop(dc, 0, -(lw + 14), 0, 0))
 		leg.Top, leg.Left = true, true
