@@ -24,23 +24,38 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
-	if err := CheckServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, CheckTimeout); err != nil {
+	served, err := AskServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, CheckTimeout)
+	if err != nil {
 		return nil, err
 	}
+	o.Served = served
 	return RunChecked(ctx, o)
 }
 
-// RunChecked is Run for a caller that has already checked the server (CheckServer or
-// ListModels), so GET /v1/models is asked once per command however many runs it makes.
+// RunChecked is Run for a caller that has already asked the server (AskServer) and passes its
+// answer in Options.Served, so GET /v1/models is asked once per command however many runs it
+// makes. Before anything is written it settles what the run sends — the model (see
+// ChooseModel) and, with Options.FitContext, a workload fitted to the server's context window
+// — and says so on Out; a *ModelError or *FitError is a configuration error.
 func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
+	}
+	o, notes, said, err := prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes[said:] {
+		if o.Out != nil {
+			fmt.Fprintln(o.Out, n)
+		}
 	}
 	r, err := newRun(o)
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
+	r.notes = notes
 	return r.execute(ctx)
 }
 
@@ -55,6 +70,8 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
+	notes    []string // what was said before the run: the model chosen, the context window
+	gauges   gaugeCheck // the server's gen_tok_s, to hold against the harness's own rate
 
 	mu sync.Mutex // serialises the watchdog's analyzer
 }
@@ -130,8 +147,11 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
-	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s",
-		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Target.URL)})
+	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s, model %s",
+		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Target.URL, w.Model)})
+	for _, n := range r.notes {
+		r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: n})
+	}
 	r.sample() // the state before any request
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock),

@@ -57,6 +57,7 @@ func (r *run) sample() (events.Sample, string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.samples.Write(s)
+	r.gauges.sample(s)
 	r.watch.sample(s)
 	warning, ending := r.watch.check(s.TS)
 	return s, warning, ending

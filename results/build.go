@@ -18,6 +18,7 @@ type Builder struct {
 	decode   gauge
 	prefill  gauge
 	samples  int
+	failures failures
 }
 
 type gauge struct {
@@ -57,9 +58,11 @@ func (b *Builder) Event(e events.Event) {
 	case events.Error:
 		b.terminal(e)
 		b.requests.Errors++
+		b.failures.add(e)
 	case events.Timeout:
 		b.terminal(e)
 		b.requests.Timeouts++
+		b.failures.add(e)
 	case events.Cancelled:
 		b.terminal(e)
 		b.requests.Cancelled++
@@ -140,6 +143,7 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 		ITL: Summarize(clone(b.lat.itl)), TPOT: Summarize(clone(b.lat.tpot)),
 		E2E: Summarize(clone(b.lat.e2e)), PacerWait: Summarize(clone(b.lat.pacerWait)),
 	}
+	r.Failures = b.failures.sorted()
 	r.Server.Gauges = Gauges{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Samples: b.samples}
 }
 

@@ -105,7 +105,7 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	fmt.Fprintln(out, benchHeader(o))
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
-		return runtimeError(err)
+		return harnessError(err)
 	}
 	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, bench.Files(o)))
 	return benchExit(rep)

@@ -30,6 +30,7 @@ type runCmd struct {
 type runConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
 	Target   targetConfig   `mapstructure:",squash"`
+	Fit      fitConfig      `mapstructure:",squash"`
 }
 
 func (r *runCmd) command() *cobra.Command {
@@ -54,6 +55,7 @@ verdict, 130 interrupted.`,
 	r.settings = pflag.NewFlagSet("run", pflag.ContinueOnError)
 	addWorkloadFlags(r.settings, "ocbrowse")
 	addServerFlags(r.settings)
+	addFitFlag(r.settings)
 	c.Flags().AddFlagSet(r.settings)
 	r.over.addFlags(c.Flags())
 	r.v = newViper(r.settings)
@@ -103,9 +105,10 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
+		PinModel: modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
 	})
 	if err != nil {
-		return runtimeError(err)
+		return harnessError(err)
 	}
 	harness.PrintSummary(c.OutOrStdout(), res, dir)
 	return verdictExit(res)
