@@ -70,7 +70,7 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
-	notes    []string // what was said before the run: the model chosen, the context window
+	notes    []string   // what was said before the run: the model chosen, the context window
 	gauges   gaugeCheck // the server's gen_tok_s, to hold against the harness's own rate
 
 	mu sync.Mutex // serialises the watchdog's analyzer
