@@ -21,9 +21,9 @@ type Analyzer struct {
 	inv                  invariants
 	serial               serialView
 	gauges               map[string]*gaugeRun
-	scrape               scrapeHealth // whether /metrics answers
-	lastProgressS        float64      // last byte or request end, simulated seconds
-	busyS                float64      // request-seconds spent by requests that ended
+	scrape               scrapeHealth
+	lastProgressS        float64 // last byte or request end, simulated seconds
+	busyS                float64 // request-seconds spent by requests that ended
 	chunksIn             int64
 	samples              int
 	inFlightSum          float64
