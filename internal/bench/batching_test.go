@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/results"
+)
+
+// sweepPoint is a test of n requests at once whose streams are given, with the server's
+// decode_running maximum (-1: the server has no such gauge).
+func sweepPoint(n int, gaugeMax float64, streams ...func() (agents.Result, []time.Time)) *Point {
+	p := point(streams...)
+	p.Concurrency = n
+	p.Results = &results.Results{}
+	if gaugeMax >= 0 {
+		p.Results.Server.DecodeRunning = results.MeanMax{Mean: gaugeMax / 2, Max: gaugeMax, N: 10}
+	}
+	return p
+}
+
+// TestBatchingConclusion checks the sweep's conclusion on hand-made curves: it is drawn from
+// the streams decoding at once, the decode gauge and the per-request rates, not from the
+// aggregate rate alone.
+func TestBatchingConclusion(t *testing.T) {
+	alone := sweepPoint(1, 1, fake(100, 10, 128, 1)) // 100 tok/s
+	many := func(n, stepMS int) []func() (agents.Result, []time.Time) {
+		s := make([]func() (agents.Result, []time.Time), n)
+		for i := range s {
+			s[i] = fake(100, stepMS, 128, 1)
+		}
+		return s
+	}
+	queued := make([]func() (agents.Result, []time.Time), 4) // one after another, 1.28 s each
+	for i := range queued {
+		queued[i] = fake(100+i*1280, 10, 128, 1)
+	}
+	for _, c := range []struct {
+		name string
+		hi   *Point
+		want string
+	}{{
+		// llama-server on CPU: 16 decode at once (its own gauge says so), each 16 times
+		// slower; the aggregate stays at 100 tok/s.
+		name: "compute-bound", hi: sweepPoint(16, 16, many(16, 160)...),
+		want: "flat, yet 16 requests decoded at once at N=16 (16 streams, server decode_running max 16) and each request's rate fell ×16.0: the server batches but is compute-bound — its aggregate rate is its limit",
+	}, {
+		// One request decodes at a time; the others wait their turn.
+		name: "serialised", hi: sweepPoint(4, -1, queued...),
+		want: "flat: the server is not batching concurrent requests (at most 1 decoding at once at N=4)",
+	}, {
+		// 16 at once at nearly the rate of one: batching pays.
+		name: "batching", hi: sweepPoint(16, 16, many(16, 12)...),
+		want: "decode batches concurrent requests",
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			got := batching(alone, c.hi)
+			assert.Equal(t, c.want, got, "batching(N=1, N=%d)", c.hi.Concurrency)
+		})
+	}
+}
