@@ -14,28 +14,36 @@ func (e *FitError) Error() string { return e.Err.Error() }
 // Unwrap returns Err.
 func (e *FitError) Unwrap() error { return e.Err }
 
+// prepared is what prepare settled besides the options: the notes the run records — why the
+// model is not the workload's, the fit made, or a window the workload does not fit — how many
+// of them, from the start, the caller has said already (a model chosen before the run is the
+// caller's to say), and whether one said the workload does not fit the window.
+type prepared struct {
+	notes         []string
+	said          int
+	contextWarned bool
+}
+
 // prepare settles what the run sends before anything is written: the model (Options.Model, or
 // chosen from the workload's model and Served) and, with FitContext, the workload fitted to the
 // server's context window. It returns o with a copy of the workload carrying both and
-// Options.Model set, the notes the run records — why the model is not the workload's, the fit
-// made, or a window the workload does not fit — and how many of them, from the start, the
-// caller has said already (a model chosen before the run is the caller's to say).
-func prepare(o Options) (Options, []string, int, error) {
-	choice, said := o.Model, 0
+// Options.Model set.
+func prepare(o Options) (Options, prepared, error) {
+	var p prepared
+	choice := o.Model
 	if choice == nil {
 		c, err := ChooseModel(o.Workload.Model, o.PinModel, o.Served, o.Target.URL)
 		if err != nil {
-			return o, nil, 0, err
+			return o, p, err
 		}
 		choice = &c
 	}
 	w := *o.Workload
 	w.Model = choice.Name
-	var notes []string
 	if choice.Note != "" {
-		notes = append(notes, choice.Note)
+		p.notes = append(p.notes, choice.Note)
 		if o.Model != nil {
-			said = 1
+			p.said = 1
 		}
 	}
 	window := choice.ContextWindow
@@ -44,22 +52,22 @@ func prepare(o Options) (Options, []string, int, error) {
 	}
 	switch {
 	case o.FitContext != 0 && window <= 0:
-		return o, nil, 0, &FitError{fmt.Errorf("--fit-context: the server lists no context window (max_model_len) for model %s: give it in tokens, --fit-context=TOKENS", w.Model)}
+		return o, p, &FitError{fmt.Errorf("--fit-context: the server lists no context window (max_model_len) for model %s: give it in tokens, --fit-context=TOKENS", w.Model)}
 	case o.FitContext != 0:
 		fit, note, err := fitContext(&w, window)
 		if err != nil {
-			return o, nil, 0, &FitError{err}
+			return o, p, &FitError{err}
 		}
 		if note == "" {
 			note = fmt.Sprintf("context: the workload fits the window of %d tokens as it is (--fit-context changed nothing)", window)
 		}
 		w = *fit
-		notes = append(notes, note)
+		p.notes = append(p.notes, note)
 	default:
 		if warn := contextWarning(&w, window); warn != "" {
-			notes = append(notes, warn)
+			p.notes, p.contextWarned = append(p.notes, warn), true
 		}
 	}
 	o.Workload, o.Model = &w, choice
-	return o, notes, said, nil
+	return o, p, nil
 }

@@ -25,7 +25,9 @@ func (r *run) results(interrupted bool) *results.Results {
 	res.Warnings = append(append([]string(nil), r.notes...), r.gauges.warning(res, r.scraper.Source(scrape.GenTokS))...)
 	r.mu.Unlock()
 	res.Warnings = append(res.Warnings, outputWarning(res, w)...)
-	res.Warnings = append(res.Warnings, contextRefused(res, w)...)
+	if !r.contextWarned {
+		res.Warnings = append(res.Warnings, contextRefused(res, w)...)
+	}
 	res.Rounds.Planned = w.Agents * w.Rounds
 	return res
 }

@@ -41,11 +41,11 @@ func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
-	o, notes, said, err := prepare(o)
+	o, p, err := prepare(o)
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range notes[said:] {
+	for _, n := range p.notes[p.said:] {
 		if o.Out != nil {
 			fmt.Fprintln(o.Out, n)
 		}
@@ -55,7 +55,7 @@ func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 		return nil, err
 	}
 	defer r.close()
-	r.notes = notes
+	r.notes, r.contextWarned = p.notes, p.contextWarned
 	return r.execute(ctx)
 }
 
@@ -70,8 +70,10 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
-	notes    []string   // what was said before the run: the model chosen, the context window
-	gauges   gaugeCheck // the server's gen_tok_s, to hold against the harness's own rate
+	notes    []string // what was said before the run: the model chosen, the context window
+	// contextWarned is set when a note said the workload does not fit the server's window.
+	contextWarned bool
+	gauges        gaugeCheck // the server's gen_tok_s, to hold against the harness's own rate
 
 	mu sync.Mutex // serialises the watchdog's analyzer
 }
