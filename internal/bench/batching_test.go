@@ -2,12 +2,15 @@ package bench
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // sweepPoint is a test of n requests at once whose streams are given, with the server's
@@ -61,4 +64,21 @@ func TestBatchingConclusion(t *testing.T) {
 			assert.Equal(t, c.want, got, "batching(N=1, N=%d)", c.hi.Concurrency)
 		})
 	}
+}
+
+// TestComputeBoundServerIsNotCalledSerial runs a sweep against the simulator with a CPU-like
+// engine — each running request adds 40 ms to every decode step, so 16 requests decode at
+// once at the aggregate rate of one — and checks the conclusion names a compute-bound server
+// that batches, not one that does not batch, while its "decoding" column reads 16.
+func TestComputeBoundServerIsNotCalledSerial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := *engine.DSV4PD()
+		p.Name, p.DecodeBase, p.DecodePerSeq, p.DecodePerKVTokenNs = "cpu", time.Millisecond, 40*time.Millisecond, 0
+		rep, out := simRunProfile(t, 20, &p, nil, Options{Concurrency: []int{1, 16}, Sweep: true, MaxTokens: 32})
+		require.Len(t, rep.Points, 2)
+		assert.Equal(t, 16, rep.Points[1].Decode().Peak, "16 decode at once:\n%s", out)
+		assert.NotContains(t, out, "not batching", out)
+		assert.Contains(t, out, "the server batches but is compute-bound — its aggregate rate is its limit", out)
+		assert.Regexp(t, `flat, yet 16 requests decoded at once at N=16 \(16 streams, server decode_running max 16\) and each request's rate fell ×1[0-9]\.\d`, out)
+	})
 }
