@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver/engine"
@@ -81,4 +83,19 @@ func TestComputeBoundServerIsNotCalledSerial(t *testing.T) {
 		assert.Contains(t, out, "the server batches but is compute-bound — its aggregate rate is its limit", out)
 		assert.Regexp(t, `flat, yet 16 requests decoded at once at N=16 \(16 streams, server decode_running max 16\) and each request's rate fell ×1[0-9]\.\d`, out)
 	})
+}
+
+// TestMetricsLineAtTheEnd: a gauge found only after the first sample (vLLM exports its
+// generation counter once a request has ended) is named again at the end of the test, so the
+// first line's "not found" is not the last word; an unchanged line is not repeated.
+func TestMetricsLineAtTheEnd(t *testing.T) {
+	var out strings.Builder
+	l := &live{out: &out, sweep: true}
+	first := "server metrics: decode_running ← vllm:num_requests_running; not found: gen_tok_s"
+	last := "server metrics: decode_running ← vllm:num_requests_running, gen_tok_s ← rate(vllm:generation_tokens_total)"
+	l.sample(events.Sample{}, first)
+	l.sample(events.Sample{}, last)
+	l.end(last)
+	l.end(last)
+	assert.Equal(t, first+"\nat the end: "+last+"\n", out.String())
 }

@@ -125,6 +125,7 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	if err != nil {
 		return nil, err
 	}
+	b.live.end(p.Results.Server.Metrics)
 	mu.Lock()
 	defer mu.Unlock()
 	for i, c := range calls {
