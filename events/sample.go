@@ -21,6 +21,10 @@ type Sample struct {
 	// any byte of output flows.
 	ChunksIn int64        `json:"chunks_in"`
 	Pacer    *PacerSample `json:"pacer,omitempty"`
+	// LagS is the largest scheduling lag of the harness since the previous sample: how much
+	// later than due, in simulated seconds, a wait it scheduled ended (see clock.Lag).
+	// Absent when zero.
+	LagS float64 `json:"lag_s,omitempty"`
 	// Streams lists the open requests (sent, no terminal event yet).
 	Streams []Stream `json:"streams,omitempty"`
 }

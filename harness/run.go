@@ -46,6 +46,8 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
+	// lagWarned is set once the live lag warning was given; only the sampler reads it.
+	lagWarned bool
 
 	mu sync.Mutex // serialises the watchdog's analyzer
 }
@@ -57,6 +59,7 @@ func newRun(o Options) (*run, error) {
 	if err := writeConfig(o); err != nil {
 		return nil, err
 	}
+	o.Clock = o.Clock.Measured() // every wait the harness schedules records its lag
 	p, err := pacer.New(o.Workload.Pacer, o.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("pacer: %w", err)
@@ -173,7 +176,8 @@ func (r *run) stopPhases(ctx context.Context, rounds context.Context, finished <
 	select {
 	case <-finished:
 		return false
-	case <-grace.C:
+	case due := <-grace.C:
+		r.o.Clock.Fired(due)
 		r.stopping(fmt.Sprintf("grace period of %s over: requests in flight cancelled", r.o.Workload.Grace))
 		cancelRequests()
 		return false

@@ -19,13 +19,16 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 		case <-ctx.Done():
 			status.clear()
 			return
-		case <-t.C:
+		case due := <-t.C:
+			r.o.Clock.Fired(due)
 		}
 		s, warning, ending := r.sample()
-		if warning != "" {
-			status.clear()
-			fmt.Fprintf(r.o.Out, "%s\n", warning)
-			r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: warning})
+		for _, w := range []string{warning, r.checkLag()} {
+			if w != "" {
+				status.clear()
+				fmt.Fprintf(r.o.Out, "%s\n", w)
+				r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: w})
+			}
 		}
 		status.show(s, r.log.Since())
 		if ending {
@@ -51,6 +54,7 @@ func (r *run) sample() (events.Sample, string, bool) {
 	}
 	s.ServerErrors = server.Errors
 	s.Pacer = r.pacerSample(now, waiters, s.Streams)
+	s.LagS = r.o.Clock.Lag().TakeRecentMax().Seconds()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.samples.Write(s)

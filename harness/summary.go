@@ -36,6 +36,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 	for _, e := range r.Verdict.Evidence {
 		rows = append(rows, [2]string{"", "- " + e})
 	}
+	rows = append(rows, harnessRows(r.Harness)...)
 	rows = append(rows, [2]string{"files", dir + "/{events.jsonl, samples.jsonl, results.json, config.yaml}"})
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-13s %s\n", row[0], row[1])
@@ -57,4 +58,17 @@ func secs(v float64) string {
 		return fmt.Sprintf("%.1f ms", v*1000)
 	}
 	return fmt.Sprintf("%.2f s", v)
+}
+
+// harnessRows renders the harness's scheduling lag and its warning, if any.
+func harnessRows(h *results.Harness) [][2]string {
+	if h == nil {
+		return nil
+	}
+	rows := [][2]string{{"harness lag", fmt.Sprintf("p50 %s  p99 %s  max %s  (simulated, over %d waits)",
+		secs(h.Lag.P50), secs(h.Lag.P99), secs(h.Lag.Max), h.Lag.N)}}
+	if h.Warning != "" {
+		rows = append(rows, [2]string{"", "WARNING: " + h.Warning})
+	}
+	return rows
 }

@@ -1,0 +1,94 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/results"
+)
+
+// The harness's scheduling lag distorts a run once its p99 exceeds either share below. Every
+// wait the harness schedules and every timestamp it takes is late by up to the lag, so:
+//   - lagShareOfSample of the sample interval: samples (and the watchdog judging them) land
+//     that much off their schedule, and think and tool times, which are of the same order,
+//     stretch by as much;
+//   - lagShareOfLatency of the median end-to-end latency: the latencies reported are the
+//     quantities being measured, and a p99 lag of this share shifts them visibly.
+//
+// At the default 750 ms sample interval the first bound is 75 ms of simulated time: 75 µs of
+// wall time at --speedup 1000, about what a loaded machine's timers miss by.
+const (
+	lagShareOfSample  = 0.10
+	lagShareOfLatency = 0.05
+	// lagMinWaits is the number of waits measured before the live check judges: a single
+	// garbage-collection pause early in a run is not a trend.
+	lagMinWaits = 50
+)
+
+// lagSummary converts clock lag statistics to results.json's form.
+func lagSummary(s clock.LagStats) results.LagSummary {
+	return results.LagSummary{P50: s.P50.Seconds(), P99: s.P99.Seconds(), Max: s.Max.Seconds(), N: s.N}
+}
+
+// lagLimit returns the largest p99 lag that does not distort the run, and what it is relative
+// to; e2eP50 is the median end-to-end latency in simulated seconds (0: none yet).
+func lagLimit(sampleInterval time.Duration, e2eP50 float64) (float64, string) {
+	limit := lagShareOfSample * sampleInterval.Seconds()
+	what := fmt.Sprintf("%.0f %% of the %s sample interval", 100*lagShareOfSample, sampleInterval)
+	if l := lagShareOfLatency * e2eP50; e2eP50 > 0 && l < limit {
+		limit = l
+		what = fmt.Sprintf("%.0f %% of the median end-to-end latency %s", 100*lagShareOfLatency, secs(e2eP50))
+	}
+	return limit, what
+}
+
+// lagWarning returns the warning for lag statistics s at the given speedup, or "" when the
+// lag stays within the limit (see lagLimit). Wall-time lag stays roughly constant as the
+// speedup changes, so the simulated lag scales with the speedup, and the warning names the
+// speedup that would bring p99 within the limit.
+func lagWarning(s clock.LagStats, speedup float64, sampleInterval time.Duration, e2eP50 float64) string {
+	limit, what := lagLimit(sampleInterval, e2eP50)
+	p99 := s.P99.Seconds()
+	if s.N < lagMinWaits || p99 <= limit {
+		return ""
+	}
+	msg := fmt.Sprintf("harness lag p99 %s (simulated) exceeds %s (%s): the harness, not the server, is setting the pace, so latencies and stall times are inflated",
+		secs(p99), secs(limit), what)
+	if speedup > 1 {
+		msg += fmt.Sprintf("; use --speedup %s or lower", roundDown(speedup*limit/p99))
+	}
+	return msg
+}
+
+// roundDown renders x rounded down to one significant digit times a power of ten, at least 1.
+func roundDown(x float64) string {
+	if x <= 1 {
+		return "1"
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	return fmt.Sprintf("%.0f", math.Floor(x/p)*p)
+}
+
+// checkLag gives the live lag warning once, when the p99 lag so far exceeds the limit set by
+// the sample interval; it returns the warning or "".
+func (r *run) checkLag() string {
+	if r.lagWarned {
+		return ""
+	}
+	w := lagWarning(r.o.Clock.Lag().Stats(), r.o.Clock.Speedup(), r.o.Workload.SampleInterval, 0)
+	if w != "" {
+		r.lagWarned = true
+		w = "warning: " + w
+	}
+	return w
+}
+
+// harnessResults summarises the run's lag for results.json, judged against the sample interval
+// and the run's median end-to-end latency.
+func (r *run) harnessResults(e2eP50 float64) *results.Harness {
+	s := r.o.Clock.Lag().Stats()
+	return &results.Harness{Lag: lagSummary(s),
+		Warning: lagWarning(s, r.o.Clock.Speedup(), r.o.Workload.SampleInterval, e2eP50)}
+}
