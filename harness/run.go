@@ -46,6 +46,8 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
+	// now holds the agents' events of the latest simulated instant (see instant); guarded by mu.
+	now instant
 	// lagWarned is set once the live lag warning was given; only the sampler reads it.
 	lagWarned bool
 
@@ -101,6 +103,17 @@ func (r *run) Record(e events.Event) {
 	defer r.mu.Unlock()
 	// Stamping under the lock keeps the watchdog's records in time order.
 	r.log.Stamp(&e)
+	if e.Agent >= 0 {
+		r.now.add(e, r.emit)
+		return
+	}
+	// The harness's own events (start, stop, end) follow what happened before them.
+	r.now.release(r.emit)
+	r.emit(e)
+}
+
+// emit writes an event to the log and feeds it to the watchdog. The caller holds mu.
+func (r *run) emit(e events.Event) {
 	r.log.Write(e)
 	r.watch.event(e)
 }

@@ -57,6 +57,7 @@ func (r *run) sample() (events.Sample, string, bool) {
 	s.LagS = r.o.Clock.Lag().TakeRecentMax().Seconds()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.now.release(r.emit) // the watchdog judges the sample against every event before it
 	r.samples.Write(s)
 	r.watch.sample(s)
 	warning, ending := r.watch.check(s.TS)
