@@ -189,8 +189,7 @@ func (r *run) stopPhases(ctx context.Context, rounds context.Context, finished <
 	select {
 	case <-finished:
 		return false
-	case due := <-grace.C:
-		r.o.Clock.Fired(due)
+	case <-grace.C:
 		r.stopping(fmt.Sprintf("grace period of %s over: requests in flight cancelled", r.o.Workload.Grace))
 		cancelRequests()
 		return false
