@@ -14,15 +14,22 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 	t := r.o.Clock.NewTicker(r.o.Workload.SampleInterval)
 	defer t.Stop()
 	status := newStatusLine(r.o.Out, r.o.Live, r.o.Clock)
+	var free time.Time // wall time the previous sample was done
 	for {
 		select {
 		case <-ctx.Done():
 			status.clear()
 			return
 		case due := <-t.C:
+			// A tick that fell due while the previous sample was still being taken (a slow
+			// /metrics scrape) is late because of that work, not because of scheduling.
+			if due.Before(free) {
+				due = free
+			}
 			r.o.Clock.Fired(due)
 		}
 		s, warning, ending := r.sample()
+		free = r.o.Clock.WallNow()
 		for _, w := range []string{warning, r.checkLag()} {
 			if w != "" {
 				status.clear()
