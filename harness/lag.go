@@ -9,19 +9,13 @@ import (
 	"github.com/agentsim/agentsim/results"
 )
 
-// The harness's scheduling lag distorts a run once its p99 exceeds either share below. Every
-// wait the harness schedules and every timestamp it takes is late by up to the lag, so:
-//   - lagShareOfSample of the sample interval: samples (and the watchdog judging them) land
-//     that much off their schedule, and think and tool times, which are of the same order,
-//     stretch by as much;
-//   - lagShareOfLatency of the median end-to-end latency: the latencies reported are the
-//     quantities being measured, and a p99 lag of this share shifts them visibly.
-//
-// At the default 750 ms sample interval the first bound is 75 ms of simulated time: 75 µs of
-// wall time at --speedup 1000, about what a loaded machine's timers miss by.
+// The harness's scheduling lag distorts a run once its p99 exceeds lagShare of the quantities
+// it measures: every wait the harness schedules and every timestamp it takes is late by up to
+// the lag, so a p99 lag of 5 % of the median end-to-end latency shifts the latencies reported
+// visibly, and one of 5 % of the watchdog's stall_after blurs when a stall began. The limit is
+// that share of the shorter of the two (stall_after alone while no request has finished).
 const (
-	lagShareOfSample  = 0.10
-	lagShareOfLatency = 0.05
+	lagShare = 0.05
 	// lagMinWaits is the number of waits measured before the lag is judged: a single
 	// garbage-collection pause early in a run is not a trend. smoke measures about 30.
 	lagMinWaits = 10
@@ -32,14 +26,15 @@ func lagSummary(s clock.LagStats) results.LagSummary {
 	return results.LagSummary{P50: s.P50.Seconds(), P99: s.P99.Seconds(), Max: s.Max.Seconds(), N: s.N}
 }
 
-// lagLimit returns the largest p99 lag that does not distort the run, and what it is relative
-// to; e2eP50 is the median end-to-end latency in simulated seconds (0: none yet).
-func lagLimit(sampleInterval time.Duration, e2eP50 float64) (float64, string) {
-	limit := lagShareOfSample * sampleInterval.Seconds()
-	what := fmt.Sprintf("%.0f %% of the %s sample interval", 100*lagShareOfSample, sampleInterval)
-	if l := lagShareOfLatency * e2eP50; e2eP50 > 0 && l < limit {
+// lagLimit returns the largest p99 lag that does not distort the run, in simulated seconds, and
+// what it is relative to; e2eP50 is the median end-to-end latency in simulated seconds (0: none
+// yet).
+func lagLimit(stallAfter time.Duration, e2eP50 float64) (float64, string) {
+	limit := lagShare * stallAfter.Seconds()
+	what := fmt.Sprintf("%.0f %% of stall_after %s", 100*lagShare, stallAfter)
+	if l := lagShare * e2eP50; e2eP50 > 0 && l < limit {
 		limit = l
-		what = fmt.Sprintf("%.0f %% of the median end-to-end latency %s", 100*lagShareOfLatency, secs(e2eP50))
+		what = fmt.Sprintf("%.0f %% of the median end-to-end latency %s", 100*lagShare, secs(e2eP50))
 	}
 	return limit, what
 }
@@ -48,8 +43,8 @@ func lagLimit(sampleInterval time.Duration, e2eP50 float64) (float64, string) {
 // lag stays within the limit (see lagLimit). Wall-time lag stays roughly constant as the
 // speedup changes, so the simulated lag scales with the speedup, and the warning names the
 // speedup that would bring p99 within the limit.
-func lagWarning(s clock.LagStats, speedup float64, sampleInterval time.Duration, e2eP50 float64) string {
-	limit, what := lagLimit(sampleInterval, e2eP50)
+func lagWarning(s clock.LagStats, speedup float64, stallAfter time.Duration, e2eP50 float64) string {
+	limit, what := lagLimit(stallAfter, e2eP50)
 	p99 := s.P99.Seconds()
 	if s.N < lagMinWaits || p99 <= limit {
 		return ""
@@ -72,12 +67,12 @@ func roundDown(x float64) string {
 }
 
 // checkLag gives the live lag warning once, when the p99 lag so far exceeds the limit set by
-// the sample interval; it returns the warning or "".
+// stall_after; it returns the warning or "".
 func (r *run) checkLag() string {
 	if r.lagWarned {
 		return ""
 	}
-	w := lagWarning(r.o.Clock.Lag().Stats(), r.o.Clock.Speedup(), r.o.Workload.SampleInterval, 0)
+	w := lagWarning(r.o.Clock.Lag().Stats(), r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, 0)
 	if w != "" {
 		r.lagWarned = true
 		w = "warning: " + w
@@ -85,10 +80,10 @@ func (r *run) checkLag() string {
 	return w
 }
 
-// harnessResults summarises the run's lag for results.json, judged against the sample interval
-// and the run's median end-to-end latency.
+// harnessResults summarises the run's lag for results.json, judged against stall_after and the
+// run's median end-to-end latency.
 func (r *run) harnessResults(e2eP50 float64) *results.Harness {
 	s := r.o.Clock.Lag().Stats()
 	return &results.Harness{Lag: lagSummary(s),
-		Warning: lagWarning(s, r.o.Clock.Speedup(), r.o.Workload.SampleInterval, e2eP50)}
+		Warning: lagWarning(s, r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, e2eP50)}
 }

@@ -11,22 +11,22 @@ import (
 )
 
 func TestLagWarningThresholds(t *testing.T) {
-	const interval = 750 * time.Millisecond
-	small := clock.LagStats{N: 1000, P50: time.Millisecond, P99: 50 * time.Millisecond, Max: time.Second}
-	assert.Empty(t, lagWarning(small, 100, interval, 0), "50 ms is within 10 %% of 750 ms")
-	assert.Empty(t, lagWarning(small, 100, interval, 2.4), "50 ms is within 5 %% of 2.4 s")
+	const stallAfter = 120 * time.Second // ocbrowse's: the limit is 6 s, or 5 % of the median latency
+	small := clock.LagStats{N: 1000, P50: time.Millisecond, P99: 5 * time.Second, Max: 8 * time.Second}
+	assert.Empty(t, lagWarning(small, 1000, stallAfter, 0), "5 s is within 5 %% of 120 s")
+	assert.Empty(t, lagWarning(small, 1000, stallAfter, 170), "5 s is within 5 %% of 120 s and of 170 s")
 
-	large := clock.LagStats{N: 1000, P50: 100 * time.Millisecond, P99: 2 * time.Second, Max: 5 * time.Second}
-	assert.Equal(t, "harness lag p99 2.00 s (simulated) exceeds 75.0 ms (10 % of the 750ms sample interval): "+
-		"the harness, not the server, is setting the pace, so latencies and stall times are inflated; use --speedup 30 or lower",
-		lagWarning(large, 1000, interval, 200))
-	assert.Contains(t, lagWarning(small, 100, interval, 0.5), "exceeds 25.0 ms (5 % of the median end-to-end latency 500.0 ms)",
+	large := clock.LagStats{N: 1000, P50: 100 * time.Millisecond, P99: 60 * time.Second, Max: 200 * time.Second}
+	assert.Equal(t, "harness lag p99 60.00 s (simulated) exceeds 6.00 s (5 % of stall_after 2m0s): "+
+		"the harness, not the server, is setting the pace, so latencies and stall times are inflated; use --speedup 300 or lower",
+		lagWarning(large, 3000, stallAfter, 700))
+	assert.Contains(t, lagWarning(small, 1000, stallAfter, 13.6), "exceeds 680.0 ms (5 % of the median end-to-end latency 13.60 s)",
 		"the latency bound applies when it is the tighter one")
-	assert.NotContains(t, lagWarning(large, 1, interval, 0), "--speedup", "at speedup 1 there is nothing to lower")
+	assert.NotContains(t, lagWarning(large, 1, stallAfter, 0), "--speedup", "at speedup 1 there is nothing to lower")
 
 	few := large
 	few.N = lagMinWaits - 1
-	assert.Empty(t, lagWarning(few, 1000, interval, 0), "too few waits to judge")
+	assert.Empty(t, lagWarning(few, 1000, stallAfter, 0), "too few waits to judge")
 }
 
 func TestRoundDown(t *testing.T) {
