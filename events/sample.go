@@ -51,6 +51,9 @@ type PacerSample struct {
 	Acquired     int64   `json:"acquired"`
 	Released     int64   `json:"released"`
 	Leaked       int64   `json:"leaked"`
+	// Granted is how many of the waiting agents have been granted a permit but not yet run to
+	// take it; absent when none.
+	Granted int `json:"granted,omitempty"`
 	// Held lists the permits in use; Waiters the agents waiting for one.
 	Held    []Holding `json:"held,omitempty"`
 	Waiters []Waiter  `json:"waiters,omitempty"`

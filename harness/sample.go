@@ -77,7 +77,7 @@ func (r *run) pacerSample(now time.Time, waiters []events.Waiter, streams []even
 	st := r.pacer.Stats()
 	ps := &events.PacerSample{InUse: st.InUse, Waiting: st.Waiting, LongestWaitS: st.LongestWait.Seconds(),
 		Limit: st.Limit, Acquired: int64(st.Acquired), Released: int64(st.Released), Leaked: int64(st.Leaked),
-		Waiters: waiters}
+		Granted: st.Granted, Waiters: waiters}
 	inUse := map[uint64]bool{}
 	for _, s := range streams {
 		inUse[s.Permit] = true

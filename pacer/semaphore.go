@@ -12,7 +12,10 @@ type semaphore struct {
 	mu    sync.Mutex
 	limit int // may be below held after a decrease; then nobody is granted until held < limit
 	held  int
-	queue chain[*semWaiter]
+	// granted counts queued waiters granted a slot (counted in held) that have not yet run to
+	// return from acquire: under load that takes as long as the scheduler is late.
+	granted int
+	queue   chain[*semWaiter]
 	// adapt, if set, returns the new limit after a permit ends with o; inflight counts the
 	// permits held before this one is returned. Called with mu held, so state it touches is
 	// guarded by mu.
@@ -55,11 +58,15 @@ func (s *semaphore) acquire(ctx context.Context) error {
 
 	select {
 	case <-w.ready:
+		s.mu.Lock()
+		s.granted--
+		s.mu.Unlock()
 		return nil
 	case <-ctx.Done():
 		s.mu.Lock()
 		if w.granted {
 			// Granted between ctx.Done and this lock: give the slot back and pass it on.
+			s.granted--
 			s.held--
 			s.grantLocked()
 		} else {
@@ -95,6 +102,7 @@ func (s *semaphore) grantLocked() {
 		w := s.queue.popFront().v
 		w.granted = true
 		s.held++
+		s.granted++
 		close(w.ready)
 	}
 }
@@ -111,4 +119,21 @@ func (s *semaphore) inUse() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.held
+}
+
+// pendingGrants returns the number of waiters granted a slot that have not yet run to take it.
+func (s *semaphore) pendingGrants() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.granted
+}
+
+// semStats snapshots led for a design whose waiters queue in sem, with Granted set. The grants
+// are read first, so a waiter that takes its slot meanwhile is counted twice (in use and
+// granted) rather than as still waiting.
+func semStats(led *ledger, sem *semaphore) Stats {
+	g := sem.pendingGrants()
+	st := led.stats(sem.currentLimit())
+	st.Granted = min(g, st.Waiting)
+	return st
 }

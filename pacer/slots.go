@@ -32,7 +32,7 @@ func (s *Slots) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 func (s *Slots) String() string { return fmt.Sprintf("Slots{%d%s}", s.sem.limit, s.led.suffix()) }
 
 // Stats returns a snapshot; Limit is the number of slots.
-func (s *Slots) Stats() Stats { return s.led.stats(s.sem.currentLimit()) }
+func (s *Slots) Stats() Stats { return semStats(&s.led, &s.sem) }
 
 // acquireSlot admits req through sem, recording the wait in led if it has to block.
 func acquireSlot(ctx context.Context, led *ledger, sem *semaphore, req Demand) (*Permit, error) {

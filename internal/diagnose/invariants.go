@@ -85,10 +85,12 @@ func (a *Analyzer) checkSample(s events.Sample) {
 		return fmt.Sprintf("at t=%s the pacer reports %d acquired ≠ %d released + %d in use",
 			secs(s.TS), p.Acquired, p.Released, p.InUse)
 	})
-	limit := a.limit()
-	a.inv.wakeUp.observe(s, !a.cfg.PacerKind.AdmitsWhenFree() || limit == 0 || p.Waiting == 0 || p.InUse >= limit, func() string {
+	// A waiter granted a permit that has not run yet to take it is no lost wake-up: count its
+	// permit as in use.
+	limit, waiting, inUse := a.limit(), p.Waiting-p.Granted, p.InUse+p.Granted
+	a.inv.wakeUp.observe(s, !a.cfg.PacerKind.AdmitsWhenFree() || limit == 0 || waiting <= 0 || inUse >= limit, func() string {
 		return fmt.Sprintf("at t=%s %d agents waited in the pacer while only %d of %d permits were in use (a lost wake-up)",
-			secs(s.TS), p.Waiting, p.InUse, limit)
+			secs(s.TS), waiting, inUse, limit)
 	})
 }
 
