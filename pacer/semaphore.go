@@ -12,8 +12,9 @@ type semaphore struct {
 	mu    sync.Mutex
 	limit int // may be below held after a decrease; then nobody is granted until held < limit
 	held  int
-	// granted counts queued waiters granted a slot (counted in held) that have not yet run to
-	// return from acquire: under load that takes as long as the scheduler is late.
+	// granted counts queued waiters granted a slot (counted in held) that have not yet
+	// recorded it (see acquireQueued): under load a woken waiter runs as late as the
+	// scheduler is.
 	granted int
 	queue   chain[*semWaiter]
 	// adapt, if set, returns the new limit after a permit ends with o; inflight counts the
@@ -45,11 +46,22 @@ func (s *semaphore) tryAcquire() bool {
 
 // acquire takes a slot, waiting in FIFO order until one is free or ctx is done.
 func (s *semaphore) acquire(ctx context.Context) error {
+	queued, err := s.acquireQueued(ctx)
+	if queued {
+		s.claimed()
+	}
+	return err
+}
+
+// acquireQueued is acquire for a caller that records the permit it obtains: when queued is
+// true and err nil, the slot was granted to it in the queue, and it counts as granted (see
+// pendingGrants) until the caller, having recorded its permit, calls claimed.
+func (s *semaphore) acquireQueued(ctx context.Context) (queued bool, err error) {
 	s.mu.Lock()
 	if admits(s.held, s.limit, s.queue.n) {
 		s.held++
 		s.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	w := &semWaiter{ready: make(chan struct{})}
 	w.link.v = w
@@ -58,10 +70,7 @@ func (s *semaphore) acquire(ctx context.Context) error {
 
 	select {
 	case <-w.ready:
-		s.mu.Lock()
-		s.granted--
-		s.mu.Unlock()
-		return nil
+		return true, nil
 	case <-ctx.Done():
 		s.mu.Lock()
 		if w.granted {
@@ -73,8 +82,15 @@ func (s *semaphore) acquire(ctx context.Context) error {
 			s.queue.remove(&w.link)
 		}
 		s.mu.Unlock()
-		return ctx.Err()
+		return false, ctx.Err()
 	}
+}
+
+// claimed ends the granted state of a waiter whose permit is now recorded.
+func (s *semaphore) claimed() {
+	s.mu.Lock()
+	s.granted--
+	s.mu.Unlock()
 }
 
 // release returns a slot after a request ended with o, adapting the limit first.
@@ -121,7 +137,7 @@ func (s *semaphore) inUse() int {
 	return s.held
 }
 
-// pendingGrants returns the number of waiters granted a slot that have not yet run to take it.
+// pendingGrants returns the number of waiters granted a slot that have not yet recorded it.
 func (s *semaphore) pendingGrants() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -43,9 +43,14 @@ func acquireSlot(ctx context.Context, led *ledger, sem *semaphore, req Demand) (
 		return led.issue(req, nil), nil
 	}
 	w := led.beginWait()
-	if err := sem.acquire(ctx); err != nil {
+	queued, err := sem.acquireQueued(ctx)
+	if err != nil {
 		led.abandon(w)
 		return nil, err
 	}
-	return led.issue(req, w), nil
+	p := led.issue(req, w)
+	if queued {
+		sem.claimed() // after issue: Stats never sees the permit neither granted nor held
+	}
+	return p, nil
 }
