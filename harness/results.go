@@ -19,6 +19,7 @@ func (r *run) results(interrupted bool) *results.Results {
 	r.watch.fill(res)
 	r.mu.Unlock()
 	res.Rounds.Planned = w.Agents * w.Rounds
+	res.Harness = r.harnessResults(res.Latency.E2E.P50)
 	return res
 }
 

@@ -56,6 +56,10 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
+	// now holds the agents' events of the latest simulated instant (see instant); guarded by mu.
+	now instant
+	// lagWarned is set once the live lag warning was given; only the sampler reads it.
+	lagWarned bool
 
 	mu sync.Mutex // serialises the watchdog's analyzer
 }
@@ -67,6 +71,7 @@ func newRun(o Options) (*run, error) {
 	if err := writeConfig(o); err != nil {
 		return nil, err
 	}
+	o.Clock = o.Clock.Measured() // every wait the harness schedules records its lag
 	p, err := pacer.New(o.Workload.Pacer, o.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("pacer: %w", err)
@@ -112,6 +117,17 @@ func (r *run) Record(e events.Event) {
 	defer r.mu.Unlock()
 	// Stamping under the lock keeps the watchdog's records in time order.
 	r.log.Stamp(&e)
+	if e.Agent >= 0 {
+		r.now.add(e, r.emit)
+		return
+	}
+	// The harness's own events (start, stop, end) follow what happened before them.
+	r.now.release(r.emit)
+	r.emit(e)
+}
+
+// emit writes an event to the log and feeds it to the watchdog. The caller holds mu.
+func (r *run) emit(e events.Event) {
 	r.log.Write(e)
 	r.watch.event(e)
 }

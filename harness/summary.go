@@ -36,6 +36,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 	for _, e := range r.Verdict.Evidence {
 		rows = append(rows, [2]string{"", "- " + e})
 	}
+	rows = append(rows, harnessRows(r.Harness)...)
 	rows = append(rows, [2]string{"files", dir + "/{events.jsonl, samples.jsonl, results.json, config.yaml}"})
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-13s %s\n", row[0], row[1])
@@ -49,4 +50,17 @@ func summaryLine(s results.Summary) string {
 	}
 	return fmt.Sprintf("mean %s  p50 %s  p90 %s  p99 %s  max %s  (n=%d)",
 		results.Seconds(s.Mean), results.Seconds(s.P50), results.Seconds(s.P90), results.Seconds(s.P99), results.Seconds(s.Max), s.N)
+}
+
+// harnessRows renders the harness's scheduling lag and its warning, if any.
+func harnessRows(h *results.Harness) [][2]string {
+	if h == nil {
+		return nil
+	}
+	rows := [][2]string{{"harness lag", fmt.Sprintf("p50 %s  p99 %s  max %s  (simulated, over %d waits)",
+		results.Seconds(h.Lag.P50), results.Seconds(h.Lag.P99), results.Seconds(h.Lag.Max), h.Lag.N)}}
+	if h.Warning != "" {
+		rows = append(rows, [2]string{"", "WARNING: " + h.Warning})
+	}
+	return rows
 }

@@ -33,6 +33,8 @@ type Results struct {
 	Tokens      Tokens   `json:"tokens"`
 	Verdict     Verdict  `json:"verdict"`
 	Interrupted bool     `json:"interrupted"`
+	// Harness is the harness's own scheduling lag (run only).
+	Harness *Harness `json:"harness,omitempty"`
 	// Bench holds the bench-specific part (command "bench"); Parts the two runs of "compare".
 	Bench *Bench              `json:"bench,omitempty"`
 	Parts map[string]*Results `json:"parts,omitempty"`
