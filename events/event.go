@@ -63,6 +63,9 @@ type Event struct {
 	Leaked         bool           `json:"leaked,omitempty"`
 	// Outcome (round_done) is how the round ended; Class says how a failed one failed.
 	Outcome RoundOutcome `json:"outcome,omitempty"`
+	// Reason (stop, and the warning with which an agent gives up) says why rounds stop
+	// being started.
+	Reason EndReason `json:"reason,omitempty"`
 
 	// How a request ended (terminal events).
 	Status           int     `json:"status,omitempty"`

@@ -27,3 +27,23 @@ const (
 	// RequestCancelled: the harness cancelled the request (the run is stopping).
 	RequestCancelled RequestOutcome = "cancelled"
 )
+
+// EndReason says why rounds stopped being started: the `reason` of a stop event (the run's
+// own stop) or of the warning with which an agent gave up before its round's request.
+type EndReason string
+
+// The end reasons.
+const (
+	// EndDuration: the workload's duration passed and new rounds stopped.
+	EndDuration EndReason = "duration"
+	// EndGrace: the grace period after the duration ran out; requests in flight were cancelled.
+	EndGrace EndReason = "grace"
+	// EndWatchdog: the watchdog ended a run that made no progress for hang_after.
+	EndWatchdog EndReason = "watchdog"
+	// EndInterrupted: the run was interrupted (Ctrl-C).
+	EndInterrupted EndReason = "interrupted"
+	// EndContextFull: the agent's next request would exceed context.max_context_tokens.
+	EndContextFull EndReason = "max_context_tokens"
+	// EndPacerRefused: the pacer refused the agent's request (larger than its budget).
+	EndPacerRefused EndReason = "pacer_refused"
+)

@@ -11,6 +11,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -38,6 +39,9 @@ type Options struct {
 	// Ended, when set, is handed every request as it ends, with the arrival of each of its
 	// data frames (simulated time); agentsim's bench measures decode throughput from them.
 	Ended agents.Tap
+	// Reproduce, when set, says how to make the run again; it is written to config.yaml's
+	// reproduce section and to results.json.
+	Reproduce *results.Reproduction
 
 	// Served is what the server said on GET /v1/models (AskServer), for RunChecked, which
 	// checks the workload's model and context against it; Run asks it itself. nil: nothing is

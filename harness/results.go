@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/agentsim/agentsim/internal/scrape"
-
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -13,7 +12,7 @@ import (
 func (r *run) results(interrupted bool) *results.Results {
 	w := r.o.Workload
 	res := &results.Results{
-		Command: r.o.Command, Workload: w.Name, Server: r.o.Target.Server(), Speedup: r.o.Clock.Speedup(),
+		Command: r.o.Command, Workload: w.Name, Server: r.o.Target.Server(), Speedup: r.o.Clock.Speedup(), Reproduce: r.o.Reproduce,
 		WallSeconds: r.o.Clock.WallNow().Sub(r.wallFrom).Seconds(), Interrupted: interrupted,
 	}
 	res.Server.Metrics = r.scraper.Found()
@@ -29,6 +28,7 @@ func (r *run) results(interrupted bool) *results.Results {
 		res.Warnings = append(res.Warnings, contextRefused(res, w)...)
 	}
 	res.Rounds.Planned = w.Agents * w.Rounds
+	res.Harness = r.harnessResults(res.Latency.E2E.P50)
 	return res
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
@@ -70,7 +71,11 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
-	notes    []string // what was said before the run: the model chosen, the context window
+	// now holds the agents' events of the latest simulated instant (see instant); guarded by mu.
+	now instant
+	// lagWarned is set once the live lag warning was given; only the sampler reads it.
+	lagWarned bool
+	notes     []string // what was said before the run: the model chosen, the context window
 	// contextWarned is set when a note said the workload does not fit the server's window.
 	contextWarned bool
 	gauges        gaugeCheck // the server's gen_tok_s, to hold against the harness's own rate
@@ -85,6 +90,7 @@ func newRun(o Options) (*run, error) {
 	if err := writeConfig(o); err != nil {
 		return nil, err
 	}
+	o.Clock = o.Clock.Measured() // every wait the harness schedules records its lag
 	p, err := pacer.New(o.Workload.Pacer, o.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("pacer: %w", err)
@@ -110,7 +116,11 @@ func writeConfig(o Options) error {
 	if o.Target.APIKey != "" {
 		extra["api_key"] = o.Target.APIKey
 	}
-	b, err := o.Workload.Redacted(extra)
+	var reproduce any // a nil *Reproduction must reach Recorded as nil
+	if o.Reproduce != nil {
+		reproduce = o.Reproduce
+	}
+	b, err := o.Workload.Recorded(extra, reproduce)
 	if err != nil {
 		return fmt.Errorf("config.yaml: %w", err)
 	}
@@ -126,6 +136,17 @@ func (r *run) Record(e events.Event) {
 	defer r.mu.Unlock()
 	// Stamping under the lock keeps the watchdog's records in time order.
 	r.log.Stamp(&e)
+	if e.Agent >= 0 {
+		r.now.add(e, r.emit)
+		return
+	}
+	// The harness's own events (start, stop, end) follow what happened before them.
+	r.now.release(r.emit)
+	r.emit(e)
+}
+
+// emit writes an event to the log and feeds it to the watchdog. The caller holds mu.
+func (r *run) emit(e events.Event) {
 	r.log.Write(e)
 	r.watch.event(e)
 }
@@ -139,7 +160,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	defer cancelRequests()
 	if w.Duration > 0 {
 		t := r.o.Clock.AfterFunc(w.Duration, func() {
-			r.stopping(fmt.Sprintf("duration %s reached: no new rounds; requests in flight have the %s grace period", w.Duration, w.Grace))
+			r.stopping(events.EndDuration, fmt.Sprintf("duration %s reached: no new rounds; requests in flight have the %s grace period", w.Duration, w.Grace))
 			stopRounds()
 		})
 		defer t.Stop()
@@ -150,7 +171,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
 	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s, model %s",
-		w.Name, w.Agents, w.Rounds, r.pacer, r.o.Target.URL, w.Model)})
+		w.Name, w.Agents, w.Rounds, r.pacer, redact.URL(r.o.Target.URL), w.Model)})
 	for _, n := range r.notes {
 		r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: n})
 	}
@@ -190,7 +211,7 @@ func (r *run) stopPhases(ctx context.Context, rounds context.Context, finished <
 	case <-finished:
 		return false
 	case <-ctx.Done():
-		r.stopping("interrupted: no new rounds, requests in flight cancelled")
+		r.stopping(events.EndInterrupted, "interrupted: no new rounds, requests in flight cancelled")
 		stopRounds()
 		cancelRequests()
 		return true
@@ -206,17 +227,17 @@ func (r *run) stopPhases(ctx context.Context, rounds context.Context, finished <
 	case <-finished:
 		return false
 	case <-grace.C:
-		r.stopping(fmt.Sprintf("grace period of %s over: requests in flight cancelled", r.o.Workload.Grace))
+		r.stopping(events.EndGrace, fmt.Sprintf("grace period of %s over: requests in flight cancelled", r.o.Workload.Grace))
 		cancelRequests()
 		return false
 	case <-ctx.Done():
-		r.stopping("interrupted: requests in flight cancelled")
+		r.stopping(events.EndInterrupted, "interrupted: requests in flight cancelled")
 		cancelRequests()
 		return true
 	}
 }
 
 // stopping records why the run is stopping, before the stop cancels anything.
-func (r *run) stopping(why string) {
-	r.Record(events.Event{Kind: events.Stop, Agent: -1, Message: why})
+func (r *run) stopping(reason events.EndReason, why string) {
+	r.Record(events.Event{Kind: events.Stop, Agent: -1, Reason: reason, Message: why})
 }

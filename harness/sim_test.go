@@ -24,6 +24,9 @@ type simCase struct {
 	faults      []string
 	faultParams []string
 	speedup     float64
+	// maxRunning, when > 0, caps the simulator's decode batch (its profile's max_running):
+	// a server with that many slots, the rest of the requests queued.
+	maxRunning int
 }
 
 // runSim runs c to its end and returns its results and run directory. Call it inside a bubble.
@@ -42,7 +45,11 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	require.NoError(t, err)
 	faults, err := engine.ParseFaults(c.faults, c.faultParams, 1)
 	require.NoError(t, err)
-	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: faults})
+	prof := engine.DSV4PD()
+	if c.maxRunning > 0 {
+		prof.MaxRunning = c.maxRunning
+	}
+	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: faults, Profile: prof})
 	defer sim.Close()
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk,

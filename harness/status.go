@@ -25,12 +25,15 @@ func newStatusLine(out io.Writer, on bool, clk *clock.Clock) *statusLine {
 	return &statusLine{out: out, on: on && out != nil, clk: clk}
 }
 
-func (s *statusLine) show(smp events.Sample, simS float64) {
+func (s *statusLine) show(smp events.Sample, simS float64, note string) {
 	if !s.on || s.clk.WallNow().Sub(s.last) < time.Second {
 		return
 	}
 	s.last = s.clk.WallNow()
 	line := formatStatus(smp, simS)
+	if note != "" {
+		line += " | " + note
+	}
 	pad := max(s.width-len(line), 0)
 	s.width = len(line)
 	fmt.Fprintf(s.out, "\r%s%s", line, strings.Repeat(" ", pad))

@@ -18,7 +18,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 	q := r.Requests
 	rows := [][2]string{
 		{"time", fmt.Sprintf("%.1f s simulated, %.1f s wall", r.SimSeconds, r.WallSeconds)},
-		{"rounds", fmt.Sprintf("%d/%d completed, %d failed", r.Rounds.Completed, r.Rounds.Planned, r.Rounds.Failed)},
+		{"rounds", fmt.Sprintf("%d/%d completed, %d failed, %d not started", r.Rounds.Completed, r.Rounds.Planned, r.Rounds.Failed, r.Rounds.NotStarted)},
 		{"requests", fmt.Sprintf("%d sent: %d ok, %d errors, %d timeouts, %d cancelled, %d in flight; %d retries, %d stalled",
 			q.Sent, q.OK, q.Errors, q.Timeouts, q.Cancelled, q.InFlight, q.Retries, q.Stalled)},
 		{"e2e", summaryLine(r.Latency.E2E)},
@@ -46,6 +46,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 	for _, e := range r.Verdict.Evidence {
 		rows = append(rows, [2]string{"", "- " + e})
 	}
+	rows = append(rows, harnessRows(r.Harness)...)
 	rows = append(rows, [2]string{"files", dir + "/{events.jsonl, samples.jsonl, results.json, config.yaml}"})
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-13s %s\n", row[0], row[1])
@@ -83,4 +84,17 @@ func label(i int, name string) string {
 		return name
 	}
 	return ""
+}
+
+// harnessRows renders the harness's scheduling lag and its warning, if any.
+func harnessRows(h *results.Harness) [][2]string {
+	if h == nil {
+		return nil
+	}
+	rows := [][2]string{{"harness lag", fmt.Sprintf("p50 %s  p99 %s  max %s  (simulated, over %d waits)",
+		results.Seconds(h.Lag.P50), results.Seconds(h.Lag.P99), results.Seconds(h.Lag.Max), h.Lag.N)}}
+	if h.Warning != "" {
+		rows = append(rows, [2]string{"", "WARNING: " + h.Warning})
+	}
+	return rows
 }

@@ -1,6 +1,9 @@
 package harness
 
-import "github.com/agentsim/agentsim/results"
+import (
+	"github.com/agentsim/agentsim/internal/redact"
+	"github.com/agentsim/agentsim/results"
+)
 
 // Target is the server a run talks to and how to reach it.
 type Target struct {
@@ -20,10 +23,10 @@ type Target struct {
 	MetricsURLs []string
 }
 
-// Server describes the target as results.json records it; what its gauges showed is the
-// run's to fill in.
+// Server describes the target as results.json records it, credentials in the URL masked;
+// what its gauges showed is the run's to fill in.
 func (t Target) Server() results.Server {
-	return results.Server{URL: t.URL, Kind: t.Kind, Profile: t.Profile, Fault: t.Faults}
+	return results.Server{URL: redact.URL(t.URL), Kind: t.Kind, Profile: t.Profile, Fault: t.Faults}
 }
 
 // String describes the target in one line: its URL, or for the embedded simulator its profile

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	"github.com/agentsim/agentsim/events"
@@ -11,11 +12,13 @@ import (
 
 // watchdog feeds the run's events and samples to the same diagnose.Analyzer that
 // `agentsim diagnose` replays from the files, warns after stall_after without progress, and
-// ends the run after hang_after — or at once when nothing can ever wake it. Its methods other
-// than ended are serialised by run.mu.
+// ends the run after hang_after without progress — never sooner: a silent stream that no
+// timeout can end may still be resumed by the server. Its methods other than ended and live
+// are serialised by run.mu.
 type watchdog struct {
-	a   *diagnose.Analyzer
-	end atomic.Bool
+	a    *diagnose.Analyzer
+	end  atomic.Bool
+	note atomic.Pointer[string] // the status line's note on stalled streams, "" when none
 }
 
 func newWatchdog(w *workloads.Workload) *watchdog {
@@ -29,8 +32,13 @@ func (d *watchdog) sample(s events.Sample) { d.a.Sample(s) }
 // marks the run for ending on a hang or when nothing can wake it.
 func (d *watchdog) check(nowS float64) (warning string, ending bool) {
 	st := d.a.Stall(nowS)
+	note := ""
+	if st.Stalled > 0 {
+		note = fmt.Sprintf("stalled-streams: %d silent ≥ stall_after", st.Stalled)
+	}
+	d.note.Store(&note)
 	switch {
-	case st.NothingCanWake || st.Hang:
+	case st.Hang:
 		if d.end.CompareAndSwap(false, true) {
 			return "watchdog: ending the run: " + st.Message, true
 		}
@@ -38,6 +46,14 @@ func (d *watchdog) check(nowS float64) (warning string, ending bool) {
 		return "watchdog: " + st.Message, false
 	}
 	return "", false
+}
+
+// live returns the status line's note on stalled streams, "" when none.
+func (d *watchdog) live() string {
+	if p := d.note.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // ended reports whether the watchdog has decided to end the run.

@@ -1,6 +1,9 @@
 package results
 
 import (
+	"fmt"
+	"maps"
+
 	"github.com/agentsim/agentsim/events"
 )
 
@@ -10,15 +13,18 @@ import (
 type Builder struct {
 	stallAfterS float64
 
-	open     map[string]bool // request ids sent without a terminal event
-	requests Requests
-	rounds   Rounds
-	tokens   Tokens
-	lat      struct{ ttft, ttftContent, itl, tpot, e2e, pacerWait []float64 }
-	decode   gauge
-	prefill  gauge
-	samples  int
-	failures failures
+	open map[string]bool // request ids sent without a terminal event
+	// lastFailed is, per agent, how its latest attempt failed ("" when it did not): a retry
+	// attempt sent after it makes that failure a retried one.
+	lastFailed map[int]string
+	requests   Requests
+	rounds     Rounds
+	tokens     Tokens
+	lat        struct{ ttft, ttftContent, itl, tpot, e2e, pacerWait []float64 }
+	decode     gauge
+	prefill    gauge
+	samples    int
+	failures   failures
 }
 
 type gauge struct {
@@ -42,7 +48,7 @@ func (g *gauge) meanMax() MeanMax {
 // NewBuilder returns a Builder counting a request as stalled when it went stallAfterS simulated
 // seconds without a byte.
 func NewBuilder(stallAfterS float64) *Builder {
-	return &Builder{stallAfterS: stallAfterS, open: map[string]bool{}}
+	return &Builder{stallAfterS: stallAfterS, open: map[string]bool{}, lastFailed: map[int]string{}}
 }
 
 // Event adds one event.
@@ -51,17 +57,25 @@ func (b *Builder) Event(e events.Event) {
 	case events.RequestSent:
 		b.requests.Sent++
 		b.open[e.Request] = true
+		b.retried(e)
 	case events.Done:
 		b.terminal(e)
 		b.requests.OK++
+		if e.Attempt > 0 {
+			b.requests.RetriedOK++
+		}
 		b.done(e)
 	case events.Error:
 		b.terminal(e)
 		b.requests.Errors++
+		b.requests.Failed++
+		b.lastFailed[e.Agent] = FailureKey(e)
 		b.failures.add(e)
 	case events.Timeout:
 		b.terminal(e)
 		b.requests.Timeouts++
+		b.requests.Failed++
+		b.lastFailed[e.Agent] = FailureKey(e)
 		b.failures.add(e)
 	case events.Cancelled:
 		b.terminal(e)
@@ -88,8 +102,37 @@ func (b *Builder) failedRound(round int) {
 	b.rounds.LastFailed = max(b.rounds.LastFailed, round)
 }
 
+// retried turns the agent's failed attempt into a retried one when e sends its retry: the
+// request is not failed (yet), its failure is a retry reason.
+func (b *Builder) retried(e events.Event) {
+	key, ok := b.lastFailed[e.Agent]
+	delete(b.lastFailed, e.Agent)
+	if !ok || e.Attempt == 0 {
+		return
+	}
+	b.requests.Failed--
+	if b.requests.RetryReasons == nil {
+		b.requests.RetryReasons = map[string]int{}
+	}
+	b.requests.RetryReasons[key]++
+}
+
+// FailureKey names a failed attempt's class and status, as "http_status 429" or
+// "timeout_idle": the keys of retry reasons and of the failure breakdowns in verdicts.
+func FailureKey(e events.Event) string {
+	class := e.Class
+	if class == "" {
+		class = string(e.Kind)
+	}
+	if e.Status >= 300 { // a failure after 200 headers (timeout, error frame) says nothing by its status
+		return fmt.Sprintf("%s %d", class, e.Status)
+	}
+	return class
+}
+
 func (b *Builder) terminal(e events.Event) {
 	delete(b.open, e.Request)
+	delete(b.lastFailed, e.Agent)
 	if b.stallAfterS > 0 && max(e.MaxGapS, e.SinceLastByteS) >= b.stallAfterS {
 		b.requests.Stalled++
 	}
@@ -131,6 +174,7 @@ func (b *Builder) Sample(s events.Sample) {
 // duration, used for the output rate.
 func (b *Builder) Fill(r *Results, simSeconds float64) {
 	r.Requests = b.requests
+	r.Requests.RetryReasons = maps.Clone(b.requests.RetryReasons)
 	r.Requests.InFlight = len(b.open)
 	r.Rounds.Completed, r.Rounds.Failed = b.rounds.Completed, b.rounds.Failed
 	r.Rounds.FirstFailed, r.Rounds.LastFailed = b.rounds.FirstFailed, b.rounds.LastFailed

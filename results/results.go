@@ -33,6 +33,8 @@ type Results struct {
 	Tokens      Tokens   `json:"tokens"`
 	Verdict     Verdict  `json:"verdict"`
 	Interrupted bool     `json:"interrupted"`
+	// Harness is the harness's own scheduling lag (run only).
+	Harness *Harness `json:"harness,omitempty"`
 	// Bench holds the bench-specific part (command "bench"); Parts the two runs of "compare".
 	Bench *Bench              `json:"bench,omitempty"`
 	Parts map[string]*Results `json:"parts,omitempty"`
@@ -45,6 +47,8 @@ type Results struct {
 	// model or context window that did not match the workload, output lengths that missed
 	// its distribution, a server gauge that contradicts the harness's own measurement.
 	Warnings []string `json:"warnings,omitempty"`
+	// Reproduce says how to make the run again: version, command line, seeds, simulator.
+	Reproduce *Reproduction `json:"reproduce,omitempty"`
 }
 
 // Server describes the server a run talked to and what its gauges showed.
@@ -88,7 +92,8 @@ func (s Server) String() string {
 	return fmt.Sprintf("embedded simulator %s (faults %s)", s.Profile, f)
 }
 
-// Rounds counts agent rounds.
+// Rounds counts agent rounds. A round that sent its request ends completed or failed; one
+// that never sent it (its agent stopped first) is not started.
 type Rounds struct {
 	Planned   int `json:"planned"`
 	Completed int `json:"completed"`
@@ -97,10 +102,17 @@ type Rounds struct {
 	// that failed; 0 when none did.
 	FirstFailed int `json:"first_failed,omitempty"`
 	LastFailed  int `json:"last_failed,omitempty"`
+	// NotStarted counts the planned rounds of finished agents that never sent a request, and
+	// NotStartedReasons splits them by why (events.EndReason: duration, watchdog,
+	// interrupted, max_context_tokens, pacer_refused). Rounds of agents still running when
+	// the record ends are in none of the counts.
+	NotStarted        int            `json:"not_started"`
+	NotStartedReasons map[string]int `json:"not_started_reasons,omitempty"`
 }
 
 // Requests counts requests. Sent counts every attempt; each ends as ok, an error, a timeout or
-// a cancellation, or is still in flight.
+// a cancellation, or is still in flight. Errors and Timeouts count attempts; Failed counts
+// outcomes: a request that failed and then succeeded on retry is ok, with a retry.
 type Requests struct {
 	Sent      int `json:"sent"`
 	OK        int `json:"ok"`
@@ -109,6 +121,13 @@ type Requests struct {
 	Cancelled int `json:"cancelled"`
 	InFlight  int `json:"in_flight"`
 	Retries   int `json:"retries"`
+	// Failed counts requests whose last attempt failed (an error or a timeout not followed
+	// by a retry): Errors + Timeouts − the failed attempts that were retried.
+	Failed int `json:"failed"`
+	// RetriedOK counts requests that succeeded after at least one retry.
+	RetriedOK int `json:"retried_ok"`
+	// RetryReasons counts the retried attempts by how they failed ("http_status 429").
+	RetryReasons map[string]int `json:"retry_reasons,omitempty"`
 	// Stalled counts requests that went without a byte for at least the watchdog's
 	// stall_after, finished or not.
 	Stalled int `json:"stalled"`

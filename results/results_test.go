@@ -28,8 +28,8 @@ func TestBuilderCountsMatchEvents(t *testing.T) {
 		{Kind: events.RequestSent, Request: "a2"},
 		{Kind: events.Error, Request: "a2", Class: "http_status", Status: 503},
 		{Kind: events.Retry, Request: "a2"},
-		{Kind: events.RequestSent, Request: "a3"},
-		{Kind: events.Timeout, Request: "a3", Class: "timeout_idle", MaxGapS: 130},
+		{Kind: events.RequestSent, Request: "a3", Attempt: 1},
+		{Kind: events.Timeout, Request: "a3", Attempt: 1, Class: "timeout_idle", MaxGapS: 130},
 		{Kind: events.RoundDone, Outcome: events.RoundFailed},
 		{Kind: events.RequestSent, Request: "a4"},
 	} {
@@ -39,7 +39,9 @@ func TestBuilderCountsMatchEvents(t *testing.T) {
 	b.Sample(events.Sample{Server: map[string]float64{"decode_running": 8}})
 	var r Results
 	b.Fill(&r, 10)
-	assert.Equal(t, Requests{Sent: 4, OK: 1, Errors: 1, Timeouts: 1, InFlight: 1, Retries: 1, Stalled: 1}, r.Requests)
+	// Two attempts failed, but the 503 was retried: one request failed in the end.
+	assert.Equal(t, Requests{Sent: 4, OK: 1, Errors: 1, Timeouts: 1, InFlight: 1, Retries: 1, Stalled: 1,
+		Failed: 1, RetryReasons: map[string]int{"http_status 503": 1}}, r.Requests)
 	assert.Equal(t, 1, r.Rounds.Completed)
 	assert.Equal(t, 1, r.Rounds.Failed)
 	assert.InDelta(t, 0.01, r.Latency.TPOT.Mean, 1e-12, "(10 s − 2 s) / 800 tokens")
@@ -56,4 +58,31 @@ func TestWriteRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Schema, got.Schema)
 	assert.True(t, got.Interrupted)
+}
+
+// Count outcomes, not attempts: a request that got a 429 and then succeeded on its retry is
+// a success with a retry, not a failure.
+func TestBuilderCountsOutcomes(t *testing.T) {
+	b := NewBuilder(120)
+	for _, e := range []events.Event{
+		{Agent: 0, Kind: events.RequestSent, Request: "a0-r1-0"},
+		{Agent: 0, Kind: events.Error, Request: "a0-r1-0", Class: "http_status", Status: 429},
+		{Agent: 0, Kind: events.Retry, Request: "a0-r1-0", Attempt: 1},
+		{Agent: 1, Kind: events.RequestSent, Request: "a1-r1-0"},
+		{Agent: 1, Kind: events.Error, Request: "a1-r1-0", Class: "error_frame"},
+		{Agent: 1, Kind: events.RoundDone, Outcome: events.RoundFailed},
+		{Agent: 0, Kind: events.RequestSent, Request: "a0-r1-1", Attempt: 1},
+		{Agent: 0, Kind: events.Done, Request: "a0-r1-1", Attempt: 1, LatencyS: 5, CompletionTokens: 10},
+		{Agent: 0, Kind: events.RoundDone, Outcome: events.RoundOK},
+		{Agent: 1, Kind: events.RequestSent, Request: "a1-r2-0"},
+	} {
+		b.Event(e)
+	}
+	var r Results
+	b.Fill(&r, 10)
+	q := r.Requests
+	assert.Equal(t, 2, q.Errors, "attempts that failed")
+	assert.Equal(t, 1, q.Failed, "requests that failed in the end: agent 1's, not retried")
+	assert.Equal(t, 1, q.RetriedOK)
+	assert.Equal(t, map[string]int{"http_status 429": 1}, q.RetryReasons)
 }

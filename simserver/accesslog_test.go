@@ -30,22 +30,48 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+// lines returns the end lines (smg::response) of the log.
 func (l *lockedBuffer) lines() []string {
+	return l.target("smg::response:")
+}
+
+// target returns the lines of the log whose target is t.
+func (l *lockedBuffer) target(t string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return strings.Split(strings.TrimSuffix(l.b.String(), "\n"), "\n")
+	var out []string
+	for _, line := range strings.Split(strings.TrimSuffix(l.b.String(), "\n"), "\n") {
+		if strings.Contains(line, " "+t+" ") {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 var accessLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (INFO|WARN|ERROR) smg::response: ` +
 	`(finished processing request|request failed with client error|request failed with server error) ` +
-	`method=POST uri=/v1/chat/completions status=(\d{3}) latency=(\d+)$`)
+	`request_id=([0-9A-Za-z._:-]+) method=POST uri=/v1/chat/completions status=(\d{3}) latency=(\d+)$`)
+
+var startLine = regexp.MustCompile(`^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) INFO smg::request: started processing request ` +
+	`request_id=([0-9A-Za-z._:-]+) method=POST uri=/v1/chat/completions$`)
 
 type logLine struct {
 	at      time.Time
 	level   string
 	message string
+	id      string
 	status  int
 	latency time.Duration
+}
+
+// parseStartLine returns a start line's timestamp and request id.
+func parseStartLine(t *testing.T, line string) (time.Time, string) {
+	t.Helper()
+	m := startLine.FindStringSubmatch(line)
+	require.NotNil(t, m, "access log start line %q", line)
+	at, err := time.Parse(simserver.AccessLogTimeLayout, m[1])
+	require.NoError(t, err)
+	return at, m[2]
 }
 
 func parseLogLine(t *testing.T, line string) logLine {
@@ -54,9 +80,9 @@ func parseLogLine(t *testing.T, line string) logLine {
 	require.NotNil(t, m, "access log line %q", line)
 	at, err := time.Parse(simserver.AccessLogTimeLayout, m[1])
 	require.NoError(t, err)
-	status, _ := strconv.Atoi(m[4])
-	us, _ := strconv.ParseInt(m[5], 10, 64)
-	return logLine{at: at, level: m[2], message: m[3], status: status, latency: time.Duration(us) * time.Microsecond}
+	status, _ := strconv.Atoi(m[5])
+	us, _ := strconv.ParseInt(m[6], 10, 64)
+	return logLine{at: at, level: m[2], message: m[3], id: m[4], status: status, latency: time.Duration(us) * time.Microsecond}
 }
 
 // TestAccessLogLatencyIsSimulated runs the incident's decisive test (16 concurrent × 128
@@ -74,7 +100,7 @@ func TestAccessLogLatencyIsSimulated(t *testing.T) {
 		for i := range lat {
 			wg.Go(func() {
 				start := clk.Now()
-				resp := ts.post(context.Background(), `{"model":"m","stream":true,"max_tokens":128,"ignore_eos":true,"messages":[{"role":"user","content":"`+
+				resp := ts.post(context.Background(), `{"model":"deepseek-v4-flash","stream":true,"max_tokens":128,"ignore_eos":true,"messages":[{"role":"user","content":"`+
 					strings.Repeat("word ", 190)+strconv.Itoa(i)+`"}]}`)
 				defer resp.Body.Close()
 				_, _ = io.Copy(io.Discard, resp.Body)
@@ -112,7 +138,7 @@ func TestAccessLogLevels(t *testing.T) {
 		faults, err := engine.ParseFaults([]string{"errors"}, []string{"rate=1", "kind=503"}, 1)
 		require.NoError(t, err)
 		ts := startServer(t, simserver.Options{AccessLog: &log, Faults: faults})
-		resp := ts.post(context.Background(), `{"model":"m"}`)
+		resp := ts.post(context.Background(), `{"model":"deepseek-v4-flash"}`)
 		resp.Body.Close()
 		resp = ts.post(context.Background(), streamBody(""))
 		resp.Body.Close()
@@ -132,7 +158,7 @@ func TestAccessLogLevels(t *testing.T) {
 			cancel()
 		}()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+"/v1/chat/completions",
-			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":1000,"ignore_eos":true}`))
+			strings.NewReader(`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"x"}],"max_tokens":1000,"ignore_eos":true}`))
 		require.NoError(t, err)
 		_, err = ts.client.Do(req)
 		require.Error(t, err)
@@ -142,5 +168,54 @@ func TestAccessLogLevels(t *testing.T) {
 		l := parseLogLine(t, lines[0])
 		assert.Equal(t, simserver.StatusClientClosed, l.status)
 		assert.Equal(t, 2*time.Second, l.latency)
+	})
+}
+
+// TestAccessLogStartLines checks that every request has a start line before its end line,
+// paired by request id, and that the two cross-check: the end timestamp minus the logged
+// latency falls in the second the start line shows. A client's x-request-id is kept when it is
+// a plain token and replaced when it could forge a line.
+func TestAccessLogStartLines(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		clk, err := clock.New(10)
+		require.NoError(t, err)
+		var log lockedBuffer
+		ts := startServer(t, simserver.Options{Clock: clk, AccessLog: &log})
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				resp := ts.post(context.Background(), `{"model":"deepseek-v4-flash","stream":true,"max_tokens":`+strconv.Itoa(50+100*i)+
+					`,"ignore_eos":true,"messages":[{"role":"user","content":"q`+strconv.Itoa(i)+`"}]}`)
+				defer resp.Body.Close()
+				_, _ = io.Copy(io.Discard, resp.Body)
+			})
+		}
+		wg.Wait()
+		resp := ts.post(context.Background(), `{"model":"deepseek-v4-flash","max_tokens":2,"messages":[{"role":"user","content":"x"}]}`,
+			"X-Request-Id", "client-req.42")
+		resp.Body.Close()
+		resp = ts.post(context.Background(), `{"model":"deepseek-v4-flash","max_tokens":2,"messages":[{"role":"user","content":"x"}]}`,
+			"X-Request-Id", "a b status=200")
+		resp.Body.Close()
+
+		starts := map[string]time.Time{}
+		for _, line := range log.target("smg::request:") {
+			at, id := parseStartLine(t, line)
+			require.NotContains(t, starts, id, "request ids are unique")
+			starts[id] = at
+		}
+		ends := log.lines()
+		require.Len(t, starts, 10)
+		require.Len(t, ends, 10)
+		for _, line := range ends {
+			l := parseLogLine(t, line)
+			start, ok := starts[l.id]
+			require.True(t, ok, "end line %q has a start line", line)
+			began := l.at.Add(-l.latency)
+			assert.False(t, began.Before(start.Add(-time.Second)) || began.After(start.Add(time.Second)),
+				"end %s − latency %s = %s; want within a second of start %s", l.at, l.latency, began, start)
+		}
+		assert.Contains(t, starts, "client-req.42", "a plain x-request-id is kept")
+		assert.NotContains(t, log.target("smg::request:")[9], "status=200", "an x-request-id with spaces is replaced")
 	})
 }

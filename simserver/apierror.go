@@ -27,11 +27,11 @@ func badRequest(param, message string) *apiError {
 }
 
 // fromRejection is the HTTP answer to the engine's refusal: a status, an OpenAI error type
-// and the message the real servers send for the same reason.
+// and the message the real servers send for the same reason (vLLM's, for a prompt too long).
 func fromRejection(r *engine.Rejection) *apiError {
 	switch r.Reason {
 	case engine.TooLong:
-		return badRequest("messages", fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.",
+		return badRequest("messages", fmt.Sprintf("This model's maximum context length is %d tokens. However, your request has %d input tokens. Please reduce the length of the input messages.",
 			r.MaxContextTokens, r.PromptTokens))
 	case engine.RateLimited:
 		return &apiError{Status: http.StatusTooManyRequests, Type: "RateLimitError", RetryAfter: r.RetryAfter,

@@ -1,12 +1,14 @@
 package simserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/agentsim/agentsim/simserver/engine"
@@ -17,20 +19,56 @@ import (
 // outrun the writer, as real servers' do under load.
 const maxChunkTokens = 8
 
-// chat serves POST /v1/chat/completions: parse, admit, then stream or answer whole.
+// chat serves POST /v1/chat/completions: read and check the request as vLLM does (JSON types
+// and ranges, then the model name, then the context length), admit it, then stream or answer
+// whole.
 func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
 	body, aerr := s.readBody(w, r)
-	if aerr == nil {
-		var req *chatRequest
-		if req, aerr = parseChatRequest(body); aerr == nil {
-			s.generate(w, r.Context(), req, start)
-			return
-		}
+	if aerr != nil {
+		writeError(w, aerr)
+		return
 	}
-	writeError(w, aerr)
+	req, aerr := parseChatRequest(body, s.efforts)
+	if aerr == nil {
+		aerr = s.checkModel(req.Model)
+	}
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	job := buildJob(req)
+	if aerr := s.checkContext(job, req.maxTokensParam); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	s.generate(w, r.Context(), req, job, start)
 }
 
-// readBody reads the request body within the size limit (413 beyond it).
+// checkModel answers 404, as vLLM does, for a model the server does not serve.
+func (s *Server) checkModel(model string) *apiError {
+	if slices.Contains(s.opts.ServedModelNames, model) {
+		return nil
+	}
+	return &apiError{Status: http.StatusNotFound, Type: "NotFoundError", Param: "model",
+		Message: fmt.Sprintf("The model `%s` does not exist.", model)}
+}
+
+// checkContext refuses, with vLLM's message, a request whose prompt plus max_tokens does not
+// fit the model's context. A prompt that alone does not fit is the engine's to refuse.
+func (s *Server) checkContext(job engine.Job, param string) *apiError {
+	limit := s.opts.Profile.MaxContextTokens
+	if job.MaxTokens == 0 || job.PromptTokens >= limit || job.PromptTokens+job.MaxTokens <= limit {
+		return nil
+	}
+	return badRequest(param, fmt.Sprintf("'max_tokens' or 'max_completion_tokens' is too large: %d. "+
+		"This model's maximum context length is %d tokens and your request has %d input tokens (%d > %d - %d).",
+		job.MaxTokens, limit, job.PromptTokens, job.MaxTokens, limit, job.PromptTokens))
+}
+
+// readBody reads the request body within the size limit (413 beyond it). The buffer grows
+// with the bytes that arrive, never with the length the client declares: a client announcing
+// 8 MB and sending one byte costs a few hundred bytes. A body that does not arrive within the
+// server's read timeout gets 408.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	limit := s.opts.MaxRequestBytes
 	tooLarge := &apiError{Status: http.StatusRequestEntityTooLarge, Type: "RequestTooLargeError",
@@ -38,26 +76,26 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 	if r.ContentLength > limit {
 		return nil, tooLarge
 	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + 1)
-	}
 	// Reading to EOF also lets net/http watch the connection, so that a client going away
 	// cancels the request's context.
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var maxErr *http.MaxBytesError
+	var netErr net.Error
 	switch {
 	case errors.As(err, &maxErr):
 		return nil, tooLarge
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return nil, &apiError{Status: http.StatusRequestTimeout, Type: "RequestTimeoutError",
+			Message: fmt.Sprintf("The request body did not arrive within %s.", s.opts.ReadTimeout)}
 	case err != nil:
 		return nil, badRequest("", "could not read the request body: "+err.Error())
 	}
-	return buf.Bytes(), nil
+	return body, nil
 }
 
 // generate submits the request to the engine and delivers its generation.
-func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, start time.Time) {
-	gen, err := s.engine.Submit(buildJob(req))
+func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, job engine.Job, start time.Time) {
+	gen, err := s.engine.Submit(job)
 	if err != nil {
 		var rej *engine.Rejection
 		if errors.As(err, &rej) {

@@ -7,7 +7,8 @@
 //   - POST /v1/chat/completions: chat completions, streamed as server-sent events
 //     (chat.completion.chunk frames, reasoning deltas under Options.ReasoningField, the usage
 //     chunk when stream_options.include_usage asks, then [DONE]) or answered whole.
-//   - GET /v1/models: the profile's model.
+//   - GET /v1/models: the served model names (Options.ServedModelNames, by default the
+//     profile's model).
 //   - GET /metrics: Prometheus metrics under SGLang and vLLM names, plus decode_running and
 //     prefill_inflight.
 //   - GET /health: 200.
@@ -16,8 +17,13 @@
 //
 // # Errors
 //
-// Errors carry the OpenAI error body {"error":{"message","type","param","code"}}. Malformed
-// requests get 400 naming the parameter, oversized bodies 413. The engine's rejections map to
+// Errors carry the OpenAI error body {"error":{"message","type","param","code"}}. Requests are
+// checked in vLLM's order and answered with its statuses and messages: a body of the wrong
+// JSON type or out of range (temperature "hot", top_p 0, NaN, an unknown reasoning_effort,
+// n other than 1) gets 400 naming the parameter; a model not served gets 404 "The model `x`
+// does not exist."; max_tokens beyond the context the prompt leaves gets 400 with the token
+// numbers. Oversized bodies get 413, bodies that do not arrive within Options.ReadTimeout
+// (wall time) 408. The engine's rejections map to
 // statuses here: TooLong is 400 (param "messages"), RateLimited 429 with Retry-After in whole
 // seconds, Overloaded and QueueFull 503. A generation that fails mid-stream (engine.EndFail)
 // sends an error frame inside the 200 stream (a 503 body when not streaming); one whose
@@ -32,8 +38,16 @@
 // # Units
 //
 // Every time is simulated time from Options.Clock (package clock): latency histograms are in
-// simulated seconds, the access log's latency in simulated microseconds, Retry-After in
-// simulated seconds. The engine model, its units and its calibration are documented in package
+// simulated seconds, the access log's timestamps and latencies in simulated time (so they
+// cross-check), Retry-After in simulated seconds. The exceptions are the network protections,
+// Options.ReadTimeout and the keep-alive idle timeout, which are wall time: they bound how fast
+// a real client must send, which the speedup does not change.
+//
+// # Hostile clients
+//
+// Memory follows the bytes a client sends, never the lengths it declares: a body is read with
+// the size limit and grows as it arrives, and request heads are capped at 64 KiB. A client
+// that trickles its request is cut off at Options.ReadTimeout. The engine model, its units and its calibration are documented in package
 // simserver/engine and docs/engine.md.
 //
 // # Tests

@@ -154,7 +154,7 @@ func TestFaultErrorFrame(t *testing.T) {
 		assert.Less(t, simserver.CountTokens(r.content), 400)
 
 		// Not streaming, the same fault is a 503 after the tokens before it.
-		resp = ts.post(context.Background(), `{"model":"m","messages":[{"role":"user","content":"x"}]`+longGen+`}`)
+		resp = ts.post(context.Background(), `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"x"}]`+longGen+`}`)
 		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 		decodeError(t, resp)
 		ts.wait(time.Second)
@@ -180,7 +180,7 @@ func TestFaultDrop(t *testing.T) {
 		assert.Less(t, simserver.CountTokens(r.content), 400)
 
 		_, err = ts.client.Post(ts.url+"/v1/chat/completions", "application/json",
-			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"x"}]`+longGen+`}`))
+			strings.NewReader(`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"x"}]`+longGen+`}`))
 		assert.Error(t, err, "a dropped non-streaming request gets no response")
 		ts.wait(time.Second)
 		s := ts.Engine().Stats()
@@ -335,7 +335,7 @@ func TestFaultSlowDecode(t *testing.T) {
 func TestFaultLongContextWedge(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		ts := faultServer(t, "long-context-wedge", "threshold_tokens=2000", "probability=1")
-		long := `{"model":"m","stream":true,"max_tokens":400,"ignore_eos":true,"messages":[{"role":"user","content":"` +
+		long := `{"model":"deepseek-v4-flash","stream":true,"max_tokens":400,"ignore_eos":true,"messages":[{"role":"user","content":"` +
 			strings.Repeat("word ", 2100) + `"}]}`
 		wedged := ts.openStream(long)
 		ts.wait(20 * time.Second)

@@ -83,7 +83,7 @@ func TestOpenAIClientStream(t *testing.T) {
 // TestOpenAIClientNonStream reads a whole completion with go-openai.
 func TestOpenAIClientNonStream(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, simserver.Options{})
+		ts := startServer(t, simserver.Options{ServedModelNames: []string{"whatever"}})
 		resp, err := ts.openaiClient("unused").CreateChatCompletion(context.Background(), openai.ChatCompletionRequest{
 			Model:               "whatever",
 			Messages:            []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hi"}},
@@ -108,7 +108,7 @@ func TestOpenAIClientErrors(t *testing.T) {
 		require.NoError(t, err)
 		ts := startServer(t, simserver.Options{APIKey: "sk-right", Faults: faults})
 		req := openai.ChatCompletionRequest{
-			Model:    "m",
+			Model:    "deepseek-v4-flash",
 			Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "hi"}},
 			Stream:   true,
 		}

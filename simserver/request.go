@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -19,7 +22,9 @@ type chatRequest struct {
 	IncludeUsage bool
 	// MaxTokens is the smaller of max_tokens and max_completion_tokens; 0 when neither is set.
 	MaxTokens int
-	IgnoreEOS bool
+	// maxTokensParam names the parameter MaxTokens came from, for errors about it.
+	maxTokensParam string
+	IgnoreEOS      bool
 	// Effort is reasoning_effort, "" when absent.
 	Effort string
 }
@@ -34,8 +39,11 @@ type chatMessage struct {
 // validRoles are the message roles the server accepts.
 var validRoles = map[string]bool{"system": true, "user": true, "assistant": true, "tool": true, "developer": true}
 
-// rawChatRequest is the wire form of the fields the simulator reads. Pointers tell absent
-// (or null) from zero; everything else a client sends (temperature, tools, …) is ignored.
+// rawChatRequest is the wire form of the request. Pointers tell absent (or null) from zero.
+// The sampling parameters below the first group are not used by the simulator, but their JSON
+// types and ranges are checked as vLLM and SGLang check them, so a request a real server would
+// refuse is refused here too; fields no OpenAI-compatible server knows are ignored, as theirs
+// are.
 type rawChatRequest struct {
 	Model         *string         `json:"model"`
 	Messages      json.RawMessage `json:"messages"`
@@ -48,6 +56,27 @@ type rawChatRequest struct {
 	IgnoreEOS           *bool   `json:"ignore_eos"`
 	ReasoningEffort     *string `json:"reasoning_effort"`
 	N                   *int    `json:"n"`
+
+	Temperature       *float64           `json:"temperature"`
+	TopP              *float64           `json:"top_p"`
+	TopK              *int               `json:"top_k"`
+	MinP              *float64           `json:"min_p"`
+	FrequencyPenalty  *float64           `json:"frequency_penalty"`
+	PresencePenalty   *float64           `json:"presence_penalty"`
+	RepetitionPenalty *float64           `json:"repetition_penalty"`
+	Seed              *int64             `json:"seed"`
+	MinTokens         *int               `json:"min_tokens"`
+	Logprobs          *bool              `json:"logprobs"`
+	TopLogprobs       *int               `json:"top_logprobs"`
+	LogitBias         map[string]float64 `json:"logit_bias"`
+	User              *string            `json:"user"`
+	Stop              json.RawMessage    `json:"stop"`
+	Tools             []json.RawMessage  `json:"tools"`
+	ToolChoice        json.RawMessage    `json:"tool_choice"`
+	ParallelToolCalls *bool              `json:"parallel_tool_calls"`
+	ResponseFormat    *struct {
+		Type *string `json:"type"`
+	} `json:"response_format"`
 }
 
 // rawMessage is the wire form of one message. Assistant messages may carry the reasoning of an
@@ -66,9 +95,11 @@ type rawPart struct {
 	Text *string `json:"text"`
 }
 
-// parseChatRequest decodes and validates a chat completions body. Its error is an *apiError
-// naming the offending parameter.
-func parseChatRequest(body []byte) (*chatRequest, *apiError) {
+// parseChatRequest decodes and validates a chat completions body: JSON types, value ranges,
+// and reasoning_effort against efforts (the values the served model accepts). It does not
+// check the model name or the context length, which need the server. Its error is an
+// *apiError naming the offending parameter.
+func parseChatRequest(body []byte, efforts []string) (*chatRequest, *apiError) {
 	var raw rawChatRequest
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return nil, jsonError("", err)
@@ -96,8 +127,86 @@ func parseChatRequest(body []byte) (*chatRequest, *apiError) {
 	req.IgnoreEOS = raw.IgnoreEOS != nil && *raw.IgnoreEOS
 	if raw.ReasoningEffort != nil {
 		req.Effort = *raw.ReasoningEffort
+		if !slices.Contains(efforts, req.Effort) {
+			return nil, badRequest("reasoning_effort", fmt.Sprintf("reasoning_effort must be one of %s; got %q",
+				quoteAll(efforts), req.Effort))
+		}
+	}
+	if aerr := raw.checkSampling(); aerr != nil {
+		return nil, aerr
 	}
 	return req, nil
+}
+
+// checkSampling checks the ranges of the sampling parameters as vLLM's and SGLang's sampling
+// parameters do, and the shapes of stop, tool_choice and response_format.
+func (raw *rawChatRequest) checkSampling() *apiError {
+	for _, c := range []struct {
+		name    string
+		v       *float64
+		lo, hi  float64
+		openLo  bool
+		allowed string
+	}{
+		{"temperature", raw.Temperature, 0, math.MaxFloat64, false, "a number ≥ 0"},
+		{"top_p", raw.TopP, 0, 1, true, "a number in (0, 1]"},
+		{"min_p", raw.MinP, 0, 1, false, "a number in [0, 1]"},
+		{"frequency_penalty", raw.FrequencyPenalty, -2, 2, false, "a number in [-2, 2]"},
+		{"presence_penalty", raw.PresencePenalty, -2, 2, false, "a number in [-2, 2]"},
+		{"repetition_penalty", raw.RepetitionPenalty, 0, math.MaxFloat64, true, "a number > 0"},
+	} {
+		if c.v == nil {
+			continue
+		}
+		v := *c.v
+		if v < c.lo || v > c.hi || (c.openLo && v == c.lo) {
+			return badRequest(c.name, fmt.Sprintf("%s must be %s, got %g", c.name, c.allowed, v))
+		}
+	}
+	switch {
+	case raw.TopK != nil && *raw.TopK < -1:
+		return badRequest("top_k", fmt.Sprintf("top_k must be -1 or 0 (off) or at least 1, got %d", *raw.TopK))
+	case raw.MinTokens != nil && *raw.MinTokens < 0:
+		return badRequest("min_tokens", fmt.Sprintf("min_tokens must be at least 0, got %d", *raw.MinTokens))
+	case raw.TopLogprobs != nil && (*raw.TopLogprobs < 0 || *raw.TopLogprobs > 20):
+		return badRequest("top_logprobs", fmt.Sprintf("top_logprobs must be in [0, 20], got %d", *raw.TopLogprobs))
+	}
+	if !isNull(raw.Stop) {
+		var one string
+		var many []string
+		if json.Unmarshal(raw.Stop, &one) != nil && json.Unmarshal(raw.Stop, &many) != nil {
+			return badRequest("stop", "stop must be a string or an array of strings")
+		}
+	}
+	if !isNull(raw.ToolChoice) {
+		var mode string
+		var named struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw.ToolChoice, &mode); err == nil {
+			if mode != "none" && mode != "auto" && mode != "required" {
+				return badRequest("tool_choice", fmt.Sprintf(`tool_choice must be "none", "auto", "required" or a named function object; got %q`, mode))
+			}
+		} else if json.Unmarshal(raw.ToolChoice, &named) != nil {
+			return badRequest("tool_choice", `tool_choice must be "none", "auto", "required" or a named function object`)
+		}
+	}
+	if f := raw.ResponseFormat; f != nil && (f.Type == nil || !slices.Contains(responseFormats, *f.Type)) {
+		return badRequest("response_format.type", fmt.Sprintf("response_format.type must be one of %s", quoteAll(responseFormats)))
+	}
+	return nil
+}
+
+// responseFormats are the response_format types OpenAI-compatible servers take.
+var responseFormats = []string{"text", "json_object", "json_schema", "structural_tag"}
+
+// quoteAll renders values as a comma-separated list of quoted strings.
+func quoteAll(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }
 
 // setMaxTokens takes the output cap from max_tokens and max_completion_tokens (the smaller
@@ -114,7 +223,7 @@ func (req *chatRequest) setMaxTokens(maxTokens, maxCompletion *int) *apiError {
 			return badRequest(p.name, fmt.Sprintf("%s must be at least 1, got %d", p.name, *p.v))
 		}
 		if req.MaxTokens == 0 || *p.v < req.MaxTokens {
-			req.MaxTokens = *p.v
+			req.MaxTokens, req.maxTokensParam = *p.v, p.name
 		}
 	}
 	return nil
@@ -224,6 +333,8 @@ func jsonKind(e *json.UnmarshalTypeError) string {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int64:
 		return "integer"
+	case reflect.Float64:
+		return "number"
 	case reflect.Bool:
 		return "boolean"
 	case reflect.String:

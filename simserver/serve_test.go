@@ -47,7 +47,7 @@ func TestServeCancelLeavesNoGoroutine(t *testing.T) {
 	assert.Contains(t, line, `"role":"assistant"`, "the stream is open")
 	nonStream := make(chan error, 1)
 	go func() {
-		r, err := client.Post(url, "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"x"}]}`))
+		r, err := client.Post(url, "application/json", strings.NewReader(`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"x"}]}`))
 		if err == nil {
 			r.Body.Close()
 		}

@@ -9,8 +9,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
@@ -29,6 +31,18 @@ const (
 // DefaultMaxRequestBytes is the request body limit when Options.MaxRequestBytes is 0: 8 MiB.
 const DefaultMaxRequestBytes = 8 << 20
 
+// DefaultReadTimeout is Options.ReadTimeout when it is 0: 30 s of wall time.
+const DefaultReadTimeout = 30 * time.Second
+
+// idleTimeout is how long, in wall time, a keep-alive connection may wait for its next
+// request before the server closes it: longer than any pause between an agent's requests, and
+// still a bound on connections a client opens and forgets.
+const idleTimeout = 10 * time.Minute
+
+// maxHeaderBytes caps a request's head (request line and headers), in bytes: ample for any
+// API client, and with it a client trickling headers holds at most this much of the heap.
+const maxHeaderBytes = 64 << 10
+
 // shutdownGrace is how long, in simulated time, Serve lets cancelled handlers finish their
 // responses before it closes every connection.
 const shutdownGrace = 5 * time.Second
@@ -46,11 +60,23 @@ type Options struct {
 	// APIKey, when set, is required on /v1/* as "Authorization: Bearer <key>". /health and
 	// /metrics stay open. The key is never logged.
 	APIKey string
-	// AccessLog receives one line per chat request (see accessLog); nil turns it off.
+	// AccessLog receives two lines per chat request, when it starts and when it ends (see
+	// accessLog); nil turns it off.
 	AccessLog io.Writer
+	// ServedModelNames are the model names requests may ask for and /v1/models lists, as
+	// vLLM's --served-model-name; any other name gets 404. nil means the profile's Model.
+	ServedModelNames []string
 	// MaxRequestBytes limits request bodies, in bytes; larger ones get 413. 0 means
-	// DefaultMaxRequestBytes.
+	// DefaultMaxRequestBytes. The server's memory follows the bytes that arrive, never the
+	// length a client declares.
 	MaxRequestBytes int64
+	// ReadTimeout is the longest a client may take to send one request, headers and body, in
+	// wall time; a body still arriving then gets 408 and its connection is closed. 0 means
+	// DefaultReadTimeout. It is wall time, not the simulated clock, because it guards the
+	// server against real clients on real sockets, whose sending speed --speedup does not
+	// change; it is http.Server's ReadTimeout, so it applies when the server runs through
+	// Serve. Generation after the body is in is not bounded by it.
+	ReadTimeout time.Duration
 	// ReasoningField names the reasoning field of deltas and messages: FieldReasoningContent ("",
 	// the default) or FieldReasoning.
 	ReasoningField string
@@ -67,9 +93,11 @@ type Server struct {
 	metricsHandler http.Handler
 	log            *accessLog
 	keyHash        [sha256.Size]byte
-	created        int64  // Unix seconds of simulated time when the server was made
-	idSeed         uint64 // makes completion ids differ between servers
-	models         []byte // the /v1/models body
+	created        int64         // Unix seconds of simulated time when the server was made
+	idSeed         uint64        // makes completion ids differ between servers
+	models         []byte        // the /v1/models body
+	efforts        []string      // the reasoning_effort values requests may send, sorted
+	requests       atomic.Uint64 // requests logged, for the ids the server makes up
 
 	mu       sync.Mutex
 	stopping bool
@@ -91,7 +119,19 @@ func New(o Options) (*Server, error) {
 	if o.ReasoningField == "" {
 		o.ReasoningField = FieldReasoningContent
 	}
+	if o.ServedModelNames == nil {
+		o.ServedModelNames = []string{o.Profile.Model}
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
 	var bad []error
+	if len(o.ServedModelNames) == 0 || slices.Contains(o.ServedModelNames, "") {
+		bad = append(bad, fmt.Errorf("served model names: %q is not allowed: want one or more non-empty names", o.ServedModelNames))
+	}
+	if o.ReadTimeout < 0 {
+		bad = append(bad, fmt.Errorf("read timeout: %s is not allowed: want a duration > 0 (0: %s)", o.ReadTimeout, DefaultReadTimeout))
+	}
 	if o.MaxRequestBytes < 0 {
 		bad = append(bad, fmt.Errorf("max request bytes: %d is not allowed: want a size ≥ 0 (0: %d)", o.MaxRequestBytes, DefaultMaxRequestBytes))
 	}
@@ -117,10 +157,18 @@ func New(o Options) (*Server, error) {
 	if o.APIKey != "" {
 		s.keyHash = sha256.Sum256([]byte(o.APIKey))
 	}
-	s.models, _ = json.Marshal(modelList{Object: "list", Data: []modelCard{{
-		ID: o.Profile.Model, Object: "model", Created: s.created, OwnedBy: "agentsim",
-		MaxModelLen: o.Profile.MaxContextTokens,
-	}}})
+	cards := make([]modelCard, len(o.ServedModelNames))
+	for i, name := range o.ServedModelNames {
+		cards[i] = modelCard{ID: name, Object: "model", Created: s.created, OwnedBy: "agentsim",
+			MaxModelLen: o.Profile.MaxContextTokens}
+	}
+	s.models, _ = json.Marshal(modelList{Object: "list", Data: cards})
+	for effort := range o.Profile.Efforts {
+		if effort != "" {
+			s.efforts = append(s.efforts, effort)
+		}
+	}
+	slices.Sort(s.efforts)
 	return s, nil
 }
 
@@ -152,10 +200,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// ordered after we stop accepting work.
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	// The timeouts are wall time: see Options.ReadTimeout. net/http lifts the read deadline
+	// once a handler has read the body, so a long generation is not cut
+	// (TestLongStreamOutlivesReadTimeout).
 	hs := &http.Server{
-		Handler:           s.Handler(),
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ReadHeaderTimeout: time.Minute,
+		Handler:        s.Handler(),
+		BaseContext:    func(net.Listener) context.Context { return base },
+		ReadTimeout:    s.opts.ReadTimeout,
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
 	}
 	s.engine.Start()
 	defer s.engine.Stop()
@@ -258,13 +311,12 @@ func allow(w http.ResponseWriter, r *http.Request, method string) bool {
 func (s *Server) logged(w http.ResponseWriter, r *http.Request, h func(*respWriter, time.Time)) {
 	start := s.clk.Now()
 	rw := newRespWriter(w)
+	uri := r.URL.RequestURI()
+	id := s.requestID(r.Header.Get("X-Request-Id"))
+	s.log.started(start, id, r.Method, uri)
 	defer func() {
 		now := s.clk.Now()
-		uri := r.RequestURI
-		if uri == "" {
-			uri = r.URL.RequestURI()
-		}
-		s.log.record(now, r.Method, uri, rw.loggedStatus(), now.Sub(start))
+		s.log.record(now, id, r.Method, uri, rw.loggedStatus(), now.Sub(start))
 	}()
 	h(rw, start)
 }

@@ -94,7 +94,7 @@ func decodeStream(t *testing.T, frames []frame, reasoningField string) streamRes
 
 // streamBody is a streaming request body with extra fields.
 func streamBody(extra string) string {
-	return `{"model":"m1","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"say something"}],"stream":true` + extra + `}`
+	return `{"model":"deepseek-v4-flash","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"say something"}],"stream":true` + extra + `}`
 }
 
 // TestStreamFraming reads a raw stream and checks its exact SSE framing: headers, the role
@@ -224,7 +224,7 @@ func TestReasoningFieldName(t *testing.T) {
 // reason and usage, and that its text is the one the stream would send.
 func TestNonStreaming(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		ts := startServer(t, simserver.Options{})
+		ts := startServer(t, simserver.Options{ServedModelNames: []string{"deepseek-v4-flash", "any-name"}})
 		body := `{"model":"any-name","messages":[{"role":"user","content":[{"type":"text","text":"hello"},{"type":"text","text":"world"}]}],"max_tokens":30,"ignore_eos":true,"reasoning_effort":"low"}`
 		resp := ts.post(context.Background(), body)
 		defer resp.Body.Close()
@@ -249,7 +249,7 @@ func TestNonStreaming(t *testing.T) {
 		}
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
 		assert.Equal(t, "chat.completion", c.Object)
-		assert.Equal(t, "any-name", c.Model, "the requested model is echoed")
+		assert.Equal(t, "any-name", c.Model, "the requested model, one of the served names, is echoed")
 		require.Len(t, c.Choices, 1)
 		assert.Equal(t, "length", c.Choices[0].FinishReason)
 		m := c.Choices[0].Message
@@ -278,10 +278,10 @@ func TestFollowUpTurnHitsPrefixCache(t *testing.T) {
 			return &r.chunks[len(r.chunks)-1]
 		}
 		const turn1 = `{"role":"system","content":"you are an agent"},{"role":"user","content":"open the page"}`
-		u1 := ask(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":20,"ignore_eos":true,"messages":[` + turn1 + `]}`).Usage
+		u1 := ask(`{"model":"deepseek-v4-flash","stream":true,"stream_options":{"include_usage":true},"max_tokens":20,"ignore_eos":true,"messages":[` + turn1 + `]}`).Usage
 		require.NotNil(t, u1)
 		assert.Zero(t, u1.PromptTokensDetails.CachedTokens)
-		u2 := ask(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":20,"ignore_eos":true,"messages":[` +
+		u2 := ask(`{"model":"deepseek-v4-flash","stream":true,"stream_options":{"include_usage":true},"max_tokens":20,"ignore_eos":true,"messages":[` +
 			turn1 + `,{"role":"assistant","content":"done"},{"role":"user","content":"now read it"}]}`).Usage
 		require.NotNil(t, u2)
 		assert.Equal(t, u1.PromptTokens-3, u2.PromptTokensDetails.CachedTokens, "the first turn's messages are cached")

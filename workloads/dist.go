@@ -103,6 +103,23 @@ func (d DurationDist) Sample(r *rand.Rand) time.Duration {
 	return time.Duration(math.Round(d.params().sample(r)))
 }
 
+// least is the smallest token count Sample can return: the constant, the uniform's min, the
+// mean of a normal or lognormal without spread, and 0 for any other kind, whose samples may
+// round down to 0.
+func (d Dist) least() int {
+	switch d.Kind {
+	case DistConst, "":
+		return d.Value
+	case DistUniform:
+		return d.Min
+	case DistNormal, DistLognormal:
+		if d.StdDev == 0 {
+			return d.Avg
+		}
+	}
+	return 0
+}
+
 // Mean is the expected value of Sample, in tokens (normal: of the distribution clamped at 0).
 func (d Dist) Mean() float64 { return d.params().expected() }
 

@@ -23,13 +23,27 @@ func recordedLayer(data []byte) (layer, []Problem) {
 	l := layer{values: map[string]any{}}
 	m, problems := fileMapping("", data)
 	for k, v := range m {
-		_, key := schema.byKey[k]
-		if !key && !schema.sections[k] && (v == RedactedValue || v == "") {
+		if recordedSetting(k, v) {
 			delete(m, k)
 		}
 	}
 	l.flatten("", "", m, &problems)
 	return l, problems
+}
+
+// recordedSetting reports whether a top-level key of config.yaml is one Recorded appended:
+// the reproduce section, or a command setting (no workload key) valued as Recorded shows one —
+// "", "<redacted>" or a URL.
+func recordedSetting(k string, v any) bool {
+	if _, key := schema.byKey[k]; key || schema.sections[k] {
+		return false
+	}
+	if k == ReproduceKey {
+		_, ok := asMap(v)
+		return ok
+	}
+	s, ok := v.(string)
+	return ok && (s == "" || s == RedactedValue || strings.Contains(s, "://"))
 }
 
 // fileMapping parses a file's YAML into its top-level mapping; nil for an empty file, or with

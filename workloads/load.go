@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -86,10 +85,10 @@ func Load(opts LoadOptions) (*Workload, error) {
 
 // LoadRecorded resolves the config.yaml a run wrote (see Redacted) the way Load resolves a
 // workload file: the built-in defaults beneath the file's keys, each key converted, the whole
-// decoded strictly and validated, every problem reported at once in a *ConfigError. The
-// command settings Redacted appended — top-level keys that are no workload key, valued
-// "<redacted>" or "" — are skipped; any other unknown key is an error. Problems name no
-// source: the caller knows the file.
+// decoded strictly and validated, every problem reported at once in a *ConfigError. What
+// Recorded appended is skipped: the command settings (top-level keys that are no workload key,
+// valued "<redacted>", "" or a URL) and the reproduce section; any other unknown key is an
+// error. Problems name no source: the caller knows the file.
 func LoadRecorded(data []byte) (*Workload, error) {
 	l, problems := recordedLayer(data)
 	return stack(problems, l)
@@ -145,7 +144,7 @@ func workloadLayer(name string) (*layer, []Problem) {
 		l, ps := fileLayer("workload "+name, data)
 		return &l, ps
 	}
-	data, err := os.ReadFile(name)
+	data, err := ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(name, `/\.`) {
 		return nil, []Problem{{Source: "workload " + name, Message: fmt.Sprintf(
 			"no built-in workload has that name (want one of %s) and no such file exists",
@@ -155,6 +154,11 @@ func workloadLayer(name string) (*layer, []Problem) {
 		return nil, []Problem{{Source: name, Message: readError(err)}}
 	}
 	l, ps := fileLayer(name, data)
+	if len(l.values) == 0 && len(ps) == 0 {
+		// The defaults alone are no workload: an empty file is a wrong or truncated path.
+		return nil, []Problem{{Source: name, Message: "the file sets no key: want a workload, " +
+			"such as the output of agentsim workloads show smoke"}}
+	}
 	if _, set := l.values["name"]; !set {
 		// A file that does not name itself is named after the file.
 		stem := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
@@ -169,7 +173,7 @@ func configLayer(path string) (layer, []Problem) {
 		return layer{values: map[string]any{}}, nil
 	}
 	source := "--config " + path
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return layer{values: map[string]any{}}, []Problem{{Source: source, Message: readError(err)}}
 	}
@@ -178,12 +182,13 @@ func configLayer(path string) (layer, []Problem) {
 
 var unsafeNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// readError says why a file could not be read: the system's reason, or readFile's own.
 func readError(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		err = pe.Err
+		return "cannot read the file: " + pe.Err.Error()
 	}
-	return "cannot read the file: " + err.Error()
+	return err.Error()
 }
 
 // nest turns {"pacer.slots": 30} into {"pacer": {"slots": 30}} for viper.MergeConfigMap.

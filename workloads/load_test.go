@@ -172,13 +172,21 @@ func TestFileNameDefault(t *testing.T) {
 	assert.Equal(t, Defaults().Watchdog, w.Watchdog, "unset keys keep their defaults")
 }
 
-// TestEmptyFile checks that an empty workload file resolves to the defaults.
+// TestEmptyFile checks that a workload file that sets no key is refused (the defaults alone
+// are no workload: the path is wrong or the file truncated), while an empty --config file
+// sets nothing.
 func TestEmptyFile(t *testing.T) {
-	w, err := Load(LoadOptions{Workload: writeFile(t, "empty.yaml", "")})
+	for _, body := range []string{"", "\n\n", "# only a comment\n", "{}\n"} {
+		path := writeFile(t, "empty.yaml", body)
+		_, err := Load(LoadOptions{Workload: path})
+		assert.EqualError(t, err, path+": the file sets no key: want a workload, such as the output of agentsim workloads show smoke",
+			"workload file %q", body)
+	}
+	w, err := Load(LoadOptions{Workload: "smoke", ConfigFile: writeFile(t, "empty.yaml", "")})
 	require.NoError(t, err)
-	want := Defaults()
-	want.Name = "empty"
-	assert.Equal(t, &want, w)
+	smoke, err := Load(LoadOptions{Workload: "smoke"})
+	require.NoError(t, err)
+	assert.Equal(t, smoke, w)
 }
 
 // TestMissingConfigFile checks that a --config file that cannot be read is reported with the
@@ -237,6 +245,41 @@ func TestRedacted(t *testing.T) {
 	assert.EqualError(t, err, `redacted key "pacer" is a workload key`)
 }
 
+// TestRedactedURL checks that a URL setting is written with its credentials masked and
+// nothing else changed, so that the embedded simulator's loopback URL stays readable.
+func TestRedactedURL(t *testing.T) {
+	w, err := Load(LoadOptions{Workload: "smoke"})
+	require.NoError(t, err)
+	b, err := w.Redacted(map[string]string{"server": "http://alice:hunter2@gpu-box:8000/?api_key=sk-9&x=1",
+		"sim": "http://127.0.0.1:41234"})
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "hunter2")
+	assert.NotContains(t, string(b), "sk-9")
+	assert.Contains(t, string(b), "server: http://redacted@gpu-box:8000/?api_key=redacted&x=1\nsim: http://127.0.0.1:41234\n")
+}
+
+// TestRecordedReproduce checks that the reproduce section is written after the settings and
+// that LoadRecorded skips it, giving back the workload.
+func TestRecordedReproduce(t *testing.T) {
+	w, err := Load(LoadOptions{Workload: "smoke"})
+	require.NoError(t, err)
+	type repro struct {
+		Version string   `yaml:"version"`
+		Command []string `yaml:"command"`
+		SimSeed uint64   `yaml:"sim_seed"`
+	}
+	b, err := w.Recorded(map[string]string{"server": "http://127.0.0.1:1"},
+		repro{Version: "v1.2.3", Command: []string{"agentsim", "run"}, SimSeed: 7})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "server: http://127.0.0.1:1\nreproduce:\n  version: v1.2.3\n  command:\n    - agentsim\n    - run\n  sim_seed: 7\n")
+	back, err := LoadRecorded(b)
+	require.NoError(t, err, "config.yaml:\n%s", b)
+	assert.Equal(t, w, back)
+
+	_, err = w.Recorded(map[string]string{ReproduceKey: "x"}, nil)
+	assert.EqualError(t, err, `redacted key "reproduce" is a workload key`)
+}
+
 // TestKeysAndEnvNames checks that every key has a distinct environment variable and that the
 // documented names exist.
 func TestKeysAndEnvNames(t *testing.T) {
@@ -281,9 +324,10 @@ func TestLoadRecorded(t *testing.T) {
 		assert.Equal(t, w, back, "config.yaml:\n%s", b)
 	}
 
-	_, err := LoadRecorded([]byte("name: r\nagents: 0\nserver: http://x\npacer: {kind: slots, slotz: 2}\n"))
-	assert.EqualError(t, err, `unknown key "pacer.slotz"; did you mean "pacer.slots"?`+"\n"+
-		`unknown key "server"`+"\n"+
+	_, err := LoadRecorded([]byte("name: r\nagents: 0\nserver: http://x\ncolour: blue\nreproduce: 3\npacer: {kind: slots, slotz: 2}\n"))
+	assert.EqualError(t, err, `unknown key "colour"`+"\n"+
+		`unknown key "pacer.slotz"; did you mean "pacer.slots"?`+"\n"+
+		`unknown key "reproduce"`+"\n"+
 		"agents: 0 is not allowed: want an integer from 1 to 10000\n"+
 		`pacer.slots: 0 is not allowed: want an integer ≥ 1 for kind "slots"`)
 }

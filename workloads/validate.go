@@ -47,6 +47,10 @@ func (w *Workload) Validate() error {
 	c.positive("watchdog.slow_after", w.Watchdog.SlowAfter)
 	c.positive("sample_interval", w.SampleInterval)
 	c.atLeast("grace", w.Grace, 0)
+	if len(c.problems) == 0 {
+		// Only keys that are each allowed can be judged together.
+		c.firstRequest(w)
+	}
 	return configError(c.problems)
 }
 
@@ -77,6 +81,29 @@ func (c *checker) request(r *Request, maxContext int) {
 			fmt.Sprintf("at most context.max_context_tokens (%d)", maxContext))
 	}
 	c.dist("request.output_tokens", r.OutputTokens.Validate())
+}
+
+// firstRequest checks that the keys, each allowed on its own, let an agent send a request the
+// server can take: a first prompt of at least one token, an output cap of at least one token
+// when the sampled length is sent as max_tokens, and a first round that fits the context window
+// (an agent whose context would overflow stops without sending).
+func (c *checker) firstRequest(w *Workload) {
+	ctx, req := &w.Context, &w.Request
+	prompt := ctx.SystemTokens + ctx.InitialTokens + ctx.ReadTokens.least()
+	if prompt < 1 {
+		c.add("context.initial_tokens", ctx.InitialTokens, "at least 1 when context.system_tokens is 0 and "+
+			"context.read_tokens may be 0: the first request would have no message, which servers refuse")
+		return
+	}
+	if req.ForceOutputLength && req.OutputTokens.least() < 1 {
+		c.add("request.output_tokens", req.OutputTokens, "a length that is never 0 with request.force_output_length "+
+			"(a const or a uniform with min ≥ 1): it is sent as max_tokens, which servers refuse below 1")
+		return
+	}
+	if need := prompt + req.OutputTokens.least(); need > ctx.MaxContextTokens {
+		c.add("context.max_context_tokens", ctx.MaxContextTokens, fmt.Sprintf("at least the smallest first round: "+
+			"context.system_tokens + context.initial_tokens + the least context.read_tokens and request.output_tokens (%d)", need))
+	}
 }
 
 // section adds each problem of a pacer-package section's Validate (errors joined with

@@ -76,6 +76,17 @@ func TestInvalidFiles(t *testing.T) {
 		{"retry-max-negative", "retry.max: -1 is not allowed: ", true},
 		{"pacer-kind", `pacer.kind: "fifo" is not allowed: `, true},
 		{"pacer-slots-zero", "pacer.slots: 0 is not allowed: ", true},
+		// Not-a-number and infinities, wherever a number is taken.
+		{"float-nan", `@: retry.jitter: NaN is not allowed: want a number`, false},
+		{"float-inf", `@: pacer.rps: +Inf is not allowed: want a number`, true},
+		{"dist-nan", `@: context.read_tokens.mean: NaN is not allowed: want an integer`, false},
+		// Keys allowed one by one that together cannot send a request a server takes.
+		{"empty-prompt", "context.initial_tokens: 0 is not allowed: want at least 1 when context.system_tokens is 0 and " +
+			"context.read_tokens may be 0: the first request would have no message, which servers refuse", false},
+		{"force-output-may-be-zero", "request.output_tokens: {dist: exp, mean: 100} is not allowed: want a length that is never 0 " +
+			"with request.force_output_length (a const or a uniform with min ≥ 1): it is sent as max_tokens, which servers refuse below 1", false},
+		{"first-round-too-big", "context.max_context_tokens: 4000 is not allowed: want at least the smallest first round: " +
+			"context.system_tokens + context.initial_tokens + the least context.read_tokens and request.output_tokens (4100)", false},
 		// Every problem at once, reading problems first.
 		{"many", strings.Join([]string{
 			`@: unknown key "pacer.slotz"; did you mean "pacer.slots"?`,
@@ -132,7 +143,7 @@ func TestMissingWorkload(t *testing.T) {
 		// A path is a file.
 		{"testdata/nope.yaml", "testdata/nope.yaml: cannot read the file: no such file or directory"},
 		// A directory is not a file.
-		{"testdata", "testdata: cannot read the file: is a directory"},
+		{"testdata", "testdata: not a regular file (it is a directory): want a YAML file"},
 	}
 	for _, tt := range tests {
 		_, err := Load(LoadOptions{Workload: tt.workload})

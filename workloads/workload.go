@@ -113,7 +113,7 @@ func Defaults() Workload {
 		Rounds:  1,
 		Seed:    1,
 		Model:   "deepseek-v4-flash",
-		Context: Context{ReadTokens: Const(0), MaxContextTokens: 131072},
+		Context: Context{InitialTokens: 1000, ReadTokens: Const(0), MaxContextTokens: 131072},
 		Request: Request{
 			Stream:          true,
 			ReasoningEffort: "none",

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentsim/agentsim/internal/redact"
 )
 
 // RedactedValue is what Redacted writes in place of a secret's value.
@@ -35,11 +37,24 @@ func (w *Workload) node() (*yaml.Node, error) {
 }
 
 // Redacted renders the workload like YAML and appends the extra top-level keys the
-// caller's configuration holds (an API key, a server URL with credentials), each written as
-// "<redacted>" when set and "" when empty, in sorted order. It is the hook for config.yaml:
-// whatever secrets a command adds never reach a file. An extra key that is also a workload
-// key is an error.
+// caller's configuration holds (an API key, the server URL), in sorted order: a URL (a value
+// with "://") with its credentials masked by redact.URL, so that the embedded simulator's
+// loopback URL stays readable; any other value as "<redacted>" when set and "" when empty. It
+// is the hook for config.yaml: whatever secrets a command adds never reach a file. An extra
+// key that is also a workload key is an error.
 func (w *Workload) Redacted(extra map[string]string) ([]byte, error) {
+	return w.Recorded(extra, nil)
+}
+
+// ReproduceKey is the top-level key of config.yaml under which a run records how to make it
+// again (see Recorded).
+const ReproduceKey = "reproduce"
+
+// Recorded renders a run's config.yaml: the workload and its extra settings as Redacted does,
+// then, unless reproduce is nil, a ReproduceKey section holding reproduce encoded as YAML —
+// the program version, the command line, seeds, the simulator's settings, already free of
+// secrets. LoadRecorded reads the result back, skipping both.
+func (w *Workload) Recorded(extra map[string]string, reproduce any) ([]byte, error) {
 	root, err := w.node()
 	if err != nil {
 		return nil, err
@@ -50,17 +65,41 @@ func (w *Workload) Redacted(extra map[string]string) ([]byte, error) {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		top, _, _ := strings.Cut(k, ".")
-		if _, clash := schema.byKey[top]; clash || schema.sections[top] {
-			return nil, fmt.Errorf("redacted key %q is a workload key", k)
+		if err := checkRecordedKey(k); err != nil {
+			return nil, err
 		}
-		shown := ""
-		if extra[k] != "" {
-			shown = RedactedValue
+		root.Content = append(root.Content, scalar(k), scalar(redactedSetting(extra[k])))
+	}
+	if reproduce != nil {
+		var n yaml.Node
+		if err := n.Encode(reproduce); err != nil {
+			return nil, fmt.Errorf("encode %s: %w", ReproduceKey, err)
 		}
-		root.Content = append(root.Content, scalar(k), scalar(shown))
+		root.Content = append(root.Content, scalar(ReproduceKey), &n)
 	}
 	return encode(root)
+}
+
+// checkRecordedKey refuses a command setting that would shadow a workload key or the
+// reproduce section.
+func checkRecordedKey(k string) error {
+	top, _, _ := strings.Cut(k, ".")
+	if _, clash := schema.byKey[top]; clash || schema.sections[top] || top == ReproduceKey {
+		return fmt.Errorf("redacted key %q is a workload key", k)
+	}
+	return nil
+}
+
+// redactedSetting is how config.yaml shows a command setting: a URL without credentials, any
+// other value as RedactedValue, nothing as "".
+func redactedSetting(v string) string {
+	switch {
+	case v == "":
+		return ""
+	case strings.Contains(v, "://"):
+		return redact.URL(v)
+	}
+	return RedactedValue
 }
 
 func encode(n *yaml.Node) ([]byte, error) {

@@ -79,7 +79,7 @@ func (a *Agent) round(rounds, requests context.Context, round int) bool {
 	a.record(events.Event{Kind: events.ReadDone, Round: round, ReadTokens: read, ContextTokens: est})
 	output := w.Request.OutputTokens.Sample(a.rng)
 	if est+output > w.Context.MaxContextTokens {
-		a.record(events.Event{Kind: events.Warning, Round: round, ContextTokens: est,
+		a.record(events.Event{Kind: events.Warning, Round: round, ContextTokens: est, Reason: events.EndContextFull,
 			Message: fmt.Sprintf("context of %d tokens + %d output would exceed max_context_tokens %d: agent stops", est, output, w.Context.MaxContextTokens)})
 		return false
 	}
@@ -108,7 +108,7 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 	permit, err := a.env.Pacer.Acquire(rounds, pacer.Demand{Agent: a.ID, PromptTokens: prompt, ExpectedOutputTokens: output})
 	if err != nil {
 		if rounds.Err() == nil { // a refusal (a request larger than a tpm budget), not the run stopping
-			a.record(events.Event{Kind: events.Warning, Round: round, Message: "pacer: " + err.Error()})
+			a.record(events.Event{Kind: events.Warning, Round: round, Reason: events.EndPacerRefused, Message: "pacer: " + err.Error()})
 		}
 		return nil, false
 	}

@@ -32,6 +32,7 @@ type benchConfig struct {
 	Model   string        `mapstructure:"model"`
 	Seed    int64         `mapstructure:"seed"`
 	Out     string        `mapstructure:"out"`
+	Force   bool          `mapstructure:"force"`
 	Target  targetConfig  `mapstructure:",squash"`
 }
 
@@ -72,6 +73,7 @@ Exit codes: 0 every request completed, 1 server unreachable or runtime failure, 
 	f.String("model", "", "model name to send (default: the first model the server lists on /v1/models)")
 	f.Int64("seed", 1, "seed for the prompt text")
 	f.String("out", "", "run directory (default runs/<UTC time>-bench)")
+	addForceFlag(f)
 	addServerFlags(f)
 	c.Flags().AddFlagSet(f)
 	b.settings, b.v = f, newViper(f)
@@ -93,18 +95,23 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	t, err := startWith(b.start, c, cfg.Target)
+	dir, discard, err := newRunDir(cfg.Out, cfg.Force, "bench", time.Now())
 	if err != nil {
 		return err
 	}
+	t, err := startWith(b.start, c, cfg.Target)
+	if err != nil {
+		discard()
+		return err
+	}
 	defer t.stop()
-	dir := runDir(cfg.Out, "bench")
 	out := c.OutOrStdout()
 	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
 	o.Model, o.Seed = cfg.Model, cfg.Seed
 	fmt.Fprintln(out, benchHeader(o))
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
+		discard()
 		return harnessError(err)
 	}
 	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, bench.Files(o)))

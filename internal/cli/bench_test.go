@@ -201,7 +201,7 @@ func TestBenchHalfFailing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 8, res.Bench.Failed)
 	assert.Equal(t, 8, res.Bench.OK)
-	assert.Equal(t, results.Requests{Sent: 16, OK: 8, Errors: 8}, res.Requests)
+	assert.Equal(t, results.Requests{Sent: 16, OK: 8, Errors: 8, Failed: 8}, res.Requests)
 	assert.Equal(t, results.Errors, res.Verdict.Kind)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,6 +31,7 @@ type compareConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
 	Shape    requestShape   `mapstructure:",squash"`
 	Target   targetConfig   `mapstructure:",squash"`
+	Force    bool           `mapstructure:"force"`
 	Fit      fitConfig      `mapstructure:",squash"`
 }
 
@@ -56,6 +58,7 @@ failed, 130 interrupted.`,
 	addWorkloadFlags(f, "ocbrowse")
 	addBenchFlags(f)
 	addServerFlags(f)
+	addForceFlag(f)
 	addFitFlag(f)
 	c.Flags().AddFlagSet(f)
 	k.over.addFlags(c.Flags())
@@ -74,13 +77,18 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, "compare", time.Now())
+	if err != nil {
+		return err
+	}
 	t, err := startWith(k.start, c, cfg.Target)
 	if err != nil {
+		discard()
 		return err
 	}
 	defer t.stop()
 	k.target = cfg.Target
-	dir, out := runDir(cfg.Workload.Out, "compare"), c.OutOrStdout()
+	out := c.OutOrStdout()
 	start, wallFrom := t.clock.Now(), t.clock.WallNow()
 	fmt.Fprintf(out, "agentsim compare: synthetic bench, then %s, against %s, speedup %g\n",
 		w.Name, t.info, t.clock.Speedup())
@@ -88,6 +96,7 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 		Parts: map[string]*results.Results{}}
 	ho, err := k.server(c, t, w, modelPinned(&k.over, env))
 	if err != nil {
+		discard() // nothing ran
 		return err
 	}
 	ho.FitContext = cfg.Fit.FitContext

@@ -72,6 +72,18 @@ func loadSettings(settings *pflag.FlagSet, v *viper.Viper, env []string, cfg any
 	return problems, rest
 }
 
+// unreported returns the problems of ps whose key has none in reported: a setting whose
+// value could not even be read is not judged again on the zero it was left with.
+func unreported(ps, reported []workloads.Problem) []workloads.Problem {
+	var out []workloads.Problem
+	for _, p := range ps {
+		if !slices.ContainsFunc(reported, func(r workloads.Problem) bool { return r.Key == p.Key }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // typeWant says what a flag of pflag type typ accepts.
 func typeWant(typ string) string {
 	switch typ {

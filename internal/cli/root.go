@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentsim/agentsim/internal/redact"
 )
 
 // Main runs agentsim with args and returns the process exit code.
@@ -22,11 +24,19 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // Execute runs the command line in ctx (cancelled on the first Ctrl-C) and returns the exit
 // code. It is the one place agentsim reads its environment. Tests call it directly.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr, os.Environ())
+	stdout, stderr = newConsole(stdout), newConsole(stderr)
+	root := newRoot(stdout, stderr, os.Environ(), args)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	var e *ExitError
+	if err != nil && !errors.As(err, &e) {
+		// Every command's errors carry their exit code (see exitCodes); an error without one
+		// is cobra's own, about the command line: an unknown command, a wrong number of
+		// arguments.
+		err = usageError(err)
+	}
 	if err != nil && !silent(err) {
-		fmt.Fprintf(stderr, "agentsim: %v\n", err)
+		fmt.Fprintf(stderr, "agentsim: %s\n", redact.Text(err.Error()))
 	}
 	return exitCode(err)
 }
@@ -37,8 +47,9 @@ func silent(err error) bool {
 	return errors.As(err, &e) && e.Err == nil
 }
 
-// newRoot builds the command tree; env is the process environment, as os.Environ gives it.
-func newRoot(stdout, stderr io.Writer, env []string) *cobra.Command {
+// newRoot builds the command tree; env is the process environment, as os.Environ gives it,
+// and args the command line without the program name, which a run records.
+func newRoot(stdout, stderr io.Writer, env, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentsim",
 		Short: "Simulate a multi-agent LLM harness against an OpenAI-compatible server or a calibrated simulator",
@@ -51,12 +62,31 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.AddCommand((&runCmd{env: env}).command(), (&benchCmd{env: env}).command(), (&compareCmd{env: env}).command(),
+	root.AddCommand((&runCmd{env: env, args: args}).command(), (&benchCmd{env: env}).command(), (&compareCmd{env: env}).command(),
 		(&serveCmd{env: env}).command(), (&diagnoseCmd{env: env}).command(), newWorkloadsCmd(), newVersionCmd())
-	for _, c := range root.Commands() {
-		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	}
+	root.AddCommand(newTraceCmd(env))
+	exitCodes(root)
 	return root
+}
+
+// exitCodes makes every command in the tree report bad flags as usage errors and attach an
+// exit code to whatever it returns: an error without one is a runtime failure. What then
+// reaches Execute without a code comes from cobra's parsing of the command line.
+func exitCodes(c *cobra.Command) {
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	if run := c.RunE; run != nil {
+		c.RunE = func(c *cobra.Command, args []string) error {
+			err := run(c, args)
+			var e *ExitError
+			if err != nil && !errors.As(err, &e) {
+				return runtimeError(err)
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		exitCodes(sub)
+	}
 }
 
 // interruptContext returns a context cancelled by the first SIGINT or SIGTERM; a second one
@@ -68,8 +98,14 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 	done := make(chan struct{})
 	go func() {
 		select {
-		case <-sig:
-			fmt.Fprintln(stderr, "agentsim: interrupted; stopping (Ctrl-C again to exit at once)")
+		case s := <-sig:
+			// A second Ctrl-C is something a person at the terminal can do; a SIGTERM comes
+			// from a supervisor, which is told only what happens.
+			if s == syscall.SIGTERM {
+				fmt.Fprintln(stderr, "agentsim: terminated; stopping")
+			} else {
+				fmt.Fprintln(stderr, "agentsim: interrupted; stopping (Ctrl-C again to exit at once)")
+			}
 			cancel()
 		case <-done:
 			return

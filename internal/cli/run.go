@@ -1,17 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-	"golang.org/x/term"
 
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/results"
@@ -21,6 +18,7 @@ import (
 // runCmd is `agentsim run`: a workload against a server or the embedded simulator.
 type runCmd struct {
 	env      []string       // the process environment, as Execute read it
+	args     []string       // the command line, without the program name
 	settings *pflag.FlagSet // the flags bound to v
 	v        *viper.Viper
 	over     overrides
@@ -29,6 +27,7 @@ type runCmd struct {
 // runConfig is run's settings, decoded once from its flags and the environment.
 type runConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
+	Force    bool           `mapstructure:"force"`
 	Target   targetConfig   `mapstructure:",squash"`
 	Fit      fitConfig      `mapstructure:",squash"`
 }
@@ -39,7 +38,10 @@ func (r *runCmd) command() *cobra.Command {
 		Short: "Run a multi-agent workload against a server or the embedded simulator",
 		Long: `Run a workload (default ocbrowse: 30 agents, heavy reasoning, growing contexts) behind its
 pacer. Without --server, agentsim starts its simulated inference server in-process on a loopback
-port. The run directory gets events.jsonl, samples.jsonl, results.json and config.yaml.
+port. The run directory gets events.jsonl, samples.jsonl, results.json and config.yaml; it is
+runs/<UTC time>-<workload> (with -2, -3… when a run started in the same second took it), or
+--out, which must be new or empty (--force replaces the run it holds). config.yaml records how
+to reproduce the run: agentsim's version, the command line, seeds and simulator settings.
 
 Configuration: built-in defaults < the workload file < --config FILE < AGENTSIM_<KEY>
 environment (AGENTSIM_PACER_SLOTS=16) < --set and the flags that stand for it (--agents N is
@@ -49,11 +51,17 @@ wins.
 
 Exit codes: 0 healthy or slow, 1 runtime failure, 2 usage or configuration error, 3 any other
 verdict, 130 interrupted.`,
-		Args: cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError(fmt.Errorf("run takes no arguments, got %q: name the workload with --workload and set its keys with --set key=value", args))
+			}
+			return nil
+		},
 		RunE: r.run,
 	}
 	r.settings = pflag.NewFlagSet("run", pflag.ContinueOnError)
 	addWorkloadFlags(r.settings, "ocbrowse")
+	addForceFlag(r.settings)
 	addServerFlags(r.settings)
 	addFitFlag(r.settings)
 	c.Flags().AddFlagSet(r.settings)
@@ -92,34 +100,37 @@ func addServerFlags(f *pflag.FlagSet) {
 func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	var cfg runConfig
 	problems, env := loadSettings(r.settings, r.v, r.env, &cfg)
+	problems = append(problems, unreported(cfg.Target.check(c.Flags()), problems)...)
 	w, err := loadWorkload(problems, cfg.Workload.Name, cfg.Workload.Config, env, &r.over)
+	if err != nil {
+		return err
+	}
+	if c.Context().Err() != nil {
+		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the run started")}
+	}
+	// The directory first: a refused --out is a usage error, found before anything starts.
+	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, w.Name, time.Now())
 	if err != nil {
 		return err
 	}
 	target, err := startTarget(c, cfg.Target)
 	if err != nil {
+		discard()
 		return err
 	}
 	defer target.stop()
-	dir := runDir(cfg.Workload.Out, w.Name)
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
-		PinModel: modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
+		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
+		PinModel:  modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
 	})
 	if err != nil {
+		discard()
 		return harnessError(err)
 	}
 	harness.PrintSummary(c.OutOrStdout(), res, dir)
 	return verdictExit(res)
-}
-
-// runDir is out (--out), or runs/<UTC timestamp>-<workload>.
-func runDir(out, workload string) string {
-	if out != "" {
-		return out
-	}
-	return filepath.Join("runs", time.Now().UTC().Format("20060102T150405Z")+"-"+workload)
 }
 
 // verdictExit maps a finished run to its exit: 130 interrupted, 0 healthy or slow, 3 otherwise.
@@ -131,9 +142,4 @@ func verdictExit(res *results.Results) error {
 		return nil
 	}
 	return &ExitError{Code: ExitVerdict}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

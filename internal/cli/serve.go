@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -33,6 +35,9 @@ type serveConfig struct {
 	Seed        uint64   `mapstructure:"seed"`
 	AccessLog   string   `mapstructure:"access-log"`
 	APIKey      string   `mapstructure:"api-key"`
+	// ServedModelNames are the model names the server answers to; empty means the profile's.
+	ServedModelNames []string      `mapstructure:"served-model-name"`
+	ReadTimeout      time.Duration `mapstructure:"read-timeout"`
 }
 
 func (s *serveCmd) command() *cobra.Command {
@@ -55,6 +60,8 @@ GET /health. Faults reproduce the ways real stacks wedge (see --fault).`,
 	f.Uint64("seed", 1, "seed for every random decision (output lengths, faults)")
 	f.String("access-log", "", "append one model-gateway-style line per request to this file (latency in µs)")
 	f.String("api-key", "", "require this bearer token on /v1/* (or set AGENTSIM_API_KEY); never printed")
+	f.StringSlice("served-model-name", nil, "model name(s) requests may name, comma-separated (default: the profile's model); others get 404")
+	f.Duration("read-timeout", simserver.DefaultReadTimeout, "longest a client may take to send a request's headers and body, in wall time; slower ones get 408")
 	c.Flags().AddFlagSet(f)
 	s.settings, s.v = f, newViper(f)
 	return c
@@ -69,6 +76,10 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 	cfg := simConfig{
 		Profile: sc.Profile, Faults: sc.Faults, FaultParams: sc.FaultParams,
 		Speedup: sc.Speedup, Seed: sc.Seed, APIKey: sc.APIKey,
+		ServedModelNames: sc.ServedModelNames, ReadTimeout: sc.ReadTimeout,
+	}
+	if sc.ReadTimeout <= 0 {
+		return usageError(fmt.Errorf("--read-timeout: %s is not allowed: want a duration > 0, e.g. 30s", sc.ReadTimeout))
 	}
 	if path := sc.AccessLog; path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -87,11 +98,28 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 		return runtimeError(fmt.Errorf("listen on %s: %w", sc.Addr, err))
 	}
 	fmt.Fprintf(c.OutOrStdout(), "agentsim serve: listening on http://%s (%s)\n", ln.Addr(), desc)
+	if allInterfaces(ln.Addr()) {
+		open := "with an API key"
+		if sc.APIKey == "" {
+			open = "without an API key: anyone who can reach it can use it"
+		}
+		fmt.Fprintf(c.ErrOrStderr(), "agentsim serve: warning: listening on all interfaces (%s), %s; use --addr 127.0.0.1:PORT to serve this machine only\n", ln.Addr(), open)
+	}
+	if sc.AccessLog != "" && sc.Speedup != 1 {
+		fmt.Fprintf(c.OutOrStdout(), "agentsim serve: access log times are simulated: they start at the wall clock's time now and run %g× as fast; latencies are simulated too, so they match the timestamps\n", sc.Speedup)
+	}
 	if err := srv.Serve(c.Context(), ln); err != nil && !errors.Is(err, net.ErrClosed) {
 		return runtimeError(err)
 	}
 	fmt.Fprintln(c.OutOrStdout(), "agentsim serve: stopped")
 	return nil
+}
+
+// allInterfaces reports whether addr is a wildcard address (0.0.0.0, ::), which serves every
+// network the machine is on.
+func allInterfaces(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsUnspecified()
 }
 
 // simConfig is how the embedded or standalone simulator is configured from flags.
@@ -103,6 +131,10 @@ type simConfig struct {
 	Seed        uint64
 	APIKey      string
 	AccessLog   io.Writer
+	// ServedModelNames are the model names requests may use; nil means the profile's model.
+	ServedModelNames []string
+	// ReadTimeout bounds receiving one request, in wall time; 0 means the simulator's default.
+	ReadTimeout time.Duration
 }
 
 // buildSimServer validates a simulator configuration and builds the server and its clock;
@@ -121,10 +153,19 @@ func buildSimServer(cfg simConfig) (*simserver.Server, *clock.Clock, string, err
 	if err != nil {
 		return nil, nil, "", usageError(fmt.Errorf("--speedup: %w", err))
 	}
-	srv, err := simserver.New(simserver.Options{Profile: prof, Faults: faults, Clock: clk, APIKey: cfg.APIKey, AccessLog: cfg.AccessLog})
+	var served []string
+	if len(cfg.ServedModelNames) > 0 {
+		served = cfg.ServedModelNames
+	}
+	srv, err := simserver.New(simserver.Options{Profile: prof, Faults: faults, Clock: clk, APIKey: cfg.APIKey,
+		AccessLog: cfg.AccessLog, ServedModelNames: served, ReadTimeout: cfg.ReadTimeout})
 	if err != nil {
 		return nil, nil, "", usageError(err)
 	}
-	desc := fmt.Sprintf("profile %s, faults %s, speedup %g, seed %d", prof.Name, faults, cfg.Speedup, cfg.Seed)
+	names := served
+	if names == nil {
+		names = []string{prof.Model}
+	}
+	desc := fmt.Sprintf("model %s, profile %s, faults %s, speedup %g, seed %d", strings.Join(names, ","), prof.Name, faults, cfg.Speedup, cfg.Seed)
 	return srv, clk, desc, nil
 }

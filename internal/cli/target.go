@@ -2,16 +2,23 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // target is the server a command talks to: an external URL, or the embedded simulator the
@@ -59,6 +66,9 @@ func startWith(s starter, c *cobra.Command, t targetConfig) (*target, error) {
 // startTarget returns the external server named by --server, refusing simulator-only flags
 // given on the command line, or starts the embedded simulator on a loopback port.
 func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
+	if err := configError(t.check(c.Flags())); err != nil {
+		return nil, err
+	}
 	if url := strings.TrimSuffix(strings.TrimRight(t.Server, "/"), "/v1"); url != "" {
 		for _, name := range simFlags {
 			if c.Flags().Changed(name) {
@@ -74,7 +84,7 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 	cfg := t.sim()
 	srv, clk, _, err := buildSimServer(cfg)
 	if err != nil {
-		return nil, err
+		return nil, simFlagNames(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -90,4 +100,88 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 	info := harness.Target{URL: url, Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names(),
 		APIKey: t.APIKey, MetricsURLs: t.MetricsURLs}
 	return &target{info: info, clock: clk, stop: func() { cancel(); <-done }}, nil
+}
+
+// check returns the problems of the target settings that can be found before anything
+// starts: URLs that are not http(s)://host URLs, a speedup out of range. Each names the
+// setting as the user gave it (see settingSource) and shows its value, credentials redacted.
+func (t targetConfig) check(flags *pflag.FlagSet) []workloads.Problem {
+	var problems []workloads.Problem
+	add := func(name, shown, want string) {
+		src := settingSource(flags, name)
+		problems = append(problems, workloads.Problem{Key: name,
+			Message: fmt.Sprintf("%s: %s is not allowed: want %s", src, shown, want)})
+	}
+	if t.Server != "" {
+		if want := urlWant(t.Server, "the server's base URL"); want != "" {
+			add("server", shownURL(t.Server), want)
+		}
+	}
+	for _, m := range t.MetricsURLs {
+		if want := urlWant(m, "a Prometheus /metrics URL"); want != "" {
+			add("metrics-url", shownURL(m), want)
+		}
+	}
+	if err := clock.ValidateSpeedup(t.Speedup); err != nil {
+		add("speedup", strconv.FormatFloat(t.Speedup, 'g', -1, 64), "a number from 1 to 1000000 (times faster than wall time)")
+	}
+	if t.Server != "" {
+		return problems // the simulator's settings are refused with --server by startTarget
+	}
+	if _, err := engine.LookupProfile(t.SimProfile); err != nil {
+		add("sim-profile", strconv.Quote(t.SimProfile), "one of "+strings.Join(engine.ProfileNames(), ", "))
+	}
+	if _, err := engine.ParseFaults(t.SimFaults, t.SimFaultParams, t.SimSeed); err != nil {
+		for _, line := range strings.Split(simFlagNames(err).Error(), "\n") {
+			problems = append(problems, workloads.Problem{Key: "sim-fault", Message: line})
+		}
+	}
+	return problems
+}
+
+// shownURL quotes a URL setting for a message, credentials masked even when it lacks the
+// scheme that lets redact recognise a URL.
+func shownURL(raw string) string {
+	if strings.Contains(raw, "://") {
+		return strconv.Quote(redact.Text(raw))
+	}
+	return strconv.Quote(strings.TrimPrefix(redact.URL("http://"+raw), "http://"))
+}
+
+// urlWant says what an http(s) URL setting wants when raw is not one, or "" when it is. A
+// missing scheme gets the URL it probably meant.
+func urlWant(raw, what string) string {
+	u, err := url.Parse(raw)
+	switch {
+	case !strings.Contains(raw, "://"):
+		return fmt.Sprintf("%s with its scheme, such as %s", what, redact.URL("http://"+raw))
+	case err != nil:
+		return fmt.Sprintf("%s, such as http://127.0.0.1:8000 (%s)", what, redact.Text(errors.Unwrap(err).Error()))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Sprintf("%s with scheme http or https, such as http://127.0.0.1:8000", what)
+	case u.Host == "":
+		return fmt.Sprintf("%s naming a host, such as http://127.0.0.1:8000", what)
+	}
+	return ""
+}
+
+// settingSource names a setting as the user gave it: its flag when the command line set it
+// ("--speedup"), else its environment variable ("AGENTSIM_SPEEDUP"), the only other way a
+// setting gets a value other than its default.
+func settingSource(flags *pflag.FlagSet, name string) string {
+	if f := flags.Lookup(name); f != nil && f.Changed {
+		return "--" + name
+	}
+	return workloads.EnvName(name)
+}
+
+// simFlagNames renames the serve flags the simulator's errors name (--fault, --fault-param) to
+// the flags a command that embeds it takes (--sim-fault, --sim-fault-param), so that the
+// message names what the user typed. The exit code is kept.
+func simFlagNames(err error) error {
+	msg := strings.ReplaceAll(err.Error(), "--fault", "--sim-fault")
+	if msg == err.Error() {
+		return err
+	}
+	return &ExitError{Code: exitCode(err), Err: errors.New(msg)}
 }

@@ -3,30 +3,22 @@ package cli
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
-)
 
-// Version is set at build time with -ldflags "-X github.com/agentsim/agentsim/internal/cli.Version=…".
-var Version = "dev"
+	"github.com/agentsim/agentsim/internal/buildinfo"
+)
 
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print version and build info",
-		Args:  cobra.NoArgs,
+		Long: `Print the version (the release or module version, "devel" for a source build), the VCS
+revision it was built from ("unknown" only when the build recorded none, as with go run),
+the Go toolchain and the platform. Run directories record the same in config.yaml.`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			rev := "unknown"
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" {
-						rev = s.Value
-					}
-				}
-			}
-			fmt.Fprintf(c.OutOrStdout(), "agentsim %s (revision %s, %s, %s/%s)\n",
-				Version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(c.OutOrStdout(), "agentsim %s, %s/%s\n", buildinfo.Read(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}

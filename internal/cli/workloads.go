@@ -32,7 +32,12 @@ func newWorkloadsCmd() *cobra.Command {
 	c.AddCommand(&cobra.Command{
 		Use:   "show NAME|FILE",
 		Short: "Print a workload, every key resolved, as YAML",
-		Args:  cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("workloads show takes one workload name or file, e.g. agentsim workloads show smoke; got %d arguments", len(args)))
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			w, err := workloads.Load(workloads.LoadOptions{Workload: args[0]})
 			if err != nil {

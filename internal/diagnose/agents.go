@@ -17,6 +17,12 @@ type agentView struct {
 	// it holds for its round, 0 when none.
 	request string
 	permit  uint64
+	// failed is how the agent's latest attempt failed, "" when it did not; roundsSent
+	// counts the rounds whose request it sent; ended is why it gave up before a round's
+	// request ("" when it did not).
+	failed     string
+	roundsSent int
+	ended      events.EndReason
 }
 
 // enter moves the agent to state s at t; staying in the same state keeps the older since.

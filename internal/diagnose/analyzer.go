@@ -31,6 +31,10 @@ type Analyzer struct {
 	lastS                float64 // time of the latest record
 	warnedFor            float64 // lastProgressS of the stall episode last warned about
 	stop                 *stopMark
+	stalls               []pastStall // silences ≥ StallAfter of requests that ended
+	okChunks             int64       // chunks of the requests that ended ok
+	otherChunks          int64       // chunks of the requests that ended otherwise
+	run                  runMarks
 }
 
 // New returns an Analyzer for a run configured as c; zero thresholds take their defaults.
@@ -59,6 +63,7 @@ func (a *Analyzer) Event(e events.Event) {
 	a.lastS = max(a.lastS, e.TS)
 	if e.Agent < 0 {
 		a.builder.Event(e)
+		a.onRunEvent(e)
 		return
 	}
 	// Order matters: the stop is judged before its first record counts anywhere; the pacer
@@ -68,6 +73,7 @@ func (a *Analyzer) Event(e events.Event) {
 	a.builder.Event(e)
 	a.onPacerEvent(e)
 	a.onRequestEvent(e)
+	a.onAgentEnd(e)
 	if s, ok := nextState(e); ok {
 		a.agent(e.Agent).enter(s, e.TS)
 	}
@@ -95,7 +101,7 @@ func (a *Analyzer) LastS() float64 { return a.lastS }
 // before the stop if that one found work stuck (see stopMark). The fields about the command,
 // the server and the wall clock are the caller's.
 func (a *Analyzer) Fill(r *results.Results, nowS float64) {
-	a.builder.Fill(r, nowS)
+	a.counts(r, nowS)
 	r.SimSeconds = nowS
 	r.Agents = len(a.agents)
 	r.Verdict = a.judge(nowS, r)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -22,9 +23,13 @@ type Config struct {
 	// SlowAfter is the mean end-to-end request latency from which a progressing run is
 	// called slow (default 60 s).
 	SlowAfter time.Duration
-	// TimeoutsArmed is true when any of the request timeout, ttft_timeout or idle_timeout is
-	// > 0: then a silent request will end by itself.
-	TimeoutsArmed bool
+	// Rounds is the number of rounds each agent plans; 0 when unknown (then no round counts
+	// as not started).
+	Rounds int
+	// Timeouts is the request timeout policy. A silent request ends by itself only when an
+	// armed timeout can still end it: the whole-request and idle timeouts always can, the
+	// TTFT timeout only before the first token.
+	Timeouts policy.Timeouts
 	// PacerKind is the pacer design (slots, slots+rate, ticket, aimd…); PacerSlots its number
 	// of permits where it has a fixed number (slots, slots+rate, ticket), 0 otherwise.
 	PacerKind  pacer.Kind
@@ -42,7 +47,8 @@ func ConfigFrom(w *workloads.Workload) Config {
 		StallAfter:    w.Watchdog.StallAfter,
 		HangAfter:     w.Watchdog.HangAfter,
 		SlowAfter:     w.Watchdog.SlowAfter,
-		TimeoutsArmed: t.Armed(),
+		Rounds:        w.Rounds,
+		Timeouts:      t,
 		PacerKind:     w.Pacer.Kind,
 		PacerSlots:    w.Pacer.Slots,
 		LeakOnTimeout: w.Pacer.LeakOnTimeout,

@@ -1,22 +1,21 @@
 package diagnose
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/agentsim/agentsim/results"
 )
 
-// errorFraction is the share of finished requests that fail (errors and timeouts; end-of-run
-// cancellations do not count) from which the run's verdict is errors.
+// errorFraction is the share of finished requests that finally fail (their last attempt an
+// error or a timeout; end-of-run cancellations do not count) from which the run's verdict is
+// errors.
 const errorFraction = 0.05
 
-// errorsRule is the errors verdict.
+// errorsRule is the errors verdict. It counts outcomes, not attempts: a request that failed
+// and then succeeded on retry is a success with a retry, evidence on every verdict.
 func (a *Analyzer) errorsRule(_ *view, r *results.Results) (results.Verdict, bool) {
 	q := r.Requests
-	failed := q.Errors + q.Timeouts
+	failed := q.Failed
 	finished := q.OK + failed
 	if failed == 0 || float64(failed) < errorFraction*float64(finished) {
 		return results.Verdict{}, false
@@ -39,19 +38,6 @@ func (a *Analyzer) errorsRule(_ *view, r *results.Results) (results.Verdict, boo
 	}, true
 }
 
-// failureBreakdown lists failures by class and status, most frequent first:
-// "23 http_status 429, 18 error_frame".
-func (a *Analyzer) failureBreakdown() string {
-	keys := make([]string, 0, len(a.failures))
-	for k := range a.failures {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(x, y string) int {
-		return cmp.Or(cmp.Compare(a.failures[y], a.failures[x]), cmp.Compare(x, y))
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d %s", a.failures[k], k)
-	}
-	return strings.Join(parts, ", ")
-}
+// failureBreakdown lists the requests that finally failed by class and status, most
+// frequent first: "23 http_status 429, 18 error_frame".
+func (a *Analyzer) failureBreakdown() string { return reasonList(a.failures) }

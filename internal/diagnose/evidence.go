@@ -85,15 +85,39 @@ func leakLines(ps []*permit, nowS float64) []string {
 	return out
 }
 
-// wakeLine says whether a timeout can still end the silent requests.
-func (a *Analyzer) wakeLine() string {
+// wakeLine says whether an armed timeout can still end the silent requests rs: the
+// whole-request and idle timeouts can end any, the TTFT timeout only those without output.
+func (a *Analyzer) wakeLine(rs []*request) string {
+	t := a.cfg.Timeouts
 	switch {
-	case a.cfg.TimeoutsArmed && len(a.open) > 0:
-		return "timeouts are armed: the silent requests will end when they fire"
-	case a.cfg.TimeoutsArmed:
+	case !t.Armed():
+		return "no timeout is armed (timeout, ttft_timeout and idle_timeout are 0 s): nothing ends a silent request"
+	case len(a.open) == 0:
 		return "timeouts are armed but no request is open for them to end"
 	}
-	return "no timeout is armed (timeout, ttft_timeout and idle_timeout are 0 s): nothing ends a silent request"
+	can := 0
+	for _, r := range rs {
+		if canEnd(t, r) {
+			can++
+		}
+	}
+	switch {
+	case can == len(rs):
+		return "timeouts are armed: the silent requests will end when they fire"
+	case can == 0:
+		return fmt.Sprintf("only ttft_timeout (%s) is armed and every silent request already received its first token: no armed timeout can end them",
+			secs(t.TTFT.Seconds()))
+	}
+	return fmt.Sprintf("only ttft_timeout (%s) is armed: it can end the %d silent requests still without a token, not the other %d",
+		secs(t.TTFT.Seconds()), can, len(rs)-can)
+}
+
+// noTimeoutPhrase says, for a summary, that no timeout can end the silent requests.
+func (a *Analyzer) noTimeoutPhrase() string {
+	if a.cfg.Timeouts.Armed() {
+		return "no armed timeout can end one"
+	}
+	return "no timeout is armed"
 }
 
 // withGauges appends the server gauges, when the server exposes any, to ev.
@@ -109,6 +133,6 @@ func (a *Analyzer) pastStalls(r *results.Results) []string {
 	if r.Requests.Stalled == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d request%s went ≥ %s without a byte before ending (stalled, then resumed or timed out)",
+	return []string{fmt.Sprintf("%d request%s went ≥ %s without a byte before ending, none of them a stall: each waited for its first token in the server's queue, or was cancelled by the run's stop",
 		r.Requests.Stalled, plural(r.Requests.Stalled), secs(a.stallS))}
 }

@@ -62,9 +62,7 @@ func workloadFor(cfg Config) *workloads.Workload {
 	w := workloads.Defaults()
 	w.Name, w.Agents, w.Rounds = "synthetic-test", cfg.Agents, 4
 	w.Pacer.Kind, w.Pacer.Slots, w.Pacer.LeakOnTimeout = cfg.PacerKind, cfg.PacerSlots, cfg.LeakOnTimeout
-	if cfg.TimeoutsArmed {
-		w.Request.Timeouts.Request = 30 * time.Second
-	}
+	w.Request.Timeouts = cfg.Timeouts
 	w.Watchdog.StallAfter, w.Watchdog.HangAfter = 120*time.Second, 600*time.Second
 	return &w
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/policy"
+	"github.com/agentsim/agentsim/results"
 )
 
 // request is one open request (sent, no terminal event yet).
@@ -17,6 +20,37 @@ type request struct {
 	lastByteS float64
 	chunks    int
 	output    bool // a reasoning or content token arrived
+	// queuedSeen is set when a sample found the server reporting queued work while the
+	// request had no output token yet.
+	queuedSeen bool
+	// longest is the longest silence the request has ended so far (a byte came after it).
+	longest silence
+}
+
+// silence is one stretch of time without a byte on a request, in simulated seconds.
+type silence struct {
+	lengthS, endS float64
+	// beforeOutput is set when the silence ended before the request's first output token;
+	// queued when, besides, the server reported queued work during it. untimed is set when
+	// only its length is known (from a terminal event's max_gap_s), not when it happened.
+	beforeOutput, queued, untimed bool
+}
+
+// byteAt records that a byte arrived at t, ending the silence since the last one.
+func (r *request) byteAt(t float64) {
+	if t <= r.lastByteS {
+		return
+	}
+	if gap := t - r.lastByteS; gap > r.longest.lengthS {
+		r.longest = silence{lengthS: gap, endS: t, beforeOutput: !r.output, queued: !r.output && r.queuedSeen}
+	}
+	r.lastByteS = t
+}
+
+// canEnd reports whether an armed timeout of t can still end the request: the whole-request
+// and idle timeouts always can, the TTFT timeout only before the first output token.
+func canEnd(t policy.Timeouts, r *request) bool {
+	return t.Request > 0 || t.Idle > 0 || (t.TTFT > 0 && !r.output)
 }
 
 // queued reports whether the request has received no output token yet: it waits in the
@@ -32,13 +66,17 @@ func (r *request) silenceS(nowS float64) float64 { return nowS - r.lastByteS }
 func (a *Analyzer) onRequestEvent(e events.Event) {
 	switch {
 	case e.Kind == events.RequestSent:
+		a.retried(e)
 		v := a.agent(e.Agent)
+		if e.Attempt == 0 {
+			v.roundsSent++
+		}
 		v.request = e.Request
 		a.sent++
 		a.open[e.Request] = &request{id: e.Request, agent: e.Agent, permit: v.permit, sentS: e.TS, lastByteS: e.TS}
 	case e.Kind == events.Headers || e.Kind == events.FirstReasoning || e.Kind == events.FirstContent:
 		if r := a.open[e.Request]; r != nil {
-			r.lastByteS = max(r.lastByteS, e.TS)
+			r.byteAt(e.TS)
 			r.output = r.output || e.Kind != events.Headers
 		}
 		a.progress(e.TS)
@@ -59,40 +97,48 @@ func (a *Analyzer) endRequest(e events.Event) {
 	}
 	delete(a.open, e.Request)
 	a.ended++
+	a.onChunks(e)
 	a.busyS += e.TS - r.sentS
-	if v := a.agent(r.agent); v.request == r.id {
+	v := a.agent(r.agent)
+	if v.request == r.id {
 		v.request = ""
 	}
+	v.failed = ""
 	if e.Kind == events.Error || e.Kind == events.Timeout {
-		a.failures[failureKey(e)]++
+		v.failed = results.FailureKey(e)
+		a.failures[v.failed]++
+	}
+	if e.Kind != events.Cancelled { // a stop's cancellation is the stop mark's to judge
+		a.endSilence(r, e)
 	}
 }
 
-// failureKey names a failed request's class and status, as "http_status 429" or
-// "timeout_idle".
-func failureKey(e events.Event) string {
-	class := e.Class
-	if class == "" {
-		class = string(e.Kind)
+// retried notes a request attempt being sent: a failed attempt of the agent before it no
+// longer counts as the request's failure when this one is its retry, only as a retry.
+func (a *Analyzer) retried(e events.Event) {
+	v := a.agent(e.Agent)
+	if e.Attempt > 0 && v.failed != "" {
+		if a.failures[v.failed]--; a.failures[v.failed] <= 0 {
+			delete(a.failures, v.failed)
+		}
 	}
-	if e.Status >= 300 { // a failure after 200 headers (timeout, error frame) says nothing by its status
-		return fmt.Sprintf("%s %d", class, e.Status)
-	}
-	return class
+	v.failed = ""
 }
 
 // onStreams updates the open requests from a sample's view of the streams: when each last
 // received a byte and how many chunks it has. A stream the events do not know yet is left to
 // the invariant check: its request_sent event may simply be on its way.
 func (a *Analyzer) onStreams(s events.Sample) {
+	queued := s.Server[scrape.Queued] > 0
 	for _, st := range s.Streams {
 		last := s.TS - st.SinceLastByteS
 		if st.SinceLastByteS < st.SentAgoS {
 			a.progress(last) // a byte arrived at last; before any byte, last is the send time
 		}
 		if r := a.open[st.Request]; r != nil {
-			r.lastByteS = max(r.lastByteS, last)
+			r.byteAt(last)
 			r.chunks = max(r.chunks, st.Chunks)
+			r.queuedSeen = r.queuedSeen || (!r.output && queued)
 		}
 	}
 	if s.Streams == nil && s.ChunksIn > a.chunksIn {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/policy"
 )
 
 // Scenarios: each returns the world, the Analyzer's Config and the time to judge it at.
@@ -28,18 +29,23 @@ func wedgeStarvation() (*world, Config, float64) {
 	return w, Config{Agents: 30, PacerKind: "slots", PacerSlots: 16}, 700
 }
 
-// allWedged: 30 agents, 30 slots, no timeouts; every stream went silent at t=100 s.
+// allWedged: 30 agents, 30 slots, hang_after 300 s, no timeouts (or a 600 s request timeout);
+// every stream went silent at t=100 s.
 func allWedged(timeouts bool) (*world, Config, float64) {
 	w := newWorld(30, 30)
 	for id := range 30 {
 		w.agent(id, 0).read(1).wait(0).call(call{dur: inf, ttft: 5, silent: 99})
 	}
-	return w, Config{Agents: 30, PacerKind: "slots", PacerSlots: 30, TimeoutsArmed: timeouts}, 400
+	cfg := Config{Agents: 30, PacerKind: "slots", PacerSlots: 30, HangAfter: 300 * time.Second}
+	if timeouts {
+		cfg.Timeouts.Request = 600 * time.Second
+	}
+	return w, cfg, 400
 }
 
 // wedgeIdleTimeout: 8 agents, 8 slots, idle_timeout 60 s. Every other round's stream wedges
-// 20 s in; the idle timeout ends it 60 s later, the agent retries after 1 s and the retry
-// succeeds in 30 s.
+// 20 s in; the idle timeout ends it 60 s later and the round fails (a timeout is not
+// retried); the other rounds succeed in 30 s.
 func wedgeIdleTimeout() (*world, Config, float64) {
 	w := newWorld(8, 8)
 	for id := range 8 {
@@ -47,13 +53,32 @@ func wedgeIdleTimeout() (*world, Config, float64) {
 		for round := range 4 {
 			a.read(1).wait(0)
 			if (round+id)%2 == 0 {
-				a.call(call{dur: 80, ttft: 2, silent: 20, kind: events.Timeout, class: "timeout_idle"}).backoff(1)
+				a.call(call{dur: 80, ttft: 2, silent: 20, kind: events.Timeout, class: "timeout_idle"}).release(false).roundDone(false, 2)
+				continue
 			}
 			a.call(call{dur: 30, ttft: 2, tokens: 600}).release(false).roundDone(true, 2)
 		}
 		a.done()
 	}
-	return w, Config{Agents: 8, PacerKind: "slots", PacerSlots: 8, TimeoutsArmed: true}, 0
+	return w, Config{Agents: 8, Rounds: 4, PacerKind: "slots", PacerSlots: 8, Timeouts: policy.Timeouts{Idle: 60 * time.Second}}, 0
+}
+
+// retriedErrors: 8 agents × 4 rounds, retry.max 2. Every other round's first attempt gets a
+// 429; the agent backs off 1 s and the retry succeeds in 30 s. Every round completes.
+func retriedErrors() (*world, Config, float64) {
+	w := newWorld(8, 8)
+	for id := range 8 {
+		a := w.agent(id, float64(id))
+		for round := range 4 {
+			a.read(1).wait(0)
+			if (round+id)%2 == 0 {
+				a.call(call{dur: 0.2, ttft: inf, kind: events.Error, class: "http_status", status: 429}).backoff(1)
+			}
+			a.call(call{dur: 30, ttft: 2, tokens: 600}).release(false).roundDone(true, 2)
+		}
+		a.done()
+	}
+	return w, Config{Agents: 8, Rounds: 4, PacerKind: "slots", PacerSlots: 8}, 0
 }
 
 // leakOnTimeout: 6 agents, 4 slots, request timeout 30 s, leak_on_timeout. Agents 0–3 time
@@ -68,7 +93,7 @@ func leakOnTimeout() (*world, Config, float64) {
 	for id := 4; id < 6; id++ {
 		w.agent(id, 0).read(1).wait(inf)
 	}
-	cfg := Config{Agents: 6, PacerKind: "slots", PacerSlots: 4, TimeoutsArmed: true, LeakOnTimeout: true}
+	cfg := Config{Agents: 6, PacerKind: "slots", PacerSlots: 4, Timeouts: policy.Timeouts{Request: 30 * time.Second}, LeakOnTimeout: true}
 	return w, cfg, 300
 }
 
@@ -88,7 +113,7 @@ func leakAndWedge() (*world, Config, float64) {
 	for id := 4; id < 6; id++ {
 		w.agent(id, 0).read(1).wait(inf)
 	}
-	cfg := Config{Agents: 6, PacerKind: "slots", PacerSlots: 4, TimeoutsArmed: true, LeakOnTimeout: true}
+	cfg := Config{Agents: 6, PacerKind: "slots", PacerSlots: 4, Timeouts: policy.Timeouts{TTFT: 30 * time.Second}, LeakOnTimeout: true}
 	return w, cfg, 300
 }
 

@@ -136,7 +136,7 @@ func (v *view) explainsSilence() bool {
 	if !v.ser.yes {
 		return false
 	}
-	for _, r := range v.silent {
+	for _, r := range v.stalled {
 		if !r.queued() {
 			return false
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -11,42 +12,98 @@ import (
 // be from Little's law's expectation and still count as inherent to the load.
 const littleTolerance = 0.5
 
+// aloneInFlight is the mean number of requests in flight below which there is no load to
+// share: the latency is the server's speed for a single stream.
+const aloneInFlight = 1.5
+
 // little is the check that tells slow from stuck: with N requests in flight sharing an
 // aggregate output rate T, a request of L output tokens takes about N·L/T.
 type little struct {
 	inFlight     float64 // mean requests in flight
 	tokensPerReq float64 // mean output tokens per successful request
-	tokPerS      float64 // aggregate output tokens per second
+	tokPerS      float64 // aggregate output tokens streamed per second
 	expectedS    float64
 	measuredS    float64 // mean e2e latency of successful requests
 }
 
+// little computes the check at nowS. Its rate counts every token streamed — by requests that
+// failed, were cancelled or are still open as well as by those that finished — so that a run
+// cut short is not credited with a rate near zero.
 func (a *Analyzer) little(nowS float64, r *results.Results) (little, bool) {
 	out := float64(r.Tokens.Reasoning + r.Tokens.Content)
-	if r.Requests.OK == 0 || out == 0 || r.Tokens.OutputPerSecond <= 0 {
+	streamed := a.streamedTokens(out)
+	if r.Requests.OK == 0 || out == 0 || nowS <= 0 {
 		return little{}, false
 	}
 	l := little{inFlight: a.meanInFlight(nowS), tokensPerReq: out / float64(r.Requests.OK),
-		tokPerS: r.Tokens.OutputPerSecond, measuredS: r.Latency.E2E.Mean}
+		tokPerS: streamed / nowS, measuredS: r.Latency.E2E.Mean}
 	l.expectedS = l.inFlight * l.tokensPerReq / l.tokPerS
 	return l, true
 }
+
+// streamedTokens estimates the output tokens streamed so far: okTokens, the usage of the
+// requests that finished ok, plus the chunks of every other request (ended or open) at the
+// tokens per chunk the finished ones showed.
+func (a *Analyzer) streamedTokens(okTokens float64) float64 {
+	chunks := a.otherChunks
+	for _, r := range a.open {
+		chunks += int64(r.chunks)
+	}
+	perChunk := 1.0
+	if a.okChunks > 0 && okTokens > 0 {
+		perChunk = okTokens / float64(a.okChunks)
+	}
+	return okTokens + float64(chunks)*perChunk
+}
+
+// onChunks counts the chunks of a request that ended, by whether it ended ok.
+func (a *Analyzer) onChunks(e events.Event) {
+	if e.Kind == events.Done {
+		a.okChunks += int64(e.Chunks)
+	} else {
+		a.otherChunks += int64(e.Chunks)
+	}
+}
+
+// alone reports whether about one request was in flight at a time.
+func (l little) alone() bool { return l.inFlight < aloneInFlight }
 
 // inherent reports whether the measured latency is within littleTolerance of the expectation.
 func (l little) inherent() bool {
 	return math.Abs(l.measuredS-l.expectedS) <= littleTolerance*l.expectedS
 }
 
-// lines states the check and its conclusion.
+// why names, for a summary, what the check concluded.
+func (l little) why() string {
+	switch {
+	case l.alone():
+		return fmt.Sprintf("the server's own speed for a single stream (%s)", rate(l.tokPerS))
+	case l.inherent():
+		return "inherent to the load"
+	case l.measuredS > l.expectedS:
+		return "more than the load explains"
+	}
+	return "less than the load predicts"
+}
+
+// lines states the check and its conclusion, with the direction of any miss.
 func (l little) lines() []string {
 	check := fmt.Sprintf("Little's law: %.1f requests in flight × %.0f output tokens per request ÷ %s aggregate = %s expected; measured mean latency %s",
 		l.inFlight, l.tokensPerReq, rate(l.tokPerS), secs(l.expectedS), secs(l.measuredS))
-	if l.inherent() {
+	ratio := l.measuredS / l.expectedS
+	switch {
+	case l.alone():
+		return []string{check, fmt.Sprintf("with %.1f requests in flight on average there is no load to share: the latency is the server's own speed for a single stream, %s",
+			l.inFlight, rate(l.tokPerS))}
+	case l.inherent():
 		return []string{check, fmt.Sprintf("the latency is inherent to the load (measured within ±%.0f %% of expected): %.1f requests share %s, about %s each",
 			100*littleTolerance, l.inFlight, rate(l.tokPerS), rate(l.tokPerS/max(l.inFlight, 1)))}
+	case ratio > 1:
+		return []string{check, fmt.Sprintf("the latency is not explained by the load (measured %.1f× the expected %s, above it): time goes to something other than sharing the decoder — queueing, prefill, stalls",
+			ratio, secs(l.expectedS))}
 	}
-	return []string{check, fmt.Sprintf("the latency is not explained by the load (measured %.1f× the expected %s): time goes to something other than sharing the decoder — queueing, prefill, stalls",
-		l.measuredS/l.expectedS, secs(l.expectedS))}
+	return []string{check, fmt.Sprintf("the latency is below what the load predicts (measured %.1f× the expected %s, below it): the requests that finished are the short or early ones — a run cut short, or output lengths that vary widely",
+		ratio, secs(l.expectedS))}
 }
 
 // slowRule is the slow verdict: requests complete and tokens flow, but the mean end-to-end
@@ -57,18 +114,18 @@ func (a *Analyzer) slowRule(v *view, r *results.Results) (results.Verdict, bool)
 		return results.Verdict{}, false
 	}
 	e := r.Latency.E2E
-	why := "inherent to the load"
-	if !l.inherent() {
-		why = "more than the load explains"
-	}
 	ev := []string{fmt.Sprintf("%d request%s ok with mean e2e latency %s (p50 %s, p90 %s, max %s) ≥ the slow threshold of %s; TTFT p50 %s",
 		r.Requests.OK, plural(r.Requests.OK), secs(e.Mean), secs(e.P50), secs(e.P90), secs(e.Max), secs(a.slowS), secs(r.Latency.TTFT.P50))}
 	ev = append(ev, l.lines()...)
 	ev = append(ev, a.flowLine(v.nowS, r))
 	ev = append(ev, a.pastStalls(r)...)
+	if len(v.queued) > 0 {
+		ev = append(ev, a.queuedLine(v))
+	}
 	return results.Verdict{
-		Kind:     results.Slow,
-		Summary:  fmt.Sprintf("requests complete but slowly: mean latency %s (p50 %s) over %d requests, %s", secs(e.Mean), secs(e.P50), r.Requests.OK, why),
+		Kind: results.Slow,
+		Summary: fmt.Sprintf("requests complete but slowly: mean latency %s (p50 %s) over %d request%s, %s",
+			secs(e.Mean), secs(e.P50), r.Requests.OK, plural(r.Requests.OK), l.why()),
 		Evidence: a.withGauges(ev, v.nowS),
 	}, true
 }
@@ -86,8 +143,14 @@ func (a *Analyzer) healthy(v *view, r *results.Results) results.Verdict {
 		ev = append(ev, l.lines()[0], a.flowLine(v.nowS, r))
 	}
 	ev = append(ev, a.pastStalls(r)...)
+	if len(v.queued) > 0 {
+		ev = append(ev, a.queuedLine(v))
+	}
 	summary := fmt.Sprintf("%d rounds completed, %d requests ok, p50 latency %s",
 		r.Rounds.Completed, q.OK, secs(r.Latency.E2E.P50))
+	if r.Rounds.NotStarted > 0 {
+		summary += "; " + notStarted(r.Rounds)
+	}
 	if q.OK == 0 {
 		summary = fmt.Sprintf("no request has finished yet after %s: %d in flight, last byte or request end %s ago",
 			secs(v.nowS), q.InFlight, secs(v.nowS-a.lastProgressS))
@@ -97,6 +160,8 @@ func (a *Analyzer) healthy(v *view, r *results.Results) results.Verdict {
 
 // flowLine says that tokens flow and how recently.
 func (a *Analyzer) flowLine(nowS float64, r *results.Results) string {
-	return fmt.Sprintf("tokens flow: %d output tokens at %s aggregate over %s; last byte or request end %s ago",
-		r.Tokens.Reasoning+r.Tokens.Content, rate(r.Tokens.OutputPerSecond), secs(nowS), secs(nowS-a.lastProgressS))
+	out := float64(r.Tokens.Reasoning + r.Tokens.Content)
+	streamed := a.streamedTokens(out)
+	return fmt.Sprintf("tokens flow: %.0f output tokens streamed at %s aggregate over %s; last byte or request end %s ago",
+		streamed, rate(streamed/max(nowS, 1e-9)), secs(nowS), secs(nowS-a.lastProgressS))
 }

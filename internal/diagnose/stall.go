@@ -16,24 +16,34 @@ type Stall struct {
 	// progress resumes.
 	Warn bool
 	// Hang is true while NoProgressS ≥ HangAfter and agents still run: end the run with the
-	// verdict.
+	// verdict. Nothing else ends it: a silent stream may still resume.
 	Hang bool
-	// NothingCanWake is true when the run can never move again: every running agent is inside
-	// a request silent ≥ StallAfter or waits in the pacer for a permit held by such a request
-	// or leaked, none is in start, tool, backoff or think time, and no timeout can end an open
-	// request. The run can end at once with its verdict, without waiting for HangAfter.
+	// NothingCanWake is true when only the server can move the run again: every running
+	// agent is inside a request silent ≥ StallAfter or waits in the pacer for a permit held
+	// by such a request or leaked, none is in start, tool, backoff or think time, and no
+	// armed timeout can end an open request. The server may still resume the streams, so the
+	// run goes on until HangAfter; until then it is stalled, not deadlocked.
 	NothingCanWake bool
+	// Stalled counts the open requests silent ≥ StallAfter that are not queueing at the
+	// server: what the live status line reports as stalled-streams.
+	Stalled int
 	// Message describes the state in one line, with units.
 	Message string
 }
+
+// episodeTolerance is how far, in simulated seconds, progress must move past the last warned
+// stall for a new stall episode to begin.
+const episodeTolerance = 1e-3
 
 // Stall reads the run at simulated time nowS for the live watchdog. Unlike Verdict it
 // remembers one thing: whether the current stall episode was already warned about.
 func (a *Analyzer) Stall(nowS float64) Stall {
 	v := a.view(nowS)
-	st := Stall{NoProgressS: nowS - a.lastProgressS, NothingCanWake: a.nothingCanWake(v)}
+	st := Stall{NoProgressS: nowS - a.lastProgressS, NothingCanWake: a.nothingCanWake(v), Stalled: len(v.stalled)}
 	pending := v.running > 0
-	if pending && st.NoProgressS >= a.stallS && a.warnedFor != a.lastProgressS {
+	// A new episode needs progress past the one warned about, by more than the rounding of
+	// "sample time − silence" (sub-microsecond) that moves the same last byte a hair.
+	if pending && st.NoProgressS >= a.stallS && a.lastProgressS > a.warnedFor+episodeTolerance {
 		st.Warn = true
 		a.warnedFor = a.lastProgressS
 	}
@@ -46,8 +56,13 @@ func (a *Analyzer) Stall(nowS float64) Stall {
 func (a *Analyzer) message(v *view, st Stall) string {
 	var b strings.Builder
 	switch {
+	case st.Hang && st.NothingCanWake:
+		fmt.Fprintf(&b, "no progress for %s, ≥ hang_after (%s), and no armed timeout can end the silent requests", secs(st.NoProgressS), secs(a.hangS))
+	case st.Hang:
+		fmt.Fprintf(&b, "no progress for %s, ≥ hang_after (%s)", secs(st.NoProgressS), secs(a.hangS))
 	case st.NothingCanWake:
-		fmt.Fprintf(&b, "nothing can wake the run (no progress for %s)", secs(st.NoProgressS))
+		fmt.Fprintf(&b, "stalled-streams: no progress for %s and no armed timeout can end the silent requests; only the server can wake the run (the run ends after %s more without progress)",
+			secs(st.NoProgressS), secs(a.hangS-st.NoProgressS))
 	case st.NoProgressS >= a.stallS && v.running > 0:
 		fmt.Fprintf(&b, "no progress for %s", secs(st.NoProgressS))
 	default:

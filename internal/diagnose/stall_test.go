@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -38,7 +39,7 @@ func twoStalls() *world {
 }
 
 func TestWatchWarnsOncePerEpisode(t *testing.T) {
-	cfg := Config{Agents: 1, PacerKind: "slots", PacerSlots: 1, TimeoutsArmed: true,
+	cfg := Config{Agents: 1, PacerKind: "slots", PacerSlots: 1, Timeouts: policy.Timeouts{Request: 300 * time.Second},
 		StallAfter: 120 * time.Second, HangAfter: 250 * time.Second}
 	times, sts := watchEach(twoStalls(), cfg, 700)
 	var warned, hung []float64
@@ -129,23 +130,31 @@ func TestNothingCanWake(t *testing.T) {
 			st := w.feed(cfg, at).Stall(at)
 			assert.Equal(t, c.want, st.NothingCanWake, "Stall(%s) = %+v", secs(at), st)
 			if st.NothingCanWake {
-				assert.Contains(t, st.Message, "nothing can wake the run (no progress for ")
+				assert.Contains(t, st.Message, "no armed timeout can end the silent requests")
 			}
 		})
 	}
 }
 
-// The run ends at once on NothingCanWake, and the verdict then names the cause even though
-// the waiters have waited less than stall_after.
+// Nothing but the server can wake this run, yet the server may still resume the silent
+// streams: before hang_after without progress the run goes on and its streams are stalled.
+// Once hang_after has passed (200 s here) the watchdog ends it, and the verdict names the
+// cause even though the waiter has waited less than stall_after.
 func TestVerdictWhenNothingCanWake(t *testing.T) {
 	w := newWorld(3, 2)
 	for id := range 2 {
 		w.agent(id, 0).read(1).wait(0).call(call{dur: inf, ttft: 2, silent: 10})
 	}
 	w.agent(2, 0).read(197).wait(inf)
-	cfg := Config{Agents: 3, PacerKind: "slots", PacerSlots: 2}
+	early := w.feed(Config{Agents: 3, PacerKind: "slots", PacerSlots: 2}, 250)
+	st := early.Stall(250)
+	require.True(t, st.NothingCanWake)
+	assert.False(t, st.Hang, "238 s without progress is less than the default hang_after of 600 s")
+	assert.Equal(t, results.StalledStreams, early.Verdict(250).Kind, "before hang_after a silent stream may still resume")
+
+	cfg := Config{Agents: 3, PacerKind: "slots", PacerSlots: 2, HangAfter: 200 * time.Second}
 	a := w.feed(cfg, 250)
-	require.True(t, a.Stall(250).NothingCanWake)
+	require.True(t, a.Stall(250).Hang)
 	v := a.Verdict(250)
 	assert.Equal(t, results.PacerStarvation, v.Kind, "%s: %v", v.Summary, v.Evidence)
 	assert.Contains(t, v.Summary, "1/3 agents starved in the pacer for up to 53 s while all 2 permits were held by requests that had received no byte for ≥ 239 s")

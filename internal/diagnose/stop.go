@@ -42,7 +42,7 @@ func (a *Analyzer) onStop(e events.Event) {
 	}
 	if a.stop == nil {
 		var r results.Results
-		a.builder.Fill(&r, e.TS)
+		a.counts(&r, e.TS)
 		a.stop = &stopMark{atS: e.TS, verdict: a.rules(e.TS, &r)}
 	}
 	if cancelled {

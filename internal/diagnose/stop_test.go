@@ -119,3 +119,24 @@ func TestStopCountsCancellations(t *testing.T) {
 	assert.Equal(t, 16, r.Requests.Cancelled)
 	assert.Zero(t, r.Requests.InFlight)
 }
+
+// An interrupted run says so: the summary starts with the interruption and an evidence line
+// says what it cut. The rounds the interrupt kept from starting are counted by reason.
+func TestInterruptedRunSaysSo(t *testing.T) {
+	w := flowing()
+	w.events = append(w.events, events.Event{TS: 30, Agent: -1, Kind: events.Stop, Reason: events.EndInterrupted,
+		Message: "interrupted: no new rounds, requests in flight cancelled"})
+	w.stop(30)
+	a := w.feed(Config{Agents: 2, Rounds: 3, PacerKind: "slots", PacerSlots: 2}, 31)
+	var r results.Results
+	a.Fill(&r, 31)
+	v := r.Verdict
+	assert.True(t, strings.HasPrefix(v.Summary, "interrupted at t=30 s: "), "summary %q", v.Summary)
+	assert.Contains(t, v.Evidence, "the run was interrupted at t=30 s: no new rounds, requests in flight cancelled; the verdict covers the run up to then")
+	// Agent 0 ran 2 of its 3 rounds and finished before the interrupt, by itself (why, this
+	// script does not say); agent 1's request was cancelled (a failed round) and its 2
+	// other rounds never started.
+	assert.Equal(t, 3, r.Rounds.NotStarted, "rounds %+v", r.Rounds)
+	assert.Equal(t, map[string]int{"interrupted": 2, "unknown": 1}, r.Rounds.NotStartedReasons, "rounds %+v", r.Rounds)
+	assert.Equal(t, 6, r.Rounds.Planned)
+}

@@ -3,20 +3,22 @@ package diagnose
 import (
 	"fmt"
 
+	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 )
 
 // starvationRule is the pacer-starvation verdict: agents wait in the pacer while every permit
 // is held by stuck work — requests silent ≥ StallAfter or leaked permits — and they have
-// waited ≥ StallAfter or nothing can wake the run. A slots pacer that keeps agents waiting
-// ≥ StallAfter while permits are free (a lost wake-up) starves them too.
+// waited ≥ StallAfter, or the run has not moved for HangAfter and nothing but the server can
+// wake it. A slots pacer that keeps agents waiting ≥ StallAfter while permits are free (a
+// lost wake-up) starves them too.
 func (a *Analyzer) starvationRule(v *view, _ *results.Results) (results.Verdict, bool) {
 	if len(v.waiting) == 0 {
 		return results.Verdict{}, false
 	}
 	longest := v.waiting[0].waitS
 	switch {
-	case v.pacerBlocked() && (longest >= a.stallS || a.nothingCanWake(v)):
+	case v.pacerBlocked() && (longest >= a.stallS || (v.hung && a.nothingCanWake(v))):
 		return a.starvation(v), true
 	case a.inv.wakeUp.broken > 0 && v.limit > len(v.held) && longest >= a.stallS:
 		return a.lostWakeUp(v), true
@@ -42,7 +44,7 @@ func (a *Analyzer) starvation(v *view) results.Verdict {
 	if len(v.leaked) > 0 && a.cfg.LeakOnTimeout {
 		ev = append(ev, "pacer leak_on_timeout is set: a request that times out keeps its permit for ever")
 	}
-	ev = append(ev, a.wakeLine())
+	ev = append(ev, a.wakeLine(v.heldSilent))
 	return results.Verdict{
 		Kind: results.PacerStarvation,
 		Summary: fmt.Sprintf("%d/%d agents starved in the pacer for up to %s while %s",
@@ -62,44 +64,61 @@ func (a *Analyzer) lostWakeUp(v *view) results.Verdict {
 }
 
 // deadlockRule is the deadlock verdict: no agent waits in the pacer, every running agent is
-// inside a request silent ≥ StallAfter, and no timeout is armed.
+// inside a request silent ≥ StallAfter that no armed timeout can end, and nothing has moved
+// for HangAfter. Before HangAfter the server may still resume the streams: they are stalled.
 func (a *Analyzer) deadlockRule(v *view, _ *results.Results) (results.Verdict, bool) {
-	if len(v.waiting) > 0 || !a.nothingCanWake(v) {
+	if len(v.waiting) > 0 || !v.hung || !a.nothingCanWake(v) {
 		return results.Verdict{}, false
 	}
 	ev := []string{fmt.Sprintf("%d/%d running agents are inside requests that have received no byte for ≥ %s (longest %s); none waits in the pacer",
 		v.silentRequesting, v.running, secs(minSilence(v.silent, v.nowS)), secs(v.silent[0].silenceS(v.nowS)))}
 	ev = append(ev, a.streamLines(v.silent, v.nowS)...)
-	ev = append(ev, a.wakeLine())
+	ev = append(ev, a.wakeLine(v.silent))
+	ev = append(ev, fmt.Sprintf("nothing has moved for %s, ≥ the hang threshold of %s: only the server could have woken the run, and it did not",
+		secs(v.quietS), secs(a.hangS)))
 	if done := v.agents - v.running; done > 0 {
 		ev = append(ev, fmt.Sprintf("%d agents finished before the run stopped moving", done))
 	}
 	return results.Verdict{
 		Kind: results.Deadlock,
-		Summary: fmt.Sprintf("every running agent (%d/%d) waits on a request silent for ≥ %s and no timeout is armed: nothing can wake the run",
-			v.running, v.agents, secs(minSilence(v.silent, v.nowS))),
+		Summary: fmt.Sprintf("every running agent (%d/%d) waits on a request silent for ≥ %s and %s: nothing can wake the run",
+			v.running, v.agents, secs(minSilence(v.silent, v.nowS)), a.noTimeoutPhrase()),
 		Evidence: a.withGauges(ev, v.nowS),
 	}, true
 }
 
 // stalledRule is the stalled-streams verdict: open streams silent ≥ StallAfter that neither
-// the pacer nor server serialisation explains.
-func (a *Analyzer) stalledRule(v *view, _ *results.Results) (results.Verdict, bool) {
-	if len(v.silent) == 0 || v.explainsSilence() {
-		return results.Verdict{}, false
+// the pacer, nor the server's queue, nor server serialisation explains — or, once every
+// stall has ended, streams that were silent that long and then went on (recovered).
+func (a *Analyzer) stalledRule(v *view, r *results.Results) (results.Verdict, bool) {
+	if len(v.stalled) == 0 || v.explainsSilence() {
+		return a.recoveredRule(v, r)
 	}
-	quiet := v.nowS - a.lastProgressS
+	quiet := v.quietS
 	rest := fmt.Sprintf("while the rest of the run still moves (last byte or request end %s ago)", secs(quiet))
 	if quiet >= a.stallS {
 		rest = fmt.Sprintf("and nothing else has moved for %s either", secs(quiet))
 	}
-	ev := a.streamLines(v.silent, v.nowS)
-	ev = append(ev, fmt.Sprintf("%d of %d open requests are silent; %d agents wait in the pacer", len(v.silent), len(a.open), len(v.waiting)))
-	ev = append(ev, a.wakeLine())
+	ev := a.streamLines(v.stalled, v.nowS)
+	ev = append(ev, fmt.Sprintf("%d of %d open requests are silent; %d agents wait in the pacer", len(v.stalled), len(a.open), len(v.waiting)))
+	if len(v.queued) > 0 {
+		ev = append(ev, a.queuedLine(v))
+	}
+	ev = append(ev, a.wakeLine(v.stalled))
+	if quiet >= a.stallS && a.nothingCanWake(v) {
+		ev = append(ev, fmt.Sprintf("only the server can wake the run now: it is a deadlock if nothing moves for the hang threshold of %s (%s to go)",
+			secs(a.hangS), secs(a.hangS-quiet)))
+	}
 	return results.Verdict{
 		Kind: results.StalledStreams,
 		Summary: fmt.Sprintf("%d open stream%s received no byte for ≥ %s (longest %s) %s",
-			len(v.silent), plural(len(v.silent)), secs(minSilence(v.silent, v.nowS)), secs(v.silent[0].silenceS(v.nowS)), rest),
+			len(v.stalled), plural(len(v.stalled)), secs(minSilence(v.stalled, v.nowS)), secs(v.stalled[0].silenceS(v.nowS)), rest),
 		Evidence: a.withGauges(ev, v.nowS),
 	}, true
+}
+
+// queuedLine says which silent requests are queueing at the server rather than stalled.
+func (a *Analyzer) queuedLine(v *view) string {
+	return fmt.Sprintf("%d silent request%s have no output token yet while the server reports %s requests queued: queueing, not a stall (longest wait %s)",
+		len(v.queued), plural(len(v.queued)), num(a.gauges[scrape.Queued].value), secs(v.queued[0].silenceS(v.nowS)))
 }

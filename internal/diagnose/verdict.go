@@ -1,6 +1,10 @@
 package diagnose
 
-import "github.com/agentsim/agentsim/results"
+import (
+	"fmt"
+
+	"github.com/agentsim/agentsim/results"
+)
 
 // Kinds lists the verdict kinds, from the one that explains most to the one that explains
 // least: when several apply, the first wins.
@@ -14,7 +18,7 @@ type rule func(v *view, r *results.Results) (results.Verdict, bool)
 // harness has begun stopping the run, a stuck verdict found just before the stop stands.
 func (a *Analyzer) Verdict(nowS float64) results.Verdict {
 	var r results.Results
-	a.builder.Fill(&r, nowS)
+	a.counts(&r, nowS)
 	return a.judge(nowS, &r)
 }
 
@@ -26,6 +30,10 @@ func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
 	if !ok {
 		verdict = a.rules(nowS, r)
 	}
+	if a.run.interrupted && nowS >= a.run.interruptedS {
+		verdict.Summary = fmt.Sprintf("interrupted at t=%s: %s", secs(a.run.interruptedS), verdict.Summary)
+	}
+	verdict.Evidence = append(verdict.Evidence, a.runLines(r)...)
 	verdict.Evidence = append(verdict.Evidence, a.invariantEvidence()...)
 	if verdict.Evidence == nil {
 		verdict.Evidence = []string{}
@@ -37,7 +45,7 @@ func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
 func (a *Analyzer) rules(nowS float64, r *results.Results) results.Verdict {
 	v := a.view(nowS)
 	v.ser = a.serialization(nowS, r)
-	for _, try := range []rule{a.starvationRule, a.deadlockRule, a.stalledRule, a.serializedRule, a.errorsRule, a.slowRule} {
+	for _, try := range []rule{a.starvationRule, a.deadlockRule, a.stalledRule, a.serializedRule, a.errorsRule, a.nothingRule, a.slowRule} {
 		if verdict, found := try(v, r); found {
 			return verdict
 		}

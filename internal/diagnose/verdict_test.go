@@ -3,8 +3,11 @@ package diagnose
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/results"
 
 	"github.com/stretchr/testify/assert"
@@ -72,8 +75,16 @@ func TestVerdict(t *testing.T) {
 		name:  "wedge recovered by idle timeouts",
 		world: wedgeIdleTimeout,
 		want: want{kind: results.Errors,
-			summary:  []string{"16 of 48 finished requests failed (33.3 %)"},
-			evidence: []string{"16 of 48 requests failed: 16 timeout_idle", "16 retries", "rounds: 32 completed, 0 failed"}},
+			summary:  []string{"16 of 32 finished requests failed (50.0 %)"},
+			evidence: []string{"16 of 32 requests failed: 16 timeout_idle", "0 retries", "rounds: 16 completed, 16 failed"}},
+	}, {
+		// Outcomes, not attempts: every 429 succeeded on its retry, so no request failed.
+		// The retries are evidence, with their share and reason.
+		name:  "errors that succeeded on retry",
+		world: retriedErrors,
+		want: want{kind: results.Healthy,
+			summary:  []string{"32 rounds completed, 32 requests ok"},
+			evidence: []string{"retries: 16 (33.3 % of 48 attempts sent; reasons: 16 http_status 429); 16 requests succeeded on a retry, 0 failed in the end"}},
 	}, {
 		// leak_on_timeout: the timed-out requests keep their permits; agents starve with no
 		// request in flight. The leaked permits are named.
@@ -92,7 +103,8 @@ func TestVerdict(t *testing.T) {
 		want: want{kind: results.PacerStarvation,
 			summary: []string{"4/6 agents starved in the pacer for up to 299 s while all 4 permits were held by 2 requests silent for ≥ 250 s and 2 leaked permits"},
 			evidence: []string{"request a2-r1-0 (agent 2, permit 3): no byte for 250 s", "permit 2 (agent 1) leaked at t=31 s",
-				"timeouts are armed: the silent requests will end when they fire"}},
+				// Only ttft_timeout is armed, and the wedged streams had their first token.
+				"only ttft_timeout (30 s) is armed and every silent request already received its first token: no armed timeout can end them"}},
 	}, {
 		// Before anything has been silent for stall_after, a wedged run is not yet called
 		// stuck; the summary says nothing has finished.
@@ -215,8 +227,9 @@ func assertUnits(t *testing.T, evidence []string) {
 
 func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
 
-// A stream that paused for longer than stall_after and then finished is no longer stalled,
-// but the pause stays in the evidence.
+// A stream that paused for longer than stall_after and then finished is no longer silent,
+// but a stall that ends is still a stall: the verdict is stalled-streams, with the pause as
+// evidence.
 func TestPastStallInEvidence(t *testing.T) {
 	a := New(Config{Agents: 1})
 	for _, e := range []events.Event{
@@ -230,15 +243,16 @@ func TestPastStallInEvidence(t *testing.T) {
 		a.Event(e)
 	}
 	v := a.Verdict(201)
-	assert.Equal(t, results.Slow, v.Kind, "%s %v", v.Summary, v.Evidence)
-	assert.Contains(t, strings.Join(v.Evidence, "\n"), "1 request went ≥ 120 s without a byte before ending")
+	assert.Equal(t, results.StalledStreams, v.Kind, "%s %v", v.Summary, v.Evidence)
+	assert.Equal(t, "1 stream stalled for ≥ 120 s (longest 150 s) and then went on: a stall that ends is still a stall", v.Summary)
+	assert.Contains(t, strings.Join(v.Evidence, "\n"), "longest silence 150 s: request a0-r1-0 (agent 0) went without a byte while streaming, then resumed and finished ok")
 	assert.Contains(t, strings.Join(v.Evidence, "\n"), "Little's law: 1.0 requests in flight × 1000 output tokens per request ÷ 5.0 tok/s aggregate = 200 s expected; measured mean latency 200 s")
 }
 
 // Servers send the role chunk as soon as they admit a request: a stream that got it and
 // nothing else has received no output token, whatever its chunk count says.
 func TestRoleChunkIsNoOutput(t *testing.T) {
-	a := New(Config{Agents: 2, TimeoutsArmed: true})
+	a := New(Config{Agents: 2, Timeouts: policy.Timeouts{Request: 600 * time.Second}})
 	for _, e := range []events.Event{
 		{TS: 0, Agent: 0, Kind: events.RoundStart},
 		{TS: 1, Agent: 0, Kind: events.RequestSent, Request: "a0-r1-0"},
@@ -257,4 +271,36 @@ func TestRoleChunkIsNoOutput(t *testing.T) {
 	require.Equal(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
 	assert.Contains(t, v.Evidence, "request a0-r1-0 (agent 0): no byte for 199 s, sent 199 s ago, no output token received")
 	assert.Contains(t, v.Evidence, "request a1-r1-0 (agent 1): no byte for 190 s, sent 199 s ago, 40 chunks received")
+}
+
+// Requests queued at the server are not stalled streams: 2 of 4 agents stream back to back
+// on a 2-slot server while the other 2 wait 200 s for a first token, the server reporting
+// them queued. Without the gauge the same silence is a stall.
+func TestQueuedAtServerIsNoStall(t *testing.T) {
+	build := func(gauge bool) (*world, Config) {
+		w := newWorld(4, 4)
+		for id := range 2 {
+			a := w.agent(id, 0)
+			for range 10 {
+				a.round(0.5, 0, call{dur: 30, ttft: 1, tokens: 600}, 0.5)
+			}
+		}
+		for id := 2; id < 4; id++ {
+			w.agent(id, 0).read(1).wait(0).call(call{dur: inf, ttft: inf})
+		}
+		if gauge {
+			w.gauges = func(float64) map[string]float64 {
+				return map[string]float64{scrape.DecodeRunning: 2, scrape.Queued: 2}
+			}
+		}
+		return w, Config{Agents: 4, PacerKind: "slots", PacerSlots: 4}
+	}
+	w, cfg := build(true)
+	v := w.feed(cfg, 201).Verdict(201)
+	require.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	assert.Contains(t, v.Evidence, "2 silent requests have no output token yet while the server reports 2 requests queued: queueing, not a stall (longest wait 200 s)")
+
+	w, cfg = build(false)
+	v = w.feed(cfg, 201).Verdict(201)
+	assert.Equal(t, results.StalledStreams, v.Kind, "without a queued gauge nothing says the server queues them")
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/scrape"
 )
 
 // view is who waits on what at one instant: the facts every verdict rule and the watchdog
@@ -27,6 +28,16 @@ type view struct {
 	heldSilent []*request
 	limit      int
 	ser        serialization
+	// quietS is how long nothing has moved (no byte, no request end); hung is set once that
+	// reaches HangAfter while agents still run: only then may the run be called stuck for
+	// good (deadlock) and ended.
+	quietS float64
+	hung   bool
+	// queued lists the silent requests that are queueing rather than stalled: no output
+	// token yet while the server reports queued work and the run still moves. stalled is
+	// silent without them.
+	queued  []*request
+	stalled []*request
 }
 
 // waiter is an agent waiting in the pacer and for how long, in seconds.
@@ -48,6 +59,16 @@ func (a *Analyzer) view(nowS float64) *view {
 	})
 	a.viewAgents(v)
 	a.viewPermits(v)
+	v.quietS = nowS - a.lastProgressS
+	v.hung = v.running > 0 && v.quietS >= a.hangS
+	serverQueues := a.gauges[scrape.Queued] != nil && a.gauges[scrape.Queued].value > 0
+	for _, r := range v.silent {
+		if serverQueues && !r.output && v.quietS < a.stallS {
+			v.queued = append(v.queued, r)
+		} else {
+			v.stalled = append(v.stalled, r)
+		}
+	}
 	return v
 }
 
@@ -107,9 +128,11 @@ func (v *view) pacerBlocked() bool {
 	return v.limit > 0 && len(v.held) >= v.limit && stuck == len(v.held)
 }
 
-// nothingCanWake reports whether the run can never move again: some agent still runs, none is
-// in timed work, each is inside a request silent ≥ StallAfter or waits in a blocked pacer,
-// and no timeout can end an open request.
+// nothingCanWake reports whether nothing but the server can move the run again: some agent
+// still runs, none is in timed work, each is inside a request silent ≥ StallAfter or waits in
+// a blocked pacer, and no armed timeout can end an open request (a TTFT timeout cannot end
+// one that already had its first token). The server may still resume the silent streams, so
+// this alone calls nothing a deadlock: see view.hung.
 func (a *Analyzer) nothingCanWake(v *view) bool {
 	if v.running == 0 || len(v.timed) > 0 || len(v.busy) > 0 {
 		return false
@@ -120,6 +143,11 @@ func (a *Analyzer) nothingCanWake(v *view) bool {
 	if len(v.waiting) > 0 && !v.pacerBlocked() {
 		return false
 	}
-	// A timeout can end any open request; with none open, a leaked permit is never freed.
-	return !a.cfg.TimeoutsArmed || len(a.open) == 0
+	// With no request open, a leaked permit is never freed.
+	for _, r := range a.open {
+		if canEnd(a.cfg.Timeouts, r) {
+			return false
+		}
+	}
+	return true
 }

@@ -144,7 +144,9 @@ func (a *actor) call(c call) *actor {
 	a.at(r.first, events.Event{Kind: events.FirstReasoning, Request: r.id})
 	a.phase(events.StateRequesting, c.dur)
 	if !math.IsInf(c.dur, 1) {
-		a.emit(terminal(c, r))
+		e := terminal(c, r)
+		e.Attempt = attempt
+		a.emit(e)
 	}
 	return a
 }

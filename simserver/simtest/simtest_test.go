@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func chat(t *testing.T, s *simtest.Server) (int, string) {
 	t.Helper()
 	resp, err := s.Client().Post(s.URL+"/v1/chat/completions", "application/json",
-		strings.NewReader(`{"model":"m","max_tokens":4,"messages":[{"role":"user","content":"hi"}]}`))
+		strings.NewReader(`{"model":"deepseek-v4-flash","max_tokens":4,"messages":[{"role":"user","content":"hi"}]}`))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBadInputExits2 checks that every kind of bad input — usage errors, files that are not
+// workloads, numbers that are not finite, URLs without a scheme, workloads that cannot send a
+// request a server takes — exits 2 at once, before anything starts, with a message naming
+// what the user typed and what is allowed.
+func TestBadInputExits2(t *testing.T) {
+	t.Chdir(t.TempDir()) // a case that ran by mistake leaves no runs/ behind
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		msg    []string
+		absent []string
+	}{
+		// Usage errors that cobra finds.
+		{"unknown command", []string{"runn"}, []string{`unknown command "runn"`, "run"}, nil},
+		{"run with an argument", []string{"run", "extra-arg"}, []string{`run takes no arguments, got ["extra-arg"]`, "--set key=value"}, nil},
+		{"workloads show without a name", []string{"workloads", "show"}, []string{"workloads show takes one workload name or file", "got 0 arguments"}, nil},
+		{"workloads show with two names", []string{"workloads", "show", "smoke", "ocbrowse"}, []string{"got 2 arguments"}, nil},
+		{"workloads unknown subcommand", []string{"workloads", "list"}, []string{`unknown command "list"`}, nil},
+		{"version with an argument", []string{"version", "now"}, []string{`unknown command "now"`}, nil},
+		// Workload and config files are read only if regular: a device that never ends, a FIFO
+		// no one writes to.
+		{"workload /dev/zero", []string{"run", "--workload", "/dev/zero"}, []string{"/dev/zero: not a regular file (it is a character device)"}, nil},
+		{"workload fifo", []string{"run", "--workload", fifo}, []string{fifo + ": not a regular file (it is a named pipe)"}, nil},
+		{"config fifo", []string{"run", "--workload", "smoke", "--config", fifo}, []string{"--config " + fifo + ": not a regular file"}, nil},
+		{"show /dev/zero", []string{"workloads", "show", "/dev/zero"}, []string{"not a regular file"}, nil},
+		// A workload that cannot send a request a server takes.
+		{"empty workload", []string{"run", "--workload", writeFile(t, "empty.yaml", "")}, []string{"empty.yaml: the file sets no key"}, nil},
+		{"zero-token prompt", []string{"run", "--workload", "smoke", "--set", "context.system_tokens=0", "--set", "context.initial_tokens=0",
+			"--set", "context.read_tokens=0"}, []string{"context.initial_tokens: 0 is not allowed", "no message"}, nil},
+		{"forced output may be 0", []string{"run", "--workload", "smoke", "--set", "request.output_tokens={dist: exp, mean: 50}"},
+			[]string{"request.output_tokens: {dist: exp, mean: 50} is not allowed", "max_tokens"}, nil},
+		{"first round does not fit", []string{"run", "--workload", "smoke", "--set", "context.max_context_tokens=1050", "--set", "request.max_tokens=100"},
+			[]string{"context.max_context_tokens: 1050 is not allowed: want at least the smallest first round", "(1064)"}, nil},
+		// Numbers that are not finite, wherever a number is taken.
+		{"speedup NaN", []string{"run", "--workload", "smoke", "--speedup", "NaN"}, []string{"--speedup: NaN is not allowed: want a number from 1 to 1000000"}, nil},
+		{"speedup Inf", []string{"run", "--workload", "smoke", "--speedup", "Inf"}, []string{"--speedup: +Inf is not allowed"}, nil},
+		{"speedup 0", []string{"run", "--workload", "smoke", "--speedup", "0"}, []string{"--speedup: 0 is not allowed"}, nil},
+		{"speedup negative", []string{"run", "--workload", "smoke", "--speedup", "-2"}, []string{"--speedup: -2 is not allowed"}, nil},
+		{"--set NaN", []string{"run", "--workload", "smoke", "--set", "retry.jitter=NaN"}, []string{`--set retry.jitter=NaN: retry.jitter: "NaN" is not allowed: want a number`}, nil},
+		{"--set Inf rate", []string{"run", "--workload", "smoke", "--set", "pacer.kind=rate", "--set", "pacer.rps=+Inf", "--set", "pacer.burst=1"},
+			[]string{`--set pacer.rps=+Inf: pacer.rps: "+Inf" is not allowed`}, nil},
+		{"--set NaN in a dist", []string{"run", "--workload", "smoke", "--set", "context.read_tokens={dist: normal, mean: NaN, stddev: 1}"},
+			[]string{`context.read_tokens.mean: "NaN" is not allowed`}, nil},
+		{"YAML .nan", []string{"run", "--workload", writeFile(t, "nan.yaml", "name: n\nretry: {jitter: .nan}\n")}, []string{"retry.jitter: NaN is not allowed"}, nil},
+		{"YAML .inf think time", []string{"run", "--workload", writeFile(t, "inf.yaml", "name: n\nthink_time: {dist: exp, mean: .inf}\n")},
+			[]string{"think_time.mean: +Inf is not allowed"}, nil},
+		{"fault parameter NaN", []string{"run", "--workload", "smoke", "--sim-fault", "drop", "--sim-fault-param", "fraction=NaN"},
+			[]string{"fraction: NaN is not allowed"}, nil},
+		// Messages name the flags the user typed.
+		{"fault parameter without fault", []string{"run", "--workload", "smoke", "--sim-fault-param", "fraction=0.5"},
+			[]string{`--sim-fault-param "fraction=0.5"`}, []string{" --fault-param"}},
+		{"unknown fault", []string{"run", "--workload", "smoke", "--sim-fault", "dropp"}, []string{`--sim-fault "dropp"`}, []string{" --fault "}},
+		{"unknown profile", []string{"run", "--workload", "smoke", "--sim-profile", "bogus"},
+			[]string{`--sim-profile: "bogus" is not allowed: want one of dsv4-pd`}, nil},
+		{"simulator and workload problems together", []string{"run", "--workload", "smoke", "--sim-fault", "dropp", "--agents", "0"},
+			[]string{"2 problems", `--sim-fault "dropp"`, "agents: 0"}, nil},
+		// URLs get a hint when their scheme is missing, and never show credentials.
+		{"server without scheme", []string{"run", "--workload", "smoke", "--server", "127.0.0.1:31002"},
+			[]string{`--server: "127.0.0.1:31002" is not allowed`, "http://127.0.0.1:31002"}, nil},
+		{"server with credentials, no scheme", []string{"run", "--workload", "smoke", "--server", "alice:hunter2@gpu:8000"},
+			[]string{`--server: "redacted@gpu:8000" is not allowed`}, []string{"hunter2"}},
+		{"server other scheme", []string{"run", "--workload", "smoke", "--server", "ftp://alice:hunter2@gpu"},
+			[]string{"want the server's base URL with scheme http or https"}, []string{"hunter2"}},
+		{"metrics URL not a URL", []string{"run", "--workload", "smoke", "--metrics-url", "notaurl"},
+			[]string{`--metrics-url: "notaurl" is not allowed`, "http://notaurl"}, nil},
+		// All problems at once, settings and workload keys alike.
+		{"settings and keys together", []string{"run", "--workload", "smoke", "--server", "gpu:8000", "--agents", "0"},
+			[]string{"2 problems", "--server:", "agents: 0"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			code, stdout, stderr := execute(t, tc.args...)
+			assert.Equal(t, ExitUsage, code, "agentsim %q: exit code; stderr: %s", tc.args, stderr)
+			for _, m := range tc.msg {
+				assert.Contains(t, stderr, m, "agentsim %q", tc.args)
+			}
+			for _, m := range tc.absent {
+				assert.NotContains(t, stdout+stderr, m, "agentsim %q", tc.args)
+			}
+			assert.Less(t, time.Since(start), 5*time.Second, "bad input must fail at once")
+		})
+	}
+}
+
+// TestSettingsFromEnvironmentNamed checks that a bad setting from the environment is reported
+// with the variable and the value the user gave, and judged once.
+func TestSettingsFromEnvironmentNamed(t *testing.T) {
+	for _, tc := range []struct {
+		env, val string
+		msg      string
+		absent   string
+	}{
+		// The value is shown, not the zero it left behind.
+		{"AGENTSIM_SPEEDUP", "abc", `AGENTSIM_SPEEDUP=abc: speedup: "abc" is not allowed: want a number`, "speedup 0"},
+		{"AGENTSIM_SPEEDUP", "0", "AGENTSIM_SPEEDUP: 0 is not allowed: want a number from 1 to 1000000", "--speedup"},
+		{"AGENTSIM_SPEEDUP", "NaN", "AGENTSIM_SPEEDUP: NaN is not allowed", "--speedup"},
+		{"AGENTSIM_SERVER", "localhost:8000", `AGENTSIM_SERVER: "localhost:8000" is not allowed`, "--server"},
+	} {
+		t.Run(tc.env+"="+tc.val, func(t *testing.T) {
+			t.Setenv(tc.env, tc.val)
+			code, _, stderr := execute(t, "run", "--workload", "smoke")
+			assert.Equal(t, ExitUsage, code, "stderr: %s", stderr)
+			assert.Contains(t, stderr, tc.msg)
+			assert.NotContains(t, stderr, tc.absent)
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package diagnose
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
+)
+
+// pastStall is a silence of StallAfter or more that ended: a byte came after it, or the
+// request ended by itself (done, an error, a timeout).
+type pastStall struct {
+	id    string
+	agent int
+	silence
+	ended events.Kind // the request's terminal event; "" while it is still open
+}
+
+// endSilence closes the silences of a request that ends with e and keeps its longest when
+// it reached StallAfter. A request's last silence ends with it unless the run's stop
+// cancelled it: that one is the stop mark's to judge.
+func (a *Analyzer) endSilence(r *request, e events.Event) {
+	if e.Kind != events.Cancelled && (a.samples > 0 || !r.output) {
+		r.byteAt(e.TS)
+	}
+	// Without samples the gaps between chunks are known only from the event.
+	if a.samples == 0 && e.MaxGapS > r.longest.lengthS {
+		r.longest = silence{lengthS: e.MaxGapS, endS: e.TS, untimed: true}
+	}
+	if r.longest.lengthS >= a.stallS {
+		a.stalls = append(a.stalls, pastStall{id: r.id, agent: r.agent, silence: r.longest, ended: e.Kind})
+	}
+}
+
+// recovered returns the stalls that ended, those of open requests included, that queueing
+// does not explain — a silence before the first token while the server reported queued work
+// or served one request at a time — longest first.
+func (a *Analyzer) recovered(v *view) []pastStall {
+	out := slices.Clone(a.stalls)
+	for _, r := range a.open {
+		if r.longest.lengthS >= a.stallS {
+			out = append(out, pastStall{id: r.id, agent: r.agent, silence: r.longest})
+		}
+	}
+	out = slices.DeleteFunc(out, func(p pastStall) bool {
+		return p.beforeOutput && (p.queued || v.ser.yes)
+	})
+	slices.SortFunc(out, func(x, y pastStall) int {
+		return cmp.Or(cmp.Compare(y.lengthS, x.lengthS), cmp.Compare(x.id, y.id))
+	})
+	return out
+}
+
+// recoveredRule is the stalled-streams verdict of a run whose stalls ended: streams went
+// StallAfter or more without a byte and then resumed (or ended by themselves). A stall that
+// ends is still a stall: the server stopped serving those streams for that long.
+func (a *Analyzer) recoveredRule(v *view, r *results.Results) (results.Verdict, bool) {
+	ps := a.recovered(v)
+	if len(ps) == 0 {
+		return results.Verdict{}, false
+	}
+	long := ps[0]
+	how := "then resumed"
+	switch long.ended {
+	case events.Done:
+		how = "then resumed and finished ok"
+	case events.Timeout:
+		how = "then timed out"
+	case events.Error:
+		how = "then failed"
+	}
+	where := "while streaming"
+	if long.beforeOutput {
+		where = "before its first token"
+	}
+	when := fmt.Sprintf("received no byte from t=%s to t=%s", secs(long.endS-long.lengthS), secs(long.endS))
+	if long.untimed {
+		when = "went without a byte"
+	}
+	ev := []string{
+		fmt.Sprintf("longest silence %s: request %s (agent %d) %s %s, %s", secs(long.lengthS), long.id, long.agent, when, where, how),
+		fmt.Sprintf("%d request%s went ≥ %s without a byte and then went on; no stream is silent now (last byte or request end %s ago)",
+			len(ps), plural(len(ps)), secs(a.stallS), secs(v.quietS)),
+		fmt.Sprintf("rounds: %d completed, %d failed; requests: %d ok, %d failed", r.Rounds.Completed, r.Rounds.Failed, r.Requests.OK, r.Requests.Failed),
+	}
+	if l, ok := a.little(v.nowS, r); ok {
+		ev = append(ev, l.lines()[0])
+	}
+	return results.Verdict{
+		Kind: results.StalledStreams,
+		Summary: fmt.Sprintf("%d stream%s stalled for ≥ %s (longest %s) and then went on: a stall that ends is still a stall",
+			len(ps), plural(len(ps)), secs(a.stallS), secs(long.lengthS)),
+		Evidence: a.withGauges(ev, v.nowS),
+	}, true
+}

@@ -1,0 +1,44 @@
+package results
+
+// Reproduction is what a run directory records so that the run can be made again: the program,
+// the command line and environment it was given, and every setting outside the workload that
+// shaped it. The workload itself is config.yaml. results.json and config.yaml's reproduce
+// section hold the same value. No field holds a secret.
+type Reproduction struct {
+	// Agentsim is the program that made the run.
+	Agentsim Build `yaml:"agentsim" json:"agentsim"`
+	// Command is the command line, shell-quoted, with the API key and URL credentials masked.
+	Command string `yaml:"command" json:"command"`
+	// Env lists the AGENTSIM_ variables set, as NAME=value, masked the same way.
+	Env []string `yaml:"env,omitempty" json:"env,omitempty"`
+	// Seed is the workload's seed (text, lengths, timing).
+	Seed int64 `yaml:"seed" json:"seed"`
+	// Server is the kind of server, embedded or external.
+	Server ServerKind `yaml:"server" json:"server"`
+	// Simulator is the embedded simulator's settings; nil with an external server.
+	Simulator *SimulatorSettings `yaml:"simulator,omitempty" json:"simulator,omitempty"`
+}
+
+// SimulatorSettings is the embedded simulator's part of a Reproduction.
+type SimulatorSettings struct {
+	// Profile is the engine profile (--sim-profile).
+	Profile string `yaml:"profile" json:"profile"`
+	// Seed is the simulator's seed (--sim-seed).
+	Seed uint64 `yaml:"seed" json:"seed"`
+	// Speedup is how many times faster than wall time simulated time ran (--speedup).
+	Speedup float64 `yaml:"speedup" json:"speedup"`
+	// Faults are the faults injected (--sim-fault), with their parameters (--sim-fault-param).
+	Faults      []string `yaml:"faults" json:"faults"`
+	FaultParams []string `yaml:"fault_params" json:"fault_params"`
+}
+
+// Build names the agentsim binary that made a run.
+type Build struct {
+	// Version is the release or module version, "devel" for a source build.
+	Version string `yaml:"version" json:"version"`
+	// Revision is the VCS commit, with "+dirty" for uncommitted changes; "unknown" when the
+	// build recorded none.
+	Revision string `yaml:"revision" json:"revision"`
+	// Go is the toolchain version.
+	Go string `yaml:"go" json:"go"`
+}

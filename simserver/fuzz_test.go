@@ -1,0 +1,115 @@
+package simserver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver"
+)
+
+// fuzzSeeds are request bodies that exercise every check of the request decoder: valid
+// requests of each shape, and each way a request is refused.
+var fuzzSeeds = []string{
+	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"max_tokens":8}`,
+	`{"model":"deepseek-v4-flash","stream":true,"stream_options":{"include_usage":true},"max_tokens":8,"ignore_eos":true,"reasoning_effort":"high","messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"assistant","content":null,"reasoning_content":"r","tool_calls":[]},{"role":"tool","content":"t"}],"max_completion_tokens":3,"temperature":0.7,"top_p":0.9,"stop":["x"],"tool_choice":"auto","response_format":{"type":"text"}}`,
+	`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"max_tokens":163830}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"max_tokens":-1}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"max_tokens":"10","temperature":"hot"}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"reasoning_effort":"turbo"}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"temperature":NaN}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"top_p":Infinity}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"temperature":1e400}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"n":2}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"wizard","content":3}]}`,
+	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`,
+	`{"model":"deepseek-v4-flash","messages":"hi"}`,
+	`{"model":7}`,
+	`{"model":"deepseek-v4-flash",`,
+	`[1,2]`,
+	`null`,
+	``,
+	"\xff\xfe",
+}
+
+// fuzzHangGuard is how long, in wall time, FuzzChatRequest waits for one answer.
+const fuzzHangGuard = 20 * time.Second
+
+// FuzzChatRequest sends arbitrary bodies to POST /v1/chat/completions: the handler never
+// panics, and answers either 200 with a whole completion or stream, or a 4xx with an OpenAI
+// error body whose code is the status.
+func FuzzChatRequest(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	// Simulated time runs a million times faster than wall time, so a generation of any
+	// length the context allows ends within milliseconds.
+	clk, err := clock.New(1_000_000)
+	if err != nil {
+		f.Fatal(err)
+	}
+	srv, err := simserver.New(simserver.Options{Clock: clk, MaxRequestBytes: 1 << 16})
+	if err != nil {
+		f.Fatal(err)
+	}
+	srv.Engine().Start()
+	f.Cleanup(srv.Engine().Stop)
+	h := srv.Handler()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.ServeHTTP(rec, req)
+		}()
+		// A hang guard, not a performance bound: the longest generation the context allows
+		// takes well under a second of wall time at this speed.
+		select {
+		case <-done:
+		case <-time.After(fuzzHangGuard):
+			t.Fatalf("POST %q: no answer after %s of wall time", body, fuzzHangGuard)
+		}
+		switch {
+		case rec.Code == http.StatusOK:
+			checkCompletion(t, body, rec)
+		case rec.Code >= 400 && rec.Code < 500:
+			var e struct {
+				Error struct {
+					Message string `json:"message"`
+					Type    string `json:"type"`
+					Code    int    `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code != rec.Code || e.Error.Message == "" || e.Error.Type == "" {
+				t.Fatalf("POST %q = %d %q; want an OpenAI error body with code %d", body, rec.Code, rec.Body.Bytes(), rec.Code)
+			}
+		default:
+			t.Fatalf("POST %q = %d %q; want 200 or a 4xx", body, rec.Code, rec.Body.Bytes())
+		}
+	})
+}
+
+// checkCompletion checks a 200 answer is a whole stream or a chat.completion object.
+func checkCompletion(t *testing.T, body []byte, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+		if !strings.HasSuffix(rec.Body.String(), "data: [DONE]\n\n") {
+			t.Fatalf("POST %q: stream does not end with [DONE]: %q", body, rec.Body.String())
+		}
+		return
+	}
+	var c struct {
+		Object string `json:"object"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &c); err != nil || c.Object != "chat.completion" {
+		t.Fatalf("POST %q = 200 %q; want a chat.completion", body, rec.Body.Bytes())
+	}
+}
