@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -42,14 +43,15 @@ func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
 	o, p, err := prepare(o)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range p.notes[p.said:] {
-		if o.Out != nil {
-			fmt.Fprintln(o.Out, n)
-		}
+		fmt.Fprintln(o.Out, n)
 	}
 	r, err := newRun(o)
 	if err != nil {
