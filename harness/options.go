@@ -27,7 +27,7 @@ type Options struct {
 	Target Target
 	// Dir is the run directory; it is created if missing.
 	Dir string
-	// Out receives the live status line (when Live) and the summary.
+	// Out receives the live status line (when Live), warnings and notes; nil discards them.
 	Out  io.Writer
 	Live bool
 	// HTTPClient carries the requests (nil: a client sized for the workload's agents).
