@@ -95,6 +95,7 @@ type runMetrics struct {
 	pacerLeaked  prometheus.Gauge
 	pacerWait    prometheus.Histogram
 	simSeconds   prometheus.Gauge
+	lag          prometheus.Gauge
 }
 
 // The agent states, so every state is exported (as 0) from the first scrape on.
@@ -147,6 +148,8 @@ func newRunMetrics(stallAfterS float64) (*runMetrics, *prometheus.Registry) {
 	m.pacerLimit = g("agentsim_pacer_limit", "The pacer's current limit on permits held; 0 when unbounded or unknown.")
 	m.pacerLeaked = g("agentsim_pacer_leaked_permits", "Permits never released (leak_on_timeout) so far.")
 	m.simSeconds = g("agentsim_sim_seconds", "Simulated seconds since the run started, at the last sample.")
+	m.lag = g("agentsim_scheduling_lag_seconds",
+		"Largest scheduling lag of the harness between the last two samples: how much later than due a wait it scheduled ended, in simulated seconds.")
 	for _, s := range metricStates {
 		m.agents.WithLabelValues(string(s))
 	}
@@ -180,6 +183,7 @@ func (m *runMetrics) event(e events.Event) {
 // sample sets the gauges from one sample.
 func (m *runMetrics) sample(s events.Sample) {
 	m.simSeconds.Set(s.TS)
+	m.lag.Set(s.LagS)
 	for _, st := range metricStates {
 		m.agents.WithLabelValues(string(st)).Set(float64(s.Agents[st]))
 	}

@@ -30,6 +30,7 @@ type runConfig struct {
 	Force    bool           `mapstructure:"force"`
 	Target   targetConfig   `mapstructure:",squash"`
 	Metrics  string         `mapstructure:"metrics-addr"`
+	Fit      fitConfig      `mapstructure:",squash"`
 }
 
 func (r *runCmd) command() *cobra.Command {
@@ -64,6 +65,7 @@ verdict, 130 interrupted.`,
 	addForceFlag(r.settings)
 	addServerFlags(r.settings)
 	addMetricsFlag(r.settings)
+	addFitFlag(r.settings)
 	c.Flags().AddFlagSet(r.settings)
 	r.over.addFlags(c.Flags())
 	r.v = newViper(r.settings)
@@ -132,10 +134,11 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
 		Metrics:   metrics,
+		PinModel:  modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
 	})
 	if err != nil {
 		discard()
-		return runtimeError(err)
+		return harnessError(err)
 	}
 	harness.PrintSummary(c.OutOrStdout(), res, dir)
 	return verdictExit(res)

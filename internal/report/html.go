@@ -208,6 +208,12 @@ func timelineSections(runs []*Run, tls []*Timelines, stops [][]Stop, ends []floa
 		{"Output rate (harness: tokens of successful requests, spread over their streaming)", "tokens/s", func(i int) []Series {
 			return []Series{tls[i].TokS}
 		}},
+		{"Harness scheduling lag (how late its own waits ended; large values distort the run's figures)", "simulated seconds", func(i int) []Series {
+			if allZero(tls[i].Lag.Y) {
+				return nil
+			}
+			return []Series{tls[i].Lag}
+		}},
 		{"Output rate (server's gen_tok_s gauge)", "tokens/s", func(i int) []Series {
 			if s, ok := tls[i].Gauges[events.GenTokS]; ok {
 				return []Series{s}

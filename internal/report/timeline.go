@@ -25,6 +25,8 @@ type Timelines struct {
 	// completion tokens spread evenly over its time from first token to end, in bins of BinS.
 	TokS Series
 	BinS float64
+	// Lag is the harness's largest scheduling lag between samples, in simulated seconds.
+	Lag Series
 }
 
 // stackStates is the order agent states are stacked in, from the bottom.
@@ -41,6 +43,7 @@ func BuildTimelines(r *Run) *Timelines {
 	}
 	t.Open.Name, t.Silent.Name = "open streams", "silent streams"
 	t.Holders.Name, t.Waiters.Name, t.Limit.Name = "permits held", "agents waiting", "limit"
+	t.Lag.Name = "scheduling lag"
 	for _, s := range r.Samples {
 		for i, st := range stackStates {
 			t.States[i].X = append(t.States[i].X, s.TS)
@@ -52,6 +55,7 @@ func BuildTimelines(r *Run) *Timelines {
 				silent++
 			}
 		}
+		appendXY(&t.Lag, s.TS, s.LagS)
 		appendXY(&t.Open, s.TS, float64(s.InFlight))
 		appendXY(&t.Silent, s.TS, float64(silent))
 		if p := s.Pacer; p != nil {
