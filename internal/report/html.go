@@ -25,9 +25,11 @@ type page struct {
 
 type runView struct {
 	Label, Command, Workload, Server, Verdict, Summary, Conclusion string
-	Good                                                           bool
-	Evidence                                                       []string
-	Shape                                                          string
+	// LagWarning says that the harness's own scheduling lag distorted the run's figures.
+	LagWarning string
+	Good       bool
+	Evidence   []string
+	Shape      string
 }
 
 type figureRow struct {
@@ -129,6 +131,9 @@ func viewRun(r *Run) runView {
 	if res.Interrupted {
 		v.Shape += ", interrupted"
 	}
+	if res.Harness != nil {
+		v.LagWarning = res.Harness.Warning
+	}
 	return v
 }
 
@@ -152,6 +157,13 @@ func figures(runs []*Run) []figureRow {
 		{"ITL p50 / p90 / p99", func(r *results.Results) string { return quantiles(r.Latency.ITL) }},
 		{"pacer wait p50 / p90 / p99", func(r *results.Results) string { return quantiles(r.Latency.PacerWait) }},
 		{"output tokens/s", func(r *results.Results) string { return fmt.Sprintf("%.1f tok/s", r.Tokens.OutputPerSecond) }},
+		{"harness scheduling lag p50 / p99 / max", func(r *results.Results) string {
+			if r.Harness == nil || r.Harness.Lag.N == 0 {
+				return "—"
+			}
+			l := r.Harness.Lag
+			return fmt.Sprintf("%s / %s / %s", secondsText(l.P50), secondsText(l.P99), secondsText(l.Max))
+		}},
 		{"decode_running mean / max", func(r *results.Results) string {
 			g := r.Server.DecodeRunning
 			if g.N == 0 {

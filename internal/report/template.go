@@ -30,6 +30,7 @@ svg { max-width: 100%; height: auto; display: block; margin: 0.3em 0; }
 .legend i { display: inline-block; width: 1.4em; height: 0.8em; margin-right: 0.35em; vertical-align: middle; }
 .legend i.mark { width: 0.25em; height: 1.1em; }
 .note { color: #555; font-size: 0.88em; }
+.warn { color: #8a4b00; background: #fff4e0; padding: 0.2em 0.5em; margin: 0.3em 0; font-size: 0.92em; }
 </style>
 </head>
 <body>
@@ -42,6 +43,7 @@ svg { max-width: 100%; height: auto; display: block; margin: 0.3em 0; }
 <div><b>{{.Label}}</b> <span class="verdict {{if .Good}}good{{else}}bad{{end}}">{{.Verdict}}</span> {{.Summary}}</div>
 <div class="meta">{{.Command}}{{with .Workload}} · workload {{.}}{{end}} · {{.Shape}} · server {{.Server}}</div>
 {{with .Conclusion}}<div>conclusion: {{.}}</div>{{end}}
+{{with .LagWarning}}<div class="warn">{{.}}</div>{{end}}
 {{with .Evidence}}<ul class="evidence">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </div>
 {{end}}

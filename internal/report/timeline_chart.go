@@ -57,7 +57,7 @@ func statesChart(r *Run, t *Timelines, stops []Stop, endS float64) (template.HTM
 	if err := stopLines(p, stops, top); err != nil {
 		return "", err
 	}
-	return svg(p, smallW*2, smallH)
+	return svg(p, chartW, chartH)
 }
 
 func allZero(ys []float64) bool {
@@ -101,6 +101,7 @@ func overlay(title, ylabel string, runs []*Run, pick func(i int) []Series, stops
 		return "", false, nil
 	}
 	p.Y.Min, p.Y.Max = 0, max(top*1.05, 1)
+	p.X.Min = 0
 	if len(runs) == 1 {
 		if err := stopLines(p, stops[0], top); err != nil {
 			return "", false, err
