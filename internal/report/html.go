@@ -25,11 +25,12 @@ type page struct {
 
 type runView struct {
 	Label, Command, Workload, Server, Verdict, Summary, Conclusion string
-	// LagWarning says that the harness's own scheduling lag distorted the run's figures.
-	LagWarning string
-	Good       bool
-	Evidence   []string
-	Shape      string
+	// Warnings are the run's own (results.json warnings) and the harness's lag warning: what
+	// makes its figures less trustworthy.
+	Warnings []string
+	Good     bool
+	Evidence []string
+	Shape    string
 }
 
 type figureRow struct {
@@ -131,8 +132,9 @@ func viewRun(r *Run) runView {
 	if res.Interrupted {
 		v.Shape += ", interrupted"
 	}
-	if res.Harness != nil {
-		v.LagWarning = res.Harness.Warning
+	v.Warnings = append(v.Warnings, res.Warnings...)
+	if res.Harness != nil && res.Harness.Warning != "" {
+		v.Warnings = append(v.Warnings, res.Harness.Warning)
 	}
 	return v
 }

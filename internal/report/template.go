@@ -43,7 +43,7 @@ svg { max-width: 100%; height: auto; display: block; margin: 0.3em 0; }
 <div><b>{{.Label}}</b> <span class="verdict {{if .Good}}good{{else}}bad{{end}}">{{.Verdict}}</span> {{.Summary}}</div>
 <div class="meta">{{.Command}}{{with .Workload}} · workload {{.}}{{end}} · {{.Shape}} · server {{.Server}}</div>
 {{with .Conclusion}}<div>conclusion: {{.}}</div>{{end}}
-{{with .LagWarning}}<div class="warn">{{.}}</div>{{end}}
+{{range .Warnings}}<div class="warn">warning: {{.}}</div>{{end}}
 {{with .Evidence}}<ul class="evidence">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </div>
 {{end}}
