@@ -13,8 +13,10 @@ import (
 // usage error naming it.
 func TestReport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	code, stdout, stderr := execute(t, "run", "--workload", "smoke", "--speedup", "50", "--out", dir)
-	require.Equal(t, ExitOK, code, "run: %s %s", stdout, stderr)
+	code, stdout, stderr := execute(t, "run", "--workload", "smoke", "--speedup", "20", "--out", dir)
+	// Real time at a speedup: on a loaded machine the verdict may not be healthy; any verdict
+	// makes a report.
+	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "run: %s %s", stdout, stderr)
 
 	out := filepath.Join(t.TempDir(), "r.html")
 	code, stdout, stderr = execute(t, "report", dir, "-o", out)
