@@ -2,10 +2,12 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"testing"
 	"testing/synctest"
 
@@ -173,4 +175,27 @@ func TestLoadKilledRun(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, results.Healthy, runs[0].Results.Verdict.Kind)
 	})
+}
+
+// TestRenderManyAgents: a run of more agents than MaxAgentLanes is drawn in aggregate lanes,
+// and says so.
+func TestRenderManyAgents(t *testing.T) {
+	r := &Run{Label: "many", Agents: 1000, Rounds: 1, StallAfterS: 120, Results: &results.Results{Command: "run"}}
+	for a := range r.Agents {
+		id := fmt.Sprintf("a%d-r1-0", a)
+		sent := float64(a % 50)
+		r.Events = append(r.Events,
+			events.Event{TS: sent, Kind: events.RequestSent, Agent: a, Request: id},
+			events.Event{TS: sent + 1, Kind: events.FirstContent, Agent: a, Request: id},
+			events.Event{TS: sent + 10, Kind: events.Done, Agent: a, Request: id, CompletionTokens: 100, LatencyS: 10})
+	}
+	sort.SliceStable(r.Events, func(i, j int) bool { return r.Events[i].TS < r.Events[j].TS })
+	for ts := 0.0; ts < 60; ts += 5 {
+		r.Samples = append(r.Samples, events.Sample{TS: ts, InFlight: 200, Agents: map[events.State]int{events.StateRequesting: 200, events.StateStarting: 800}})
+	}
+	var b bytes.Buffer
+	require.NoError(t, Render(&b, []*Run{r}, Options{}))
+	assert.Contains(t, b.String(), fmt.Sprintf("1000 agents in %d lanes of 17", (1000+16)/17))
+	assert.Contains(t, b.String(), "agents 0–16")
+	assert.Empty(t, remote.FindAllString(b.String(), -1))
 }
