@@ -1,0 +1,91 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/agentsim/agentsim/results"
+)
+
+// Measurement is one run as a gate sees it: its results and the per-request observations
+// they were computed from.
+type Measurement struct {
+	Results      *results.Results
+	Observations results.Observations
+}
+
+// Change is how a figure moved from a baseline run to a new one.
+type Change struct {
+	Figure    Figure
+	Base, New float64
+	// Relative is New ÷ Base − 1; NaN when Base is 0.
+	Relative float64
+	// HasCI is set when the figure is resampled and both runs have enough observations;
+	// Low and High then bound the Relative change at the Confidence level.
+	HasCI     bool
+	Low, High float64
+}
+
+// Significant reports whether the change is more than noise: its confidence interval
+// excludes 0. Without an interval any difference counts.
+func (c Change) Significant() bool {
+	if c.HasCI {
+		return c.Low > 0 || c.High < 0
+	}
+	return c.New != c.Base
+}
+
+// Compare returns the change of f from base to new.
+func Compare(f Figure, base, new *Measurement) Change {
+	c := Change{Figure: f, Base: f.Value(base.Results), New: f.Value(new.Results), Relative: math.NaN()}
+	if c.Base != 0 {
+		c.Relative = c.New/c.Base - 1
+	}
+	if f.Resampled() {
+		c.Low, c.High, c.HasCI = relativeCI(f.series(&base.Observations), f.series(&new.Observations), f.stat, f.Name)
+	}
+	return c
+}
+
+// String describes the change as diff prints it: "+12 % (95 % CI +8 … +16 %)", "no
+// significant change (95 % CI −3 … +4 %)", "+3", "no change".
+func (c Change) String() string {
+	ci := ""
+	if c.HasCI {
+		ci = fmt.Sprintf(" (%g %% CI %s … %s)", Confidence*100, signedPercent(c.Low), signedPercent(c.High))
+	}
+	switch {
+	case c.HasCI && !c.Significant():
+		return "no significant change" + ci
+	case c.New == c.Base:
+		return "no change"
+	case math.IsNaN(c.Relative):
+		return signed(c.Figure.Unit, c.New-c.Base)
+	}
+	return signedPercent(c.Relative) + ci
+}
+
+// signedPercent prints a relative change as "+12 %", "−3.5 %".
+func signedPercent(r float64) string {
+	p := r * 100
+	digits := 0
+	if math.Abs(p) < 10 {
+		digits = 1
+	}
+	s := trimFloat(math.Abs(p), digits)
+	switch {
+	case s == "0":
+		return "0 %"
+	case p < 0:
+		return "−" + s + " %"
+	}
+	return "+" + s + " %"
+}
+
+// signed prints an absolute difference with its sign and unit: "+3", "−1.2 s".
+func signed(u Unit, d float64) string {
+	if d < 0 {
+		return "−" + u.Format(-d)
+	}
+	return "+" + u.Format(d)
+}
