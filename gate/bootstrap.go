@@ -14,6 +14,7 @@ const (
 	statQuantile statKind = iota // nearest rank, as results.Summarize
 	statMean
 	statMax
+	statSum
 )
 
 // stat is one statistic of a distribution of observations.
@@ -43,6 +44,12 @@ func (s stat) of(sorted []float64, counts []int32) float64 {
 			sum += float64(weight(i)) * x
 		}
 		return sum / float64(n)
+	case statSum:
+		sum := 0.0
+		for i, x := range sorted {
+			sum += float64(weight(i)) * x
+		}
+		return sum
 	case statMax:
 		for i := n - 1; i > 0; i-- {
 			if weight(i) > 0 {

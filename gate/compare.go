@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/agentsim/agentsim/results"
 )
@@ -41,8 +42,17 @@ func Compare(f Figure, base, new *Measurement) Change {
 	if c.Base != 0 {
 		c.Relative = c.New/c.Base - 1
 	}
-	if f.Resampled() {
-		c.Low, c.High, c.HasCI = relativeCI(f.series(&base.Observations), f.series(&new.Observations), f.stat, f.Name)
+	if !f.Resampled() {
+		return c
+	}
+	bs, ns := f.series(&base.Observations), f.series(&new.Observations)
+	c.Low, c.High, c.HasCI = relativeCI(bs, ns, f.stat, f.Name)
+	// A figure that is its statistic times a factor of the run (the output rate: tokens over
+	// the run's duration) keeps that factor's ratio: k = (New ÷ stat(new)) ÷ (Base ÷ stat(base)).
+	sb, sn := f.stat.of(sorted(bs), nil), f.stat.of(sorted(ns), nil)
+	if c.HasCI && sb != 0 && sn != 0 && c.Base != 0 {
+		k := (c.New / sn) / (c.Base / sb)
+		c.Low, c.High = (1+c.Low)*k-1, (1+c.High)*k-1
 	}
 	return c
 }
@@ -88,4 +98,10 @@ func signed(u Unit, d float64) string {
 		return "−" + u.Format(-d)
 	}
 	return "+" + u.Format(d)
+}
+
+func sorted(xs []float64) []float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s
 }

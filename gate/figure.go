@@ -90,8 +90,9 @@ type Figure struct {
 func (f Figure) Value(r *results.Results) float64 { return f.value(r) }
 
 // Resampled reports whether the figure is a statistic of per-request observations whose
-// change between two runs gets a bootstrap confidence interval (latency quantiles and means;
-// not maxima, whose bootstrap is degenerate, nor counts and rates).
+// change between two runs gets a bootstrap confidence interval: latency quantiles and means,
+// and the output rate (its requests' tokens resampled, the run's duration held); not maxima,
+// whose bootstrap is degenerate, nor counts.
 func (f Figure) Resampled() bool { return f.series != nil && f.stat.kind != statMax }
 
 // latencyKinds are the latency distributions of results.json, by figure prefix.
@@ -137,7 +138,8 @@ var counters = []Figure{
 	{Name: "rounds.failed", Unit: Count, Doc: "rounds that failed", value: func(r *results.Results) float64 { return float64(r.Rounds.Failed) }},
 	{Name: "rounds.not_started", Unit: Count, Doc: "planned rounds of finished agents that never sent a request", value: func(r *results.Results) float64 { return float64(r.Rounds.NotStarted) }},
 	{Name: "rounds.completed_ratio", Unit: Ratio, Doc: "completed ÷ planned; 0 when none planned", value: completedRatio},
-	{Name: "tokens.output_per_second", Unit: TokensPerSecond, Doc: "reasoning + content tokens ÷ simulated seconds", value: func(r *results.Results) float64 { return r.Tokens.OutputPerSecond }},
+	{Name: "tokens.output_per_second", Unit: TokensPerSecond, Doc: "reasoning + content tokens ÷ simulated seconds", value: func(r *results.Results) float64 { return r.Tokens.OutputPerSecond },
+		series: func(o *results.Observations) []float64 { return o.Output }, stat: stat{kind: statSum}},
 	{Name: "tokens.prompt", Unit: Tokens, Doc: "prompt tokens of successful requests", value: func(r *results.Results) float64 { return float64(r.Tokens.Prompt) }},
 	{Name: "tokens.cached", Unit: Tokens, Doc: "cached prompt tokens", value: func(r *results.Results) float64 { return float64(r.Tokens.Cached) }},
 	{Name: "tokens.reasoning", Unit: Tokens, Doc: "reasoning tokens", value: func(r *results.Results) float64 { return float64(r.Tokens.Reasoning) }},

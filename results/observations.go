@@ -2,9 +2,10 @@ package results
 
 import "github.com/agentsim/agentsim/events"
 
-// Observations are a run's per-request observations, in simulated seconds: the exact values
-// the Latency summaries are computed from (successful requests only; PacerWait every
-// acquisition), in the order the events came. Comparisons of two runs resample them.
+// Observations are a run's per-request observations: the exact values the Latency summaries
+// (in simulated seconds) and the output rate are computed from (successful requests only;
+// PacerWait every acquisition), in the order the events came. Comparisons of two runs
+// resample them.
 type Observations struct {
 	TTFT        []float64
 	TTFTContent []float64
@@ -12,6 +13,9 @@ type Observations struct {
 	TPOT        []float64
 	E2E         []float64
 	PacerWait   []float64
+	// Output is each successful request's completion tokens (reasoning included), in
+	// tokens: the terms of Tokens.OutputPerSecond.
+	Output []float64
 }
 
 // Observations returns copies of the observations accumulated so far.
@@ -19,6 +23,7 @@ func (b *Builder) Observations() Observations {
 	return Observations{
 		TTFT: clone(b.lat.ttft), TTFTContent: clone(b.lat.ttftContent), ITL: clone(b.lat.itl),
 		TPOT: clone(b.lat.tpot), E2E: clone(b.lat.e2e), PacerWait: clone(b.lat.pacerWait),
+		Output: clone(b.lat.output),
 	}
 }
 

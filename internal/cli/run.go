@@ -22,6 +22,7 @@ type runCmd struct {
 	settings *pflag.FlagSet // the flags bound to v
 	v        *viper.Viper
 	over     overrides
+	start    starter // nil: startTarget
 }
 
 // runConfig is run's settings, decoded once from its flags and the environment.
@@ -29,6 +30,9 @@ type runConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
 	Force    bool           `mapstructure:"force"`
 	Target   targetConfig   `mapstructure:",squash"`
+	Baseline string         `mapstructure:"baseline"`
+	JSON     bool           `mapstructure:"json"`
+	Gate     gateConfig     `mapstructure:",squash"`
 }
 
 func (r *runCmd) command() *cobra.Command {
@@ -62,6 +66,7 @@ verdict, 130 interrupted.`,
 	addWorkloadFlags(r.settings, "ocbrowse")
 	addForceFlag(r.settings)
 	addServerFlags(r.settings)
+	addRunGateFlags(r.settings)
 	c.Flags().AddFlagSet(r.settings)
 	r.over.addFlags(c.Flags())
 	r.v = newViper(r.settings)
@@ -106,12 +111,16 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	if c.Context().Err() != nil {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the run started")}
 	}
+	g, err := newRunGate(cfg, w)
+	if err != nil {
+		return err
+	}
 	// The directory first: a refused --out is a usage error, found before anything starts.
 	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, w.Name, time.Now())
 	if err != nil {
 		return err
 	}
-	target, err := startTarget(c, cfg.Target)
+	target, err := startWith(r.start, c, cfg.Target)
 	if err != nil {
 		discard()
 		return err
@@ -119,15 +128,17 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	defer target.stop()
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
+		Out: g.console(c), Live: isTerminal(g.console(c)), HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
 	})
 	if err != nil {
 		discard()
 		return runtimeError(err)
 	}
-	harness.PrintSummary(c.OutOrStdout(), res, dir)
-	return verdictExit(res)
+	if err := g.report(c, res, dir); err != nil {
+		return err
+	}
+	return worstExit(verdictExit(res), g.hold(c, res, dir))
 }
 
 // verdictExit maps a finished run to its exit: 130 interrupted, 0 healthy or slow, 3 otherwise.
