@@ -126,7 +126,7 @@ func loadBaseline(dir string, w *workloads.Workload) (*diff.Run, error) {
 		return nil, usageError(fmt.Errorf("--baseline %w", err))
 	}
 	if err := diff.Comparable(base.Workload, w); err != nil {
-		return nil, usageError(fmt.Errorf("--baseline %s: %w (agentsim diff --force compares such runs anyway, without a gate's promise)", dir, err))
+		return nil, usageError(fmt.Errorf("--baseline %s: %w (agentsim diff --force BASE NEW compares such runs anyway)", dir, err))
 	}
 	return base, nil
 }

@@ -43,7 +43,10 @@ func Load(dir string) (*Run, error) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, diagnose.EventsFile)); errors.Is(err, fs.ErrNotExist) {
 		if parts := subRuns(dir); len(parts) > 0 {
-			return nil, fmt.Errorf("%s holds several runs: %w: name one of them, %s", dir, ErrNotRun, strings.Join(parts, " or "))
+			if len(parts) > 3 {
+				parts = append(parts[:3], "…")
+			}
+			return nil, fmt.Errorf("%s holds runs in subdirectories: %w: name one of them, such as %s", dir, ErrNotRun, strings.Join(parts, ", "))
 		}
 	}
 	w, err := readWorkload(filepath.Join(dir, diagnose.ConfigFile))
