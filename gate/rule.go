@@ -363,7 +363,12 @@ func show(v any) string {
 	if v == nil {
 		return "null"
 	}
-	b, err := yaml.Marshal(v)
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	n.Style = yaml.FlowStyle
+	b, err := yaml.Marshal(&n)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
