@@ -114,23 +114,96 @@ func resamples(n, m int) int {
 	return max(MinResamples, min(Resamples, resampleBudget/max(1, n, m)))
 }
 
-// relativeCI returns the Confidence interval of new.stat ÷ base.stat − 1 from independent
-// bootstrap resamples of both series, by the percentile method, and whether there is one:
-// each side needs at least two observations and a resampled base statistic must not be 0.
-func relativeCI(base, new []float64, s stat, name string) (lo, hi float64, ok bool) {
+// bootstrap is the resampled statistics of one series in both runs: base[i][b] and new[i][b]
+// are stats[i] of resample b; nil when a run has fewer than two observations.
+type bootstrap struct {
+	stats     []stat
+	base, new [][]float64
+}
+
+// newBootstrap resamples base and new independently, each resample giving every statistic of
+// stats at once.
+func newBootstrap(name string, base, new []float64, stats []stat) *bootstrap {
+	bs := &bootstrap{stats: stats}
 	if len(base) < 2 || len(new) < 2 {
+		return bs
+	}
+	b := resamples(len(base), len(new))
+	bs.base = resampleStats(newResampler(base, "base "+name), stats, b)
+	bs.new = resampleStats(newResampler(new, "new "+name), stats, b)
+	return bs
+}
+
+// resampleStats draws b resamples from r and computes each statistic of each.
+func resampleStats(r *resampler, stats []stat, b int) [][]float64 {
+	out := make([][]float64, len(stats))
+	for i := range out {
+		out[i] = make([]float64, b)
+	}
+	vals := make([]float64, len(stats))
+	for j := range b {
+		statsOf(r.sorted, r.next(), stats, vals)
+		for i, v := range vals {
+			out[i][j] = v
+		}
+	}
+	return out
+}
+
+// statsOf computes every statistic of stats on sorted weighted by counts in one pass, into
+// out; it gives what stat.of gives for each.
+func statsOf(sorted []float64, counts []int32, stats []stat, out []float64) {
+	n := len(sorted)
+	// The quantiles' ranks, lowest first: one walk up the sorted series meets each in turn.
+	type target struct{ rank, k int }
+	var targets []target
+	for k, s := range stats {
+		if s.kind == statQuantile {
+			targets = append(targets, target{max(1, min(n, int(math.Ceil(s.q*float64(n))))), k})
+		}
+	}
+	slices.SortFunc(targets, func(a, b target) int { return a.rank - b.rank })
+	// No branch on a zero count: a third of them are zero, at random, and mispredicted.
+	sum, seen, next := 0.0, 0, 0
+	for i, x := range sorted {
+		c := int(counts[i])
+		sum += float64(c) * x
+		seen += c
+		for next < len(targets) && targets[next].rank <= seen {
+			out[targets[next].k] = x
+			next++
+		}
+	}
+	last := n - 1
+	for last > 0 && counts[last] == 0 {
+		last--
+	}
+	for k, s := range stats {
+		switch s.kind {
+		case statMean:
+			out[k] = sum / float64(n)
+		case statSum:
+			out[k] = sum
+		case statMax:
+			out[k] = sorted[last]
+		}
+	}
+}
+
+// relativeCI returns the Confidence interval of new.s ÷ base.s − 1 over the resamples, by the
+// percentile method, and whether there is one: both runs need two observations, and no
+// resampled base statistic may be 0.
+func (bs *bootstrap) relativeCI(s stat) (lo, hi float64, ok bool) {
+	i := slices.Index(bs.stats, s)
+	if bs.base == nil || i < 0 {
 		return 0, 0, false
 	}
-	rb, rn := newResampler(base, "base "+name), newResampler(new, "new "+name)
-	b := resamples(len(base), len(new))
-	changes := make([]float64, 0, b)
-	for range b {
-		sb := s.of(rb.sorted, rb.next())
-		sn := s.of(rn.sorted, rn.next())
+	changes := make([]float64, len(bs.base[i]))
+	for j, sb := range bs.base[i] {
 		if sb == 0 {
 			return 0, 0, false
 		}
-		changes = append(changes, sn/sb-1)
+		changes[j] = bs.new[i][j]/sb - 1
 	}
 	slices.Sort(changes)
 	tail := (1 - Confidence) / 2

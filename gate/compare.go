@@ -36,8 +36,25 @@ func (c Change) Significant() bool {
 	return c.New != c.Base
 }
 
-// Compare returns the change of f from base to new.
-func Compare(f Figure, base, new *Measurement) Change {
+// Comparison compares two runs figure by figure. It resamples each series of per-request
+// observations once, for all the figures that are statistics of it, and keeps the resamples:
+// the figures of one comparison share them. It is not safe for concurrent use.
+type Comparison struct {
+	Base, New *Measurement
+	boots     map[string]*bootstrap
+}
+
+// NewComparison compares new with base.
+func NewComparison(base, new *Measurement) *Comparison {
+	return &Comparison{Base: base, New: new, boots: map[string]*bootstrap{}}
+}
+
+// Compare returns the change of f from base to new (see Comparison.Change).
+func Compare(f Figure, base, new *Measurement) Change { return NewComparison(base, new).Change(f) }
+
+// Change returns the change of f from the base run to the new one.
+func (cmp *Comparison) Change(f Figure) Change {
+	base, new := cmp.Base, cmp.New
 	c := Change{Figure: f, Base: f.Value(base.Results), New: f.Value(new.Results), Relative: math.NaN()}
 	if c.Base != 0 {
 		c.Relative = c.New/c.Base - 1
@@ -46,7 +63,7 @@ func Compare(f Figure, base, new *Measurement) Change {
 		return c
 	}
 	bs, ns := f.series(&base.Observations), f.series(&new.Observations)
-	c.Low, c.High, c.HasCI = relativeCI(bs, ns, f.stat, f.Name)
+	c.Low, c.High, c.HasCI = cmp.bootstrap(f, bs, ns).relativeCI(f.stat)
 	// A figure that is its statistic times a factor of the run (the output rate: tokens over
 	// the run's duration) keeps that factor's ratio: k = (New ÷ stat(new)) ÷ (Base ÷ stat(base)).
 	sb, sn := f.stat.of(sorted(bs), nil), f.stat.of(sorted(ns), nil)
@@ -98,6 +115,23 @@ func signed(u Unit, d float64) string {
 		return "−" + u.Format(-d)
 	}
 	return "+" + u.Format(d)
+}
+
+// bootstrap returns the resamples of f's series, drawing them on first use for every
+// resampled figure of that series.
+func (cmp *Comparison) bootstrap(f Figure, bs, ns []float64) *bootstrap {
+	if b, ok := cmp.boots[f.seriesName]; ok {
+		return b
+	}
+	var stats []stat
+	for _, g := range figures {
+		if g.seriesName == f.seriesName && g.Resampled() {
+			stats = append(stats, g.stat)
+		}
+	}
+	b := newBootstrap(f.seriesName, bs, ns, stats)
+	cmp.boots[f.seriesName] = b
+	return b
 }
 
 func sorted(xs []float64) []float64 {

@@ -56,21 +56,35 @@ func (r Report) Failed() []Result {
 // between two runs of one configuration does not fail it; every other rule compares the
 // measured value with the limit (docs/gate.md).
 func Evaluate(t Thresholds, base, new *Measurement) Report {
+	var cmp *Comparison
+	if base != nil {
+		cmp = NewComparison(base, new)
+	}
+	return EvaluateWith(t, cmp, new)
+}
+
+// EvaluateWith is Evaluate sharing the resamples of cmp (nil: no baseline run) with its other
+// users, such as diff's table.
+func EvaluateWith(t Thresholds, cmp *Comparison, new *Measurement) Report {
 	var rep Report
 	for _, r := range t.rules {
-		rep.Results = append(rep.Results, evaluate(r, base, new))
+		rep.Results = append(rep.Results, evaluate(r, cmp, new))
 	}
 	return rep
 }
 
-func evaluate(r Rule, base, new *Measurement) Result {
+func evaluate(r Rule, cmp *Comparison, new *Measurement) Result {
+	var base *Measurement
+	if cmp != nil {
+		base, new = cmp.Base, cmp.New
+	}
 	if r.Figure == VerdictFigure {
 		return evaluateVerdict(r, base, new)
 	}
 	f, _ := Lookup(r.Figure)
 	res := Result{Rule: r, Figure: f, New: f.Value(new.Results), Base: math.NaN(), Limit: r.Value}
-	if base != nil {
-		c := Compare(f, base, new)
+	if cmp != nil {
+		c := cmp.Change(f)
 		res.Change, res.Base = &c, c.Base
 	}
 	if r.Relative() {

@@ -100,3 +100,27 @@ func TestRenderings(t *testing.T) {
 	assert.Contains(t, m.String(), "| ❌ **fail** | `e2e.p90` | `<= 1.10 * baseline` |")
 	assert.Contains(t, m.String(), "| ✅ pass | `verdict` | `[healthy, slow]` | healthy | slow |")
 }
+
+// BenchmarkCompareLarge compares two runs of 100,000 requests each on one latency figure.
+func BenchmarkCompareLarge(b *testing.B) {
+	base, new := measurement(1, 100_000, 10, results.Healthy), measurement(2, 100_000, 10, results.Healthy)
+	f, _ := Lookup("e2e.p90")
+	for b.Loop() {
+		Compare(f, base, new)
+	}
+}
+
+// TestStatsOf checks that the one-pass statistics of a resample agree with each statistic
+// computed on its own.
+func TestStatsOf(t *testing.T) {
+	r := newResampler(measurement(7, 500, 3, results.Healthy).Observations.E2E, "t")
+	stats := []stat{{statQuantile, 0.5}, {statQuantile, 0.9}, {statQuantile, 0.99}, {statMean, 0}, {statMax, 0}, {statSum, 0}}
+	out := make([]float64, len(stats))
+	for range 20 {
+		counts := r.next()
+		statsOf(r.sorted, counts, stats, out)
+		for i, s := range stats {
+			assert.InDelta(t, s.of(r.sorted, counts), out[i], 1e-9, "stat %+v", s)
+		}
+	}
+}

@@ -84,6 +84,8 @@ type Figure struct {
 	// that a comparison can resample them; stat computes the figure from them.
 	series func(*results.Observations) []float64
 	stat   stat
+	// seriesName names the series, so that a comparison resamples each one once.
+	seriesName string
 }
 
 // Value is the figure's value in r.
@@ -139,7 +141,7 @@ var counters = []Figure{
 	{Name: "rounds.not_started", Unit: Count, Doc: "planned rounds of finished agents that never sent a request", value: func(r *results.Results) float64 { return float64(r.Rounds.NotStarted) }},
 	{Name: "rounds.completed_ratio", Unit: Ratio, Doc: "completed ÷ planned; 0 when none planned", value: completedRatio},
 	{Name: "tokens.output_per_second", Unit: TokensPerSecond, Doc: "reasoning + content tokens ÷ simulated seconds", value: func(r *results.Results) float64 { return r.Tokens.OutputPerSecond },
-		series: func(o *results.Observations) []float64 { return o.Output }, stat: stat{kind: statSum}},
+		series: func(o *results.Observations) []float64 { return o.Output }, stat: stat{kind: statSum}, seriesName: "output"},
 	{Name: "tokens.prompt", Unit: Tokens, Doc: "prompt tokens of successful requests", value: func(r *results.Results) float64 { return float64(r.Tokens.Prompt) }},
 	{Name: "tokens.cached", Unit: Tokens, Doc: "cached prompt tokens", value: func(r *results.Results) float64 { return float64(r.Tokens.Cached) }},
 	{Name: "tokens.reasoning", Unit: Tokens, Doc: "reasoning tokens", value: func(r *results.Results) float64 { return float64(r.Tokens.Reasoning) }},
@@ -175,7 +177,7 @@ func buildFigures() []Figure {
 			fs = append(fs, Figure{
 				Name: k.name + "." + s.name, Unit: Seconds, Doc: s.name + " of " + k.doc,
 				value:  func(r *results.Results) float64 { return s.field(k.summary(&r.Latency)) },
-				series: k.series, stat: s.stat,
+				series: k.series, stat: s.stat, seriesName: k.name,
 			})
 		}
 	}

@@ -73,20 +73,24 @@ func (d *diffCmd) run(c *cobra.Command, args []string) error {
 	if err != nil {
 		return usageError(fmt.Errorf("diff: new %w", err))
 	}
-	if err := diff.Comparable(base.Workload, new.Workload); err != nil && !cfg.Force {
-		return usageError(fmt.Errorf("diff %s %s: %w (add --force to compare them anyway)", args[0], args[1], err))
+	if err := diff.Comparable(base.Workload, new.Workload); err != nil {
+		if !cfg.Force {
+			return usageError(fmt.Errorf("diff %s %s: %w (add --force to compare them anyway)", args[0], args[1], err))
+		}
+		fmt.Fprintf(c.ErrOrStderr(), "agentsim: note: --force: %v\n", err)
 	}
 	t, err := cfg.Gate.thresholds(new.Workload)
 	if err != nil {
 		return err
 	}
 	out := c.OutOrStdout()
-	if err := diff.NewTable(base, new).Write(out); err != nil {
+	table := diff.NewTable(base, new)
+	if err := table.Write(out); err != nil {
 		return runtimeError(err)
 	}
 	if t.Empty() {
 		return nil
 	}
 	fmt.Fprintln(out)
-	return cfg.Gate.apply(out, t, &base.Measurement, &new.Measurement, "agentsim diff "+args[0]+" "+args[1])
+	return cfg.Gate.apply(out, t, table.Comparison, &new.Measurement, "agentsim diff "+args[0]+" "+args[1])
 }

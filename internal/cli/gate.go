@@ -64,11 +64,11 @@ func (g gateConfig) check() error {
 	return nil
 }
 
-// apply evaluates t on new against base (nil: no baseline run), prints the outcome to w,
-// writes the --junit and --summary-md files, and returns an exit-3 error naming every failed
-// rule, figure, values and rule, or nil.
-func (g gateConfig) apply(w io.Writer, t gate.Thresholds, base, new *gate.Measurement, title string) error {
-	rep := gate.Evaluate(t, base, new)
+// apply evaluates t on new against the base run of cmp (nil: no baseline run), prints the
+// outcome to w, writes the --junit and --summary-md files, and returns an exit-3 error naming
+// every failed rule, figure, values and rule, or nil.
+func (g gateConfig) apply(w io.Writer, t gate.Thresholds, cmp *gate.Comparison, new *gate.Measurement, title string) error {
+	rep := gate.EvaluateWith(t, cmp, new)
 	if err := rep.WriteText(w); err != nil {
 		return runtimeError(err)
 	}
@@ -202,14 +202,14 @@ func (g *runGate) hold(c *cobra.Command, res *results.Results, dir string) error
 	if err != nil {
 		return runtimeError(fmt.Errorf("read the run back for its thresholds: %w", err))
 	}
-	var base *gate.Measurement
+	var cmp *gate.Comparison
 	title := "agentsim run " + dir
 	if g.base != nil {
-		base = &g.base.Measurement
+		cmp = gate.NewComparison(&g.base.Measurement, new)
 		title += " against " + g.cfg.Baseline
 	}
 	fmt.Fprintln(w)
-	return g.cfg.Gate.apply(w, g.thresholds, base, new, title)
+	return g.cfg.Gate.apply(w, g.thresholds, cmp, new, title)
 }
 
 // worstExit returns the error whose exit code ranks highest: interrupted, then a failed

@@ -30,14 +30,17 @@ type Table struct {
 	Changes []gate.Change
 	// Differences lists the workload keys that differ (see Differences).
 	Differences []string
+	// Comparison holds the resamples behind the changes, for the thresholds to share.
+	Comparison *gate.Comparison
 }
 
 // NewTable compares base with new, figure by figure.
 func NewTable(base, new *Run) *Table {
-	t := &Table{Base: base, New: new, Differences: Differences(base.Workload, new.Workload)}
+	t := &Table{Base: base, New: new, Differences: Differences(base.Workload, new.Workload),
+		Comparison: gate.NewComparison(&base.Measurement, &new.Measurement)}
 	for _, name := range Rows {
 		f, _ := gate.Lookup(name)
-		t.Changes = append(t.Changes, gate.Compare(f, &base.Measurement, &new.Measurement))
+		t.Changes = append(t.Changes, t.Comparison.Change(f))
 	}
 	return t
 }
@@ -80,5 +83,12 @@ func (t *Table) Write(w io.Writer) error {
 // simulator dsv4-pd (faults none)".
 func describe(r *Run) string {
 	w := r.Workload
-	return fmt.Sprintf("%s, %d agents × %d rounds, model %s, seed %d, %s", w.Name, w.Agents, w.Rounds, w.Model, w.Seed, r.Results.Server)
+	return fmt.Sprintf("%s, %s × %s, model %s, seed %d, %s", w.Name, plural(w.Agents, "agent"), plural(w.Rounds, "round"), w.Model, w.Seed, r.Results.Server)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
