@@ -1,6 +1,8 @@
 package gate
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -148,4 +150,20 @@ func TestFigureNames(t *testing.T) {
 	assert.Equal(t, 4.5, f.Value(r))
 	f, _ = Lookup("e2e.mean")
 	assert.Equal(t, 2.0, f.Value(r))
+}
+
+// TestFiguresDocumented checks that docs/gate.md names every figure and every latency kind.
+func TestFiguresDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "gate.md"))
+	require.NoError(t, err)
+	for _, f := range counters {
+		name := f.Name
+		if strings.HasPrefix(name, "tokens.") && name != "tokens.output_per_second" && name != "tokens.prompt" {
+			name = "." + strings.TrimPrefix(name, "tokens.") // listed as `tokens.prompt`, `.cached`, …
+		}
+		assert.Contains(t, string(doc), "`"+name+"`", "docs/gate.md does not list %s", f.Name)
+	}
+	for _, k := range latencyKinds {
+		assert.Contains(t, string(doc), "| `"+k.name+"` |", "docs/gate.md does not list latency kind %s", k.name)
+	}
 }
