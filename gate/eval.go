@@ -114,6 +114,9 @@ func judge(r Rule, f Figure, res Result) (Status, string) {
 	change := ""
 	if res.Change != nil {
 		change = "; change " + res.Change.String()
+		if !res.Change.Significant() {
+			change = "; " + res.Change.String() // "no change", "no significant change (…)"
+		}
 	}
 	if r.Op.holds(res.New, res.Limit) {
 		return Pass, fmt.Sprintf("%s: within %q%s%s", values, r.Text, limit, change)
