@@ -53,7 +53,7 @@ from AGENTSIM_<FLAG> as well (AGENTSIM_SERVER, AGENTSIM_SPEEDUP, AGENTSIM_API_KE
 wins.
 
 Exit codes: 0 healthy or slow, 1 runtime failure, 2 usage or configuration error, 3 any other
-verdict, 130 interrupted.`,
+verdict or a failed threshold (docs/gate.md), 130 interrupted.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError(fmt.Errorf("run takes no arguments, got %q: name the workload with --workload and set its keys with --set key=value", args))
