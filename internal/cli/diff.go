@@ -88,7 +88,7 @@ func (d *diffCmd) run(c *cobra.Command, args []string) error {
 	if err := table.Write(out); err != nil {
 		return runtimeError(err)
 	}
-	if t.Empty() {
+	if t.Empty() && cfg.Gate.JUnit == "" && cfg.Gate.SummaryMD == "" {
 		return nil
 	}
 	fmt.Fprintln(out)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 	"testing/synctest"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/internal/diff"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -128,5 +130,35 @@ func TestDiffRefuses(t *testing.T) {
 		code, _, stderr = agentsim(t, "diff", a, a, "--thresholds", bad)
 		assert.Equal(t, ExitUsage, code)
 		assert.Contains(t, stderr, `thresholds.e2e.p95: unknown figure "e2e.p95"`)
+	})
+}
+
+// TestDiffRederived compares a run with a copy of itself that lost results.json (a run killed
+// before writing it): diff re-derives the figures from the events, through the same
+// accumulator, and finds no change in any of them.
+func TestDiffRederived(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tmp := t.TempDir()
+		a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+		code, out, stderr := runSmoke(t, a, 1)
+		require.Equal(t, ExitOK, code, "%s\n%s", out, stderr)
+		require.NoError(t, os.Mkdir(b, 0o755))
+		for _, f := range runFiles {
+			if f == "results.json" {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(a, f))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(b, f), data, 0o644))
+		}
+		code, out, stderr = agentsim(t, "diff", a, b)
+		require.Equal(t, ExitOK, code, stderr)
+		assert.Contains(t, out, "server not recorded (no results.json: figures re-derived from the events)")
+		rows := regexp.MustCompile(`(?m)^([a-z0-9_.]+)  +(\S+(?: \S+)?)  +(\S+(?: \S+)?)  +(.+)$`).FindAllStringSubmatch(out, -1)
+		require.Len(t, rows, 1+1+len(diff.Rows), "header, verdict and every figure:\n%s", out)
+		for _, r := range rows[1:] {
+			assert.Equal(t, r[2], r[3], "%s: base and new differ", r[1])
+			assert.Regexp(t, `^no (significant )?change`, r[4], r[1])
+		}
 	})
 }

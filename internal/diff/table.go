@@ -83,7 +83,11 @@ func (t *Table) Write(w io.Writer) error {
 // simulator dsv4-pd (faults none)".
 func describe(r *Run) string {
 	w := r.Workload
-	return fmt.Sprintf("%s, %s × %s, model %s, seed %d, %s", w.Name, plural(w.Agents, "agent"), plural(w.Rounds, "round"), w.Model, w.Seed, r.Results.Server)
+	server := r.Results.Server.String()
+	if r.Results.Server.Kind == "" && server == "" {
+		server = "server not recorded (no results.json: figures re-derived from the events)"
+	}
+	return fmt.Sprintf("%s, %s × %s, model %s, seed %d, %s", w.Name, plural(w.Agents, "agent"), plural(w.Rounds, "round"), w.Model, w.Seed, server)
 }
 
 func plural(n int, word string) string {
