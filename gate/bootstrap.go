@@ -69,7 +69,7 @@ func (s stat) of(sorted []float64, counts []int32) float64 {
 }
 
 // Bootstrap settings: Resamples draws, cut down for long series so that a comparison of two
-// runs of 100,000 requests still takes about a second (never below MinResamples); the
+// runs of 100,000 requests still takes seconds (never below MinResamples); the
 // interval is the central Confidence of the resampled changes.
 const (
 	Resamples    = 2000

@@ -11,18 +11,24 @@ import (
 // Measurement is one run as a gate sees it: its results and the per-request observations
 // they were computed from.
 type Measurement struct {
-	Results      *results.Results
+	// Results is the run's results.json (or what its events support).
+	Results *results.Results
+	// Observations are the per-request values its latency statistics and output rate were
+	// computed from; comparisons resample them.
 	Observations results.Observations
 }
 
 // Change is how a figure moved from a baseline run to a new one.
 type Change struct {
-	Figure    Figure
+	// Figure is what changed.
+	Figure Figure
+	// Base and New are the figure's values in the two runs, in its Unit.
 	Base, New float64
-	// Relative is New ÷ Base − 1; NaN when Base is 0.
+	// Relative is New ÷ Base − 1 (a fraction: 0.12 is +12 %); NaN when Base is 0.
 	Relative float64
 	// HasCI is set when the figure is resampled and both runs have enough observations;
-	// Low and High then bound the Relative change at the Confidence level.
+	// Low and High then bound the Relative change at the Confidence level (fractions:
+	// 0.08 is +8 %).
 	HasCI     bool
 	Low, High float64
 }
@@ -40,8 +46,9 @@ func (c Change) Significant() bool {
 // observations once, for all the figures that are statistics of it, and keeps the resamples:
 // the figures of one comparison share them. It is not safe for concurrent use.
 type Comparison struct {
+	// Base is the baseline run, New the run held to it.
 	Base, New *Measurement
-	boots     map[string]*bootstrap
+	boots     map[string]*bootstrap // by series name
 }
 
 // NewComparison compares new with base.

@@ -20,12 +20,14 @@ const (
 
 // Result is one rule evaluated.
 type Result struct {
+	// Rule is the rule evaluated, Status how it came out.
 	Rule   Rule
 	Status Status
 	// Figure is the rule's figure (zero for the verdict rule).
 	Figure Figure
 	// New is the new run's value, Base the baseline's (NaN without a baseline), Limit what
-	// New was held to (NaN for the verdict rule). Verdicts hold the kinds as text.
+	// New was held to (NaN for the verdict rule), all in the figure's Unit. NewVerdict and
+	// BaseVerdict are the verdict kinds, for the verdict rule.
 	New, Base, Limit        float64
 	NewVerdict, BaseVerdict string
 	// Change is the figure's change from the baseline, when there is one.
@@ -36,6 +38,7 @@ type Result struct {
 
 // Report is every rule of a Thresholds evaluated, in rule order.
 type Report struct {
+	// Results has one element per rule.
 	Results []Result
 }
 

@@ -50,7 +50,8 @@ type Rule struct {
 	Figure string
 	// Text is the rule as written: "<= 1.10 * baseline", "< 30s".
 	Text string
-	Op   Op
+	// Op compares the figure with the limit: the figure Op the limit must hold.
+	Op Op
 	// Value is an absolute limit, in the figure's unit; used when Factor is 0.
 	Value float64
 	// Factor, when > 0, makes the limit Factor × the baseline run's value of the figure.
