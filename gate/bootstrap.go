@@ -83,7 +83,10 @@ const (
 // intervals.
 const bootstrapSeed = 0x61676e7473696d // "agntsim"
 
-// resampler draws bootstrap resamples of one sorted series.
+// resampler draws bootstrap resamples of one sorted series. A resample is kept as counts over
+// the sorted series rather than as a new slice to sort: every statistic of it is then one walk
+// up the series, which is what keeps long runs fast, and needs nothing beyond the standard
+// library.
 type resampler struct {
 	sorted []float64
 	counts []int32
