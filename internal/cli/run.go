@@ -30,6 +30,7 @@ type runConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
 	Force    bool           `mapstructure:"force"`
 	Target   targetConfig   `mapstructure:",squash"`
+	Fit      fitConfig      `mapstructure:",squash"`
 	Baseline string         `mapstructure:"baseline"`
 	JSON     bool           `mapstructure:"json"`
 	Gate     gateConfig     `mapstructure:",squash"`
@@ -66,6 +67,7 @@ verdict or a failed threshold (docs/gate.md), 130 interrupted.`,
 	addWorkloadFlags(r.settings, "ocbrowse")
 	addForceFlag(r.settings)
 	addServerFlags(r.settings)
+	addFitFlag(r.settings)
 	addRunGateFlags(r.settings)
 	c.Flags().AddFlagSet(r.settings)
 	r.over.addFlags(c.Flags())
@@ -130,10 +132,11 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: g.console(c), Live: isTerminal(g.console(c)), HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
+		PinModel:  modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
 	})
 	if err != nil {
 		discard()
-		return runtimeError(err)
+		return harnessError(err)
 	}
 	if err := g.report(c, res, dir); err != nil {
 		return err
