@@ -243,6 +243,8 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		{"concurrency word", []string{"bench", "--concurrency", "many"}, []string{"--concurrency"}},
 		// --speedup only applies to the embedded simulator.
 		{"speedup with server", []string{"bench", "--server", "http://127.0.0.1:1", "--speedup", "20"}, []string{"--speedup applies only to the embedded simulator"}},
+		// An output no server returns: the rates would be nonsense.
+		{"max tokens too many", []string{"bench", "--max-tokens", "10000000"}, []string{"--max-tokens 10000000 is not allowed: want a whole number from 1 to 1000000"}},
 		// compare shares the request-shape checks.
 		{"compare zero concurrency", []string{"compare", "--concurrency", "0"}, []string{"--concurrency 0 is not allowed"}},
 	} {

@@ -75,6 +75,12 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := ensureOpenFiles(openFileLimit, "--concurrency", o.Concurrency[0], cfg.Target.Server == ""); err != nil {
+		return err
+	}
+	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server == ""); err != nil {
+		return err
+	}
 	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, "compare", time.Now())
 	if err != nil {
 		return err

@@ -106,6 +106,9 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	if c.Context().Err() != nil {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the run started")}
 	}
+	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server == ""); err != nil {
+		return err
+	}
 	// The directory first: a refused --out is a usage error, found before anything starts.
 	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, w.Name, time.Now())
 	if err != nil {
