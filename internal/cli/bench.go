@@ -62,7 +62,7 @@ the test at each concurrency and prints the throughput curve: the aggregate outp
 at least 90% of the peak number of streams were decoding at once, and the per-request rate.
 
 Exit codes: 0 every request completed, 1 server unreachable or runtime failure, 2 bad flags,
-3 any request failed, 130 interrupted.`,
+3 any request failed or returned fewer than --max-tokens output tokens, 130 interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: b.run,
 	}
