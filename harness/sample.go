@@ -14,6 +14,7 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 	t := r.o.Clock.NewTicker(r.o.Workload.SampleInterval)
 	defer t.Stop()
 	status := newStatusLine(r.o.Out, r.o.Live, r.o.Clock)
+	progress := newProgressLog(r.o.Out, r.o.Progress && !r.o.Live, r.o.Clock)
 	for {
 		select {
 		case <-ctx.Done():
@@ -28,6 +29,7 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 			r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: warning})
 		}
 		status.show(s, r.log.Since(), r.watch.live())
+		progress.show(s, r.log.Since(), r.watch.live())
 		if ending {
 			r.stopping(events.EndWatchdog, "watchdog: no new rounds, requests in flight cancelled")
 			stopRounds()

@@ -139,7 +139,7 @@ func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload,
 	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
 	res, err := harness.RunChecked(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: t.clock, Target: t.info, Dir: dir,
-		Out: out, Live: isTerminal(out), HTTPClient: t.client,
+		Out: out, Live: isTerminal(out), Progress: true, HTTPClient: t.client,
 	})
 	if err != nil {
 		return nil, err

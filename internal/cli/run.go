@@ -122,7 +122,7 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	defer target.stop()
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
+		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), Progress: true, HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
 	})
 	if err != nil {
