@@ -51,6 +51,15 @@ func FromDir(dir string) (results.Verdict, *results.Results, error) {
 	if err != nil {
 		return results.Verdict{}, nil, err
 	}
+	return judgeRecords(w, evs, samples)
+}
+
+// judgeRecords is FromDir on records already read: it checks them against the workload (see
+// checkRecords), then judges them.
+func judgeRecords(w *workloads.Workload, evs []events.Event, samples []events.Sample) (results.Verdict, *results.Results, error) {
+	if err := checkRecords(w, evs, samples); err != nil {
+		return results.Verdict{}, nil, err
+	}
 	cutS, warning, cut := cutFile(evs, samples)
 	if cut {
 		samples = slices.DeleteFunc(slices.Clone(samples), func(s events.Sample) bool { return s.TS > cutS })

@@ -118,3 +118,28 @@ func TestFromDirConfigBounded(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not a regular file")
 }
+
+// TestFromDirRefusesImpossibleRecords checks that records no run of the workload could have
+// written are refused, naming file, record, field, value and what is allowed, before the
+// analysis makes room for them (an agent 2000000000 would otherwise allocate 2e9 agent views).
+func TestFromDirRefusesImpossibleRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, line, want string
+	}{
+		{"agent far out of range", EventsFile, `{"t_s": 1, "event": "request_sent", "agent": 2000000000, "request": "x"}`,
+			"events.jsonl record 1: agent 2000000000 is not allowed: want −1 (the run) or 0–9 (the run had 10 agents)"},
+		{"agent below the run", EventsFile, `{"t_s": 1, "event": "agent_start", "agent": -7}`, "agent -7 is not allowed"},
+		{"negative time", EventsFile, `{"t_s": -5, "event": "agent_start", "agent": 0}`, "t_s -5 is not allowed: want simulated seconds from 0 to"},
+		{"stream of no agent", SamplesFile, `{"t_s": 1, "streams": [{"request": "x", "agent": 99}]}`,
+			"samples.jsonl record 1: streams[].agent 99 is not allowed: want 0–9"},
+		{"negative count", SamplesFile, `{"t_s": 1, "in_flight": -1}`, "in_flight -1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := finishedRun(t)
+			require.NoError(t, prepend(filepath.Join(dir, tc.file), tc.line+"\n"))
+			_, _, err := FromDir(dir)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
