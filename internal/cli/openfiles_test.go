@@ -82,3 +82,18 @@ func TestBenchConcurrencyAboveFileLimit(t *testing.T) {
 	assert.Contains(t, stderr, fmt.Sprintf("--concurrency 100000 needs %d open files", 2*100000+openFilesReserve))
 	assert.NotContains(t, out, "RESULT")
 }
+
+// TestRunAgentsAboveFileLimit runs `run --agents 10000` against the embedded simulator where
+// the hard open-file limit cannot hold its 20,064 files: refused with exit 2 before anything
+// starts. Skipped where the limit admits them.
+func TestRunAgentsAboveFileLimit(t *testing.T) {
+	_, hard, err := openFileLimit.get()
+	if err != nil || hard >= 2*10000+openFilesReserve {
+		t.Skipf("hard open-file limit %d admits 10000 agents (err %v)", hard, err)
+	}
+	dir := t.TempDir() + "/run"
+	code, out, stderr := agentsim(t, "run", "--workload", "smoke", "--agents", "10000", "--out", dir)
+	assert.Equal(t, ExitUsage, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Contains(t, stderr, "agents 10000 needs 20064 open files (two open files per connection (client and embedded simulator), plus 64)")
+	assert.NoDirExists(t, dir, "refused before the run directory is made")
+}
