@@ -46,10 +46,10 @@ func ensureOpenFiles(lim fileLimit, flag string, conns int, embedded bool) error
 	if hard > openFilesReserve {
 		fits = int((hard - openFilesReserve) / per)
 	}
-	how := "one open file per connection"
+	how := "one per connection"
 	if embedded {
-		how = "two open files per connection (client and embedded simulator)"
+		how = "two per connection, the client's and the embedded simulator's"
 	}
-	return usageError(fmt.Errorf("%s %d needs %d open files (%s, plus %d), above the open-file limit of %d (hard limit %d): "+
+	return usageError(fmt.Errorf("%s %d needs %d open files (%s, and %d more), above the open-file limit of %d (hard limit %d): "+
 		"want %s at most %d here, or raise the limit first (ulimit -n %d)", flag, conns, need, how, openFilesReserve, soft, hard, flag, fits, need))
 }

@@ -51,7 +51,7 @@ func TestEnsureOpenFiles(t *testing.T) {
 		err := ensureOpenFiles(l, "--concurrency", 100000, true)
 		require.Error(t, err)
 		assert.Equal(t, ExitUsage, exitCode(err))
-		assert.Equal(t, "--concurrency 100000 needs 200064 open files (two open files per connection (client and embedded simulator), plus 64), "+
+		assert.Equal(t, "--concurrency 100000 needs 200064 open files (two per connection, the client's and the embedded simulator's, and 64 more), "+
 			"above the open-file limit of 1024 (hard limit 4096): want --concurrency at most 2016 here, or raise the limit first (ulimit -n 200064)", err.Error())
 		assert.Equal(t, uint64(1024), l.soft, "left as it was")
 	})
@@ -94,6 +94,6 @@ func TestRunAgentsAboveFileLimit(t *testing.T) {
 	dir := t.TempDir() + "/run"
 	code, out, stderr := agentsim(t, "run", "--workload", "smoke", "--agents", "10000", "--out", dir)
 	assert.Equal(t, ExitUsage, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
-	assert.Contains(t, stderr, "agents 10000 needs 20064 open files (two open files per connection (client and embedded simulator), plus 64)")
+	assert.Contains(t, stderr, "agents 10000 needs 20064 open files (two per connection, the client's and the embedded simulator's, and 64 more)")
 	assert.NoDirExists(t, dir, "refused before the run directory is made")
 }
