@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -81,6 +82,9 @@ func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
 	}
 	if err != nil {
 		return runtimeError(err)
+	}
+	if len(v.Evidence) > 0 && strings.HasPrefix(v.Evidence[0], diagnose.WarningPrefix) {
+		fmt.Fprintf(c.ErrOrStderr(), "agentsim: %s\n", v.Evidence[0])
 	}
 	noteRecorded(c, dir, v)
 	if v.Kind.Progressing() {

@@ -160,3 +160,22 @@ func TestDiagnoseBadArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestDiagnoseCutEvents cuts a finished run's events.jsonl to its first third: diagnose judges
+// only up to the cut, says so in the verdict, and repeats the warning on stderr.
+func TestDiagnoseCutEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "run")
+		recordRun(t, dir, map[string]string{"rounds": "20"}, nil, nil)
+		path := filepath.Join(dir, "events.jsonl")
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		lines := strings.SplitAfter(string(b), "\n")
+		require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:len(lines)/3], "")), 0o644))
+
+		code, out, stderr := diagnoseArgs(dir)
+		assert.Contains(t, []int{ExitOK, ExitVerdict}, code)
+		assert.Regexp(t, `^verdict: \S+ — .* \(judged up to t=\d+ s: events\.jsonl is cut\)\n  • warning: events\.jsonl is cut: `, out)
+		assert.Contains(t, stderr, "agentsim: warning: events.jsonl is cut: its events end at t=")
+	})
+}

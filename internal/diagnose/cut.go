@@ -6,6 +6,10 @@ import (
 	"github.com/agentsim/agentsim/events"
 )
 
+// WarningPrefix starts an evidence line that warns about the record itself rather than
+// the run (an events.jsonl cut short): the line comes first, and commands repeat it on stderr.
+const WarningPrefix = "warning: "
+
 // cutSlackS is how far, in simulated seconds, samples.jsonl may run past the last event of
 // events.jsonl before a gap in the events can mean a cut file: the two files are flushed
 // independently, once a second, so a killed run's samples can be a little ahead.
@@ -59,6 +63,6 @@ func cutFile(evs []events.Event, samples []events.Sample) (cutS float64, warning
 	if len(lost) > 1 {
 		what += " and " + lost[1]
 	}
-	return lastEv, fmt.Sprintf("warning: %s is cut: its events end at t=%s but %s runs to t=%s and counts %s; "+
+	return lastEv, fmt.Sprintf(WarningPrefix+"%s is cut: its events end at t=%s but %s runs to t=%s and counts %s; "+
 		"this verdict judges only the first %s, where both files agree", EventsFile, secs(lastEv), SamplesFile, secs(last.TS), what, secs(lastEv)), true
 }
