@@ -85,9 +85,11 @@ func (b *Builder) Event(e events.Event) {
 	case events.PacerAcquired:
 		b.lat.pacerWait = append(b.lat.pacerWait, e.PacerWaitS)
 	case events.RoundDone:
-		if e.Outcome == events.RoundOK {
+		switch e.Outcome {
+		case events.RoundOK:
 			b.rounds.Completed++
-		} else {
+		case events.RoundCancelled: // never sent its request: counted as not started
+		default:
 			b.failedRound(e.Round)
 		}
 	}

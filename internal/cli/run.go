@@ -115,6 +115,9 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	if c.Context().Err() != nil {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the run started")}
 	}
+	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server == ""); err != nil {
+		return err
+	}
 	g, err := newRunGate(cfg, w)
 	if err != nil {
 		return err
@@ -140,7 +143,7 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	defer target.stop()
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Out: g.console(c), Live: isTerminal(g.console(c)), HTTPClient: target.client,
+		Out: g.console(c), Live: isTerminal(g.console(c)), Progress: true, HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
 		Metrics:   metrics,
 		PinModel:  modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
