@@ -20,6 +20,9 @@ const (
 	EventsFile  = "events.jsonl"
 	SamplesFile = "samples.jsonl"
 	ConfigFile  = "config.yaml"
+	// RecordFile marks the directory of a watched recording (agentsim record --watch): the
+	// events are a proxy's view of a real harness (Config.Proxy).
+	RecordFile = "record.json"
 )
 
 // FromDir re-derives the verdict of the run recorded in dir from its events.jsonl,
@@ -41,7 +44,11 @@ func FromDir(dir string) (results.Verdict, *results.Results, error) {
 	if err != nil {
 		return results.Verdict{}, nil, err
 	}
-	a := New(ConfigFrom(w))
+	cfg := ConfigFrom(w)
+	if _, err := os.Stat(filepath.Join(dir, RecordFile)); err == nil {
+		cfg.Proxy, cfg.Agents, cfg.Rounds = true, 0, 0
+	}
+	a := New(cfg)
 	end := Replay(a, evs, samples)
 	r := &results.Results{Workload: w.Name}
 	a.Fill(r, end)
