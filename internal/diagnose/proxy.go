@@ -111,6 +111,6 @@ func (a *Analyzer) proxyLines() []string {
 	if !a.cfg.Proxy {
 		return nil
 	}
-	return []string{fmt.Sprintf("seen from a recording proxy: %d sessions as agents; the harness's pacer, tool and think time are invisible to it, so the time between a session's requests counts as thinking",
-		len(a.agents))}
+	return []string{fmt.Sprintf("seen from a recording proxy: %d session%s as agents; the harness's pacer, tool and think time are invisible to it, so the time between a session's requests counts as thinking",
+		len(a.agents), plural(len(a.agents)))}
 }

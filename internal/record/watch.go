@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
@@ -70,7 +72,7 @@ type Watcher struct {
 	agents    map[string]int // session → agent id, in order of appearance
 	tokensOut int64
 	chunksIn  int64 // chunks of ended requests
-	lastKind  results.VerdictKind
+	lastShape string // the last verdict printed: its kind and summary without numbers
 }
 
 var _ Observer = (*Watcher)(nil)
@@ -266,14 +268,20 @@ func (w *Watcher) sample(ctx context.Context, p *Proxy) {
 	w.report(now)
 }
 
-// report prints the verdict when its kind changes, and the stall warning once per episode.
+// report prints the verdict when it changes: its kind, or its summary other than numbers (a
+// run's stall warning is here a verdict of its own).
 func (w *Watcher) report(now float64) {
-	st := w.a.Stall(now)
 	v := w.a.Verdict(now)
-	if v.Kind == w.lastKind && !st.Warn {
+	shape := string(v.Kind) + ": " + strings.Map(func(r rune) rune {
+		if unicode.IsDigit(r) || r == '.' {
+			return -1
+		}
+		return r
+	}, v.Summary)
+	if shape == w.lastShape {
 		return
 	}
-	w.lastKind = v.Kind
+	w.lastShape = shape
 	if w.o.Out != nil {
 		fmt.Fprintf(w.o.Out, "watch t=%s: %s — %s\n", results.Seconds(now), v.Kind, v.Summary)
 	}
