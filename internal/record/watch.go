@@ -71,7 +71,7 @@ type Watcher struct {
 	samples   *events.Writer[events.Sample]
 	agents    map[string]int // session → agent id, in order of appearance
 	tokensOut int64
-	chunksIn  int64 // chunks of ended requests
+	chunksIn  int64  // chunks of ended requests
 	lastShape string // the last verdict printed: its kind and summary without numbers
 }
 
