@@ -9,10 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
@@ -268,16 +267,14 @@ func (w *Watcher) sample(ctx context.Context, p *Proxy) {
 	w.report(now)
 }
 
+// quantities matches a number with its unit, if any, in a verdict's summary.
+var quantities = regexp.MustCompile(`[0-9][0-9.,]*( ?(ms|µs|s|%|tok/s))?`)
+
 // report prints the verdict when it changes: its kind, or its summary other than numbers (a
 // run's stall warning is here a verdict of its own).
 func (w *Watcher) report(now float64) {
 	v := w.a.Verdict(now)
-	shape := string(v.Kind) + ": " + strings.Map(func(r rune) rune {
-		if unicode.IsDigit(r) || r == '.' {
-			return -1
-		}
-		return r
-	}, v.Summary)
+	shape := string(v.Kind) + ": " + quantities.ReplaceAllString(v.Summary, "#")
 	if shape == w.lastShape {
 		return
 	}
