@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,17 +59,17 @@ func (x *exchange) byteAt(t float64) {
 
 // sseLine reads one line of an event stream, whose bytes arrived at t.
 func (x *exchange) sseLine(line []byte, t float64) {
-	data, ok := strings.CutPrefix(string(line), "data:")
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok {
 		return
 	}
-	data = strings.TrimSpace(data)
-	if data == "[DONE]" {
+	data = bytes.TrimSpace(data)
+	if bytes.Equal(data, doneMarker) {
 		x.done = true
 		return
 	}
 	var c streamChunk
-	if json.Unmarshal([]byte(data), &c) != nil {
+	if json.Unmarshal(data, &c) != nil {
 		return
 	}
 	if msg := errorMessage(c.Error); msg != "" && x.failure == "" {
