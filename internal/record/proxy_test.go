@@ -152,6 +152,9 @@ func TestThreeInterleavedConversations(t *testing.T) {
 					openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "go on"})
 			}
 		}
+		// Each line is flushed as its request ends: a killed proxy has lost nothing yet.
+		_, before := readTrace(t, pr.buf.String())
+		assert.Len(t, before, 9, "lines written before the proxy stops")
 		pr.stop(t)
 		h, reqs := readTrace(t, pr.buf.String())
 		assert.Equal(t, "record:http://sim", h.Source)
