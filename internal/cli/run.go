@@ -29,6 +29,7 @@ type runConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
 	Force    bool           `mapstructure:"force"`
 	Target   targetConfig   `mapstructure:",squash"`
+	Fit      fitConfig      `mapstructure:",squash"`
 }
 
 func (r *runCmd) command() *cobra.Command {
@@ -62,6 +63,7 @@ verdict, 130 interrupted.`,
 	addWorkloadFlags(r.settings, "ocbrowse")
 	addForceFlag(r.settings)
 	addServerFlags(r.settings)
+	addFitFlag(r.settings)
 	c.Flags().AddFlagSet(r.settings)
 	r.over.addFlags(c.Flags())
 	r.v = newViper(r.settings)
@@ -121,10 +123,11 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
+		PinModel:  modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
 	})
 	if err != nil {
 		discard()
-		return runtimeError(err)
+		return harnessError(err)
 	}
 	harness.PrintSummary(c.OutOrStdout(), res, dir)
 	return verdictExit(res)
