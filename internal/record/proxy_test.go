@@ -152,7 +152,9 @@ func TestThreeInterleavedConversations(t *testing.T) {
 					openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "go on"})
 			}
 		}
-		// Each line is flushed as its request ends: a killed proxy has lost nothing yet.
+		// Each line is flushed as its request's handler ends, a hair after the harness read
+		// [DONE]: once the handlers are idle, a killed proxy has lost nothing.
+		synctest.Wait()
 		_, before := readTrace(t, pr.buf.String())
 		assert.Len(t, before, 9, "lines written before the proxy stops")
 		pr.stop(t)
