@@ -41,7 +41,7 @@ const (
 )
 
 // Stuck reports whether k is a verdict of work that stopped moving: pacer-starvation,
-// deadlock or stalled-streams.
+// deadlock, stalled-streams or harness-stopped.
 func (k VerdictKind) Stuck() bool {
 	return k == PacerStarvation || k == Deadlock || k == StalledStreams || k == HarnessStopped
 }

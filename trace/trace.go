@@ -100,9 +100,9 @@ type Request struct {
 	E2ES float64 `json:"e2e_s,omitempty"`
 	// FinishReason is the finish_reason the server gave ("stop", "length"…).
 	FinishReason string `json:"finish_reason,omitempty"`
-	// Error says how the request failed when it did not get a whole response: a failure
-	// class and what happened, e.g. "reset: the server's connection failed mid-response".
-	// Empty for a whole response, whatever its status.
+	// Error says how the request failed: a failure class and what happened, e.g.
+	// "reset: the server's connection failed mid-response" or "http_status: HTTP 404: …"
+	// (the server's own message). Empty for a response that came whole and ok.
 	Error string `json:"error,omitempty"`
 
 	// HashIDs are the prompt's prefix-block hashes (Mooncake's form: one id per block of
