@@ -19,6 +19,9 @@ import (
 // TestThousandConcurrentStreams holds 1,000 streams open through the proxy at once; each
 // reaches its end, and the trace has each of them, whole.
 func TestThousandConcurrentStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 streams of 200 tokens take a few seconds of CPU")
+	}
 	synctest.Test(t, func(t *testing.T) {
 		const n = 1000
 		pr := startProxy(t, newSim(t), record.Options{})
