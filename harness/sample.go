@@ -71,6 +71,9 @@ func (r *run) sample() (events.Sample, string, bool) {
 	r.samples.Write(s)
 	r.gauges.sample(s)
 	r.watch.sample(s)
+	if r.metrics != nil {
+		r.metrics.sample(s)
+	}
 	warning, ending := r.watch.check(s.TS)
 	return s, warning, ending
 }

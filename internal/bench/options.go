@@ -71,6 +71,8 @@ type Options struct {
 	// runs (for a sweep, in one subdirectory per test, n<concurrency>), and results.json at
 	// the end.
 	Dir string
+	// Metrics, when set, serves each test's harness metrics while it runs.
+	Metrics *harness.MetricsEndpoint
 }
 
 // Validate reports every option out of range at once, each naming the option, its value and
