@@ -39,13 +39,63 @@ type Sample struct {
 	// any byte of output flows.
 	ChunksIn int64        `json:"chunks_in"`
 	Pacer    *PacerSample `json:"pacer,omitempty"`
+	// LateS is how much later than due this sample was taken, in simulated seconds: the time
+	// since the previous sample (or the run's start) beyond one sample interval. Absent when
+	// under a millisecond.
+	LateS float64 `json:"late_s,omitempty"`
 	// LagS is the largest scheduling lag of the harness since the previous sample: how much
 	// later than due, in simulated seconds, a wait it scheduled ended (see clock.Lag).
 	// Absent when zero.
 	LagS float64 `json:"lag_s,omitempty"`
-	// Streams lists the open requests (sent, no terminal event yet).
+	// Open summarises every open request; absent in files that list every open stream.
+	Open *OpenStreams `json:"open,omitempty"`
+	// Streams lists open requests (sent, no terminal event yet), longest silence first: the
+	// ListedStreams longest silences, extended to every stream silent ≥ stall_after up to
+	// MaxListedStreams. When Open is absent (older files, recordings) it lists every open
+	// request. Streams are listed in full when InFlight = len(Streams).
 	Streams []Stream `json:"streams,omitempty"`
 }
+
+// How many streams, waiters and holders a sample names: the longest silences and waits, the
+// evidence a diagnosis quotes; the counts are in the aggregates.
+const (
+	// ListedStreams is how many of the longest silences a sample always names.
+	ListedStreams = 8
+	// MaxListedStreams bounds the streams named when more are silent ≥ stall_after.
+	MaxListedStreams = 64
+	// ListedWaiters is how many of the longest pacer waits a sample names.
+	ListedWaiters = 8
+	// MaxListedHeld bounds the permits named in Pacer.Held: every leaked one first, then the
+	// longest held.
+	MaxListedHeld = 64
+)
+
+// OpenStreams summarises every open request at a sampling instant. Times are simulated
+// seconds.
+type OpenStreams struct {
+	// StallAfterS is the watchdog's stall_after, the threshold of Silent.
+	StallAfterS float64 `json:"stall_after_s"`
+	// Silent counts the streams with no byte for ≥ StallAfterS; Moving those that received a
+	// chunk in the last second (MovingWithinS); WithBytes those that received any byte.
+	Silent    int `json:"silent"`
+	Moving    int `json:"moving"`
+	WithBytes int `json:"with_bytes"`
+	// Chunks is the stream chunks the open requests have received.
+	Chunks int64 `json:"chunks"`
+	// LastByteAgoS is the time since the latest byte on any open stream; 0 when WithBytes is 0.
+	LastByteAgoS float64 `json:"last_byte_ago_s"`
+	// SilenceP50S and SilenceP90S are quantiles of the open streams' silences (the maximum
+	// is Sample.OldestSilenceS).
+	SilenceP50S float64 `json:"silence_p50_s"`
+	SilenceP90S float64 `json:"silence_p90_s"`
+	// UnlistedMaxSilenceS is the longest silence among the open streams Sample.Streams does
+	// not name: each of them received a byte at most that long ago. 0 when every stream is named.
+	UnlistedMaxSilenceS float64 `json:"unlisted_max_silence_s,omitempty"`
+}
+
+// MovingWithinS is how recent, in simulated seconds, a stream's last chunk must be for
+// OpenStreams.Moving to count it.
+const MovingWithinS = 1.0
 
 // Stream is one open request at a sampling instant.
 type Stream struct {
@@ -72,7 +122,17 @@ type PacerSample struct {
 	// Granted is how many of the waiting agents have been granted a permit but not yet run to
 	// take it; absent when none.
 	Granted int `json:"granted,omitempty"`
-	// Held lists the permits in use; Waiters the agents waiting for one.
+	// HeldSilent counts the permits in use whose request has been silent ≥ stall_after;
+	// HeldLeaked those leaked (see Holding.Leaked). The others are held by work still moving.
+	HeldSilent int `json:"held_silent,omitempty"`
+	HeldLeaked int `json:"held_leaked,omitempty"`
+	// WaitP50S and WaitP90S are quantiles of the waiting agents' waits, in seconds (the
+	// maximum is LongestWaitS); absent when nobody waits.
+	WaitP50S float64 `json:"wait_p50_s,omitempty"`
+	WaitP90S float64 `json:"wait_p90_s,omitempty"`
+	// Held lists permits in use: all of them up to MaxListedHeld, else the leaked ones and
+	// the longest held. Waiters lists the ListedWaiters agents that have waited longest
+	// (every waiting agent in files without OpenStreams).
 	Held    []Holding `json:"held,omitempty"`
 	Waiters []Waiter  `json:"waiters,omitempty"`
 }
@@ -90,4 +150,32 @@ type Holding struct {
 type Waiter struct {
 	Agent int     `json:"agent"`
 	WaitS float64 `json:"wait_s"`
+}
+
+// SilentStreams returns how many open streams had received no byte for ≥ stallAfterS
+// seconds at the sample: Open's count when it was taken with that threshold, else the count
+// among the streams listed.
+func (s *Sample) SilentStreams(stallAfterS float64) int {
+	if s.Open != nil && s.Open.StallAfterS == stallAfterS {
+		return s.Open.Silent
+	}
+	n := 0
+	for _, st := range s.Streams {
+		if stallAfterS > 0 && st.SinceLastByteS >= stallAfterS {
+			n++
+		}
+	}
+	return n
+}
+
+// OpenChunks returns the stream chunks the open requests had received at the sample.
+func (s *Sample) OpenChunks() int64 {
+	if s.Open != nil {
+		return s.Open.Chunks
+	}
+	n := int64(0)
+	for _, st := range s.Streams {
+		n += int64(st.Chunks)
+	}
+	return n
 }

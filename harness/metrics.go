@@ -190,13 +190,7 @@ func (m *runMetrics) sample(s events.Sample) {
 	m.inFlight.Set(float64(s.InFlight))
 	m.oldest.Set(s.OldestSilenceS)
 	m.chunks.Set(float64(s.ChunksIn))
-	silent := 0
-	for _, st := range s.Streams {
-		if m.stallAfterS > 0 && st.SinceLastByteS >= m.stallAfterS {
-			silent++
-		}
-	}
-	m.silent.Set(float64(silent))
+	m.silent.Set(float64(s.SilentStreams(m.stallAfterS)))
 	if p := s.Pacer; p != nil {
 		m.pacerHolders.Set(float64(p.InUse))
 		m.pacerWaiters.Set(float64(p.Waiting))

@@ -53,9 +53,5 @@ func (p *progressLog) show(smp events.Sample, simS float64, note string) {
 // plus, for each open one, one token per data chunk received (a close estimate: a server may
 // pack several tokens into a chunk, and a stream's first and last chunks may carry none).
 func streamedTokens(s events.Sample) int64 {
-	n := s.TokensOut
-	for _, st := range s.Streams {
-		n += int64(st.Chunks)
-	}
-	return n
+	return s.TokensOut + s.OpenChunks()
 }

@@ -80,7 +80,12 @@ type run struct {
 	now instant
 	// lagWarned is set once the live lag warning was given; only the sampler reads it.
 	lagWarned bool
-	notes     []string // what was said before the run: the model chosen, the context window
+	// lastSampleS is when the previous sample was taken, in simulated seconds since the start;
+	// lateWarned is set once the sampler's falling behind was warned about. Only the sampler
+	// uses them.
+	lastSampleS float64
+	lateWarned  bool
+	notes       []string // what was said before the run: the model chosen, the context window
 	// contextWarned is set when a note said the workload does not fit the server's window.
 	contextWarned bool
 	gauges        gaugeCheck // the server's gen_tok_s, to hold against the harness's own rate

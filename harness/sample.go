@@ -3,9 +3,12 @@ package harness
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/results"
 )
 
 // sampleLoop samples server and harness state every sample interval until ctx is done, feeds
@@ -31,7 +34,7 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 		}
 		s, warning, ending := r.sample()
 		free = r.o.Clock.WallNow()
-		for _, w := range []string{warning, r.checkLag()} {
+		for _, w := range []string{warning, r.checkLag(), r.checkLate(s)} {
 			if w != "" {
 				status.clear()
 				fmt.Fprintf(r.o.Out, "%s\n", w)
@@ -55,14 +58,15 @@ func (r *run) sample() (events.Sample, string, bool) {
 	server := r.scraper.Scrape(ctx)
 	cancel()
 	now := r.o.Clock.Now()
-	s, waiters := r.board.Snapshot(now)
+	s, waits := r.board.Snapshot(now, r.o.Workload.Watchdog.StallAfter)
 	s.TS = now.Sub(r.start).Seconds()
+	s.LateS = r.lateness(s.TS)
 	s.Wall = r.o.Clock.WallNow().UTC().Format(time.RFC3339Nano)
 	if len(server.Gauges) > 0 {
 		s.Server = server.Gauges
 	}
 	s.ServerErrors = server.Errors
-	s.Pacer = r.pacerSample(now, waiters, s.Streams)
+	s.Pacer = r.pacerSample(now, waits)
 	s.LagS = r.o.Clock.Lag().TakeRecentMax().Seconds()
 	if r.o.Sampled != nil {
 		r.o.Sampled(s, r.scraper.Found())
@@ -80,20 +84,68 @@ func (r *run) sample() (events.Sample, string, bool) {
 	return s, warning, ending
 }
 
-// pacerSample describes the pacer at now; a held permit is leaked when no open stream of its
-// agent uses it.
-func (r *run) pacerSample(now time.Time, waiters []events.Waiter, streams []events.Stream) *events.PacerSample {
+// pacerSample describes the pacer at now: its counters, the longest waits, and the permits in
+// use by class. A held permit is leaked when no open stream of its agent uses it; silent when
+// its stream has been silent ≥ stall_after.
+func (r *run) pacerSample(now time.Time, w agents.Waits) *events.PacerSample {
 	st := r.pacer.Stats()
 	ps := &events.PacerSample{InUse: st.InUse, Waiting: st.Waiting, LongestWaitS: st.LongestWait.Seconds(),
 		Limit: st.Limit, Acquired: int64(st.Acquired), Released: int64(st.Released), Leaked: int64(st.Leaked),
-		Granted: st.Granted, Waiters: waiters}
-	inUse := map[uint64]bool{}
-	for _, s := range streams {
-		inUse[s.Permit] = true
+		Granted: st.Granted, Waiters: w.Longest, WaitP50S: w.P50S, WaitP90S: w.P90S}
+	leaked := make([]bool, len(st.Held))
+	for i, h := range st.Held {
+		open, silent := r.board.Permit(h.PermitID)
+		leaked[i] = st.Leaked > 0 && !open
+		switch {
+		case leaked[i]:
+			ps.HeldLeaked++
+		case silent:
+			ps.HeldSilent++
+		}
 	}
-	for _, h := range st.Held {
-		ps.Held = append(ps.Held, events.Holding{Permit: h.PermitID, Agent: h.Agent,
-			HeldS: now.Sub(h.Since).Seconds(), Leaked: st.Leaked > 0 && !inUse[h.PermitID]})
+	// Every leaked permit is named; the others, oldest first, while there is room.
+	room := events.MaxListedHeld - ps.HeldLeaked
+	var held []events.Holding
+	for i, h := range st.Held {
+		if !leaked[i] {
+			if room <= 0 {
+				continue
+			}
+			room--
+		}
+		held = append(held, events.Holding{Permit: h.PermitID, Agent: h.Agent, HeldS: now.Sub(h.Since).Seconds(), Leaked: leaked[i]})
+	}
+	if len(held) > 0 {
+		ps.Held = held
 	}
 	return ps
+}
+
+// lateness returns how much later than due, in simulated seconds, the sample at tS (since
+// the run's start) was taken: the time since the previous sample beyond one sample interval,
+// 0 when under a millisecond. The ticker drops the ticks a slow sampler misses, so this, not
+// the tick's own lag, is how far the sampler fell behind.
+func (r *run) lateness(tS float64) float64 {
+	late := tS - r.lastSampleS - r.o.Workload.SampleInterval.Seconds()
+	r.lastSampleS = tS
+	if late < 1e-3 {
+		return 0
+	}
+	return math.Round(late*1e3) / 1e3
+}
+
+// checkLate gives the warning, once, when a sample was taken more than one sample interval
+// late; it returns the warning or "".
+func (r *run) checkLate(s events.Sample) string {
+	interval := r.o.Workload.SampleInterval
+	if r.lateWarned || s.LateS <= interval.Seconds() {
+		return ""
+	}
+	r.lateWarned = true
+	msg := fmt.Sprintf("warning: the sampler fell behind: the sample at t=%s came %s after the previous one, %s later than due (sample_interval %s); samples.jsonl misses what happened in between",
+		results.Seconds(s.TS), results.Seconds(s.LateS+interval.Seconds()), results.Seconds(s.LateS), interval)
+	if sp := r.o.Clock.Speedup(); sp > 1 {
+		msg += fmt.Sprintf("; at --speedup %g the harness cannot keep up, use a lower speedup", sp)
+	}
+	return msg
 }

@@ -1,7 +1,10 @@
 package agents
 
 import (
+	"cmp"
+	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +22,12 @@ type Board struct {
 	mu      sync.Mutex
 	agents  []agentView
 	streams map[string]*Stream
+
+	// Buffers of Snapshot, reused from one sample to the next, and the permits of the open
+	// streams at the last snapshot (true when the stream was silent).
+	waits    []events.Waiter
+	silences []silenceOf
+	permits  map[uint64]bool
 }
 
 type agentView struct {
@@ -28,7 +37,7 @@ type agentView struct {
 
 // NewBoard returns a board for n agents, all Starting at start (simulated time).
 func NewBoard(n int, start time.Time) *Board {
-	b := &Board{agents: make([]agentView, n), streams: map[string]*Stream{}}
+	b := &Board{agents: make([]agentView, n), streams: map[string]*Stream{}, permits: map[uint64]bool{}}
 	for i := range b.agents {
 		b.agents[i] = agentView{state: events.StateStarting, since: start}
 	}
@@ -81,31 +90,116 @@ func (b *Board) close(s *Stream, outputTokens int) {
 	b.mu.Unlock()
 }
 
-// Snapshot fills the harness part of a sample at simulated time now: agents per state, open
-// streams with their silence, the chunks and tokens received so far, and the agents waiting in
-// the pacer.
-func (b *Board) Snapshot(now time.Time) (s events.Sample, waiters []events.Waiter) {
+// Waits is the agents waiting in the pacer at a sampling instant.
+type Waits struct {
+	// Longest lists the events.ListedWaiters longest waits, longest first.
+	Longest []events.Waiter
+	// N is how many agents wait; P50S and P90S are quantiles of their waits, in seconds.
+	N          int
+	P50S, P90S float64
+}
+
+// silenceOf is one open stream's silence at a snapshot.
+type silenceOf struct {
+	st      *Stream
+	silence float64 // seconds
+	chunks  int
+	hasByte bool
+}
+
+// Snapshot fills the harness part of a sample at simulated time now: agents per state, the
+// open streams' aggregates (stallAfter is the threshold of a silent stream) with the longest
+// silences named, the chunks and tokens received so far, and the agents waiting in the pacer.
+// It reuses the board's buffers: one snapshot runs at a time.
+func (b *Board) Snapshot(now time.Time, stallAfter time.Duration) (s events.Sample, w Waits) {
 	s.Agents = map[events.State]int{}
 	s.ChunksIn, s.TokensOut = b.chunksIn.Load(), b.tokens.Load()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.waits = b.waits[:0]
 	for i, a := range b.agents {
 		s.Agents[a.state]++
 		if a.state == events.StatePacerWait {
-			waiters = append(waiters, events.Waiter{Agent: i, WaitS: now.Sub(a.since).Seconds()})
+			b.waits = append(b.waits, events.Waiter{Agent: i, WaitS: now.Sub(a.since).Seconds()})
 		}
 	}
+	w.N = len(b.waits)
+	if w.N > 0 {
+		slices.SortFunc(b.waits, func(x, y events.Waiter) int {
+			return cmp.Or(cmp.Compare(y.WaitS, x.WaitS), x.Agent-y.Agent)
+		})
+		w.P50S, w.P90S = b.waits[quantileIndex(w.N, 0.5)].WaitS, b.waits[quantileIndex(w.N, 0.9)].WaitS
+		w.Longest = slices.Clone(b.waits[:min(w.N, events.ListedWaiters)])
+	}
+	s.Open = b.streamSnapshot(now, stallAfter.Seconds(), &s)
+	return s, w
+}
+
+// quantileIndex is the index, in a slice of n values sorted in decreasing order, of the
+// q-quantile (nearest rank).
+func quantileIndex(n int, q float64) int {
+	rank := int(math.Ceil(q * float64(n))) // 1-based, in increasing order
+	return n - max(rank, 1)
+}
+
+// streamSnapshot fills the open streams' part of s and returns their aggregates; b.mu is held.
+func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) *events.OpenStreams {
+	o := &events.OpenStreams{StallAfterS: stallS}
+	b.silences = b.silences[:0]
+	clear(b.permits)
+	lastByte := int64(0)
 	for _, st := range b.streams {
 		last := st.Sent
-		if lb := st.lastByte.Load(); lb != 0 {
+		lb := st.lastByte.Load()
+		if lb != 0 {
 			last = time.Unix(0, lb)
+			o.WithBytes++
+			lastByte = max(lastByte, lb)
 		}
-		silence := now.Sub(last).Seconds()
-		s.Streams = append(s.Streams, events.Stream{Request: st.ID, Agent: st.Agent, Permit: st.Permit,
-			SentAgoS: now.Sub(st.Sent).Seconds(), SinceLastByteS: silence, Chunks: int(st.chunks.Load())})
-		s.OldestSilenceS = max(s.OldestSilenceS, silence)
+		x := silenceOf{st: st, silence: now.Sub(last).Seconds(), chunks: int(st.chunks.Load()), hasByte: lb != 0}
+		o.Chunks += int64(x.chunks)
+		silent := x.silence >= stallS
+		if silent {
+			o.Silent++
+		}
+		if x.chunks > 0 && x.silence < events.MovingWithinS {
+			o.Moving++
+		}
+		if st.Permit != 0 {
+			b.permits[st.Permit] = b.permits[st.Permit] || silent
+		}
+		b.silences = append(b.silences, x)
 	}
-	slices.SortFunc(s.Streams, func(x, y events.Stream) int { return x.Agent - y.Agent })
-	s.InFlight = len(s.Streams)
-	return s, waiters
+	n := len(b.silences)
+	s.InFlight = n
+	if lastByte != 0 {
+		o.LastByteAgoS = now.Sub(time.Unix(0, lastByte)).Seconds()
+	}
+	if n == 0 {
+		return o
+	}
+	slices.SortFunc(b.silences, func(x, y silenceOf) int {
+		return cmp.Or(cmp.Compare(y.silence, x.silence), x.st.Agent-y.st.Agent, strings.Compare(x.st.ID, y.st.ID))
+	})
+	s.OldestSilenceS = b.silences[0].silence
+	o.SilenceP50S, o.SilenceP90S = b.silences[quantileIndex(n, 0.5)].silence, b.silences[quantileIndex(n, 0.9)].silence
+	listed := min(n, max(events.ListedStreams, min(o.Silent, events.MaxListedStreams)))
+	if listed < n {
+		o.UnlistedMaxSilenceS = b.silences[listed].silence
+	}
+	s.Streams = make([]events.Stream, listed)
+	for i, x := range b.silences[:listed] {
+		s.Streams[i] = events.Stream{Request: x.st.ID, Agent: x.st.Agent, Permit: x.st.Permit,
+			SentAgoS: now.Sub(x.st.Sent).Seconds(), SinceLastByteS: x.silence, Chunks: x.chunks}
+	}
+	return o
+}
+
+// Permit reports whether an open stream used the pacer permit id at the last snapshot, and
+// whether that stream was silent for stall_after or more.
+func (b *Board) Permit(id uint64) (open, silent bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	silent, open = b.permits[id]
+	return open, silent
 }

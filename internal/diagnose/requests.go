@@ -141,10 +141,46 @@ func (a *Analyzer) onStreams(s events.Sample) {
 			r.queuedSeen = r.queuedSeen || (!r.output && queued)
 		}
 	}
+	a.onUnlisted(s, queued)
 	if s.Streams == nil && s.ChunksIn > a.chunksIn {
 		a.progress(s.TS) // no per-stream view: chunks moved since the last sample
 	}
 	a.chunksIn = max(a.chunksIn, s.ChunksIn)
+}
+
+// onUnlisted updates the open requests a sample does not name, when it names only the
+// longest silences (events.OpenStreams): the latest byte on any stream is progress, and each
+// unnamed request received a byte at most UnlistedMaxSilenceS ago — or, when more streams are
+// silent ≥ StallAfter than the sample names, the unnamed ones count as not silent and
+// a.unnamedSilent counts the silent ones among them.
+func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
+	a.unnamedSilent = 0
+	o := s.Open
+	if o == nil || len(s.Streams) >= s.InFlight {
+		return
+	}
+	if o.WithBytes > 0 {
+		a.progress(s.TS - o.LastByteAgoS)
+	}
+	named := make(map[string]bool, len(s.Streams))
+	silent := 0
+	for _, st := range s.Streams {
+		named[st.Request] = true
+		if st.SinceLastByteS >= a.stallS {
+			silent++
+		}
+	}
+	bound := o.UnlistedMaxSilenceS
+	if bound >= a.stallS {
+		bound = a.stallS * (1 - 1e-9)
+		a.unnamedSilent = max(0, o.Silent-silent)
+	}
+	for _, r := range a.open {
+		if !named[r.id] {
+			r.byteAt(s.TS - bound)
+			r.queuedSeen = r.queuedSeen || (!r.output && queued)
+		}
+	}
 }
 
 // progress records that a byte flowed or a request ended at t.

@@ -29,18 +29,22 @@ type serialView struct {
 }
 
 func (sv *serialView) observe(s events.Sample) {
-	if len(s.Streams) < serialMinInFlight {
-		return
-	}
-	active := 0
-	for _, st := range s.Streams {
-		if st.SinceLastByteS < activeWithinS && st.Chunks > 0 {
-			active++
+	open, active := len(s.Streams), 0
+	if s.Open != nil && activeWithinS == events.MovingWithinS {
+		open, active = s.InFlight, s.Open.Moving
+	} else {
+		for _, st := range s.Streams {
+			if st.SinceLastByteS < activeWithinS && st.Chunks > 0 {
+				active++
+			}
 		}
+	}
+	if open < serialMinInFlight {
+		return
 	}
 	sv.crowded++
 	sv.activeSum += float64(active)
-	sv.openSum += float64(len(s.Streams))
+	sv.openSum += float64(open)
 	if active <= 1 {
 		sv.low++
 	}

@@ -49,12 +49,7 @@ func BuildTimelines(r *Run) *Timelines {
 			t.States[i].X = append(t.States[i].X, s.TS)
 			t.States[i].Y = append(t.States[i].Y, float64(s.Agents[st]))
 		}
-		silent := 0
-		for _, st := range s.Streams {
-			if r.StallAfterS > 0 && st.SinceLastByteS >= r.StallAfterS {
-				silent++
-			}
-		}
+		silent := s.SilentStreams(r.StallAfterS)
 		appendXY(&t.Lag, s.TS, s.LagS)
 		appendXY(&t.Open, s.TS, float64(s.InFlight))
 		appendXY(&t.Silent, s.TS, float64(silent))
