@@ -27,6 +27,7 @@ type Board struct {
 	// streams at the last snapshot (true when the stream was silent).
 	waits    []events.Waiter
 	silences []silenceOf
+	sorted   []float64
 	permits  map[uint64]bool
 }
 
@@ -178,17 +179,31 @@ func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) 
 	if n == 0 {
 		return o
 	}
-	slices.SortFunc(b.silences, func(x, y silenceOf) int {
-		return cmp.Or(cmp.Compare(y.silence, x.silence), x.st.Agent-y.st.Agent, strings.Compare(x.st.ID, y.st.ID))
-	})
-	s.OldestSilenceS = b.silences[0].silence
-	o.SilenceP50S, o.SilenceP90S = b.silences[quantileIndex(n, 0.5)].silence, b.silences[quantileIndex(n, 0.9)].silence
+	// Quantiles from the silences alone; then only the streams at or above the listed-th
+	// longest silence are sorted to name them.
+	b.sorted = b.sorted[:0]
+	for _, x := range b.silences {
+		b.sorted = append(b.sorted, x.silence)
+	}
+	slices.Sort(b.sorted)
+	slices.Reverse(b.sorted)
+	s.OldestSilenceS = b.sorted[0]
+	o.SilenceP50S, o.SilenceP90S = b.sorted[quantileIndex(n, 0.5)], b.sorted[quantileIndex(n, 0.9)]
 	listed := min(n, max(events.ListedStreams, min(o.Silent, events.MaxListedStreams)))
 	if listed < n {
-		o.UnlistedMaxSilenceS = b.silences[listed].silence
+		o.UnlistedMaxSilenceS = b.sorted[listed]
 	}
+	top := b.silences[:0] // filtered in place: b.silences is not read again
+	for _, x := range b.silences {
+		if x.silence >= b.sorted[listed-1] {
+			top = append(top, x)
+		}
+	}
+	slices.SortFunc(top, func(x, y silenceOf) int {
+		return cmp.Or(cmp.Compare(y.silence, x.silence), x.st.Agent-y.st.Agent, strings.Compare(x.st.ID, y.st.ID))
+	})
 	s.Streams = make([]events.Stream, listed)
-	for i, x := range b.silences[:listed] {
+	for i, x := range top[:listed] {
 		s.Streams[i] = events.Stream{Request: x.st.ID, Agent: x.st.Agent, Permit: x.st.Permit,
 			SentAgoS: now.Sub(x.st.Sent).Seconds(), SinceLastByteS: x.silence, Chunks: x.chunks}
 	}
