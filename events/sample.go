@@ -91,6 +91,9 @@ type OpenStreams struct {
 	// UnlistedMaxSilenceS is the longest silence among the open streams Sample.Streams does
 	// not name: each of them received a byte at most that long ago. 0 when every stream is named.
 	UnlistedMaxSilenceS float64 `json:"unlisted_max_silence_s,omitempty"`
+	// NotSilentMaxS is the longest silence shorter than StallAfterS: the streams not silent
+	// received a byte at most that long ago.
+	NotSilentMaxS float64 `json:"not_silent_max_s"`
 }
 
 // MovingWithinS is how recent, in simulated seconds, a stream's last chunk must be for

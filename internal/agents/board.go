@@ -193,6 +193,9 @@ func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) 
 	if listed < n {
 		o.UnlistedMaxSilenceS = b.sorted[listed]
 	}
+	if o.Silent < n {
+		o.NotSilentMaxS = b.sorted[o.Silent]
+	}
 	top := b.silences[:0] // filtered in place: b.silences is not read again
 	for _, x := range b.silences {
 		if x.silence >= b.sorted[listed-1] {

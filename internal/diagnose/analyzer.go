@@ -34,11 +34,8 @@ type Analyzer struct {
 	stalls               []pastStall // silences ≥ StallAfter of requests that ended
 	okChunks             int64       // chunks of the requests that ended ok
 	otherChunks          int64       // chunks of the requests that ended otherwise
-	// unnamedSilent counts the streams silent ≥ StallAfter that the latest sample counted
-	// but did not name (see onUnlisted).
-	unnamedSilent int
-	run           runMarks
-	proxy         proxyMarks
+	run                  runMarks
+	proxy                proxyMarks
 }
 
 // New returns an Analyzer for a run configured as c; zero thresholds take their defaults.

@@ -1,7 +1,9 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/scrape"
@@ -149,12 +151,11 @@ func (a *Analyzer) onStreams(s events.Sample) {
 }
 
 // onUnlisted updates the open requests a sample does not name, when it names only the
-// longest silences (events.OpenStreams): the latest byte on any stream is progress, and each
-// unnamed request received a byte at most UnlistedMaxSilenceS ago — or, when more streams are
-// silent ≥ StallAfter than the sample names, the unnamed ones count as not silent and
-// a.unnamedSilent counts the silent ones among them.
+// longest silences (events.OpenStreams). The latest byte on any stream is progress. When more
+// streams are silent ≥ StallAfter than the sample names, the unnamed requests that have been
+// silent longest by the Analyzer's account make up the count; every other unnamed request
+// received a byte at most the longest silence among the streams not silent ago.
 func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
-	a.unnamedSilent = 0
 	o := s.Open
 	if o == nil || len(s.Streams) >= s.InFlight {
 		return
@@ -163,23 +164,33 @@ func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 		a.progress(s.TS - o.LastByteAgoS)
 	}
 	named := make(map[string]bool, len(s.Streams))
-	silent := 0
+	silent := o.Silent
 	for _, st := range s.Streams {
 		named[st.Request] = true
-		if st.SinceLastByteS >= a.stallS {
-			silent++
+		if st.SinceLastByteS >= o.StallAfterS {
+			silent--
 		}
 	}
-	bound := o.UnlistedMaxSilenceS
-	if bound >= a.stallS {
-		bound = a.stallS * (1 - 1e-9)
-		a.unnamedSilent = max(0, o.Silent-silent)
-	}
+	var unnamed []*request
 	for _, r := range a.open {
 		if !named[r.id] {
-			r.byteAt(s.TS - bound)
+			unnamed = append(unnamed, r)
 			r.queuedSeen = r.queuedSeen || (!r.output && queued)
 		}
+	}
+	slices.SortFunc(unnamed, func(x, y *request) int {
+		return cmp.Or(cmp.Compare(x.lastByteS, y.lastByteS), cmp.Compare(x.agent, y.agent), cmp.Compare(x.id, y.id))
+	})
+	bound := o.UnlistedMaxSilenceS
+	if silent > 0 {
+		bound = min(bound, o.NotSilentMaxS)
+	}
+	for i, r := range unnamed {
+		if i < silent {
+			r.lastByteS = min(r.lastByteS, s.TS-o.StallAfterS)
+			continue
+		}
+		r.byteAt(s.TS - bound)
 	}
 }
 

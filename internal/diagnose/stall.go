@@ -70,7 +70,7 @@ func (a *Analyzer) message(v *view, st Stall) string {
 	}
 	fmt.Fprintf(&b, "; %d requests in flight", len(a.open))
 	if len(v.silent) > 0 {
-		fmt.Fprintf(&b, ", %d silent for ≥ %s (longest %s)", len(v.silent)+v.unnamed, secs(a.stallS), secs(v.silent[0].silenceS(v.nowS)))
+		fmt.Fprintf(&b, ", %d silent for ≥ %s (longest %s)", len(v.silent), secs(a.stallS), secs(v.silent[0].silenceS(v.nowS)))
 	}
 	fmt.Fprintf(&b, "; %d agents waiting in the pacer", len(v.waiting))
 	if len(v.waiting) > 0 {

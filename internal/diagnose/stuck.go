@@ -100,7 +100,7 @@ func (a *Analyzer) stalledRule(v *view, r *results.Results) (results.Verdict, bo
 		rest = fmt.Sprintf("and nothing else has moved for %s either", secs(quiet))
 	}
 	ev := a.streamLines(v.stalled, v.nowS)
-	ev = append(ev, fmt.Sprintf("%d of %d open requests are silent; %d agents wait in the pacer", len(v.stalled)+v.unnamed, len(a.open), len(v.waiting)))
+	ev = append(ev, fmt.Sprintf("%d of %d open requests are silent; %d agents wait in the pacer", len(v.stalled), len(a.open), len(v.waiting)))
 	if len(v.queued) > 0 {
 		ev = append(ev, a.queuedLine(v))
 	}
@@ -112,7 +112,7 @@ func (a *Analyzer) stalledRule(v *view, r *results.Results) (results.Verdict, bo
 	return results.Verdict{
 		Kind: results.StalledStreams,
 		Summary: fmt.Sprintf("%d open stream%s received no byte for ≥ %s (longest %s) %s",
-			len(v.stalled)+v.unnamed, plural(len(v.stalled)+v.unnamed), secs(minSilence(v.stalled, v.nowS)), secs(v.stalled[0].silenceS(v.nowS)), rest),
+			len(v.stalled), plural(len(v.stalled)), secs(minSilence(v.stalled, v.nowS)), secs(v.stalled[0].silenceS(v.nowS)), rest),
 		Evidence: a.withGauges(ev, v.nowS),
 	}, true
 }

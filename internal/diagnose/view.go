@@ -21,9 +21,6 @@ type view struct {
 	// silentRequesting counts the running agents inside one of them.
 	silent           []*request
 	silentRequesting int
-	// unnamed counts the silent streams the latest sample counted but did not name; they are
-	// in silentRequesting, not in silent.
-	unnamed int
 	// held lists the permits held now (leaked ones included), leaked those that leaked and
 	// heldSilent those whose request has been silent ≥ StallAfter.
 	held       []*permit
@@ -61,8 +58,6 @@ func (a *Analyzer) view(nowS float64) *view {
 		return cmp.Or(cmp.Compare(x.lastByteS, y.lastByteS), cmp.Compare(x.agent, y.agent), cmp.Compare(x.id, y.id))
 	})
 	a.viewAgents(v)
-	v.unnamed = a.unnamedSilent
-	v.silentRequesting += v.unnamed
 	a.viewPermits(v)
 	v.quietS = nowS - a.lastProgressS
 	v.hung = v.running > 0 && v.quietS >= a.hangS
