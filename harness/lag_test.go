@@ -6,8 +6,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 func TestLagWarningThresholds(t *testing.T) {
@@ -46,4 +49,29 @@ func TestRunReportsHarnessLag(t *testing.T) {
 			assert.Empty(t, h.Warning)
 		}
 	})
+}
+
+// TestSamplerFallingBehind: a sample more than one sample interval late is warned about once,
+// with how late it was; lateness under a millisecond is not recorded.
+func TestSamplerFallingBehind(t *testing.T) {
+	w := workloads.Defaults()
+	clk, err := clock.New(300)
+	require.NoError(t, err)
+	r := &run{o: Options{Workload: &w, Clock: clk}}
+	var warnings []string
+	for _, ts := range []float64{0.75, 1.5, 2.7, 12.7, 13.45, 40} {
+		s := events.Sample{TS: ts, LateS: r.lateness(ts)}
+		if w := r.checkLate(s); w != "" {
+			warnings = append(warnings, w)
+		}
+		if ts == 1.5 {
+			assert.Zero(t, s.LateS, "on time")
+		}
+		if ts == 2.7 {
+			assert.InDelta(t, 0.45, s.LateS, 1e-9, "late, within one interval")
+		}
+	}
+	require.Len(t, warnings, 1, "warned once: %q", warnings)
+	assert.Equal(t, "warning: the sampler fell behind: the sample at t=13 s came 10 s after the previous one, 9.2 s later than due (sample_interval 750ms); "+
+		"samples.jsonl misses what happened in between; at --speedup 300 the harness cannot keep up, use a lower speedup", warnings[0])
 }
