@@ -1,5 +1,12 @@
 package events
 
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+)
+
 // The canonical server gauges, the keys of Sample.Server (docs/files.md §2): every server's
 // metric names are mapped onto these.
 const (
@@ -181,4 +188,53 @@ func (s *Sample) OpenChunks() int64 {
 		n += int64(st.Chunks)
 	}
 	return n
+}
+
+// Bound turns a sample that lists every open stream into the bounded form: it counts them in
+// Open, with stallAfterS the threshold of a silent stream, and keeps in Streams only the
+// longest silences (see Streams). A sample that has Open already is left as it is.
+func (s *Sample) Bound(stallAfterS float64) {
+	if s.Open != nil {
+		return
+	}
+	o := &OpenStreams{StallAfterS: stallAfterS}
+	silences := make([]float64, 0, len(s.Streams))
+	last := -1.0
+	for _, st := range s.Streams {
+		o.Chunks += int64(st.Chunks)
+		if st.SinceLastByteS >= stallAfterS {
+			o.Silent++
+		}
+		if st.Chunks > 0 && st.SinceLastByteS < MovingWithinS {
+			o.Moving++
+		}
+		if st.SinceLastByteS < st.SentAgoS {
+			o.WithBytes++
+			if last < 0 || st.SinceLastByteS < last {
+				last = st.SinceLastByteS
+			}
+		}
+		silences = append(silences, st.SinceLastByteS)
+	}
+	o.LastByteAgoS = max(last, 0)
+	s.Open = o
+	n := len(s.Streams)
+	if n == 0 {
+		return
+	}
+	slices.SortFunc(s.Streams, func(x, y Stream) int {
+		return cmp.Or(cmp.Compare(y.SinceLastByteS, x.SinceLastByteS), x.Agent-y.Agent, strings.Compare(x.Request, y.Request))
+	})
+	slices.Sort(silences)
+	slices.Reverse(silences)
+	q := func(p float64) float64 { return silences[n-max(int(math.Ceil(p*float64(n))), 1)] }
+	o.SilenceP50S, o.SilenceP90S = q(0.5), q(0.9)
+	listed := min(n, max(ListedStreams, min(o.Silent, MaxListedStreams)))
+	if listed < n {
+		o.UnlistedMaxSilenceS = silences[listed]
+	}
+	if o.Silent < n {
+		o.NotSilentMaxS = silences[o.Silent]
+	}
+	s.Streams = slices.Clip(s.Streams[:listed])
 }

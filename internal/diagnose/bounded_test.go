@@ -11,10 +11,16 @@ import (
 	"github.com/agentsim/agentsim/events"
 )
 
-// bounded returns s as the harness writes it at scale: every open stream counted in Open, the
-// listed longest silences named, extended to every silent one up to maxListed (see
-// events.OpenStreams).
+// bounded returns s as the harness writes it at scale (Sample.Bound): every open stream
+// counted in Open, the listed longest silences named, extended to every silent one up to
+// maxListed; with other bounds than events.ListedStreams and events.MaxListedStreams, to
+// test what fewer names do.
 func bounded(s events.Sample, stallS float64, listed, maxListed int) events.Sample {
+	if listed == events.ListedStreams && maxListed == events.MaxListedStreams {
+		s.Streams = slices.Clone(s.Streams)
+		s.Bound(stallS)
+		return s
+	}
 	o := &events.OpenStreams{StallAfterS: stallS}
 	streams := slices.Clone(s.Streams)
 	last := -1.0

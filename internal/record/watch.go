@@ -63,6 +63,7 @@ type recordInfo struct {
 type Watcher struct {
 	o       WatchOptions
 	scraper *scrape.Scraper
+	stallS  float64 // the watchdog's stall_after, in seconds: a sample's silent threshold
 
 	mu        sync.Mutex
 	a         *diagnose.Analyzer
@@ -109,7 +110,7 @@ func NewWatcher(o WatchOptions) (*Watcher, error) {
 	}
 	cfg := diagnose.ConfigFrom(&w)
 	cfg.Proxy, cfg.Agents, cfg.Rounds = true, 0, 0
-	wt := &Watcher{o: o, a: diagnose.New(cfg), agents: map[string]int{}}
+	wt := &Watcher{o: o, a: diagnose.New(cfg), agents: map[string]int{}, stallS: w.Watchdog.StallAfter.Seconds()}
 	var err error
 	if wt.evs, err = events.Create[events.Event](evPath); err != nil {
 		return nil, err
@@ -262,6 +263,7 @@ func (w *Watcher) sample(ctx context.Context, p *Proxy) {
 		s.ChunksIn += int64(r.Chunks)
 	}
 	s.Agents = map[events.State]int{events.StateRequesting: len(open), events.StateThinking: len(w.agents) - len(open)}
+	s.Bound(w.stallS)
 	w.samples.Write(s)
 	w.a.Sample(s)
 	w.report(now)
