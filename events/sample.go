@@ -77,6 +77,12 @@ const (
 	MaxListedHeld = 64
 )
 
+// NamedStreams returns how many of open streams, silent of them silent ≥ stall_after, a
+// sample names: ListedStreams, or every silent one up to MaxListedStreams, at most all.
+func NamedStreams(open, silent int) int {
+	return min(open, max(ListedStreams, min(silent, MaxListedStreams)))
+}
+
 // OpenStreams summarises every open request at a sampling instant. Times are simulated
 // seconds.
 type OpenStreams struct {
@@ -229,7 +235,7 @@ func (s *Sample) Bound(stallAfterS float64) {
 	slices.Reverse(silences)
 	q := func(p float64) float64 { return silences[n-max(int(math.Ceil(p*float64(n))), 1)] }
 	o.SilenceP50S, o.SilenceP90S = q(0.5), q(0.9)
-	listed := min(n, max(ListedStreams, min(o.Silent, MaxListedStreams)))
+	listed := NamedStreams(n, o.Silent)
 	if listed < n {
 		o.UnlistedMaxSilenceS = silences[listed]
 	}

@@ -189,7 +189,7 @@ func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) 
 	slices.Reverse(b.sorted)
 	s.OldestSilenceS = b.sorted[0]
 	o.SilenceP50S, o.SilenceP90S = b.sorted[quantileIndex(n, 0.5)], b.sorted[quantileIndex(n, 0.9)]
-	listed := min(n, max(events.ListedStreams, min(o.Silent, events.MaxListedStreams)))
+	listed := events.NamedStreams(n, o.Silent)
 	if listed < n {
 		o.UnlistedMaxSilenceS = b.sorted[listed]
 	}
