@@ -72,6 +72,9 @@ func TestSamplerFallingBehind(t *testing.T) {
 		}
 	}
 	require.Len(t, warnings, 1, "warned once: %q", warnings)
+	r.lateWarned, r.scrapeS = false, 9
+	assert.Contains(t, r.checkLate(events.Sample{TS: 12.7, LateS: 9.2}), "; the server's /metrics took 9.0 s (simulated) to answer",
+		"a slow scrape, not the speedup, made this sample late")
 	assert.Equal(t, "warning: the sampler fell behind: the sample at t=13 s came 10 s after the previous one, 9.2 s later than due (sample_interval 750ms); "+
 		"samples.jsonl misses what happened in between; at --speedup 300 the harness cannot keep up, use a lower speedup", warnings[0])
 }

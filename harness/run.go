@@ -85,6 +85,7 @@ type run struct {
 	// uses them.
 	lastSampleS float64
 	lateWarned  bool
+	scrapeS     float64  // how long the latest sample's /metrics scrape took, simulated seconds
 	notes       []string // what was said before the run: the model chosen, the context window
 	// contextWarned is set when a note said the workload does not fit the server's window.
 	contextWarned bool

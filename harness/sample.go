@@ -55,9 +55,11 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 // returns the sample and the watchdog's warning and decision to end the run.
 func (r *run) sample() (events.Sample, string, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	before := r.o.Clock.Now()
 	server := r.scraper.Scrape(ctx)
 	cancel()
 	now := r.o.Clock.Now()
+	r.scrapeS = now.Sub(before).Seconds()
 	s, waits := r.board.Snapshot(now, r.o.Workload.Watchdog.StallAfter)
 	s.TS = now.Sub(r.start).Seconds()
 	s.LateS = r.lateness(s.TS)
@@ -144,7 +146,10 @@ func (r *run) checkLate(s events.Sample) string {
 	r.lateWarned = true
 	msg := fmt.Sprintf("warning: the sampler fell behind: the sample at t=%s came %s after the previous one, %s later than due (sample_interval %s); samples.jsonl misses what happened in between",
 		results.Seconds(s.TS), results.Seconds(s.LateS+interval.Seconds()), results.Seconds(s.LateS), interval)
-	if sp := r.o.Clock.Speedup(); sp > 1 {
+	switch sp := r.o.Clock.Speedup(); {
+	case r.scrapeS >= s.LateS/2:
+		msg += fmt.Sprintf("; the server's /metrics took %s (simulated) to answer", results.Seconds(r.scrapeS))
+	case sp > 1:
 		msg += fmt.Sprintf("; at --speedup %g the harness cannot keep up, use a lower speedup", sp)
 	}
 	return msg

@@ -105,7 +105,6 @@ type silenceOf struct {
 	st      *Stream
 	silence float64 // seconds
 	chunks  int
-	hasByte bool
 }
 
 // Snapshot fills the harness part of a sample at simulated time now: agents per state, the
@@ -157,7 +156,7 @@ func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) 
 			o.WithBytes++
 			lastByte = max(lastByte, lb)
 		}
-		x := silenceOf{st: st, silence: now.Sub(last).Seconds(), chunks: int(st.chunks.Load()), hasByte: lb != 0}
+		x := silenceOf{st: st, silence: now.Sub(last).Seconds(), chunks: int(st.chunks.Load())}
 		o.Chunks += int64(x.chunks)
 		silent := x.silence >= stallS
 		if silent {
