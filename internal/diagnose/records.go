@@ -56,6 +56,21 @@ func checkRecords(evs []events.Event, samples []events.Sample, agents int) error
 		if s.InFlight < 0 || s.TokensOut < 0 || s.ChunksIn < 0 {
 			return fmt.Errorf("%s record %d: in_flight %d, tokens_out %d, chunks_in %d: want counts ≥ 0", SamplesFile, n, s.InFlight, s.TokensOut, s.ChunksIn)
 		}
+		if o := s.Open; o != nil {
+			if o.Silent < 0 || o.Moving < 0 || o.WithBytes < 0 || o.Chunks < 0 {
+				return fmt.Errorf("%s record %d: open.silent %d, open.moving %d, open.with_bytes %d, open.chunks %d: want counts ≥ 0",
+					SamplesFile, n, o.Silent, o.Moving, o.WithBytes, o.Chunks)
+			}
+			for _, f := range []struct {
+				name string
+				v    float64
+			}{{"open.stall_after_s", o.StallAfterS}, {"open.last_byte_ago_s", o.LastByteAgoS},
+				{"open.unlisted_max_silence_s", o.UnlistedMaxSilenceS}, {"open.not_silent_max_s", o.NotSilentMaxS}} {
+				if math.IsNaN(f.v) || f.v < 0 || f.v > maxRecordS {
+					return fmt.Errorf("%s record %d: %s %g is not allowed: want seconds from 0 to %d", SamplesFile, n, f.name, f.v, maxRecordS)
+				}
+			}
+		}
 		for _, st := range s.Streams {
 			if err := agent(SamplesFile, n, "streams[].agent", st.Agent, false); err != nil {
 				return err
