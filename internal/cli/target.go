@@ -128,8 +128,12 @@ func (t targetConfig) check(flags *pflag.FlagSet) []workloads.Problem {
 	if t.Server != "" {
 		return problems // the simulator's settings are refused with --server by startTarget
 	}
-	if _, err := engine.LookupProfile(t.SimProfile); err != nil {
-		add("sim-profile", strconv.Quote(t.SimProfile), "one of "+strings.Join(engine.ProfileNames(), ", "))
+	if _, err := engine.LoadProfile(t.SimProfile); errors.Is(err, engine.ErrUnknownProfile) {
+		add("sim-profile", strconv.Quote(t.SimProfile), "one of "+strings.Join(engine.ProfileNames(), ", ")+", or a profile YAML file")
+	} else if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			problems = append(problems, workloads.Problem{Key: "sim-profile", Message: settingSource(flags, "sim-profile") + ": " + line})
+		}
 	}
 	if _, err := engine.ParseFaults(t.SimFaults, t.SimFaultParams, t.SimSeed); err != nil {
 		for _, line := range strings.Split(simFlagNames(err).Error(), "\n") {
