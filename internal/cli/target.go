@@ -79,7 +79,11 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 			}
 		}
 		info := harness.Target{URL: url, Kind: results.External, APIKey: t.APIKey, MetricsURLs: t.MetricsURLs}
-		return &target{info: info, clock: clock.Real(), stop: func() {}}, nil
+		clk, err := serverClock(c, url, t.APIKey)
+		if err != nil {
+			return nil, err
+		}
+		return &target{info: info, clock: clk, stop: func() {}}, nil
 	}
 	cfg := t.sim()
 	srv, clk, _, err := buildSimServer(cfg)
