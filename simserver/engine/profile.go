@@ -4,9 +4,11 @@ import (
 	"time"
 )
 
-// Profile holds the parameters of the engine model. All durations are simulated time.
+// Profile holds the parameters of the engine model. All durations are simulated time. A
+// profile is data: a YAML file whose keys are the yaml tags below (see ParseProfile, and the
+// built-ins in profiles/*.yaml, which document every value's unit and source).
 //
-// The model is a prefill/decode-disaggregated pair of engines:
+// The model is a pair of engines, prefill and decode, joined by a KV transfer:
 //
 // Prefill engine (chunked prefill). Each step takes up to PrefillChunkTokens uncached prompt
 // tokens from the queue, first come first served, splitting long prompts across steps. A step
@@ -32,6 +34,13 @@ import (
 // contexts slow every request in the batch. A request is admitted only while its context fits
 // in KVCapacityTokens; when growth overflows the capacity, the newest requests are retracted
 // (their KV freed) and requeued at the front.
+//
+// Noise. Each decode step's duration is multiplied by a seeded draw: lognormal with mean 1
+// and sigma StepJitterSigma, times SlowStepFactor with probability SlowStepProbability.
+//
+// Streaming. FirstByte says when a stream's head and role chunk go out; StreamInterval how many
+// tokens a chunk carries; StreamCoalesceTokens how many a chunk may carry when the writer falls
+// behind.
 //
 // Server gauges in the SGLang names refresh the way SGLang's do: prefill gauges on each
 // prefill batch, decode gauges every DecodeLogInterval decode steps (and once when decode goes
