@@ -27,7 +27,7 @@ type Options struct {
 	Target Target
 	// Dir is the run directory; it is created if missing.
 	Dir string
-	// Out receives the live status line (when Live) and the summary.
+	// Out receives the live status line (when Live), warnings and notes; nil discards them.
 	Out  io.Writer
 	Live bool
 	// HTTPClient carries the requests (nil: a client sized for the workload's agents).
@@ -42,6 +42,24 @@ type Options struct {
 	// Reproduce, when set, says how to make the run again; it is written to config.yaml's
 	// reproduce section and to results.json.
 	Reproduce *results.Reproduction
+	// Metrics, when set, serves the run's own Prometheus metrics while it runs (see
+	// ServeMetrics); the caller owns it and closes it after the run.
+	Metrics *MetricsEndpoint
+
+	// Served is what the server said on GET /v1/models (AskServer), for RunChecked, which
+	// checks the workload's model and context against it; Run asks it itself. nil: nothing is
+	// known, the workload is sent as it is.
+	Served *Served
+	// Model, when set, is the model a command making several runs has already chosen with
+	// ChooseModel; nil: the run chooses from the workload's model and Served.
+	Model *ModelChoice
+	// PinModel says the user named the workload's model (--model, --set model=…): a server
+	// that does not serve it is a *ModelError, never replaced by the one it serves.
+	PinModel bool
+	// FitContext scales the workload's context keys and output lengths to fit the server's
+	// context window: 0 does not (a workload too large for the window is only warned
+	// about), FitToServer fits the window /v1/models lists, > 0 that many tokens.
+	FitContext int
 }
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept

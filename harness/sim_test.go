@@ -29,6 +29,8 @@ type simCase struct {
 	maxRunning int
 	// firstByte, when set, overrides when the simulator sends a stream's head and role chunk.
 	firstByte engine.FirstByte
+	// metrics, when set, serves the run's Prometheus metrics.
+	metrics *MetricsEndpoint
 }
 
 // runSim runs c to its end and returns its results and run directory. Call it inside a bubble.
@@ -59,7 +61,7 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk,
 		Target: Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: faults.Names()},
-		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client()})
+		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client(), Metrics: c.metrics})
 	require.NoError(t, err)
 	return res, dir
 }

@@ -24,6 +24,7 @@ type Builder struct {
 	decode     gauge
 	prefill    gauge
 	samples    int
+	failures   failures
 }
 
 type gauge struct {
@@ -69,11 +70,13 @@ func (b *Builder) Event(e events.Event) {
 		b.requests.Errors++
 		b.requests.Failed++
 		b.lastFailed[e.Agent] = FailureKey(e)
+		b.failures.add(e)
 	case events.Timeout:
 		b.terminal(e)
 		b.requests.Timeouts++
 		b.requests.Failed++
 		b.lastFailed[e.Agent] = FailureKey(e)
+		b.failures.add(e)
 	case events.Cancelled:
 		b.terminal(e)
 		b.requests.Cancelled++
@@ -184,6 +187,7 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 		ITL: Summarize(clone(b.lat.itl)), TPOT: Summarize(clone(b.lat.tpot)),
 		E2E: Summarize(clone(b.lat.e2e)), PacerWait: Summarize(clone(b.lat.pacerWait)),
 	}
+	r.Failures = b.failures.sorted()
 	r.Server.Gauges = Gauges{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Samples: b.samples}
 }
 

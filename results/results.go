@@ -33,11 +33,20 @@ type Results struct {
 	Tokens      Tokens   `json:"tokens"`
 	Verdict     Verdict  `json:"verdict"`
 	Interrupted bool     `json:"interrupted"`
+	// Harness is the harness's own scheduling lag (run only).
+	Harness *Harness `json:"harness,omitempty"`
 	// Bench holds the bench-specific part (command "bench"); Parts the two runs of "compare".
 	Bench *Bench              `json:"bench,omitempty"`
 	Parts map[string]*Results `json:"parts,omitempty"`
 	// Conclusion is compare's one-line conclusion.
 	Conclusion string `json:"conclusion,omitempty"`
+	// Failures lists the failed requests per class and status, with the server's own words
+	// for the first of each.
+	Failures []Failure `json:"failures,omitempty"`
+	// Warnings are what the run noticed that qualifies its figures, one sentence each: a
+	// model or context window that did not match the workload, output lengths that missed
+	// its distribution, a server gauge that contradicts the harness's own measurement.
+	Warnings []string `json:"warnings,omitempty"`
 	// Reproduce says how to make the run again: version, command line, seeds, simulator.
 	Reproduce *Reproduction `json:"reproduce,omitempty"`
 }
@@ -49,6 +58,13 @@ type Server struct {
 	Profile string     `json:"profile,omitempty"` // the embedded simulator's profile
 	Fault   []string   `json:"fault,omitempty"`   // the embedded simulator's active faults
 	Metrics string     `json:"metrics"`           // which gauges were found, one line
+	// Model is the model name the requests sent; ModelSource says where it came from:
+	// "workload" (its model key) or "server" (the one model the server serves).
+	Model       string `json:"model,omitempty"`
+	ModelSource string `json:"model_source,omitempty"`
+	// ContextWindow is the model's context window the server lists (max_model_len), in
+	// tokens; 0 when it lists none.
+	ContextWindow int `json:"context_window,omitempty"`
 	Gauges
 }
 

@@ -124,7 +124,8 @@ func (r *Report) PrintCurve(w io.Writer) {
 	}
 }
 
-// scaling compares the lowest and highest concurrency of a sweep in one line.
+// scaling compares the lowest and highest concurrency of a sweep in one line, with what it
+// says of the server's batching (see batching).
 func (r *Report) scaling() string {
 	var lo, hi *Point
 	for _, p := range r.Points {
@@ -141,12 +142,39 @@ func (r *Report) scaling() string {
 	a, b := lo.Decode().TokPerS, hi.Decode().TokPerS
 	line := fmt.Sprintf("scaling: aggregate %.1f → %.1f tok/s (×%.1f) from N=%d to N=%d; per request %.1f → %.1f tok/s",
 		a, b, b/a, lo.Concurrency, hi.Concurrency, lo.PerRequestTokPerS(), hi.PerRequestTokPerS())
-	var verdict string
-	switch {
-	case hi.Concurrency >= 2*lo.Concurrency && b < 1.5*a:
-		verdict = " — flat: the server is not batching concurrent requests"
-	case hi.Concurrency >= 2*lo.Concurrency:
-		verdict = " — decode batches concurrent requests"
+	if c := batching(lo, hi); c != "" {
+		line += " — " + c
 	}
-	return line + verdict
+	return line
+}
+
+// batching concludes whether the server batches concurrent requests, from the highest
+// concurrency's decode gauge and streams decoding at once and from the per-request rates, not
+// from the aggregate rate alone: an aggregate that stays flat while many requests decode at
+// once, each slower in proportion, is a compute-bound server that batches (llama-server on
+// CPU), not one that serialises them. "" when the sweep spans less than a doubling.
+func batching(lo, hi *Point) string {
+	if hi.Concurrency < 2*lo.Concurrency {
+		return ""
+	}
+	a, b := lo.Decode().TokPerS, hi.Decode().TokPerS
+	if b >= 1.5*a {
+		return "decode batches concurrent requests"
+	}
+	at := hi.Decode().Peak
+	gauge := ""
+	if g := hi.Results.Server.DecodeRunning; g.N > 0 {
+		at = max(at, int(g.Max))
+		gauge = fmt.Sprintf(", server decode_running max %.0f", g.Max)
+	}
+	if at < 2*max(1, lo.Decode().Peak) {
+		return fmt.Sprintf("flat: the server is not batching concurrent requests (at most %d decoding at once at N=%d%s)", at, hi.Concurrency, gauge)
+	}
+	pa, pb := lo.PerRequestTokPerS(), hi.PerRequestTokPerS()
+	fell := ""
+	if pb > 0 {
+		fell = fmt.Sprintf(" and each request's rate fell ×%.1f", pa/pb)
+	}
+	return fmt.Sprintf("flat, yet %d requests decoded at once at N=%d (%d streams%s)%s: the server batches but is compute-bound — its aggregate rate is its limit",
+		at, hi.Concurrency, hi.Decode().Peak, gauge, fell)
 }

@@ -112,7 +112,7 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
 		discard()
-		return runtimeError(err)
+		return harnessError(err)
 	}
 	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, bench.Files(o)))
 	return benchExit(rep)

@@ -29,6 +29,8 @@ type runConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
 	Force    bool           `mapstructure:"force"`
 	Target   targetConfig   `mapstructure:",squash"`
+	Metrics  string         `mapstructure:"metrics-addr"`
+	Fit      fitConfig      `mapstructure:",squash"`
 }
 
 func (r *runCmd) command() *cobra.Command {
@@ -62,6 +64,8 @@ verdict, 130 interrupted.`,
 	addWorkloadFlags(r.settings, "ocbrowse")
 	addForceFlag(r.settings)
 	addServerFlags(r.settings)
+	addMetricsFlag(r.settings)
+	addFitFlag(r.settings)
 	c.Flags().AddFlagSet(r.settings)
 	r.over.addFlags(c.Flags())
 	r.v = newViper(r.settings)
@@ -111,6 +115,14 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	metrics, err := serveMetrics(c, cfg.Metrics)
+	if err != nil {
+		discard()
+		return err
+	}
+	if metrics != nil {
+		defer metrics.Close()
+	}
 	target, err := startTarget(c, cfg.Target)
 	if err != nil {
 		discard()
@@ -121,10 +133,12 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
+		Metrics:   metrics,
+		PinModel:  modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
 	})
 	if err != nil {
 		discard()
-		return runtimeError(err)
+		return harnessError(err)
 	}
 	harness.PrintSummary(c.OutOrStdout(), res, dir)
 	return verdictExit(res)

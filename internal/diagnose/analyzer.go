@@ -21,6 +21,7 @@ type Analyzer struct {
 	inv                  invariants
 	serial               serialView
 	gauges               map[string]*gaugeRun
+	scrape               scrapeHealth
 	lastProgressS        float64 // last byte or request end, simulated seconds
 	busyS                float64 // request-seconds spent by requests that ended
 	chunksIn             int64
