@@ -136,3 +136,17 @@ func TestLoadProfileFile(t *testing.T) {
 	_, err = LoadProfile("nosuch")
 	assert.ErrorContains(t, err, `unknown profile "nosuch": want one of dsv4-pd, ideal, vllm-llama3-8b-h100, or a profile file`)
 }
+
+// TestVLLMProfileFit checks the vLLM profile against the measurements its file cites: TPOT
+// p50 6.48 ms at concurrency 1 and 10.94 ms at 16 (~500-token contexts), TTFT 14.0 ms for a
+// ~250-token prompt alone (prefill, then the decode step that makes the first token).
+func TestVLLMProfileFit(t *testing.T) {
+	p, err := LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	assert.InEpsilon(t, 6.48, ms(p.DecodeStep(1, 500)), 0.05, "TPOT at concurrency 1, ms")
+	assert.InEpsilon(t, 10.94, ms(p.DecodeStep(16, 16*500)), 0.05, "TPOT at concurrency 16, ms")
+	ttft := p.PrefillStep([]int{250}, []int{0}) + p.DecodeStep(1, 251)
+	assert.InEpsilon(t, 14.0, ms(ttft), 0.1, "TTFT at concurrency 1, ms")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
