@@ -73,7 +73,7 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 		for _, name := range simFlags {
 			if c.Flags().Changed(name) {
 				if name == "speedup" {
-					return nil, usageError(fmt.Errorf("--speedup applies only to the embedded simulator: drop --speedup, or drop --server to use the simulator"))
+					return nil, usageError(fmt.Errorf("--speedup applies only to the embedded simulator (against an agentsim server the run adopts the speedup it advertises): drop --speedup, or drop --server to use the simulator"))
 				}
 				return nil, usageError(fmt.Errorf("--%s configures the embedded simulator and cannot be used with --server", name))
 			}
