@@ -30,6 +30,9 @@ type Options struct {
 	// Out receives the live status line (when Live), warnings and notes; nil discards them.
 	Out  io.Writer
 	Live bool
+	// Progress, without Live, prints the status line to Out as a whole line every
+	// ProgressEvery of wall time: for an Out that is not a terminal (a CI log).
+	Progress bool
 	// HTTPClient carries the requests (nil: a client sized for the workload's agents).
 	HTTPClient *http.Client
 	// Sampled, when set, is a live view: it is called with every sample as it is taken (the

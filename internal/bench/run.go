@@ -77,7 +77,7 @@ func (b *bench) execute(ctx context.Context) (*Report, error) {
 		rep.Points = append(rep.Points, p)
 		fmt.Fprintln(o.Out, p.ResultLine(o.MaxTokens))
 		if !o.Sweep {
-			p.printDetails(o.Out, o.PromptTokens)
+			p.printDetails(o.Out, o.PromptTokens, o.MaxTokens)
 		}
 	}
 	rep.Interrupted = ctx.Err() != nil

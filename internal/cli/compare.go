@@ -80,6 +80,12 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := ensureOpenFiles(openFileLimit, "--concurrency", o.Concurrency[0], cfg.Target.Server == ""); err != nil {
+		return err
+	}
+	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server == ""); err != nil {
+		return err
+	}
 	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, "compare", time.Now())
 	if err != nil {
 		return err
@@ -173,7 +179,7 @@ func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload,
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
 	ho.Command, ho.Workload, ho.Clock, ho.Target, ho.Dir = "run", w, t.clock, t.info, dir
-	ho.Out, ho.Live, ho.HTTPClient, ho.Metrics = out, isTerminal(out), t.client, k.metrics
+	ho.Out, ho.Live, ho.Progress, ho.HTTPClient, ho.Metrics = out, isTerminal(out), true, t.client, k.metrics
 	res, err := harness.RunChecked(c.Context(), ho)
 	if err != nil {
 		return nil, err
