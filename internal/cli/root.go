@@ -66,6 +66,7 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 		(&serveCmd{env: env}).command(), (&diagnoseCmd{env: env}).command(), (&diffCmd{env: env}).command(), newWorkloadsCmd(), newVersionCmd())
 	root.AddCommand(newTraceCmd(env))
 	root.AddCommand((&reportCmd{env: env}).command())
+	root.AddCommand((&recordCmd{env: env}).command())
 	exitCodes(root)
 	return root
 }

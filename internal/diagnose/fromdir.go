@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -19,6 +21,9 @@ const (
 	EventsFile  = "events.jsonl"
 	SamplesFile = "samples.jsonl"
 	ConfigFile  = "config.yaml"
+	// RecordFile marks the directory of a watched recording (agentsim record --watch): the
+	// events are a proxy's view of a real harness (Config.Proxy).
+	RecordFile = "record.json"
 )
 
 // FromDir re-derives the verdict of the run recorded in dir from its events.jsonl,
@@ -51,20 +56,28 @@ func FromDir(dir string) (results.Verdict, *results.Results, error) {
 	if err != nil {
 		return results.Verdict{}, nil, err
 	}
-	return judgeRecords(w, evs, samples)
+	_, err = os.Stat(filepath.Join(dir, RecordFile))
+	return judgeRecords(w, evs, samples, err == nil)
 }
 
 // judgeRecords is FromDir on records already read: it checks them against the workload (see
-// checkRecords), then judges them.
-func judgeRecords(w *workloads.Workload, evs []events.Event, samples []events.Sample) (results.Verdict, *results.Results, error) {
-	if err := checkRecords(w, evs, samples); err != nil {
+// checkRecords), then judges them. proxy says the records are a recording proxy's (record
+// --watch): its agents are the sessions it saw, as many as the harness had.
+func judgeRecords(w *workloads.Workload, evs []events.Event, samples []events.Sample, proxy bool) (results.Verdict, *results.Results, error) {
+	cfg := ConfigFrom(w)
+	agents := w.Agents
+	if proxy {
+		cfg.Proxy, cfg.Agents, cfg.Rounds = true, 0, 0
+		agents = math.MaxInt32
+	}
+	if err := checkRecords(evs, samples, agents); err != nil {
 		return results.Verdict{}, nil, err
 	}
 	cutS, warning, cut := cutFile(evs, samples)
 	if cut {
 		samples = slices.DeleteFunc(slices.Clone(samples), func(s events.Sample) bool { return s.TS > cutS })
 	}
-	a := New(ConfigFrom(w))
+	a := New(cfg)
 	end := Replay(a, evs, samples)
 	r := &results.Results{Workload: w.Name}
 	a.Fill(r, end)

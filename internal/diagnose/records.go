@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/workloads"
 )
 
 // maxRecordS bounds the times of records read from a run directory, in simulated seconds: a
@@ -13,17 +12,17 @@ import (
 const maxRecordS = 366 * 24 * 3600
 
 // checkRecords refuses records that no run of w could have written, before they reach the
-// Analyzer: an agent number outside the run's agents (−1 is the run itself), a time negative
+// Analyzer: an agent number outside the run's agents (0 to agents−1; −1 is the run itself), a time negative
 // or beyond maxRecordS, a count below zero. Each error names the file, the record's number
 // (counted from 1 among the file's records), the field, its value and what is allowed.
-func checkRecords(w *workloads.Workload, evs []events.Event, samples []events.Sample) error {
+func checkRecords(evs []events.Event, samples []events.Sample, agents int) error {
 	agent := func(file string, n int, field string, id int, run bool) error {
 		lo := 0
 		if run {
 			lo = -1
 		}
-		if id < lo || id >= w.Agents {
-			want := fmt.Sprintf("0–%d (the run had %d agents)", w.Agents-1, w.Agents)
+		if id < lo || id >= agents {
+			want := fmt.Sprintf("0–%d (the run had %d agents)", agents-1, agents)
 			if run {
 				want = "−1 (the run) or " + want
 			}
