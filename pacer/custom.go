@@ -17,11 +17,11 @@ import (
 // Custom calls a Decider's methods one at a time, never concurrently, so a Decider needs no
 // lock of its own; they must not block. Every time is simulated.
 type Decider interface {
-	// Admit decides whether req may be sent at now, with inFlight requests holding permits.
-	// When it may not, retryAfter > 0 asks Custom to ask again that much later; whatever
+	// Admit decides whether req may be sent at now, while the permits in held (oldest
+	// first; len(held) requests in flight) are held. When it may not, retryAfter > 0 asks Custom to ask again that much later; whatever
 	// retryAfter says, Custom asks again as soon as a request ends. Only the oldest blocked
 	// request is asked, so requests go first come, first served.
-	Admit(now time.Time, req Demand, inFlight int) (ok bool, retryAfter time.Duration)
+	Admit(now time.Time, req Demand, held []Holding) (ok bool, retryAfter time.Duration)
 	// Released tells the decider that the request holding p ended at now with outcome o.
 	Released(now time.Time, p Holding, o Outcome)
 	// String describes the design and its parameters, e.g. "Spaced{4, gap 2s}".
@@ -41,11 +41,10 @@ type Custom struct {
 	clk *clock.Clock
 	led ledger
 
-	mu       sync.Mutex
-	d        Decider
-	inFlight int
-	queue    chain[struct{}] // blocked Acquire calls, oldest first; only the head asks
-	changed  chan struct{}   // closed and replaced when a request ends or the head changes
+	mu      sync.Mutex
+	d       Decider
+	queue   chain[struct{}] // blocked Acquire calls, oldest first; only the head asks
+	changed chan struct{}   // closed and replaced when a request ends or the head changes
 }
 
 var _ Pacer = (*Custom)(nil)
@@ -72,10 +71,10 @@ func (c *Custom) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 	var retry time.Duration
 	if c.queue.n == 0 {
 		var ok bool
-		if ok, retry = c.d.Admit(c.clk.Now(), req, c.inFlight); ok {
-			c.inFlight++
+		if ok, retry = c.d.Admit(c.clk.Now(), req, c.heldLocked()); ok {
+			p := c.led.issue(req, nil) // under c.mu: the next Admit sees it held
 			c.mu.Unlock()
-			return c.led.issue(req, nil), nil
+			return p, nil
 		}
 	}
 	w := c.led.beginWait()
@@ -97,14 +96,18 @@ func (c *Custom) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 			continue
 		}
 		var ok bool
-		if ok, retry = c.d.Admit(c.clk.Now(), req, c.inFlight); ok {
-			c.inFlight++
+		if ok, retry = c.d.Admit(c.clk.Now(), req, c.heldLocked()); ok {
 			c.leaveLocked(me)
+			p := c.led.issue(req, w)
 			c.mu.Unlock()
-			return c.led.issue(req, w), nil
+			return p, nil
 		}
 	}
 }
+
+// heldLocked lists the held permits, oldest first. Admitted permits are issued under c.mu, so
+// the list is complete whenever the Decider is asked.
+func (c *Custom) heldLocked() []Holding { return c.led.stats(0).Held }
 
 // await blocks until changed is closed, retry (if > 0) has passed or ctx is done.
 func (c *Custom) await(ctx context.Context, changed <-chan struct{}, retry time.Duration) error {
@@ -142,7 +145,6 @@ func (c *Custom) wakeLocked() {
 func (c *Custom) released(p *Permit, o Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.inFlight--
 	c.d.Released(c.clk.Now(), Holding{PermitID: p.ID, Agent: p.Agent, Since: p.AcquiredAt}, o)
 	c.wakeLocked()
 }

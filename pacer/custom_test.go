@@ -20,13 +20,15 @@ type gapSlots struct {
 	gap      time.Duration
 	next     time.Time
 	asked    int
+	lastHeld []Holding
 	released []Holding
 	outcomes []OutcomeKind
 }
 
-func (g *gapSlots) Admit(now time.Time, _ Demand, inFlight int) (bool, time.Duration) {
+func (g *gapSlots) Admit(now time.Time, _ Demand, held []Holding) (bool, time.Duration) {
 	g.asked++
-	if inFlight >= g.slots {
+	g.lastHeld = held
+	if len(held) >= g.slots {
 		return false, 0
 	}
 	if now.Before(g.next) {
@@ -73,6 +75,8 @@ func TestCustomWaitsAsTheDeciderSays(t *testing.T) {
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 		assertCounts(t, p, 2, 2, 2, 0, 0)
+		assert.Equal(t, []Holding{{PermitID: 1, Agent: 0, Since: start}, {PermitID: 2, Agent: 1, Since: start.Add(3 * time.Second)}},
+			d.lastHeld, "Admit was shown the held permits, oldest first")
 
 		// A release wakes the head (agent 2), not agent 3.
 		r0.p.Release(Outcome{Kind: Timeout})

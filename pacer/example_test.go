@@ -63,8 +63,8 @@ var _ pacer.Decider = (*Spaced)(nil)
 
 // Admit lets a request go when a slot is free and the gap since the last send has passed;
 // otherwise it asks to be asked again when the gap will have passed (or when a request ends).
-func (s *Spaced) Admit(now time.Time, _ pacer.Demand, inFlight int) (bool, time.Duration) {
-	if inFlight >= s.Slots {
+func (s *Spaced) Admit(now time.Time, _ pacer.Demand, held []pacer.Holding) (bool, time.Duration) {
+	if len(held) >= s.Slots {
 		return false, 0 // only a release frees a slot
 	}
 	if now.Before(s.next) {
