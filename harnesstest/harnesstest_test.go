@@ -19,6 +19,7 @@ import (
 
 // TestExamples runs the examples' tests: each asserts the verdict its example describes.
 func TestExamples(t *testing.T) {
+	skipUnderRace(t)
 	t.Run("naive slots deadlock under the wedge", naiveSlotsUnderWedge)
 	t.Run("an idle timeout recovers", naiveSlotsWithIdleTimeout)
 	t.Run("a leased pacer does not starve agents", leasedUnderWedge)
@@ -52,6 +53,9 @@ func TestSameSeedSameEvents(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.cfg.Workload == "ocbrowse" {
+				skipUnderRace(t)
+			}
 			a, b := harnesstest.Run(t, c.cfg), harnesstest.Run(t, c.cfg)
 			aEvs, aSamples := withoutWall(a)
 			bEvs, bSamples := withoutWall(b)
