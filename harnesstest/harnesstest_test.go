@@ -15,6 +15,7 @@ import (
 	"github.com/agentsim/agentsim/harnesstest"
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // TestExamples runs the examples' tests: each asserts the verdict its example describes.
@@ -109,4 +110,14 @@ func TestResultHoldsTheRun(t *testing.T) {
 	assert.Equal(t, res.Results.Verdict, res.Verdict)
 	assert.Equal(t, 4, res.Results.Rounds.Completed)
 	assert.NotEmpty(t, res.Samples)
+}
+
+// A workload built in code runs as given: here smoke cut to 2 agents × 1 round.
+func TestSpecWorkload(t *testing.T) {
+	w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke"})
+	require.NoError(t, err)
+	w.Agents, w.Rounds = 2, 1
+	res := harnesstest.Run(t, harnesstest.Config{Spec: w})
+	assert.Equal(t, 2, res.Results.Rounds.Planned, "rounds %+v", res.Results.Rounds)
+	assert.Equal(t, results.Healthy, res.Verdict.Kind, res.Verdict.Summary)
 }
