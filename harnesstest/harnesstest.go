@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -147,21 +148,26 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 	if err != nil {
 		t.Fatalf("harnesstest: %v", err)
 	}
+	var (
+		mu      sync.Mutex
+		samples []events.Sample // as samples.jsonl records them, without reading it back
+	)
 	res, err := harness.Run(t.Context(), harness.Options{
 		Command:  "harnesstest",
 		Workload: w, Clock: clk, Dir: dir, Out: t.Output(),
 		Target:     harness.Target{URL: sim.URL, Kind: results.Embedded, Profile: prof.Name, Faults: faults.Names()},
 		HTTPClient: sim.Client(),
 		NewPacer:   cfg.Pacer,
+		Sampled: func(s events.Sample, _ string) {
+			mu.Lock()
+			samples = append(samples, s)
+			mu.Unlock()
+		},
 	})
 	if err != nil {
 		t.Fatalf("harnesstest: run %s: %v", w.Name, err)
 	}
 	evs, err := events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
-	if err != nil {
-		t.Fatalf("harnesstest: %v", err)
-	}
-	samples, err := events.ReadFile[events.Sample](filepath.Join(dir, "samples.jsonl"))
 	if err != nil {
 		t.Fatalf("harnesstest: %v", err)
 	}

@@ -109,7 +109,10 @@ func TestResultHoldsTheRun(t *testing.T) {
 	assert.Equal(t, 4, built.Stats().Acquired, "4 agents × 1 round through the test's pacer")
 	assert.Equal(t, res.Results.Verdict, res.Verdict)
 	assert.Equal(t, 4, res.Results.Rounds.Completed)
+	onFile, err := events.ReadFile[events.Sample](filepath.Join(res.Dir, "samples.jsonl"))
+	require.NoError(t, err)
 	assert.NotEmpty(t, res.Samples)
+	assert.Equal(t, onFile, res.Samples, "Result.Samples are samples.jsonl's records")
 }
 
 // A workload built in code runs as given: here smoke cut to 2 agents × 1 round.
