@@ -126,23 +126,7 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 	if err != nil {
 		t.Fatalf("harnesstest: %v", err)
 	}
-	profName := cfg.Profile
-	if profName == "" {
-		profName = "dsv4-pd"
-	}
-	prof, err := engine.LookupProfile(profName)
-	if err != nil {
-		t.Fatalf("harnesstest: Config.Profile: %v", err)
-	}
-	seed := cfg.Seed
-	if seed == 0 {
-		seed = 1
-	}
-	faults, err := engine.ParseFaults(cfg.Faults, cfg.FaultParams, seed)
-	if err != nil {
-		t.Fatalf("harnesstest: Config.Faults, Config.FaultParams: %v", err)
-	}
-	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Profile: prof, Faults: faults})
+	sim, target := startSim(t, cfg, clk)
 	defer sim.Close()
 	dir, err := os.MkdirTemp(parent, "run-")
 	if err != nil {
@@ -155,9 +139,8 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 	res, err := harness.Run(t.Context(), harness.Options{
 		Command:  "harnesstest",
 		Workload: w, Clock: clk, Dir: dir, Out: t.Output(),
-		Target:     harness.Target{URL: sim.URL, Kind: results.Embedded, Profile: prof.Name, Faults: faults.Names()},
-		HTTPClient: sim.Client(),
-		NewPacer:   cfg.Pacer,
+		Target: target, HTTPClient: sim.Client(),
+		NewPacer: cfg.Pacer,
 		Sampled: func(s events.Sample, _ string) {
 			mu.Lock()
 			samples = append(samples, s)
@@ -172,6 +155,30 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 		t.Fatalf("harnesstest: %v", err)
 	}
 	return &Result{Results: res, Verdict: res.Verdict, Events: evs, Samples: samples, Dir: dir}
+}
+
+// startSim starts the simulator cfg describes on the in-memory network, on clk, and returns
+// it and the target that describes it to the harness.
+func startSim(t *testing.T, cfg Config, clk *clock.Clock) (*simtest.Server, harness.Target) {
+	t.Helper()
+	name := cfg.Profile
+	if name == "" {
+		name = "dsv4-pd"
+	}
+	prof, err := engine.LookupProfile(name)
+	if err != nil {
+		t.Fatalf("harnesstest: Config.Profile: %v", err)
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	faults, err := engine.ParseFaults(cfg.Faults, cfg.FaultParams, seed)
+	if err != nil {
+		t.Fatalf("harnesstest: Config.Faults, Config.FaultParams: %v", err)
+	}
+	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Profile: prof, Faults: faults})
+	return sim, harness.Target{URL: sim.URL, Kind: results.Embedded, Profile: prof.Name, Faults: faults.Names()}
 }
 
 // loadWorkload resolves cfg's workload: Spec validated, or Workload with Set applied.
