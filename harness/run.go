@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
@@ -75,6 +77,7 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
+	metrics  *runMetrics // nil without Options.Metrics
 	// now holds the agents' events of the latest simulated instant (see instant); guarded by mu.
 	now instant
 	// lagWarned is set once the live lag warning was given; only the sampler reads it.
@@ -118,6 +121,11 @@ func newRun(o Options) (*run, error) {
 		judged = &w
 	}
 	r.watch = newWatchdog(judged)
+	if o.Metrics != nil {
+		var reg *prometheus.Registry
+		r.metrics, reg = newRunMetrics(o.Workload.Watchdog.StallAfter.Seconds())
+		o.Metrics.use(reg)
+	}
 	if r.log, err = events.CreateLog(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
 		r.close()
 		return nil, err
@@ -168,6 +176,9 @@ func (r *run) Record(e events.Event) {
 func (r *run) emit(e events.Event) {
 	r.log.Write(e)
 	r.watch.event(e)
+	if r.metrics != nil {
+		r.metrics.event(e)
+	}
 }
 
 // execute runs the agents with the two-phase stop and assembles the results.
