@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/internal/redact"
@@ -96,14 +98,29 @@ func newRun(o Options) (*run, error) {
 		return nil, err
 	}
 	o.Clock = o.Clock.Measured() // every wait the harness schedules records its lag
-	p, err := pacer.New(o.Workload.Pacer, o.Clock)
+	newPacer := o.NewPacer
+	if newPacer == nil {
+		newPacer = func(clk *clock.Clock) (pacer.Pacer, error) { return pacer.New(o.Workload.Pacer, clk) }
+	}
+	p, err := newPacer(o.Clock)
+	if err == nil && p == nil {
+		err = errors.New("NewPacer returned no pacer")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pacer: %w", err)
 	}
 	r := &run{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(), pacer: p}
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
 	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
-	r.watch = newWatchdog(o.Workload)
+	judged := o.Workload
+	if o.NewPacer != nil {
+		// The workload's pacer section does not describe this pacer: the verdict assumes
+		// nothing of its design beyond what its Stats show.
+		w := *o.Workload
+		w.Pacer = pacer.Config{}
+		judged = &w
+	}
+	r.watch = newWatchdog(judged)
 	if o.Metrics != nil {
 		var reg *prometheus.Registry
 		r.metrics, reg = newRunMetrics(o.Workload.Watchdog.StallAfter.Seconds())
