@@ -42,6 +42,10 @@ type Options struct {
 	// Reproduce, when set, says how to make the run again; it is written to config.yaml's
 	// reproduce section and to results.json.
 	Reproduce *results.Reproduction
+	// Scripts, when set, replays recorded sessions: one Script per agent (len(Scripts) must be
+	// Workload.Agents), whose turns take the place of the workload's rounds and distributions.
+	// The planned rounds are then the scripts' turns.
+	Scripts []*agents.Script
 }
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept

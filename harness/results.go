@@ -19,6 +19,12 @@ func (r *run) results(interrupted bool) *results.Results {
 	r.watch.fill(res)
 	r.mu.Unlock()
 	res.Rounds.Planned = w.Agents * w.Rounds
+	if r.o.Scripts != nil {
+		res.Rounds.Planned = 0
+		for _, s := range r.o.Scripts {
+			res.Rounds.Planned += len(s.Turns)
+		}
+	}
 	return res
 }
 

@@ -141,7 +141,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
-		Calibration: agents.NewCalibration(), Tap: r.o.Ended}
+		Calibration: agents.NewCalibration(), Tap: r.o.Ended, Scripts: r.o.Scripts}
 	var agentsDone sync.WaitGroup
 	for i := range w.Agents {
 		agentsDone.Go(func() { agents.NewAgent(i, env).Run(rounds, requests) })
