@@ -56,7 +56,7 @@ type traceImportConfig struct {
 func (t *traceImportCmd) command() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import --from KIND FILE|-",
-		Short: "Turn a Mooncake trace or a router access log into an agentsim trace",
+		Short: "Turn a Mooncake trace, a router access log or a run directory into an agentsim trace",
 		Long: `Read FILE (or standard input for -) in the format --from names and write an agentsim trace to
 standard output or -o FILE. What the import inferred — sessions, the latency unit and its
 evidence — is printed on standard error.
@@ -68,6 +68,8 @@ evidence — is printed on standard error.
               "finished processing request"…) with method, uri, status and latency. A bare
               latency's unit is inferred from the log's own start and finish lines; when they
               cannot show it, the import refuses and asks for --latency-unit.
+  run         an agentsim run directory (FILE is the directory): every request its agents
+              sent, with its usage and outcome; each agent is a session.
 
 Exit codes: 0 imported, 2 bad input (the message names the line) or bad flags.`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -105,6 +107,13 @@ func (t *traceImportCmd) run(c *cobra.Command, args []string) error {
 		}
 		unit = u
 	}
+	if from == "run" {
+		tr, err := traceimport.Run(args[0])
+		if err != nil {
+			return usageError(fmt.Errorf("trace import: %w", err))
+		}
+		return t.write(c, tr, cfg.Output)
+	}
 	in, name, closeIn, err := openInput(c, args[0])
 	if err != nil {
 		return err
@@ -122,11 +131,16 @@ func (t *traceImportCmd) run(c *cobra.Command, args []string) error {
 	if err != nil {
 		return usageError(fmt.Errorf("trace import: %w", err))
 	}
+	return t.write(c, tr, cfg.Output)
+}
+
+// write stamps the trace, prints what the import inferred and writes the trace.
+func (t *traceImportCmd) write(c *cobra.Command, tr *traceimport.Trace, out string) error {
 	tr.Header.Created = clock.Real().Now().UTC().Format(time.RFC3339)
 	for _, n := range tr.Notes {
 		fmt.Fprintln(c.ErrOrStderr(), n)
 	}
-	return writeImported(c, tr, cfg.Output)
+	return writeImported(c, tr, out)
 }
 
 // writeImported writes the trace to the file out, or standard output when out is "" or "-".
