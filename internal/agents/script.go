@@ -132,7 +132,7 @@ func (a *Agent) runOpen(rounds, requests context.Context, sc *scripted) {
 		}
 		// Each turn runs as its own agent value (the same ID): the conversation and the
 		// random source are per request, so concurrent turns share nothing mutable.
-		sub := &Agent{ID: a.ID, env: a.env, rng: rand.New(rand.NewPCG(uint64(a.env.Workload.Seed), uint64(a.ID)<<20|uint64(k)))}
+		sub := &Agent{ID: a.ID, env: a.env, script: a.script, rng: rand.New(rand.NewPCG(uint64(a.env.Workload.Seed), uint64(a.ID)<<20|uint64(k)))}
 		inFlight.Go(func() { sub.turn(rounds, requests, k, c, at) })
 	}
 }

@@ -108,7 +108,11 @@ func Lines(r *results.Replay) []string {
 		lines = append(lines, fmt.Sprintf("schedule lag p50 %s  p90 %s  p99 %s  max %s", results.Seconds(l.P50), results.Seconds(l.P90), results.Seconds(l.P99), results.Seconds(l.Max)))
 	}
 	c := r.Concurrency
-	lines = append(lines, fmt.Sprintf("concurrency mean %.1f max %d (original mean %.1f max %d)", c.Replay.Mean, c.Replay.Max, c.Original.Mean, c.Original.Max))
+	conc := fmt.Sprintf("concurrency mean %.1f max %d", c.Replay.Mean, c.Replay.Max)
+	if c.Original.Max > 0 {
+		conc += fmt.Sprintf(" (original mean %.1f max %d)", c.Original.Mean, c.Original.Max)
+	}
+	lines = append(lines, conc)
 	if r.Compared > 0 {
 		lines = append(lines,
 			fmt.Sprintf("%d requests compared, %d with the recorded token counts", r.Compared, r.SameTokens),
