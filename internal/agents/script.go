@@ -248,13 +248,15 @@ func (a *Agent) turn(rounds, requests context.Context, k int, c convo, scheduled
 	return res, true
 }
 
-// extendedTokens is the recorded prompt of the turn turn k extends, 0 when none.
+// extendedTokens is the recorded conversation (prompt and reply) of the turn turn k extends,
+// 0 when none: the rest of turn k's prompt is what its read step added.
 func (a *Agent) extendedTokens(k int) int {
 	t := a.script.Turns[k]
 	if t.Extends < 0 || t.Extends >= len(a.script.Turns) || len(t.Blocks) > 0 {
 		return 0
 	}
-	return a.script.Turns[t.Extends].PromptTokens
+	e := a.script.Turns[t.Extends]
+	return e.PromptTokens + e.ReplyTokens
 }
 
 // sleepUntil sleeps until t (simulated), or returns ctx's error.
