@@ -3,6 +3,7 @@ package replay_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/simtest"
+	"github.com/agentsim/agentsim/trace"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -150,5 +152,26 @@ func TestTimestampsMode(t *testing.T) {
 		// third also its conversation's complete block 10 (a partial last block, like 11,
 		// is a different text once complete, as its hash id says).
 		assert.Equal(t, 1024+1536+1024, cached)
+	})
+}
+
+// TestSessionsBehindThePacer replays four one-request sessions sent at once through a
+// one-slot pacer: the pacer holds them, so they never overlap, and each waits its turn.
+func TestSessionsBehindThePacer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var tr traceimport.Trace
+		for i := range 4 {
+			tr.Requests = append(tr.Requests, trace.Request{Session: fmt.Sprintf("s%d", i), TS: 0, PromptTokens: 300, OutputTokens: 20, Status: 200, E2ES: 1})
+		}
+		tr.Header = trace.Header{Source: "test", Created: "2026-11-30T00:00:00Z"}
+		p := planOf(t, &tr, replay.Options{Mode: replay.Sessions})
+		w := load(t, "smoke", "agents", "4", "duration", "0s", "pacer.kind", "slots", "pacer.slots", "1")
+		res, dir := runOn(t, w, p.Scripts)
+		cmp, err := replay.Compare(dir, p)
+		require.NoError(t, err)
+		assert.Equal(t, 4, res.Requests.OK)
+		assert.Equal(t, 1, cmp.Concurrency.Replay.Max, "one slot: one request at a time")
+		assert.Equal(t, 4, cmp.Concurrency.Original.Max, "the trace sent all four at once")
+		assert.Greater(t, res.Latency.PacerWait.Max, 0.0)
 	})
 }
