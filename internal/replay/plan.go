@@ -122,6 +122,42 @@ func Load(r io.Reader, name string, o Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Header: rd.Header(), Name: name, TimeScale: o.TimeScale}
+	order, err := p.read(rd, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Sessions > 0 && len(order) > o.Sessions {
+		for _, s := range order[o.Sessions:] {
+			p.Skipped += len(s.turns)
+		}
+		order = order[:o.Sessions]
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("%s: no request to replay (the trace has %d requests; the window and --sessions keep none)", name, p.Skipped)
+	}
+	if len(order) > MaxSessions {
+		return nil, fmt.Errorf("%s: %d sessions to replay, more than the %d agents a run has: replay fewer with --sessions or --from-s/--to-s", name, len(order), MaxSessions)
+	}
+	p.Mode = o.Mode
+	if p.Mode == "" {
+		p.Mode = defaultMode(order)
+	}
+	for _, s := range order {
+		sc := &agents.Script{Open: p.Mode == Timestamps, Turns: s.turns}
+		if err := sc.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: session %q: %w", name, s.name, err)
+		}
+		p.Sessions = append(p.Sessions, s.name)
+		p.Scripts = append(p.Scripts, sc)
+		p.Recorded = append(p.Recorded, s.recs)
+		p.Requests += len(s.turns)
+		p.MaxTurns = max(p.MaxTurns, len(s.turns))
+	}
+	return p, nil
+}
+
+// read reads the requests in the window into sessions, ordered by their first send.
+func (p *Plan) read(rd *trace.Reader, o Options) ([]*session, error) {
 	fromSend := p.Header.AfterSFrom == trace.AfterSend
 	byName := map[string]*session{}
 	var order []*session
@@ -147,40 +183,17 @@ func Load(r io.Reader, name string, o Options) (*Plan, error) {
 		p.Outcomes = p.Outcomes || req.E2ES > 0
 	}
 	slices.SortStableFunc(order, func(a, b *session) int { return cmpFloat(a.first, b.first) })
-	if o.Sessions > 0 && len(order) > o.Sessions {
-		for _, s := range order[o.Sessions:] {
-			p.Skipped += len(s.turns)
-		}
-		order = order[:o.Sessions]
-	}
-	if len(order) == 0 {
-		return nil, fmt.Errorf("%s: no request to replay (the trace has %d requests; the window and --sessions keep none)", name, p.Skipped)
-	}
-	if len(order) > MaxSessions {
-		return nil, fmt.Errorf("%s: %d sessions to replay, more than the %d agents a run has: replay fewer with --sessions or --from-s/--to-s", name, len(order), MaxSessions)
-	}
-	p.Mode = o.Mode
-	if p.Mode == "" {
-		p.Mode = Timestamps
-		for _, s := range order {
-			if len(s.turns) > 1 {
-				p.Mode = Sessions
-				break
-			}
-		}
-	}
+	return order, nil
+}
+
+// defaultMode is Sessions, or Timestamps when every session has a single request.
+func defaultMode(order []*session) Mode {
 	for _, s := range order {
-		sc := &agents.Script{Open: p.Mode == Timestamps, Turns: s.turns}
-		if err := sc.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: session %q: %w", name, s.name, err)
+		if len(s.turns) > 1 {
+			return Sessions
 		}
-		p.Sessions = append(p.Sessions, s.name)
-		p.Scripts = append(p.Scripts, sc)
-		p.Recorded = append(p.Recorded, s.recs)
-		p.Requests += len(s.turns)
-		p.MaxTurns = max(p.MaxTurns, len(s.turns))
 	}
-	return p, nil
+	return Timestamps
 }
 
 // add appends req as the session's next turn.
