@@ -19,12 +19,14 @@ type Replay struct {
 	// SameTokens counts the compared requests whose prompt and output tokens, as the server
 	// counted them, equal the recorded ones.
 	SameTokens int `json:"same_tokens"`
-	// E2E and TTFT are the distributions of the compared requests, original and replay.
-	E2E  Sides `json:"e2e_s"`
-	TTFT Sides `json:"ttft_s"`
-	// E2ERatio and TTFTRatio are the distributions of the per-request ratios.
-	E2ERatio  Summary `json:"e2e_ratio"`
-	TTFTRatio Summary `json:"ttft_ratio"`
+	// E2E and TTFT are the distributions of the compared requests, original and replay;
+	// E2ERatio and TTFTRatio the distributions of the per-request ratios. All four are
+	// omitted when no request could be compared (the replay's own latencies are in
+	// latency_seconds).
+	E2E       *Sides   `json:"e2e_s,omitempty"`
+	TTFT      *Sides   `json:"ttft_s,omitempty"`
+	E2ERatio  *Summary `json:"e2e_ratio,omitempty"`
+	TTFTRatio *Summary `json:"ttft_ratio,omitempty"`
 	// Concurrency is the number of requests in flight over time (time-weighted mean and
 	// maximum): the original's from its t_s and e2e_s, the replay's from its events.
 	Concurrency ConcurrencySides `json:"concurrency"`

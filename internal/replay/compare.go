@@ -88,13 +88,16 @@ func compareTurns(out *results.Replay, p *Plan, got map[[2]int]*replayed) {
 			}
 		}
 	}
-	out.E2E = results.Sides{Original: results.Summarize(e2eO), Replay: results.Summarize(e2eR)}
-	out.TTFT = results.Sides{Original: results.Summarize(ttftO), Replay: results.Summarize(ttftR)}
-	out.E2ERatio, out.TTFTRatio = results.Summarize(e2eRatio), results.Summarize(ttftRatio)
+	if out.Compared > 0 {
+		out.E2E = &results.Sides{Original: results.Summarize(e2eO), Replay: results.Summarize(e2eR)}
+		out.TTFT = &results.Sides{Original: results.Summarize(ttftO), Replay: results.Summarize(ttftR)}
+		e, t := results.Summarize(e2eRatio), results.Summarize(ttftRatio)
+		out.E2ERatio, out.TTFTRatio = &e, &t
+	}
 	out.Concurrency.Original.Mean, out.Concurrency.Original.Max = tracestats.Sweep(ivO)
 	out.Concurrency.Replay.Mean, out.Concurrency.Replay.Max = tracestats.Sweep(ivR)
 	if !p.Outcomes {
-		out.Note = "the trace has no outcomes (no e2e_s): only the replay's side is shown"
+		out.Note = "the trace has no outcomes (no e2e_s): nothing to compare; the replay's latencies are in latency_seconds"
 	} else if out.Compared == 0 {
 		out.Note = "no request succeeded in both the original and the replay"
 	}
