@@ -19,6 +19,7 @@ import (
 type Clock struct {
 	speedup   float64
 	wallStart time.Time // wall reading (with monotonic part) when the clock was created
+	lag       *Lag      // where waits record their lateness; nil: not measured
 }
 
 // New returns a Clock whose simulated time starts now and runs speedup times faster than wall
@@ -28,6 +29,25 @@ func New(speedup float64) (*Clock, error) {
 		return nil, err
 	}
 	return &Clock{speedup: speedup, wallStart: time.Now()}, nil
+}
+
+// Measured returns a Clock with the same time base and speedup as c whose waits — Sleep, and
+// the Timer and Ticker ticks passed to Fired — record how late they end in a Lag of its own,
+// returned by its Lag method. Waits made through c itself are not recorded there.
+func (c *Clock) Measured() *Clock {
+	return &Clock{speedup: c.speedup, wallStart: c.wallStart, lag: new(Lag)}
+}
+
+// Lag returns the lag this clock's waits record into, or nil when c was not made by Measured.
+func (c *Clock) Lag() *Lag { return c.lag }
+
+// Fired records, on a Measured clock, how late a tick of one of its Timers or Tickers is being
+// handled: due is the value received from the timer's channel, which the runtime stamps with
+// the time the tick was due. On other clocks it does nothing.
+func (c *Clock) Fired(due time.Time) {
+	if c.lag != nil {
+		c.lag.Record(c.ToSim(time.Since(due)))
+	}
 }
 
 // Real returns a Clock with speedup 1: simulated time is wall time.
@@ -79,7 +99,8 @@ func (c *Clock) ToSim(wall time.Duration) time.Duration {
 }
 
 // Sleep waits for the simulated duration d or until ctx is done, whichever comes first, and
-// returns ctx.Err() in the second case.
+// returns ctx.Err() in the second case. On a Measured clock a sleep that ran its course records
+// how late it returned.
 func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
@@ -87,7 +108,8 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(c.ToWall(d))
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case due := <-t.C:
+		c.Fired(due)
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -109,7 +131,8 @@ func (c *Clock) NewTimer(d time.Duration) *Timer {
 func (t *Timer) Reset(d time.Duration) bool { return t.Timer.Reset(t.c.ToWall(d)) }
 
 // AfterFunc calls f in its own goroutine after the simulated duration d. The returned timer's
-// Stop cancels the call if it has not started.
+// Stop cancels the call if it has not started. Its lag is not measured: the timer may be Reset
+// to another due time.
 func (c *Clock) AfterFunc(d time.Duration, f func()) *time.Timer {
 	return time.AfterFunc(c.ToWall(d), f)
 }

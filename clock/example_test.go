@@ -71,3 +71,27 @@ func ExampleClock_WithTimeout() {
 	// context deadline exceeded
 	// gave up before the hour: true
 }
+
+// A Measured clock records how late its waits end, in simulated time: at speedup 1000 every
+// millisecond the machine is late is a simulated second. A Ticker's tick is recorded by
+// passing the value received to Fired.
+func ExampleClock_Measured() {
+	base, err := clock.New(1000)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	clk := base.Measured()
+	for range 3 {
+		_ = clk.Sleep(context.Background(), 2*time.Second) // 2 ms of wall time each
+	}
+	t := clk.NewTicker(time.Second)
+	clk.Fired(<-t.C)
+	t.Stop()
+	s := clk.Lag().Stats()
+	fmt.Println("waits measured:", s.N)
+	fmt.Println("p50 ≤ p99 ≤ max:", s.P50 <= s.P99 && s.P99 <= s.Max)
+	// Output:
+	// waits measured: 4
+	// p50 ≤ p99 ≤ max: true
+}

@@ -39,6 +39,10 @@ type Sample struct {
 	// any byte of output flows.
 	ChunksIn int64        `json:"chunks_in"`
 	Pacer    *PacerSample `json:"pacer,omitempty"`
+	// LagS is the largest scheduling lag of the harness since the previous sample: how much
+	// later than due, in simulated seconds, a wait it scheduled ended (see clock.Lag).
+	// Absent when zero.
+	LagS float64 `json:"lag_s,omitempty"`
 	// Streams lists the open requests (sent, no terminal event yet).
 	Streams []Stream `json:"streams,omitempty"`
 }
@@ -65,6 +69,9 @@ type PacerSample struct {
 	Acquired     int64   `json:"acquired"`
 	Released     int64   `json:"released"`
 	Leaked       int64   `json:"leaked"`
+	// Granted is how many of the waiting agents have been granted a permit but not yet run to
+	// take it; absent when none.
+	Granted int `json:"granted,omitempty"`
 	// Held lists the permits in use; Waiters the agents waiting for one.
 	Held    []Holding `json:"held,omitempty"`
 	Waiters []Waiter  `json:"waiters,omitempty"`

@@ -13,18 +13,65 @@ import (
 // starts.
 const CheckTimeout = 5 * time.Second
 
+// Served is what a server said about itself on GET /v1/models: the models it serves, in its
+// order. An empty list means the server listed nothing readable; servers that serve one model
+// under any name (as SGLang may) answer so.
+type Served struct {
+	Models []ServedModel
+}
+
+// ServedModel is one model a server lists.
+type ServedModel struct {
+	// ID is the name requests must send as "model".
+	ID string
+	// MaxModelLen is the model's context window in tokens, prompt and output together, as
+	// vLLM and servers shaped like it list it (max_model_len); 0 when the server does not say.
+	MaxModelLen int
+}
+
+// IDs returns the served model names, in the server's order.
+func (s *Served) IDs() []string {
+	if s == nil {
+		return nil
+	}
+	ids := make([]string, len(s.Models))
+	for i, m := range s.Models {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+// find returns the served model named id.
+func (s *Served) find(id string) (ServedModel, bool) {
+	if s == nil {
+		return ServedModel{}, false
+	}
+	for _, m := range s.Models {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return ServedModel{}, false
+}
+
 // CheckServer makes sure the server answers before any agent starts: GET /v1/models must
 // return 2xx within timeout (wall time). A wrong API key (401/403) is reported as such.
 func CheckServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, timeout time.Duration) error {
-	_, err := ListModels(ctx, hc, baseURL, apiKey, timeout)
+	_, err := AskServer(ctx, hc, baseURL, apiKey, timeout)
 	return err
 }
 
-// ListModels asks the server GET /v1/models once, within timeout (wall time), and returns the
-// model ids it lists, in its order. The error is CheckServer's: the server unreachable, the API
-// key refused, or a status other than 2xx. A 2xx answer that lists nothing readable is no error:
-// servers that serve one model (as SGLang does) accept any name.
+// ListModels is AskServer's list of model names, in the server's order.
 func ListModels(ctx context.Context, hc *http.Client, baseURL, apiKey string, timeout time.Duration) ([]string, error) {
+	s, err := AskServer(ctx, hc, baseURL, apiKey, timeout)
+	return s.IDs(), err
+}
+
+// AskServer asks the server GET /v1/models once, within timeout (wall time), and returns what
+// it serves. The error is CheckServer's: the server unreachable, the API key refused, or a
+// status other than 2xx. A 2xx answer that lists nothing readable is no error: it gives an
+// empty Served.
+func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, timeout time.Duration) (*Served, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/v1/models", nil)
@@ -47,20 +94,23 @@ func ListModels(ctx context.Context, hc *http.Client, baseURL, apiKey string, ti
 	}
 	var list struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID          string      `json:"id"`
+			MaxModelLen json.Number `json:"max_model_len"`
 		} `json:"data"`
 	}
 	body := io.LimitReader(resp.Body, 1<<20)
 	err = json.NewDecoder(body).Decode(&list)
 	_, _ = io.Copy(io.Discard, body) // drained, the connection is reused
+	s := &Served{}
 	if err != nil {
-		return nil, nil
+		return s, nil
 	}
-	var ids []string
 	for _, m := range list.Data {
-		if m.ID != "" {
-			ids = append(ids, m.ID)
+		if m.ID == "" {
+			continue
 		}
+		n, _ := m.MaxModelLen.Int64()
+		s.Models = append(s.Models, ServedModel{ID: m.ID, MaxModelLen: int(max(n, 0))})
 	}
-	return ids, nil
+	return s, nil
 }

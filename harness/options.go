@@ -27,9 +27,12 @@ type Options struct {
 	Target Target
 	// Dir is the run directory; it is created if missing.
 	Dir string
-	// Out receives the live status line (when Live) and the summary.
+	// Out receives the live status line (when Live), warnings and notes; nil discards them.
 	Out  io.Writer
 	Live bool
+	// Progress, without Live, prints the status line to Out as a whole line every
+	// ProgressEvery of wall time: for an Out that is not a terminal (a CI log).
+	Progress bool
 	// HTTPClient carries the requests (nil: a client sized for the workload's agents).
 	HTTPClient *http.Client
 	// Sampled, when set, is a live view: it is called with every sample as it is taken (the
@@ -42,6 +45,25 @@ type Options struct {
 	// Reproduce, when set, says how to make the run again; it is written to config.yaml's
 	// reproduce section and to results.json.
 	Reproduce *results.Reproduction
+	// Metrics, when set, serves the run's own Prometheus metrics while it runs (see
+	// ServeMetrics); the caller owns it and closes it after the run.
+	Metrics *MetricsEndpoint
+
+	// Served is what the server said on GET /v1/models (AskServer), for RunChecked, which
+	// checks the workload's model and context against it; Run asks it itself. nil: nothing is
+	// known, the workload is sent as it is.
+	Served *Served
+	// Model, when set, is the model a command making several runs has already chosen with
+	// ChooseModel; nil: the run chooses from the workload's model and Served.
+	Model *ModelChoice
+	// PinModel says the user named the workload's model (--model, --set model=…): a server
+	// that does not serve it is a *ModelError, never replaced by the one it serves.
+	PinModel bool
+	// FitContext scales the workload's context keys and output lengths to fit the server's
+	// context window: 0 does not (a workload too large for the window is only warned
+	// about), FitToServer fits the window /v1/models lists, > 0 that many tokens.
+	FitContext int
+
 	// Scripts, when set, replays recorded sessions: one Script per agent (len(Scripts) must be
 	// Workload.Agents), whose turns take the place of the workload's rounds and distributions.
 	// The planned rounds are then the scripts' turns.

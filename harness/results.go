@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 
+	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -15,10 +16,19 @@ func (r *run) results(interrupted bool) *results.Results {
 		WallSeconds: r.o.Clock.WallNow().Sub(r.wallFrom).Seconds(), Interrupted: interrupted,
 	}
 	res.Server.Metrics = r.scraper.Found()
+	if m := r.o.Model; m != nil {
+		res.Server.Model, res.Server.ModelSource, res.Server.ContextWindow = m.Name, string(m.Source), m.ContextWindow
+	}
 	r.mu.Lock()
 	r.watch.fill(res)
+	res.Warnings = append(append([]string(nil), r.notes...), r.gauges.warning(res, r.scraper.Source(scrape.GenTokS))...)
 	r.mu.Unlock()
+	res.Warnings = append(res.Warnings, outputWarning(res, w)...)
+	if !r.contextWarned {
+		res.Warnings = append(res.Warnings, contextRefused(res, w)...)
+	}
 	res.Rounds.Planned = w.Agents * w.Rounds
+	res.Harness = r.harnessResults(res.Latency.E2E.P50)
 	if r.o.Scripts != nil {
 		res.Rounds.Planned = 0
 		for _, s := range r.o.Scripts {

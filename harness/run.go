@@ -3,10 +3,13 @@ package harness
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
@@ -25,23 +28,39 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
 	}
-	if err := CheckServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, CheckTimeout); err != nil {
+	served, err := AskServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, CheckTimeout)
+	if err != nil {
 		return nil, err
 	}
+	o.Served = served
 	return RunChecked(ctx, o)
 }
 
-// RunChecked is Run for a caller that has already checked the server (CheckServer or
-// ListModels), so GET /v1/models is asked once per command however many runs it makes.
+// RunChecked is Run for a caller that has already asked the server (AskServer) and passes its
+// answer in Options.Served, so GET /v1/models is asked once per command however many runs it
+// makes. Before anything is written it settles what the run sends — the model (see
+// ChooseModel) and, with Options.FitContext, a workload fitted to the server's context window
+// — and says so on Out; a *ModelError or *FitError is a configuration error.
 func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	o, p, err := prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range p.notes[p.said:] {
+		fmt.Fprintln(o.Out, n)
 	}
 	r, err := newRun(o)
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
+	r.notes, r.contextWarned = p.notes, p.contextWarned
 	return r.execute(ctx)
 }
 
@@ -56,6 +75,15 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
+	metrics  *runMetrics // nil without Options.Metrics
+	// now holds the agents' events of the latest simulated instant (see instant); guarded by mu.
+	now instant
+	// lagWarned is set once the live lag warning was given; only the sampler reads it.
+	lagWarned bool
+	notes     []string // what was said before the run: the model chosen, the context window
+	// contextWarned is set when a note said the workload does not fit the server's window.
+	contextWarned bool
+	gauges        gaugeCheck // the server's gen_tok_s, to hold against the harness's own rate
 
 	mu sync.Mutex // serialises the watchdog's analyzer
 }
@@ -67,6 +95,7 @@ func newRun(o Options) (*run, error) {
 	if err := writeConfig(o); err != nil {
 		return nil, err
 	}
+	o.Clock = o.Clock.Measured() // every wait the harness schedules records its lag
 	p, err := pacer.New(o.Workload.Pacer, o.Clock)
 	if err != nil {
 		return nil, fmt.Errorf("pacer: %w", err)
@@ -75,6 +104,11 @@ func newRun(o Options) (*run, error) {
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
 	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
 	r.watch = newWatchdog(o.Workload)
+	if o.Metrics != nil {
+		var reg *prometheus.Registry
+		r.metrics, reg = newRunMetrics(o.Workload.Watchdog.StallAfter.Seconds())
+		o.Metrics.use(reg)
+	}
 	if r.log, err = events.CreateLog(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
 		r.close()
 		return nil, err
@@ -112,8 +146,22 @@ func (r *run) Record(e events.Event) {
 	defer r.mu.Unlock()
 	// Stamping under the lock keeps the watchdog's records in time order.
 	r.log.Stamp(&e)
+	if e.Agent >= 0 {
+		r.now.add(e, r.emit)
+		return
+	}
+	// The harness's own events (start, stop, end) follow what happened before them.
+	r.now.release(r.emit)
+	r.emit(e)
+}
+
+// emit writes an event to the log and feeds it to the watchdog. The caller holds mu.
+func (r *run) emit(e events.Event) {
 	r.log.Write(e)
 	r.watch.event(e)
+	if r.metrics != nil {
+		r.metrics.event(e)
+	}
 }
 
 // execute runs the agents with the two-phase stop and assembles the results.
@@ -135,8 +183,11 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
-	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s",
-		w.Name, w.Agents, w.Rounds, r.pacer, redact.URL(r.o.Target.URL))})
+	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s, model %s",
+		w.Name, w.Agents, w.Rounds, r.pacer, redact.URL(r.o.Target.URL), w.Model)})
+	for _, n := range r.notes {
+		r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: n})
+	}
 	r.sample() // the state before any request
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock),

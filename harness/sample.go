@@ -14,20 +14,32 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 	t := r.o.Clock.NewTicker(r.o.Workload.SampleInterval)
 	defer t.Stop()
 	status := newStatusLine(r.o.Out, r.o.Live, r.o.Clock)
+	progress := newProgressLog(r.o.Out, r.o.Progress && !r.o.Live, r.o.Clock)
+	var free time.Time // wall time the previous sample was done
 	for {
 		select {
 		case <-ctx.Done():
 			status.clear()
 			return
-		case <-t.C:
+		case due := <-t.C:
+			// A tick that fell due while the previous sample was still being taken (a slow
+			// /metrics scrape) is late because of that work, not because of scheduling.
+			if due.Before(free) {
+				due = free
+			}
+			r.o.Clock.Fired(due)
 		}
 		s, warning, ending := r.sample()
-		if warning != "" {
-			status.clear()
-			fmt.Fprintf(r.o.Out, "%s\n", warning)
-			r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: warning})
+		free = r.o.Clock.WallNow()
+		for _, w := range []string{warning, r.checkLag()} {
+			if w != "" {
+				status.clear()
+				fmt.Fprintf(r.o.Out, "%s\n", w)
+				r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: w})
+			}
 		}
 		status.show(s, r.log.Since(), r.watch.live())
+		progress.show(s, r.log.Since(), r.watch.live())
 		if ending {
 			r.stopping(events.EndWatchdog, "watchdog: no new rounds, requests in flight cancelled")
 			stopRounds()
@@ -51,13 +63,19 @@ func (r *run) sample() (events.Sample, string, bool) {
 	}
 	s.ServerErrors = server.Errors
 	s.Pacer = r.pacerSample(now, waiters, s.Streams)
+	s.LagS = r.o.Clock.Lag().TakeRecentMax().Seconds()
 	if r.o.Sampled != nil {
 		r.o.Sampled(s, r.scraper.Found())
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.now.release(r.emit) // the watchdog judges the sample against every event before it
 	r.samples.Write(s)
+	r.gauges.sample(s)
 	r.watch.sample(s)
+	if r.metrics != nil {
+		r.metrics.sample(s)
+	}
 	warning, ending := r.watch.check(s.TS)
 	return s, warning, ending
 }
@@ -68,7 +86,7 @@ func (r *run) pacerSample(now time.Time, waiters []events.Waiter, streams []even
 	st := r.pacer.Stats()
 	ps := &events.PacerSample{InUse: st.InUse, Waiting: st.Waiting, LongestWaitS: st.LongestWait.Seconds(),
 		Limit: st.Limit, Acquired: int64(st.Acquired), Released: int64(st.Released), Leaked: int64(st.Leaked),
-		Waiters: waiters}
+		Granted: st.Granted, Waiters: waiters}
 	inUse := map[uint64]bool{}
 	for _, s := range streams {
 		inUse[s.Permit] = true

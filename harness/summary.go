@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/agentsim/agentsim/results"
 )
@@ -31,11 +32,21 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 			r.Server.DecodeRunning.Mean, r.Server.DecodeRunning.Max,
 			r.Server.PrefillInflight.Mean, r.Server.PrefillInflight.Max, r.Server.Samples)},
 		{"", r.Server.Metrics},
-		{"verdict", string(r.Verdict.Kind) + ": " + r.Verdict.Summary},
 	}
+	if r.Server.Model != "" {
+		rows = append(rows, [2]string{"model", modelLine(r.Server)})
+	}
+	for i, f := range r.Failures {
+		rows = append(rows, [2]string{label(i, "failures"), fmt.Sprintf("%d %s, first at t=%s s: %q", f.Count, f.Key(), num(f.FirstS), f.FirstMessage)})
+	}
+	for i, w := range r.Warnings {
+		rows = append(rows, [2]string{label(i, "warnings"), w})
+	}
+	rows = append(rows, [2]string{"verdict", string(r.Verdict.Kind) + ": " + r.Verdict.Summary})
 	for _, e := range r.Verdict.Evidence {
 		rows = append(rows, [2]string{"", "- " + e})
 	}
+	rows = append(rows, harnessRows(r.Harness)...)
 	rows = append(rows, [2]string{"files", dir + "/{events.jsonl, samples.jsonl, results.json, config.yaml}"})
 	for _, row := range rows {
 		fmt.Fprintf(w, "  %-13s %s\n", row[0], row[1])
@@ -49,4 +60,41 @@ func summaryLine(s results.Summary) string {
 	}
 	return fmt.Sprintf("mean %s  p50 %s  p90 %s  p99 %s  max %s  (n=%d)",
 		results.Seconds(s.Mean), results.Seconds(s.P50), results.Seconds(s.P90), results.Seconds(s.P99), results.Seconds(s.Max), s.N)
+}
+
+// modelLine describes the model sent: "Qwen/Qwen3-0.6B (from the server; context window 8192
+// tokens)".
+func modelLine(s results.Server) string {
+	var about []string
+	if s.ModelSource != "" {
+		about = append(about, "from the "+s.ModelSource)
+	}
+	if s.ContextWindow > 0 {
+		about = append(about, fmt.Sprintf("context window %d tokens", s.ContextWindow))
+	}
+	if len(about) == 0 {
+		return s.Model
+	}
+	return s.Model + " (" + strings.Join(about, "; ") + ")"
+}
+
+// label is a row's label: name on its first row, blank after.
+func label(i int, name string) string {
+	if i == 0 {
+		return name
+	}
+	return ""
+}
+
+// harnessRows renders the harness's scheduling lag and its warning, if any.
+func harnessRows(h *results.Harness) [][2]string {
+	if h == nil {
+		return nil
+	}
+	rows := [][2]string{{"harness lag", fmt.Sprintf("p50 %s  p99 %s  max %s  (simulated, over %d waits)",
+		results.Seconds(h.Lag.P50), results.Seconds(h.Lag.P99), results.Seconds(h.Lag.Max), h.Lag.N)}}
+	if h.Warning != "" {
+		rows = append(rows, [2]string{"", "WARNING: " + h.Warning})
+	}
+	return rows
 }

@@ -74,4 +74,4 @@ func (a *AIMD) String() string {
 }
 
 // Stats returns a snapshot; Limit is the current adaptive limit.
-func (a *AIMD) Stats() Stats { return a.led.stats(a.sem.currentLimit()) }
+func (a *AIMD) Stats() Stats { return semStats(&a.led, &a.sem) }

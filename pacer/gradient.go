@@ -122,4 +122,4 @@ func (g *Gradient) String() string {
 }
 
 // Stats returns a snapshot; Limit is the current adaptive limit.
-func (g *Gradient) Stats() Stats { return g.led.stats(g.sem.currentLimit()) }
+func (g *Gradient) Stats() Stats { return semStats(&g.led, &g.sem) }

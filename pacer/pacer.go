@@ -110,6 +110,10 @@ type Stats struct {
 	InUse int
 	// Waiting is the number of Acquire calls blocked now.
 	Waiting int
+	// Granted is how many of the Waiting calls have already been granted a permit and not yet
+	// run to take it (designs with a FIFO of waiters); count them as in use, not waiting. Under
+	// load a woken caller runs as late as the scheduler is.
+	Granted int
 	// LongestWait is how long the oldest blocked Acquire has waited so far (simulated time);
 	// 0 when none waits.
 	LongestWait time.Duration

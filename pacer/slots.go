@@ -32,7 +32,7 @@ func (s *Slots) Acquire(ctx context.Context, req Demand) (*Permit, error) {
 func (s *Slots) String() string { return fmt.Sprintf("Slots{%d%s}", s.sem.limit, s.led.suffix()) }
 
 // Stats returns a snapshot; Limit is the number of slots.
-func (s *Slots) Stats() Stats { return s.led.stats(s.sem.currentLimit()) }
+func (s *Slots) Stats() Stats { return semStats(&s.led, &s.sem) }
 
 // acquireSlot admits req through sem, recording the wait in led if it has to block.
 func acquireSlot(ctx context.Context, led *ledger, sem *semaphore, req Demand) (*Permit, error) {
@@ -43,9 +43,14 @@ func acquireSlot(ctx context.Context, led *ledger, sem *semaphore, req Demand) (
 		return led.issue(req, nil), nil
 	}
 	w := led.beginWait()
-	if err := sem.acquire(ctx); err != nil {
+	queued, err := sem.acquireQueued(ctx)
+	if err != nil {
 		led.abandon(w)
 		return nil, err
 	}
-	return led.issue(req, w), nil
+	p := led.issue(req, w)
+	if queued {
+		sem.claimed() // after issue: Stats never sees the permit neither granted nor held
+	}
+	return p, nil
 }

@@ -182,3 +182,37 @@ func queued(s *semaphore) int {
 	defer s.mu.Unlock()
 	return s.queue.n
 }
+
+// A release grants the oldest waiter at once; until that waiter runs, Stats counts it as
+// granted, so nobody mistakes the moment for a lost wake-up. Once it runs, it holds the permit.
+func TestSlotsCountAGrantBeforeTheWaiterRuns(t *testing.T) {
+	s := &semaphore{limit: 1, held: 1}
+	w := &semWaiter{ready: make(chan struct{})}
+	w.link.v = w
+	s.queue.pushBack(&w.link)
+	s.release(Outcome{Kind: Success})
+	assert.Equal(t, 1, s.pendingGrants(), "granted, not yet run")
+	assert.Equal(t, 1, s.held)
+	select {
+	case <-w.ready:
+	default:
+		t.Fatal("the waiter was not woken")
+	}
+
+	synctest.Test(t, func(t *testing.T) {
+		p := mustNew(t, Config{Kind: "slots", Slots: 1}, clock.Real())
+		first, err := p.Acquire(t.Context(), Demand{Agent: 0})
+		require.NoError(t, err)
+		second := goAcquire(t.Context(), p, 1)
+		synctest.Wait()
+		st := p.Stats()
+		assert.Equal(t, [3]int{1, 1, 0}, [3]int{st.InUse, st.Waiting, st.Granted}, "in use, waiting, granted while queued")
+		first.Release(Outcome{Kind: Success})
+		synctest.Wait()
+		st = p.Stats()
+		assert.Equal(t, [3]int{1, 0, 0}, [3]int{st.InUse, st.Waiting, st.Granted}, "in use, waiting, granted once it ran")
+		r := <-second
+		require.NoError(t, r.err)
+		r.p.Release(Outcome{Kind: Success})
+	})
+}

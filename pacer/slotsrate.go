@@ -66,4 +66,4 @@ func (s *SlotsRate) String() string {
 }
 
 // Stats returns a snapshot; Limit is the number of slots.
-func (s *SlotsRate) Stats() Stats { return s.led.stats(s.sem.currentLimit()) }
+func (s *SlotsRate) Stats() Stats { return semStats(&s.led, &s.sem) }

@@ -20,10 +20,11 @@ type Builder struct {
 	requests   Requests
 	rounds     Rounds
 	tokens     Tokens
-	lat        struct{ ttft, ttftContent, itl, tpot, e2e, pacerWait []float64 }
+	lat        struct{ ttft, ttftContent, itl, tpot, e2e, pacerWait, output []float64 }
 	decode     gauge
 	prefill    gauge
 	samples    int
+	failures   failures
 }
 
 type gauge struct {
@@ -69,11 +70,13 @@ func (b *Builder) Event(e events.Event) {
 		b.requests.Errors++
 		b.requests.Failed++
 		b.lastFailed[e.Agent] = FailureKey(e)
+		b.failures.add(e)
 	case events.Timeout:
 		b.terminal(e)
 		b.requests.Timeouts++
 		b.requests.Failed++
 		b.lastFailed[e.Agent] = FailureKey(e)
+		b.failures.add(e)
 	case events.Cancelled:
 		b.terminal(e)
 		b.requests.Cancelled++
@@ -82,9 +85,11 @@ func (b *Builder) Event(e events.Event) {
 	case events.PacerAcquired:
 		b.lat.pacerWait = append(b.lat.pacerWait, e.PacerWaitS)
 	case events.RoundDone:
-		if e.Outcome == events.RoundOK {
+		switch e.Outcome {
+		case events.RoundOK:
 			b.rounds.Completed++
-		} else {
+		case events.RoundCancelled: // never sent its request: counted as not started
+		default:
 			b.failedRound(e.Round)
 		}
 	}
@@ -138,6 +143,7 @@ func (b *Builder) terminal(e events.Event) {
 // done records a successful request's latencies and tokens.
 func (b *Builder) done(e events.Event) {
 	b.lat.e2e = append(b.lat.e2e, e.LatencyS)
+	b.lat.output = append(b.lat.output, float64(e.CompletionTokens))
 	if e.TTFTS > 0 {
 		b.lat.ttft = append(b.lat.ttft, e.TTFTS)
 	}
@@ -184,6 +190,7 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 		ITL: Summarize(clone(b.lat.itl)), TPOT: Summarize(clone(b.lat.tpot)),
 		E2E: Summarize(clone(b.lat.e2e)), PacerWait: Summarize(clone(b.lat.pacerWait)),
 	}
+	r.Failures = b.failures.sorted()
 	r.Server.Gauges = Gauges{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Samples: b.samples}
 }
 

@@ -33,6 +33,8 @@ type Results struct {
 	Tokens      Tokens   `json:"tokens"`
 	Verdict     Verdict  `json:"verdict"`
 	Interrupted bool     `json:"interrupted"`
+	// Harness is the harness's own scheduling lag (run only).
+	Harness *Harness `json:"harness,omitempty"`
 	// Bench holds the bench-specific part (command "bench"); Parts the two runs of "compare".
 	Bench *Bench              `json:"bench,omitempty"`
 	Parts map[string]*Results `json:"parts,omitempty"`
@@ -40,6 +42,13 @@ type Results struct {
 	Replay *Replay `json:"replay,omitempty"`
 	// Conclusion is compare's one-line conclusion.
 	Conclusion string `json:"conclusion,omitempty"`
+	// Failures lists the failed requests per class and status, with the server's own words
+	// for the first of each.
+	Failures []Failure `json:"failures,omitempty"`
+	// Warnings are what the run noticed that qualifies its figures, one sentence each: a
+	// model or context window that did not match the workload, output lengths that missed
+	// its distribution, a server gauge that contradicts the harness's own measurement.
+	Warnings []string `json:"warnings,omitempty"`
 	// Reproduce says how to make the run again: version, command line, seeds, simulator.
 	Reproduce *Reproduction `json:"reproduce,omitempty"`
 }
@@ -51,6 +60,13 @@ type Server struct {
 	Profile string     `json:"profile,omitempty"` // the embedded simulator's profile
 	Fault   []string   `json:"fault,omitempty"`   // the embedded simulator's active faults
 	Metrics string     `json:"metrics"`           // which gauges were found, one line
+	// Model is the model name the requests sent; ModelSource says where it came from:
+	// "workload" (its model key) or "server" (the one model the server serves).
+	Model       string `json:"model,omitempty"`
+	ModelSource string `json:"model_source,omitempty"`
+	// ContextWindow is the model's context window the server lists (max_model_len), in
+	// tokens; 0 when it lists none.
+	ContextWindow int `json:"context_window,omitempty"`
 	Gauges
 }
 
@@ -185,12 +201,15 @@ func Read(dir string) (*Results, error) {
 // Bench is the bench-specific part of results.json: the settings, the sampled time series and
 // the output rates.
 type Bench struct {
-	Concurrency  int             `json:"concurrency"`
-	MaxTokens    int             `json:"max_tokens"`
-	PromptTokens int             `json:"prompt_tokens"`
-	OK           int             `json:"ok"`
-	Failed       int             `json:"failed"`
-	Samples      []events.Sample `json:"samples"`
+	Concurrency  int `json:"concurrency"`
+	MaxTokens    int `json:"max_tokens"`
+	PromptTokens int `json:"prompt_tokens"`
+	OK           int `json:"ok"`
+	Failed       int `json:"failed"`
+	// Short counts the completed requests that returned fewer than MaxTokens output tokens
+	// (a server that ignores max_tokens or ignore_eos).
+	Short   int             `json:"short"`
+	Samples []events.Sample `json:"samples"`
 	// OutputTokPerS is the aggregate output rate; PerRequestTokPerS the mean of each request's
 	// completion tokens divided by its decode time.
 	OutputTokPerS     float64 `json:"output_tok_per_s"`

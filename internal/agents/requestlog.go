@@ -69,7 +69,7 @@ func terminalEvent(r Result, round int, id string, attempt int) events.Event {
 	default:
 		e.Kind = events.Error
 	}
-	e.Class, e.Status, e.Message = string(r.Class), r.Status, r.Err.Error()
+	e.Class, e.Status, e.Message = string(r.Class), r.Status, errorMessage(r.Err)
 	e.RetryAfterS = r.RetryAfter.Seconds()
 	return e
 }

@@ -33,6 +33,8 @@ func Conclusion(syn, ag *results.Results, failed RoundSpan) string {
 	switch {
 	case ag.Interrupted:
 		return s + "; " + a
+	case !synOK && sameFailure(syn, ag):
+		return s + "; " + a + " — both parts fail alike: the server refuses the requests themselves, whatever their length or number"
 	case !synOK:
 		return s + "; " + a + " — the server fails even short synthetic requests: look at those first"
 	case ag.Verdict.Kind.Progressing():
@@ -54,7 +56,22 @@ func synthetic(r *results.Results) string {
 	case r.Verdict.Kind == results.Slow:
 		return fmt.Sprintf("synthetic slow but complete (%d/%d in %s)", q.OK, q.Sent, results.Seconds(r.SimSeconds))
 	}
+	if len(r.Failures) > 0 {
+		f := r.Failures[0]
+		return fmt.Sprintf("synthetic failed (%d/%d ok in %s; %d %s: %q)", q.OK, q.Sent, results.Seconds(r.SimSeconds), f.Count, f.Key(), f.FirstMessage)
+	}
 	return fmt.Sprintf("synthetic failed (%d/%d ok in %s)", q.OK, q.Sent, results.Seconds(r.SimSeconds))
+}
+
+// sameFailure reports whether both parts failed mostly in the same class and status, with the
+// same first words from the server — a refusal of the requests themselves (a model name, a
+// key), not of their length or load.
+func sameFailure(syn, ag *results.Results) bool {
+	if ag == nil || len(syn.Failures) == 0 || len(ag.Failures) == 0 || ag.Requests.OK > 0 {
+		return false
+	}
+	a, b := syn.Failures[0], ag.Failures[0]
+	return a.Key() == b.Key() && a.FirstMessage == b.FirstMessage
 }
 
 // agentic describes the agentic part in a few words.

@@ -108,6 +108,10 @@ func TestConclusion(t *testing.T) {
 		r.Latency.E2E.P50 = 163.4
 		return r
 	}
+	refused := func(r *results.Results) *results.Results {
+		r.Failures = []results.Failure{{Class: "http_status", Status: 404, Count: 16, FirstMessage: "The model `deepseek-v4-flash` does not exist."}}
+		return r
+	}
 	for _, tc := range []struct {
 		name    string
 		syn, ag *results.Results
@@ -129,6 +133,10 @@ func TestConclusion(t *testing.T) {
 		// The benchmark itself fails.
 		{"synthetic fails", syn("errors", 8), ag("errors"), RoundSpan{},
 			"synthetic failed (8/16 ok in 5.4 s); agentic errors: 8 of 92 requests failed — the server fails even short synthetic requests: look at those first"},
+		// Both parts refused alike — a model the server does not serve: no blame on short
+		// requests, and the server's words quoted.
+		{"both refused", refused(syn("errors", 0)), refused(ag("errors")), RoundSpan{},
+			"synthetic failed (0/16 ok in 5.4 s; 16 http_status 404: \"The model `deepseek-v4-flash` does not exist.\"); agentic errors: 8 of 92 requests failed — both parts fail alike: the server refuses the requests themselves, whatever their length or number"},
 		// A slow synthetic part still completed: the agentic part is judged on its own.
 		{"synthetic slow", syn("slow", 16), ag("deadlock"), RoundSpan{2, 2},
 			"synthetic slow but complete (16/16 in 5.4 s); agentic stopped making progress in round 2 (deadlock) — the fault shows only under long, growing contexts"},

@@ -15,13 +15,13 @@ import (
 type live struct {
 	out   io.Writer
 	sweep bool
-	shown bool // the server-metrics line has been printed
+	shown string // the server-metrics line printed, "" before the first
 }
 
 func (l *live) sample(s events.Sample, metrics string) {
-	if !l.shown {
+	if l.shown == "" {
 		fmt.Fprintln(l.out, metrics)
-		l.shown = true
+		l.shown = metrics
 	}
 	if !l.sweep {
 		fmt.Fprintln(l.out, SampleLine(s.TS, s))
@@ -52,4 +52,14 @@ func SampleLine(tS float64, s events.Sample) string {
 		fmt.Fprintf(&b, " in_flight=%d chunks=%d", s.InFlight, s.ChunksIn)
 	}
 	return b.String()
+}
+
+// end prints the server-metrics line as the test's results record it when it differs from the
+// one printed first: a counter a server exports only once a request has ended (vLLM's
+// generation_tokens_total) is found after the first sample.
+func (l *live) end(metrics string) {
+	if l.shown != "" && metrics != l.shown {
+		fmt.Fprintln(l.out, "at the end: "+metrics)
+		l.shown = metrics
+	}
 }

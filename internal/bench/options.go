@@ -27,6 +27,9 @@ const (
 	DefaultPromptTokens   = 200
 	DefaultSampleInterval = workloads.DefaultSampleInterval
 	DefaultTimeout        = 5 * time.Minute
+	// MaxMaxTokens is the largest output length a request may ask for, in tokens: beyond
+	// the longest context windows served.
+	MaxMaxTokens = 1_000_000
 )
 
 // Options configures a benchmark against one server.
@@ -34,7 +37,14 @@ type Options struct {
 	// Target is the server and how to reach it (requests go to Target.URL/v1/…).
 	Target harness.Target
 	// Model is the model name sent; "" takes the first model the server lists on /v1/models.
+	// A model named here that the server does not list is a *harness.ModelError.
 	Model string
+	// Served is the server's answer to GET /v1/models when the caller has it already; nil:
+	// Run asks.
+	Served *harness.Served
+	// Choice is the model the caller has already chosen with harness.ChooseModel (compare, for
+	// both its parts), overriding Model; nil: Run chooses.
+	Choice *harness.ModelChoice
 	// Concurrency lists the concurrencies to run, one test each, in order; each test sends
 	// that many requests at once. One element is the plain test.
 	Concurrency []int
@@ -64,6 +74,8 @@ type Options struct {
 	// runs (for a sweep, in one subdirectory per test, n<concurrency>), and results.json at
 	// the end.
 	Dir string
+	// Metrics, when set, serves each test's harness metrics while it runs.
+	Metrics *harness.MetricsEndpoint
 }
 
 // Validate reports every option out of range at once, each naming the option, its value and
@@ -78,8 +90,8 @@ func (o *Options) Validate() error {
 			bad = append(bad, fmt.Errorf("concurrency %d is not allowed: want a whole number ≥ 1", c))
 		}
 	}
-	if o.MaxTokens < 1 {
-		bad = append(bad, fmt.Errorf("max tokens %d is not allowed: want a whole number ≥ 1", o.MaxTokens))
+	if o.MaxTokens < 1 || o.MaxTokens > MaxMaxTokens {
+		bad = append(bad, fmt.Errorf("max tokens %d is not allowed: want a whole number from 1 to %d", o.MaxTokens, MaxMaxTokens))
 	}
 	if o.PromptTokens < 1 {
 		bad = append(bad, fmt.Errorf("prompt tokens %d is not allowed: want a whole number ≥ 1", o.PromptTokens))

@@ -29,11 +29,11 @@ type Report struct {
 	Interrupted bool
 }
 
-// AllOK reports whether every request of every test completed and the run was not
-// interrupted.
+// AllOK reports whether every request of every test completed with the MaxTokens output
+// tokens asked and the run was not interrupted.
 func (r *Report) AllOK() bool {
 	for _, p := range r.Points {
-		if p.Failed() > 0 {
+		if n, _ := p.Short(r.MaxTokens); p.Failed() > 0 || n > 0 {
 			return false
 		}
 	}
@@ -52,7 +52,7 @@ func (r *Report) Results() *results.Results {
 		last := r.Points[len(r.Points)-1]
 		copied := *last.Results
 		res = &copied
-		last.fill(res)
+		last.fill(res, r.MaxTokens)
 		for _, p := range r.Points {
 			if p.Results.Verdict.Kind != results.Healthy {
 				res.Verdict = p.Results.Verdict
@@ -74,7 +74,7 @@ func (r *Report) Results() *results.Results {
 		if r.Sweep {
 			res.Bench.Sweep = append(res.Bench.Sweep, p.sweepPoint())
 		}
-		evidence = append(evidence, p.evidence())
+		evidence = append(evidence, p.evidence(r.MaxTokens))
 	}
 	res.Verdict.Evidence = append(append([]string{}, res.Verdict.Evidence...), evidence...)
 	return res
@@ -82,19 +82,23 @@ func (r *Report) Results() *results.Results {
 
 // fill writes the test's bench figures into r, and its output rate over the test's wall, the
 // time results.json reports as sim_seconds.
-func (p *Point) fill(r *results.Results) {
+func (p *Point) fill(r *results.Results, maxTokens int) {
 	r.Tokens.OutputPerSecond = p.WholeTokPerS()
-	r.Bench = &results.Bench{Concurrency: p.Concurrency, OK: p.OK(), Failed: p.Failed(),
+	short, _ := p.Short(maxTokens)
+	r.Bench = &results.Bench{Concurrency: p.Concurrency, OK: p.OK(), Failed: p.Failed(), Short: short,
 		OutputTokPerS: p.Decode().TokPerS, PerRequestTokPerS: p.PerRequestTokPerS()}
 }
 
 // evidence describes one test in one line, with units.
-func (p *Point) evidence() string {
+func (p *Point) evidence(maxTokens int) string {
 	d := p.Decode()
 	line := fmt.Sprintf("N=%d: %d/%d ok in %.1f s; up to %d streams decoding at once, %.1f tok/s aggregate while ≥ %d did",
 		p.Concurrency, p.OK(), len(p.Calls), p.WallS(), d.Peak, d.TokPerS, d.Threshold)
 	if f := p.Failures(); f != "" {
 		line += "; failed: " + f
+	}
+	if n, fewest := p.Short(maxTokens); n > 0 {
+		line += fmt.Sprintf("; %d returned fewer than %d output tokens (fewest %d)", n, maxTokens, fewest)
 	}
 	if g := p.Results.Server.DecodeRunning; g.N > 0 {
 		line += fmt.Sprintf("; server decode_running max %.0f", g.Max)
@@ -124,7 +128,8 @@ func (r *Report) PrintCurve(w io.Writer) {
 	}
 }
 
-// scaling compares the lowest and highest concurrency of a sweep in one line.
+// scaling compares the lowest and highest concurrency of a sweep in one line, with what it
+// says of the server's batching (see batching).
 func (r *Report) scaling() string {
 	var lo, hi *Point
 	for _, p := range r.Points {
@@ -141,12 +146,39 @@ func (r *Report) scaling() string {
 	a, b := lo.Decode().TokPerS, hi.Decode().TokPerS
 	line := fmt.Sprintf("scaling: aggregate %.1f → %.1f tok/s (×%.1f) from N=%d to N=%d; per request %.1f → %.1f tok/s",
 		a, b, b/a, lo.Concurrency, hi.Concurrency, lo.PerRequestTokPerS(), hi.PerRequestTokPerS())
-	var verdict string
-	switch {
-	case hi.Concurrency >= 2*lo.Concurrency && b < 1.5*a:
-		verdict = " — flat: the server is not batching concurrent requests"
-	case hi.Concurrency >= 2*lo.Concurrency:
-		verdict = " — decode batches concurrent requests"
+	if c := batching(lo, hi); c != "" {
+		line += " — " + c
 	}
-	return line + verdict
+	return line
+}
+
+// batching concludes whether the server batches concurrent requests, from the highest
+// concurrency's decode gauge and streams decoding at once and from the per-request rates, not
+// from the aggregate rate alone: an aggregate that stays flat while many requests decode at
+// once, each slower in proportion, is a compute-bound server that batches (llama-server on
+// CPU), not one that serialises them. "" when the sweep spans less than a doubling.
+func batching(lo, hi *Point) string {
+	if hi.Concurrency < 2*lo.Concurrency {
+		return ""
+	}
+	a, b := lo.Decode().TokPerS, hi.Decode().TokPerS
+	if b >= 1.5*a {
+		return "decode batches concurrent requests"
+	}
+	at := hi.Decode().Peak
+	gauge := ""
+	if g := hi.Results.Server.DecodeRunning; g.N > 0 {
+		at = max(at, int(g.Max))
+		gauge = fmt.Sprintf(", server decode_running max %.0f", g.Max)
+	}
+	if at < 2*max(1, lo.Decode().Peak) {
+		return fmt.Sprintf("flat: the server is not batching concurrent requests (at most %d decoding at once at N=%d%s)", at, hi.Concurrency, gauge)
+	}
+	pa, pb := lo.PerRequestTokPerS(), hi.PerRequestTokPerS()
+	fell := ""
+	if pb > 0 {
+		fell = fmt.Sprintf(" and each request's rate fell ×%.1f", pa/pb)
+	}
+	return fmt.Sprintf("flat, yet %d requests decoded at once at N=%d (%d streams%s)%s: the server batches but is compute-bound — its aggregate rate is its limit",
+		at, hi.Concurrency, hi.Decode().Peak, gauge, fell)
 }

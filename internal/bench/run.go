@@ -15,12 +15,8 @@ import (
 	"github.com/agentsim/agentsim/results"
 )
 
-// fallbackModel is sent when the server lists no model (servers that serve one model, as
-// SGLang does, accept any name).
-const fallbackModel = "default"
-
-// Run checks that the server answers and picks the model (one GET /v1/models, before anything
-// is sent), then runs one test per element of o.Concurrency, in order, through the harness, and
+// Run checks that the server answers and picks the model with harness.ChooseModel (one GET
+// /v1/models, before anything is sent, unless o.Served and o.Choice carry them), then runs one test per element of o.Concurrency, in order, through the harness, and
 // returns the report — also written to o.Dir/results.json. Cancelling ctx (the interrupt)
 // cancels the requests in flight, skips the remaining tests and marks the report interrupted.
 // Errors are failures to start: bad options, the server unreachable, the run directory not
@@ -36,16 +32,24 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	models, err := harness.ListModels(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, harness.CheckTimeout)
-	if err != nil {
-		return nil, err
-	}
-	if o.Model == "" {
-		o.Model = fallbackModel
-		if len(models) > 0 {
-			o.Model = models[0]
+	if o.Served == nil {
+		served, err := harness.AskServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, harness.CheckTimeout)
+		if err != nil {
+			return nil, err
 		}
+		o.Served = served
 	}
+	if o.Choice == nil {
+		c, err := harness.ChooseModel(o.Model, o.Model != "", o.Served, o.Target.URL)
+		if err != nil {
+			return nil, err
+		}
+		if c.Note != "" {
+			fmt.Fprintln(o.Out, c.Note)
+		}
+		o.Choice = &c
+	}
+	o.Model = o.Choice.Name
 	b := &bench{o: o, live: &live{out: o.Out, sweep: o.Sweep}}
 	return b.execute(ctx)
 }
@@ -73,7 +77,7 @@ func (b *bench) execute(ctx context.Context) (*Report, error) {
 		rep.Points = append(rep.Points, p)
 		fmt.Fprintln(o.Out, p.ResultLine(o.MaxTokens))
 		if !o.Sweep {
-			p.printDetails(o.Out, o.PromptTokens)
+			p.printDetails(o.Out, o.PromptTokens, o.MaxTokens)
 		}
 	}
 	rep.Interrupted = ctx.Err() != nil
@@ -116,11 +120,12 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	p.offsetS = p.Start.Sub(runStart).Seconds()
 	p.Results, err = harness.RunChecked(ctx, harness.Options{
 		Command: "bench", Workload: w, Clock: o.Clock, Target: o.Target, Dir: dir, Out: o.Out, HTTPClient: o.HTTPClient,
-		Sampled: sampled, Ended: ended,
+		Sampled: sampled, Ended: ended, Served: o.Served, Model: o.Choice, Metrics: o.Metrics,
 	})
 	if err != nil {
 		return nil, err
 	}
+	b.live.end(p.Results.Server.Metrics)
 	mu.Lock()
 	defer mu.Unlock()
 	for i, c := range calls {

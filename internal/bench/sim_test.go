@@ -20,11 +20,17 @@ import (
 // report and everything printed.
 func simRun(t *testing.T, speedup float64, faults []string, o Options) (*Report, string) {
 	t.Helper()
+	return simRunProfile(t, speedup, nil, faults, o)
+}
+
+// simRunProfile is simRun against the simulator with profile p (nil: the default).
+func simRunProfile(t *testing.T, speedup float64, p *engine.Profile, faults []string, o Options) (*Report, string) {
+	t.Helper()
 	clk, err := clock.New(speedup)
 	require.NoError(t, err)
 	f, err := engine.ParseFaults(faults, nil, 1)
 	require.NoError(t, err)
-	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: f})
+	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: f, Profile: p})
 	defer sim.Close()
 	var out bytes.Buffer
 	o.Target = harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: f.Names()}

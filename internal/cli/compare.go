@@ -24,6 +24,7 @@ type compareCmd struct {
 	over     overrides
 	start    starter      // nil: startTarget
 	target   targetConfig // the server's settings, once run has read them
+	metrics  *harness.MetricsEndpoint
 }
 
 // compareConfig is compare's settings, decoded once from its flags and the environment.
@@ -32,6 +33,8 @@ type compareConfig struct {
 	Shape    requestShape   `mapstructure:",squash"`
 	Target   targetConfig   `mapstructure:",squash"`
 	Force    bool           `mapstructure:"force"`
+	Metrics  string         `mapstructure:"metrics-addr"`
+	Fit      fitConfig      `mapstructure:",squash"`
 }
 
 func (k *compareCmd) command() *cobra.Command {
@@ -58,6 +61,8 @@ failed, 130 interrupted.`,
 	addBenchFlags(f)
 	addServerFlags(f)
 	addForceFlag(f)
+	addMetricsFlag(f)
+	addFitFlag(f)
 	c.Flags().AddFlagSet(f)
 	k.over.addFlags(c.Flags())
 	k.settings, k.v = f, newViper(f)
@@ -75,9 +80,22 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := ensureOpenFiles(openFileLimit, "--concurrency", o.Concurrency[0], cfg.Target.Server == ""); err != nil {
+		return err
+	}
+	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server == ""); err != nil {
+		return err
+	}
 	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, "compare", time.Now())
 	if err != nil {
 		return err
+	}
+	if k.metrics, err = serveMetrics(c, cfg.Metrics); err != nil {
+		discard()
+		return err
+	}
+	if k.metrics != nil {
+		defer k.metrics.Close()
 	}
 	t, err := startWith(k.start, c, cfg.Target)
 	if err != nil {
@@ -92,15 +110,21 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 		w.Name, t.info, t.clock.Speedup())
 	top := &results.Results{Command: "compare", Workload: w.Name, Server: t.info.Server(), Speedup: t.clock.Speedup(),
 		Parts: map[string]*results.Results{}}
-	syn, err := k.synthetic(c, t, o, w, filepath.Join(dir, "synthetic"))
+	ho, err := k.server(c, t, w, modelPinned(&k.over, env))
 	if err != nil {
-		return runtimeError(err)
+		discard() // nothing ran
+		return err
+	}
+	ho.FitContext = cfg.Fit.FitContext
+	syn, err := k.synthetic(c, t, o, w, ho, filepath.Join(dir, "synthetic"))
+	if err != nil {
+		return harnessError(err)
 	}
 	top.Parts["synthetic"] = syn
 	var ag *results.Results
 	if !syn.Interrupted && c.Context().Err() == nil {
-		if ag, err = k.agentic(c, t, w, filepath.Join(dir, "agentic")); err != nil {
-			return runtimeError(err)
+		if ag, err = k.agentic(c, t, w, ho, filepath.Join(dir, "agentic")); err != nil {
+			return harnessError(err)
 		}
 		top.Parts["agentic"] = ag
 	}
@@ -113,12 +137,35 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	return verdictExit(top)
 }
 
-// synthetic runs the bench part with the workload's model and seed.
-func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *workloads.Workload, dir string) (*results.Results, error) {
+// server asks the server once what it serves and chooses the model both parts send (the
+// workload's, or the one the server serves), saying why when it is not the workload's. The
+// options returned carry both for the parts' runs.
+func (k *compareCmd) server(c *cobra.Command, t *target, w *workloads.Workload, pinned bool) (harness.Options, error) {
+	hc := t.client
+	if hc == nil {
+		hc = harness.NewHTTPClient(1)
+		defer hc.CloseIdleConnections()
+	}
+	served, err := harness.AskServer(c.Context(), hc, t.info.URL, t.info.APIKey, harness.CheckTimeout)
+	if err != nil {
+		return harness.Options{}, runtimeError(err)
+	}
+	choice, err := harness.ChooseModel(w.Model, pinned, served, t.info.URL)
+	if err != nil {
+		return harness.Options{}, harnessError(err)
+	}
+	if choice.Note != "" {
+		fmt.Fprintln(c.OutOrStdout(), choice.Note)
+	}
+	return harness.Options{Served: served, Model: &choice}, nil
+}
+
+// synthetic runs the bench part with the chosen model and the workload's seed.
+func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *workloads.Workload, ho harness.Options, dir string) (*results.Results, error) {
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── synthetic: %d requests at once × %d output tokens, ~%d-token prompts ──\n", o.Concurrency[0], o.MaxTokens, o.PromptTokens)
 	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
-	o.Model, o.Seed = w.Model, w.Seed
+	o.Model, o.Seed, o.Served, o.Choice, o.Metrics = ho.Model.Name, w.Seed, ho.Served, ho.Model, k.metrics
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
 		return nil, err
@@ -126,15 +173,14 @@ func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *
 	return rep.Results(), nil
 }
 
-// agentic runs the workload part and prints its summary. The synthetic part has checked the
-// server already.
-func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload, dir string) (*results.Results, error) {
+// agentic runs the workload part and prints its summary. The server has been asked already:
+// ho carries its answer and the model chosen.
+func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload, ho harness.Options, dir string) (*results.Results, error) {
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
-	res, err := harness.RunChecked(c.Context(), harness.Options{
-		Command: "run", Workload: w, Clock: t.clock, Target: t.info, Dir: dir,
-		Out: out, Live: isTerminal(out), HTTPClient: t.client,
-	})
+	ho.Command, ho.Workload, ho.Clock, ho.Target, ho.Dir = "run", w, t.clock, t.info, dir
+	ho.Out, ho.Live, ho.Progress, ho.HTTPClient, ho.Metrics = out, isTerminal(out), true, t.client, k.metrics
+	res, err := harness.RunChecked(c.Context(), ho)
 	if err != nil {
 		return nil, err
 	}

@@ -114,6 +114,7 @@ var shortcuts = []struct{ key, usage string }{
 	{"rounds", "rounds per agent"},
 	{"duration", "end new rounds after this simulated time"},
 	{"seed", "seed for text, lengths and timing"},
+	{"model", "model name to send (default: the workload's, or the one model the server serves)"},
 }
 
 // addFlags adds --set and the shortcut flags, each typed as its workload key.

@@ -21,6 +21,7 @@ type Analyzer struct {
 	inv                  invariants
 	serial               serialView
 	gauges               map[string]*gaugeRun
+	scrape               scrapeHealth
 	lastProgressS        float64 // last byte or request end, simulated seconds
 	busyS                float64 // request-seconds spent by requests that ended
 	chunksIn             int64
@@ -34,6 +35,7 @@ type Analyzer struct {
 	okChunks             int64       // chunks of the requests that ended ok
 	otherChunks          int64       // chunks of the requests that ended otherwise
 	run                  runMarks
+	proxy                proxyMarks
 }
 
 // New returns an Analyzer for a run configured as c; zero thresholds take their defaults.
@@ -72,6 +74,7 @@ func (a *Analyzer) Event(e events.Event) {
 	a.builder.Event(e)
 	a.onPacerEvent(e)
 	a.onRequestEvent(e)
+	a.onProxyEvent(e)
 	a.onAgentEnd(e)
 	if s, ok := nextState(e); ok {
 		a.agent(e.Agent).enter(s, e.TS)

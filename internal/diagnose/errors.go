@@ -25,6 +25,7 @@ func (a *Analyzer) errorsRule(_ *view, r *results.Results) (results.Verdict, boo
 		fmt.Sprintf("%d errors, %d timeouts, %d retries, %d cancelled; rounds: %d completed, %d failed",
 			q.Errors, q.Timeouts, q.Retries, q.Cancelled, r.Rounds.Completed, r.Rounds.Failed),
 	}
+	ev = append(ev, serverWords(r)...)
 	if q.OK > 0 {
 		ev = append(ev, fmt.Sprintf("the %d requests that succeeded took %s on average (p50 %s)",
 			q.OK, secs(r.Latency.E2E.Mean), secs(r.Latency.E2E.P50)))

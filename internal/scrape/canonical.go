@@ -58,7 +58,9 @@ var sources = map[string][]source{
 	GenTokS: {
 		{names: []string{"sglang:gen_throughput"}, engine: "decode"},
 		{names: []string{"vllm:generation_tokens_total"}, rate: true},
-		{names: []string{"llamacpp:predicted_tokens_seconds"}},
+		// Not llamacpp:predicted_tokens_seconds: that is the mean rate of one request, no
+		// aggregate.
+		{names: []string{"llamacpp:tokens_predicted_total"}, rate: true},
 	},
 }
 

@@ -2,8 +2,10 @@ package scrape
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -81,6 +83,9 @@ func (s *Scraper) fetch(ctx context.Context, url string) (map[string]*dto.Metric
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
+		if timedOut(ctx, err) {
+			return nil, fmt.Errorf("GET %s%s", url, timedOutSuffix)
+		}
 		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
@@ -90,13 +95,32 @@ func (s *Scraper) fetch(ctx context.Context, url string) (map[string]*dto.Metric
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(io.LimitReader(resp.Body, 32<<20))
+	if err != nil && timedOut(ctx, err) {
+		return nil, fmt.Errorf("GET %s%s", url, timedOutSuffix)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: parse metrics: %w", url, err)
 	}
 	return families, nil
 }
 
-// mapFamilies fills canonical gauges not yet set from one URL's families.
+// timedOutSuffix ends the error of a scrape that got no answer in time.
+const timedOutSuffix = ": timed out"
+
+// TimedOut reports whether msg, one of Reading.Errors (and of samples.jsonl's
+// server_errors), is a /metrics that did not answer in time — a frozen server's mark.
+func TimedOut(msg string) bool { return strings.HasSuffix(msg, timedOutSuffix) }
+
+// timedOut reports whether err ended a scrape because its time ran out.
+func timedOut(ctx context.Context, err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded ||
+		(errors.As(err, &ne) && ne.Timeout())
+}
+
+// mapFamilies fills canonical gauges not yet set from one URL's families. A counter whose
+// rate is the gauge counts as found from its first sight, though its first rate comes only
+// with the next scrape.
 func (s *Scraper) mapFamilies(url string, families map[string]*dto.MetricFamily, into map[string]float64) {
 	for _, name := range Canonical {
 		if _, done := into[name]; done {
@@ -104,19 +128,30 @@ func (s *Scraper) mapFamilies(url string, families map[string]*dto.MetricFamily,
 		}
 		for _, src := range sources[name] {
 			v, metric, ok := s.read(url, families, src)
-			if !ok {
+			if metric == "" {
 				continue
 			}
-			into[name] = v
 			s.mu.Lock()
 			s.found[name] = metric
 			s.mu.Unlock()
+			if ok {
+				into[name] = v
+			}
 			break
 		}
 	}
 }
 
-// read evaluates one source against a URL's families.
+// Source names the metric the canonical gauge name was read from ("rate(vllm:…)"), or "" when
+// it has not been found.
+func (s *Scraper) Source(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.found[name]
+}
+
+// read evaluates one source against a URL's families: the value and whether there is one yet,
+// and the metric it comes from ("" when the URL has none of the source's families).
 func (s *Scraper) read(url string, families map[string]*dto.MetricFamily, src source) (float64, string, bool) {
 	var sum float64
 	found := false
@@ -143,10 +178,11 @@ func (s *Scraper) read(url string, families map[string]*dto.MetricFamily, src so
 	s.counter[key] = counterPoint{value: sum, at: now}
 	s.mu.Unlock()
 	dt := now.Sub(prev.at).Seconds()
+	metric = "rate(" + metric + ")"
 	if !seen || dt <= 0 || sum < prev.value {
-		return 0, "", false
+		return 0, metric, false
 	}
-	return (sum - prev.value) / dt, "rate(" + metric + ")", true
+	return (sum - prev.value) / dt, metric, true
 }
 
 // Found describes, in one line, which server gauges were found and from which metrics, or why

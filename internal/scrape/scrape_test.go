@@ -107,6 +107,8 @@ func TestVLLMGenerationRateFromCounter(t *testing.T) {
 			first := s.Scrape(t.Context())
 			assert.Equal(t, 30.0, first.Gauges[DecodeRunning])
 			assert.NotContains(t, first.Gauges, GenTokS, "a rate needs two samples")
+			assert.Contains(t, s.Found(), "gen_tok_s ← rate(vllm:generation_tokens_total)", "found from its first sight")
+			assert.NotContains(t, s.Found(), "gen_tok_s;", "and never called not found")
 			time.Sleep(tc.wall)
 			total.Add(500)
 			second := s.Scrape(t.Context())

@@ -1,0 +1,126 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// FitToServer, as Options.FitContext, fits the workload to the context window the server
+// lists for its model (max_model_len).
+const FitToServer = -1
+
+// fitMargin is the share of the server's window a fitted workload plans to use: agentsim
+// estimates prompt lengths from its own text, and a server's tokenizer may count up to a tenth
+// more.
+const fitMargin = 0.9
+
+// contextNeed is the most tokens one request of the workload may ask the server for: its
+// largest prompt plus the max_tokens it sends, with how it was reckoned. The largest prompt is
+// the last round's (system + initial + every round's read + every earlier round's output, each
+// at its distribution's upper end), capped at context.max_context_tokens, where agents stop.
+type contextNeed struct {
+	prompt, maxTokens int
+	how               string
+}
+
+func (n contextNeed) total() int { return n.prompt + n.maxTokens }
+
+// needOf reckons the workload's contextNeed.
+func needOf(w *workloads.Workload) contextNeed {
+	c, r := w.Context, w.Request
+	read, out := upper(c.ReadTokens), upper(r.OutputTokens)
+	grown := c.SystemTokens + c.InitialTokens + w.Rounds*read + (w.Rounds-1)*out
+	n := contextNeed{prompt: min(grown, c.MaxContextTokens), maxTokens: r.MaxTokens}
+	if r.ForceOutputLength {
+		n.maxTokens = out
+	}
+	n.how = fmt.Sprintf("system %d + initial %d + %d round%s × ≤ %d read + %d × ≤ %d output",
+		c.SystemTokens, c.InitialTokens, w.Rounds, plural(w.Rounds), read, w.Rounds-1, out)
+	if grown > c.MaxContextTokens {
+		n.how = fmt.Sprintf("context.max_context_tokens %d", c.MaxContextTokens)
+	}
+	return n
+}
+
+// upper is a distribution's upper end in tokens: its maximum where it has one, else a value
+// few samples pass (mean + 2 standard deviations; 3 means for the exponential).
+func upper(d workloads.Dist) int {
+	switch d.Kind {
+	case workloads.DistUniform:
+		return d.Max
+	case workloads.DistNormal, workloads.DistLognormal:
+		return d.Avg + 2*d.StdDev
+	case workloads.DistExp:
+		return 3 * d.Avg
+	}
+	return d.Value
+}
+
+// contextWarning says, before a run, that the workload asks for more tokens than the server's
+// window holds; "" when it fits or the window is unknown (0).
+func contextWarning(w *workloads.Workload, window int) string {
+	n := needOf(w)
+	if window <= 0 || n.total() <= window {
+		return ""
+	}
+	return fmt.Sprintf("context: the server's context window is %d tokens (max_model_len), below what the workload asks: prompts up to ~%d tokens (%s) plus max_tokens %d = %d; requests past %d tokens will be refused — --fit-context scales the workload's context keys to fit",
+		window, n.prompt, n.how, n.maxTokens, n.total(), window)
+}
+
+// fitContext returns a copy of w whose requests fit in window tokens, prompt and max_tokens
+// together, with a one-line account of what changed. Every context key and output length is
+// scaled by one factor, so the workload keeps its shape; max_context_tokens then stops agents
+// before a prompt and its max_tokens pass the window. A workload that fits already is returned
+// unchanged with "". The error says the window cannot hold the workload's first prompt.
+func fitContext(w *workloads.Workload, window int) (*workloads.Workload, string, error) {
+	n := needOf(w)
+	budget := int(fitMargin * float64(window))
+	if n.total() <= budget {
+		return w, "", nil
+	}
+	f := float64(budget) / float64(n.total())
+	fit := *w
+	c, r := &fit.Context, &fit.Request
+	c.SystemTokens, c.InitialTokens = scale(c.SystemTokens, f), scale(c.InitialTokens, f)
+	c.ReadTokens, r.OutputTokens = scaleDist(c.ReadTokens, f), scaleDist(r.OutputTokens, f)
+	r.MaxTokens = max(1, scale(r.MaxTokens, f))
+	// Agents stop before a prompt and its sampled output pass max_context_tokens; a forced
+	// length sends that output as max_tokens, any other request sends max_tokens whole.
+	room := budget
+	if !r.ForceOutputLength {
+		room -= r.MaxTokens
+	}
+	c.MaxContextTokens = min(scale(c.MaxContextTokens, f), room)
+	if err := fit.Validate(); err != nil {
+		return nil, "", fmt.Errorf("--fit-context: the server's window of %d tokens cannot hold this workload scaled by ×%.3g: %w", window, f, err)
+	}
+	var changed []string
+	add := func(key string, from, to any) {
+		if fmt.Sprint(from) != fmt.Sprint(to) {
+			changed = append(changed, fmt.Sprintf("%s %v→%v", key, from, to))
+		}
+	}
+	add("context.system_tokens", w.Context.SystemTokens, c.SystemTokens)
+	add("context.initial_tokens", w.Context.InitialTokens, c.InitialTokens)
+	add("context.read_tokens", w.Context.ReadTokens, c.ReadTokens)
+	add("context.max_context_tokens", w.Context.MaxContextTokens, c.MaxContextTokens)
+	add("request.output_tokens", w.Request.OutputTokens, r.OutputTokens)
+	add("request.max_tokens", w.Request.MaxTokens, r.MaxTokens)
+	return &fit, fmt.Sprintf("context: fitted to the server's window of %d tokens (%.0f%% of it planned, ×%.3g): %s",
+		window, 100*fitMargin, f, strings.Join(changed, ", ")), nil
+}
+
+// scale multiplies a token count by f, rounding down.
+func scale(v int, f float64) int { return int(math.Floor(float64(v) * f)) }
+
+// scaleDist multiplies every token parameter of d by f.
+func scaleDist(d workloads.Dist, f float64) workloads.Dist {
+	d.Value, d.Min, d.Max, d.Avg, d.StdDev = scale(d.Value, f), scale(d.Min, f), scale(d.Max, f), scale(d.Avg, f), scale(d.StdDev, f)
+	if d.Kind == workloads.DistExp || d.Kind == workloads.DistLognormal {
+		d.Avg = max(d.Avg, 1) // their mean must stay positive
+	}
+	return d
+}

@@ -1,0 +1,90 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/results"
+)
+
+// The harness's scheduling lag distorts a run once its p99 exceeds lagShare of the quantities
+// it measures: every wait the harness schedules and every timestamp it takes is late by up to
+// the lag, so a p99 lag of 5 % of the median end-to-end latency shifts the latencies reported
+// visibly, and one of 5 % of the watchdog's stall_after blurs when a stall began. The limit is
+// that share of the shorter of the two (stall_after alone while no request has finished).
+const (
+	lagShare = 0.05
+	// lagMinWaits is the number of waits measured before the lag is judged: a single
+	// garbage-collection pause at the start of a run is not a trend. smoke measures about 30
+	// waits, and about 10 at --speedup 10000 and above, where the sampler misses most ticks.
+	lagMinWaits = 5
+)
+
+// lagSummary converts clock lag statistics to results.json's form.
+func lagSummary(s clock.LagStats) results.LagSummary {
+	return results.LagSummary{P50: s.P50.Seconds(), P99: s.P99.Seconds(), Max: s.Max.Seconds(), N: s.N}
+}
+
+// lagLimit returns the largest p99 lag that does not distort the run, in simulated seconds, and
+// what it is relative to; e2eP50 is the median end-to-end latency in simulated seconds (0: none
+// yet).
+func lagLimit(stallAfter time.Duration, e2eP50 float64) (float64, string) {
+	limit := lagShare * stallAfter.Seconds()
+	what := fmt.Sprintf("%.0f %% of stall_after %s", 100*lagShare, stallAfter)
+	if l := lagShare * e2eP50; e2eP50 > 0 && l < limit {
+		limit = l
+		what = fmt.Sprintf("%.0f %% of the median end-to-end latency %s", 100*lagShare, results.Seconds(e2eP50))
+	}
+	return limit, what
+}
+
+// lagWarning returns the warning for lag statistics s at the given speedup, or "" when the
+// lag stays within the limit (see lagLimit). Wall-time lag stays roughly constant as the
+// speedup changes, so the simulated lag scales with the speedup, and the warning names the
+// speedup that would bring p99 within the limit.
+func lagWarning(s clock.LagStats, speedup float64, stallAfter time.Duration, e2eP50 float64) string {
+	limit, what := lagLimit(stallAfter, e2eP50)
+	p99 := s.P99.Seconds()
+	if s.N < lagMinWaits || p99 <= limit {
+		return ""
+	}
+	msg := fmt.Sprintf("harness lag p99 %s (simulated) exceeds %s (%s): the harness, not the server, is setting the pace, so latencies and stall times are inflated",
+		results.Seconds(p99), results.Seconds(limit), what)
+	if speedup > 1 {
+		msg += fmt.Sprintf("; use --speedup %s or lower", roundDown(speedup*limit/p99))
+	}
+	return msg
+}
+
+// roundDown renders x rounded down to one significant digit times a power of ten, at least 1.
+func roundDown(x float64) string {
+	if x <= 1 {
+		return "1"
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	return fmt.Sprintf("%.0f", math.Floor(x/p)*p)
+}
+
+// checkLag gives the live lag warning once, when the p99 lag so far exceeds the limit set by
+// stall_after; it returns the warning or "".
+func (r *run) checkLag() string {
+	if r.lagWarned {
+		return ""
+	}
+	w := lagWarning(r.o.Clock.Lag().Stats(), r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, 0)
+	if w != "" {
+		r.lagWarned = true
+		w = "warning: " + w
+	}
+	return w
+}
+
+// harnessResults summarises the run's lag for results.json, judged against stall_after and the
+// run's median end-to-end latency.
+func (r *run) harnessResults(e2eP50 float64) *results.Harness {
+	s := r.o.Clock.Lag().Stats()
+	return &results.Harness{Lag: lagSummary(s),
+		Warning: lagWarning(s, r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, e2eP50)}
+}

@@ -1,0 +1,133 @@
+package harness
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// The checks below hold what a real server did against what the workload and the harness
+// expected, after the run, and say where they part in results.json's warnings and the
+// summary. None changes a figure: the harness's own measurements stay the run's.
+
+// gaugeCheck keeps the server's gen_tok_s readings, to hold them against the output rate the
+// harness itself received.
+type gaugeCheck struct {
+	values []float64
+}
+
+func (g *gaugeCheck) sample(s events.Sample) {
+	if v, ok := s.Server[events.GenTokS]; ok {
+		g.values = append(g.values, v)
+	}
+}
+
+// minGaugeReadings is the fewest gen_tok_s readings worth judging.
+const minGaugeReadings = 5
+
+// warning flags the server's gen_tok_s when its typical reading (the median) is under half or
+// over twice the harness's own output rate: a counter the server updates in bursts reads ~0
+// between spikes, and a per-request rate (llama.cpp's) is no aggregate. source names the
+// metric it was read from.
+func (g *gaugeCheck) warning(r *results.Results, source string) []string {
+	own := r.Tokens.OutputPerSecond
+	if len(g.values) < minGaugeReadings || own <= 0 {
+		return nil
+	}
+	v := slices.Clone(g.values)
+	slices.Sort(v)
+	median := v[len(v)/2]
+	if median >= own/2 && median <= 2*own {
+		return nil
+	}
+	return []string{fmt.Sprintf("server gauge gen_tok_s (%s) contradicts the harness: median %s tok/s, %s–%s over %d samples, while the harness received %s output tok/s; the run's rate is the harness's (tokens.output_per_second), the gauge is evidence only",
+		source, num(median), num(v[0]), num(v[len(v)-1]), len(v), num(own))}
+}
+
+// Output lengths that miss the workload's distribution: the mean output of completed requests
+// outside [lowSlack × its lower end, highSlack × its upper end].
+const (
+	lowSlack  = 0.75
+	highSlack = 1.25
+)
+
+// outputWarning says when the server's outputs missed the workload's output_tokens: a real
+// model decides its own length unless request.force_output_length is set, and the contexts of
+// later rounds grow by what it wrote.
+func outputWarning(r *results.Results, w *workloads.Workload) []string {
+	ok := r.Requests.OK
+	if ok == 0 {
+		return nil
+	}
+	d := w.Request.OutputTokens
+	mean := float64(r.Tokens.Reasoning+r.Tokens.Content) / float64(ok)
+	lo, hi := lower(d), upper(d)
+	if mean >= lowSlack*float64(lo) && mean <= highSlack*float64(hi) {
+		return nil
+	}
+	why := "the model decides its own length unless request.force_output_length is set, and later rounds' contexts grow by what it writes"
+	if w.Request.ForceOutputLength {
+		why = "request.force_output_length is set: the server did not honour max_tokens with ignore_eos"
+	}
+	return []string{fmt.Sprintf("output lengths: completed requests averaged %s output tokens (n=%d, reasoning included) against the workload's request.output_tokens %s (%d–%d tokens): %s",
+		num(mean), ok, d, lo, hi, why)}
+}
+
+// lower is a distribution's lower end in tokens: its minimum where it has one, else a value
+// few samples stay under (mean − 2 standard deviations, at least 0; 0 for the exponential).
+func lower(d workloads.Dist) int {
+	switch d.Kind {
+	case workloads.DistUniform:
+		return d.Min
+	case workloads.DistNormal, workloads.DistLognormal:
+		return max(0, d.Avg-2*d.StdDev)
+	case workloads.DistExp:
+		return 0
+	}
+	return d.Value
+}
+
+// contextWords find a context window in a server's refusal: vLLM and servers shaped like it
+// say "maximum context length is 1024 tokens"; others name a context size or window.
+var contextWords = regexp.MustCompile(`(?i)(?:maximum context length|context (?:size|window|length)|max_model_len|n_ctx)\D{0,24}?(\d{2,9})`)
+
+// contextLengthRefusal reports whether a server's message refuses a request for its length.
+var contextLengthRefusal = regexp.MustCompile(`(?i)context (?:length|size|window)|max_model_len|n_ctx|too long|exceeds`)
+
+// contextRefused says when requests failed with 400 for their length: the server's window is
+// below the workload's contexts, and --fit-context scales them to fit. It quotes the window
+// the server named, when it named one.
+func contextRefused(r *results.Results, w *workloads.Workload) []string {
+	for _, f := range r.Failures {
+		if f.Status != 400 || !contextLengthRefusal.MatchString(f.FirstMessage) {
+			continue
+		}
+		fit := "--fit-context=TOKENS, the server's context window"
+		if m := contextWords.FindStringSubmatch(f.FirstMessage); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+				fit = "--fit-context=" + m[1]
+			}
+		}
+		n := needOf(w)
+		return []string{fmt.Sprintf("context: %d request%s refused for their length (%s: %q): the server's context window is below the workload's requests (prompts up to ~%d tokens plus max_tokens %d) — rerun with %s to scale the workload's context keys to fit",
+			f.Count, plural(f.Count), f.Key(), f.FirstMessage, n.prompt, n.maxTokens, fit)}
+	}
+	return nil
+}
+
+// num renders a figure with at most one decimal, thousands grouped: 283, 5,812, 0.4.
+func num(v float64) string {
+	if v != 0 && v < 10 && v > -10 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	s := strconv.FormatInt(int64(v+0.5), 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// fitConfig is the setting that fits a workload to the server's context window (run,
+// compare): see addFitFlag.
+type fitConfig struct {
+	FitContext int `mapstructure:"fit-context"`
+}
+
+// addFitFlag adds --fit-context[=TOKENS]: bare, it fits the window the server lists on
+// /v1/models (harness.FitToServer); with a value, that many tokens.
+func addFitFlag(f *pflag.FlagSet) {
+	f.Int("fit-context", 0, "scale the workload's context keys and output lengths to fit the server's context window "+
+		"(max_model_len from /v1/models), or --fit-context=TOKENS")
+	f.Lookup("fit-context").NoOptDefVal = "-1"
+}
+
+// modelPinned reports whether the user named the model — --model, --set model=… or
+// AGENTSIM_MODEL — so that a server which does not serve it is an error rather than a reason
+// to send the one it serves.
+func modelPinned(o *overrides, env []string) bool {
+	for _, ov := range o.list {
+		if ov.Key == "model" {
+			return true
+		}
+	}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, workloads.EnvName("model")+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// harnessError marks an error of a harness run or bench: a model or context fit the harness
+// refused is a configuration error (exit 2), anything else a runtime failure (exit 1).
+func harnessError(err error) error {
+	var me *harness.ModelError
+	var fe *harness.FitError
+	if errors.As(err, &me) || errors.As(err, &fe) {
+		return usageError(err)
+	}
+	return runtimeError(err)
+}

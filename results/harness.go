@@ -1,0 +1,21 @@
+package results
+
+// Harness describes the harness itself rather than the server: how late its own waits ran.
+type Harness struct {
+	// Lag is the harness's scheduling lag: for every think time, tool time, retry backoff,
+	// timeout and sample tick it scheduled, how much later than due it ran, in simulated
+	// seconds.
+	Lag LagSummary `json:"lag_seconds"`
+	// Warning is set when the lag was large enough to distort the run's figures; it says by
+	// how much and which speedup would keep the lag small.
+	Warning string `json:"warning,omitempty"`
+}
+
+// LagSummary is a scheduling-lag distribution in simulated seconds: the median, the 99th
+// percentile (both within 12.5 % above the true value) and the maximum, over N waits.
+type LagSummary struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+	N   int64   `json:"n"`
+}
