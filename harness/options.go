@@ -71,6 +71,11 @@ type Options struct {
 	// context window: 0 does not (a workload too large for the window is only warned
 	// about), FitToServer fits the window /v1/models lists, > 0 that many tokens.
 	FitContext int
+
+	// Scripts, when set, replays recorded sessions: one Script per agent (len(Scripts) must be
+	// Workload.Agents), whose turns take the place of the workload's rounds and distributions.
+	// The planned rounds are then the scripts' turns.
+	Scripts []*agents.Script
 }
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept

@@ -200,8 +200,12 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
-	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s, model %s",
-		w.Name, w.Agents, w.Rounds, r.pacer, redact.URL(r.o.Target.URL), w.Model)})
+	shape := fmt.Sprintf("%d agents × %d rounds", w.Agents, w.Rounds)
+	if r.o.Scripts != nil {
+		shape = fmt.Sprintf("%d agents replaying recorded sessions", w.Agents)
+	}
+	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %s, pacer %s, server %s, model %s",
+		w.Name, shape, r.pacer, redact.URL(r.o.Target.URL), w.Model)})
 	for _, n := range r.notes {
 		r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: n})
 	}
@@ -209,7 +213,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
-		Calibration: agents.NewCalibration(), Tap: r.o.Ended}
+		Calibration: agents.NewCalibration(), Tap: r.o.Ended, Scripts: r.o.Scripts}
 	var agentsDone sync.WaitGroup
 	for i := range w.Agents {
 		agentsDone.Go(func() { agents.NewAgent(i, env).Run(rounds, requests) })
