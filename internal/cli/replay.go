@@ -50,6 +50,7 @@ type replayConfig struct {
 	Config    string       `mapstructure:"config"`
 	Out       string       `mapstructure:"out"`
 	Force     bool         `mapstructure:"force"`
+	Metrics   string       `mapstructure:"metrics-addr"`
 	Target    targetConfig `mapstructure:",squash"`
 }
 
@@ -95,6 +96,7 @@ verdict, 130 interrupted.`,
 	f.String("out", "", "run directory (default runs/<UTC time>-replay)")
 	addForceFlag(f)
 	addServerFlags(f)
+	addMetricsFlag(f)
 	c.Flags().AddFlagSet(f)
 	c.Flags().Var(&setFlag{&r.over}, "set", "override a workload key: key=value (repeatable), e.g. pacer.kind=slots")
 	r.settings, r.v = f, newViper(f)
@@ -129,9 +131,20 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	if c.Context().Err() != nil {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the replay started")}
 	}
+	if err := ensureOpenFiles(openFileLimit, "sessions", w.Agents, cfg.Target.Server == ""); err != nil {
+		return err
+	}
 	dir, discard, err := newRunDir(cfg.Out, cfg.Force, w.Name, time.Now())
 	if err != nil {
 		return err
+	}
+	metrics, err := serveMetrics(c, cfg.Metrics)
+	if err != nil {
+		discard()
+		return err
+	}
+	if metrics != nil {
+		defer metrics.Close()
 	}
 	target, err := startTarget(c, cfg.Target)
 	if err != nil {
@@ -141,7 +154,8 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	defer target.stop()
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "replay", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client, Scripts: plan.Scripts,
+		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), Progress: true, Metrics: metrics,
+		HTTPClient: target.client, Scripts: plan.Scripts,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
 	})
 	if err != nil {
