@@ -182,17 +182,5 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 // loadReplayWorkload resolves the replay's workload: replayBase beneath --config, the
 // environment and --set.
 func loadReplayWorkload(problems []workloads.Problem, configFile string, env []string, o *overrides) (*workloads.Workload, error) {
-	problems = append(problems, o.problems...)
-	w, err := workloads.Load(workloads.LoadOptions{Workload: "replay", Base: replayBase, ConfigFile: configFile, Env: env, Overrides: o.list})
-	var ce *workloads.ConfigError
-	switch {
-	case errors.As(err, &ce):
-		problems = append(problems, ce.Problems...)
-	case err != nil:
-		return nil, usageError(err)
-	}
-	if err := configError(problems); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return loadWith(problems, workloads.LoadOptions{Workload: "replay", Base: replayBase, ConfigFile: configFile, Env: env}, o)
 }
