@@ -65,6 +65,7 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 	root.AddCommand((&runCmd{env: env, args: args}).command(), (&benchCmd{env: env}).command(), (&compareCmd{env: env}).command(),
 		(&serveCmd{env: env}).command(), (&diagnoseCmd{env: env}).command(), newWorkloadsCmd(), newVersionCmd())
 	root.AddCommand(newTraceCmd(env))
+	root.AddCommand((&sweepCmd{env: env, args: args}).command())
 	exitCodes(root)
 	return root
 }
