@@ -31,10 +31,17 @@ type sweepCmd struct {
 	settings *pflag.FlagSet
 	v        *viper.Viper
 	over     overrides
-	// exe and exeArgs start agentsim for the per-index subprocesses; tests point them at
-	// the test binary.
-	exe     string
-	exeArgs []string
+}
+
+// sweepProcess returns how a local sweep starts agentsim for its per-index commands: the
+// executable, the arguments before "sweep cell", and the environment. Tests point it at the
+// test binary.
+var sweepProcess = func() (exe string, args, env []string, err error) {
+	exe, err = os.Executable()
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("find the agentsim executable for the runs: %w", err)
+	}
+	return exe, nil, os.Environ(), nil
 }
 
 // sweepConfig is sweep's settings, decoded once from its flags and the environment.
@@ -408,11 +415,11 @@ func (s *sweepCmd) runLocal(c *cobra.Command, spec *sweepSpec, dir string) error
 	}
 	fmt.Fprintf(out, "agentsim sweep: %d runs (%d cells × %d seeds) in %s; %d to run, %d at once%s\n",
 		len(spec.plan.Runs), len(spec.plan.Runs)/len(spec.plan.Seeds), len(spec.plan.Seeds), dir, len(pending), parallel, autoNote(auto))
-	exe, exeArgs, err := s.executable()
+	exe, exeArgs, env, err := sweepProcess()
 	if err != nil {
 		return runtimeError(err)
 	}
-	l := &sweep.Local{Plan: spec.plan, Dir: dir, Exe: exe, Args: exeArgs, Env: s.childEnv(), Parallel: parallel, Auto: auto, Out: out}
+	l := &sweep.Local{Plan: spec.plan, Dir: dir, Exe: exe, Args: exeArgs, Env: s.childEnv(env), Parallel: parallel, Auto: auto, Out: out}
 	o := l.Run(c.Context(), pending)
 	_, sum, err := sweep.Collect(dir)
 	if err != nil {
@@ -428,24 +435,11 @@ func autoNote(auto bool) string {
 	return " (one per core; halved whenever a run's harness lag shows the machine could not keep time)"
 }
 
-// executable returns how to start agentsim for the per-index commands.
-func (s *sweepCmd) executable() (string, []string, error) {
-	if s.exe != "" {
-		return s.exe, s.exeArgs, nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "", nil, fmt.Errorf("find the agentsim executable for the runs: %w", err)
-	}
-	return exe, nil, nil
-}
-
-// childEnv is the per-index commands' environment: this process's, with the --api-key flag's
-// value as AGENTSIM_API_KEY (a key never goes on a command line or into the plan).
-func (s *sweepCmd) childEnv() []string {
-	env := os.Environ()
+// childEnv is the per-index commands' environment: env with the --api-key flag's value as
+// AGENTSIM_API_KEY (a key never goes on a command line or into the plan).
+func (s *sweepCmd) childEnv(env []string) []string {
 	if f := s.settings.Lookup("api-key"); f != nil && f.Changed {
-		env = append(env, workloads.EnvName("api-key")+"="+f.Value.String())
+		env = append(slices.Clone(env), workloads.EnvName("api-key")+"="+f.Value.String())
 	}
 	return env
 }
