@@ -53,8 +53,8 @@ type Cell struct {
 	E2EP50S       *float64 `json:"e2e_p50_s"`
 	E2EP99S       *float64 `json:"e2e_p99_s"`
 	PacerWaitP99S *float64 `json:"pacer_wait_p99_s"`
-	// FirstStallS is the median of the runs' times to their first stall, over the Stalled
-	// runs that had one; nil when none did.
+	// FirstStallS is the median (p50 by nearest rank, as results.json's) of the runs' times
+	// to their first stall, over the Stalled runs that had one; nil when none did.
 	FirstStallS *float64 `json:"first_stall_median_s"`
 	Stalled     int      `json:"stalled_runs"`
 	// LagDistorted counts the runs whose harness lag distorted their figures.
