@@ -9,6 +9,11 @@ const (
 	RoundOK RoundOutcome = "ok"
 	// RoundFailed: the round's last attempt failed; the event's Class says how.
 	RoundFailed RoundOutcome = "failed"
+	// RoundCancelled: the round ended before it sent its request — the run stopped during its
+	// tool time or pacer wait, or the agent gave up (the event's Reason says why:
+	// max_context_tokens, pacer_refused; none when the run's stop event says it). Such a round
+	// counts as not started.
+	RoundCancelled RoundOutcome = "cancelled"
 )
 
 // RequestOutcome is how the request behind a pacer permit ended, as the pacer was told on

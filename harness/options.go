@@ -30,6 +30,9 @@ type Options struct {
 	// Out receives the live status line (when Live), warnings and notes; nil discards them.
 	Out  io.Writer
 	Live bool
+	// Progress, without Live, prints the status line to Out as a whole line every
+	// ProgressEvery of wall time: for an Out that is not a terminal (a CI log).
+	Progress bool
 	// HTTPClient carries the requests (nil: a client sized for the workload's agents).
 	HTTPClient *http.Client
 	// Sampled, when set, is a live view: it is called with every sample as it is taken (the
@@ -42,6 +45,9 @@ type Options struct {
 	// Reproduce, when set, says how to make the run again; it is written to config.yaml's
 	// reproduce section and to results.json.
 	Reproduce *results.Reproduction
+	// Metrics, when set, serves the run's own Prometheus metrics while it runs (see
+	// ServeMetrics); the caller owns it and closes it after the run.
+	Metrics *MetricsEndpoint
 
 	// Served is what the server said on GET /v1/models (AskServer), for RunChecked, which
 	// checks the workload's model and context against it; Run asks it itself. nil: nothing is

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/internal/redact"
@@ -73,6 +75,7 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
+	metrics  *runMetrics // nil without Options.Metrics
 	// now holds the agents' events of the latest simulated instant (see instant); guarded by mu.
 	now instant
 	// lagWarned is set once the live lag warning was given; only the sampler reads it.
@@ -101,6 +104,11 @@ func newRun(o Options) (*run, error) {
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
 	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
 	r.watch = newWatchdog(o.Workload)
+	if o.Metrics != nil {
+		var reg *prometheus.Registry
+		r.metrics, reg = newRunMetrics(o.Workload.Watchdog.StallAfter.Seconds())
+		o.Metrics.use(reg)
+	}
 	if r.log, err = events.CreateLog(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
 		r.close()
 		return nil, err
@@ -151,6 +159,9 @@ func (r *run) Record(e events.Event) {
 func (r *run) emit(e events.Event) {
 	r.log.Write(e)
 	r.watch.event(e)
+	if r.metrics != nil {
+		r.metrics.event(e)
+	}
 }
 
 // execute runs the agents with the two-phase stop and assembles the results.

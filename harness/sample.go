@@ -14,6 +14,7 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 	t := r.o.Clock.NewTicker(r.o.Workload.SampleInterval)
 	defer t.Stop()
 	status := newStatusLine(r.o.Out, r.o.Live, r.o.Clock)
+	progress := newProgressLog(r.o.Out, r.o.Progress && !r.o.Live, r.o.Clock)
 	var free time.Time // wall time the previous sample was done
 	for {
 		select {
@@ -38,6 +39,7 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 			}
 		}
 		status.show(s, r.log.Since(), r.watch.live())
+		progress.show(s, r.log.Since(), r.watch.live())
 		if ending {
 			r.stopping(events.EndWatchdog, "watchdog: no new rounds, requests in flight cancelled")
 			stopRounds()
@@ -71,6 +73,9 @@ func (r *run) sample() (events.Sample, string, bool) {
 	r.samples.Write(s)
 	r.gauges.sample(s)
 	r.watch.sample(s)
+	if r.metrics != nil {
+		r.metrics.sample(s)
+	}
 	warning, ending := r.watch.check(s.TS)
 	return s, warning, ending
 }

@@ -27,6 +27,8 @@ type simCase struct {
 	// maxRunning, when > 0, caps the simulator's decode batch (its profile's max_running):
 	// a server with that many slots, the rest of the requests queued.
 	maxRunning int
+	// metrics, when set, serves the run's Prometheus metrics.
+	metrics *MetricsEndpoint
 }
 
 // runSim runs c to its end and returns its results and run directory. Call it inside a bubble.
@@ -54,7 +56,7 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk,
 		Target: Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: faults.Names()},
-		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client()})
+		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client(), Metrics: c.metrics})
 	require.NoError(t, err)
 	return res, dir
 }

@@ -54,8 +54,8 @@ func formatStatus(s events.Sample, simS float64) string {
 		}
 	}
 	sort.Strings(states)
-	line := fmt.Sprintf("t=%6.0fs | agents: %s | in flight %d, oldest silence %.0f s | out %d tok",
-		simS, strings.Join(states, ", "), s.InFlight, s.OldestSilenceS, s.TokensOut)
+	line := fmt.Sprintf("t=%6.0fs | agents: %s | in flight %d, oldest silence %.0f s | out %d tok streamed",
+		simS, strings.Join(states, ", "), s.InFlight, s.OldestSilenceS, streamedTokens(s))
 	if v, ok := s.Server[scrape.DecodeRunning]; ok {
 		line += fmt.Sprintf(" | decode_running %.0f", v)
 	}

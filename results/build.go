@@ -20,7 +20,7 @@ type Builder struct {
 	requests   Requests
 	rounds     Rounds
 	tokens     Tokens
-	lat        struct{ ttft, ttftContent, itl, tpot, e2e, pacerWait []float64 }
+	lat        struct{ ttft, ttftContent, itl, tpot, e2e, pacerWait, output []float64 }
 	decode     gauge
 	prefill    gauge
 	samples    int
@@ -85,9 +85,11 @@ func (b *Builder) Event(e events.Event) {
 	case events.PacerAcquired:
 		b.lat.pacerWait = append(b.lat.pacerWait, e.PacerWaitS)
 	case events.RoundDone:
-		if e.Outcome == events.RoundOK {
+		switch e.Outcome {
+		case events.RoundOK:
 			b.rounds.Completed++
-		} else {
+		case events.RoundCancelled: // never sent its request: counted as not started
+		default:
 			b.failedRound(e.Round)
 		}
 	}
@@ -141,6 +143,7 @@ func (b *Builder) terminal(e events.Event) {
 // done records a successful request's latencies and tokens.
 func (b *Builder) done(e events.Event) {
 	b.lat.e2e = append(b.lat.e2e, e.LatencyS)
+	b.lat.output = append(b.lat.output, float64(e.CompletionTokens))
 	if e.TTFTS > 0 {
 		b.lat.ttft = append(b.lat.ttft, e.TTFTS)
 	}

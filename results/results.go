@@ -199,12 +199,15 @@ func Read(dir string) (*Results, error) {
 // Bench is the bench-specific part of results.json: the settings, the sampled time series and
 // the output rates.
 type Bench struct {
-	Concurrency  int             `json:"concurrency"`
-	MaxTokens    int             `json:"max_tokens"`
-	PromptTokens int             `json:"prompt_tokens"`
-	OK           int             `json:"ok"`
-	Failed       int             `json:"failed"`
-	Samples      []events.Sample `json:"samples"`
+	Concurrency  int `json:"concurrency"`
+	MaxTokens    int `json:"max_tokens"`
+	PromptTokens int `json:"prompt_tokens"`
+	OK           int `json:"ok"`
+	Failed       int `json:"failed"`
+	// Short counts the completed requests that returned fewer than MaxTokens output tokens
+	// (a server that ignores max_tokens or ignore_eos).
+	Short   int             `json:"short"`
+	Samples []events.Sample `json:"samples"`
 	// OutputTokPerS is the aggregate output rate; PerRequestTokPerS the mean of each request's
 	// completion tokens divided by its decode time.
 	OutputTokPerS     float64 `json:"output_tok_per_s"`

@@ -13,7 +13,8 @@ type Verdict struct {
 type VerdictKind string
 
 // The verdict kinds. When several apply, diagnosis picks the first in the order
-// pacer-starvation, deadlock, stalled-streams, server-serialized, errors, slow, healthy.
+// pacer-starvation, deadlock, harness-stopped, stalled-streams, server-serialized, errors,
+// slow, healthy.
 const (
 	// Healthy: requests complete and tokens flow; no other verdict applies.
 	Healthy VerdictKind = "healthy"
@@ -33,12 +34,16 @@ const (
 	Deadlock VerdictKind = "deadlock"
 	// Errors: too large a share of the finished requests failed.
 	Errors VerdictKind = "errors"
+	// HarnessStopped: watching a real harness through the recording proxy, the harness has
+	// sent nothing for at least stall_after while nothing of it is in flight: it is stuck
+	// itself (its pacer or scheduler), or done.
+	HarnessStopped VerdictKind = "harness-stopped"
 )
 
 // Stuck reports whether k is a verdict of work that stopped moving: pacer-starvation,
-// deadlock or stalled-streams.
+// deadlock, stalled-streams or harness-stopped.
 func (k VerdictKind) Stuck() bool {
-	return k == PacerStarvation || k == Deadlock || k == StalledStreams
+	return k == PacerStarvation || k == Deadlock || k == StalledStreams || k == HarnessStopped
 }
 
 // Progressing reports whether k is a verdict of a run that kept making progress: healthy or

@@ -100,6 +100,10 @@ type Request struct {
 	E2ES float64 `json:"e2e_s,omitempty"`
 	// FinishReason is the finish_reason the server gave ("stop", "length"…).
 	FinishReason string `json:"finish_reason,omitempty"`
+	// Error says how the request failed: a failure class and what happened, e.g.
+	// "reset: the server's connection failed mid-response" or "http_status: HTTP 404: …"
+	// (the server's own message). Empty for a response that came whole and ok.
+	Error string `json:"error,omitempty"`
 
 	// HashIDs are the prompt's prefix-block hashes (Mooncake's form: one id per block of
 	// tokens, equal ids mean equal prefixes), for prefix sharing across sessions. Last, as the

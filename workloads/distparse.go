@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentsim/agentsim/gate"
 )
 
 // What each scalar kind allows, as the "want …" part of a message.
@@ -25,6 +27,7 @@ const (
 var (
 	distType         = reflect.TypeFor[Dist]()
 	durationDistType = reflect.TypeFor[DurationDist]()
+	thresholdsType   = reflect.TypeFor[gate.Thresholds]()
 )
 
 // DecodeHook returns the mapstructure decode hook Load gives viper's UnmarshalExact: durations
@@ -38,6 +41,8 @@ func DecodeHook() mapstructure.DecodeHookFunc {
 				return parseDist("value", data)
 			case durationDistType:
 				return parseDurationDist("value", data)
+			case thresholdsType:
+				return gate.Parse(data)
 			}
 			return data, nil
 		},

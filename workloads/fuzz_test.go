@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -73,7 +74,7 @@ func check(t *testing.T, w *Workload, err error) {
 	if err != nil {
 		t.Fatalf("YAML does not load back: %v\n%s", err, b)
 	}
-	if *back != *w {
+	if !reflect.DeepEqual(back, w) {
 		t.Fatalf("YAML loads back as\n%+v\nwant\n%+v", back, w)
 	}
 }

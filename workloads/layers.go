@@ -90,7 +90,14 @@ func (l *layer) flatten(source, prefix string, m map[string]any, problems *[]Pro
 func (l *layer) set(source string, spec keySpec, raw any, problems *[]Problem) {
 	v, err := spec.convert(raw)
 	if err != nil {
-		*problems = append(*problems, Problem{Source: source, Key: spec.key, Message: err.Error()})
+		// A section of rules (thresholds) reports each bad rule on its own.
+		errs := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		}
+		for _, e := range errs {
+			*problems = append(*problems, Problem{Source: source, Key: spec.key, Message: e.Error()})
+		}
 		return
 	}
 	l.values[spec.key] = v

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/agentsim/agentsim/gate"
 )
 
 // valueKind is the type of one key's value, which decides how raw input converts to it.
@@ -19,6 +21,7 @@ const (
 	kindDuration
 	kindDist
 	kindDurationDist
+	kindThresholds
 )
 
 // keySpec is one key of the workload schema.
@@ -59,7 +62,8 @@ func KeyType(key string) string {
 		return ""
 	}
 	return [...]string{kindInt: "int", kindInt64: "int", kindFloat: "float", kindBool: "bool", kindString: "string",
-		kindDuration: "duration", kindDist: "dist", kindDurationDist: "duration-dist"}[spec.kind]
+		kindDuration: "duration", kindDist: "dist", kindDurationDist: "duration-dist",
+		kindThresholds: "thresholds"}[spec.kind]
 }
 
 // Keys returns every key a workload file, --config file, AGENTSIM_ variable or --set may set,
@@ -111,6 +115,8 @@ func leafKind(t reflect.Type) (valueKind, bool) {
 		return kindDist, true
 	case durationDistType:
 		return kindDurationDist, true
+	case thresholdsType:
+		return kindThresholds, true
 	}
 	switch t.Kind() {
 	case reflect.Int:
@@ -166,6 +172,8 @@ func (k keySpec) convert(raw any) (any, error) {
 		return nil, notAllowed(k.key, raw, wantDuration)
 	case kindDist:
 		return parseDist(k.key, raw)
+	case kindThresholds:
+		return gate.Parse(raw)
 	default:
 		return parseDurationDist(k.key, raw)
 	}
@@ -180,6 +188,9 @@ func unknownKey(key string) string {
 	for _, k := range schema.keys {
 		if (k.kind == kindDist || k.kind == kindDurationDist) && strings.HasPrefix(key, k.key+".") {
 			return msg + fmt.Sprintf(": %s is a distribution; set it whole, e.g. %s='%s'", k.key, k.key, example(k))
+		}
+		if k.kind == kindThresholds && strings.HasPrefix(key, k.key+".") {
+			return msg + fmt.Sprintf(": set %s whole, e.g. %s='{e2e.p90: \"<= 1.10 * baseline\"}', or give them in a --thresholds file", k.key, k.key)
 		}
 	}
 	if near := nearest(key, Keys()); near != "" {

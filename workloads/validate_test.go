@@ -87,6 +87,11 @@ func TestInvalidFiles(t *testing.T) {
 			"with request.force_output_length (a const or a uniform with min ≥ 1): it is sent as max_tokens, which servers refuse below 1", false},
 		{"first-round-too-big", "context.max_context_tokens: 4000 is not allowed: want at least the smallest first round: " +
 			"context.system_tokens + context.initial_tokens + the least context.read_tokens and request.output_tokens (4100)", false},
+		// Thresholds: a rule that does not parse, an unknown figure, not a mapping (gate owns
+		// the messages: key and value pinned here).
+		{"thresholds-rule", `@: thresholds.e2e.p90: "<= 1.1 * baseln" is not allowed: want <, <=, > or >= followed by a duration with its unit`, true},
+		{"thresholds-figure", `@: thresholds.e2e.p95: unknown figure "e2e.p95": did you mean "e2e.p90"?`, true},
+		{"thresholds-type", `@: thresholds: [e2e.p90] is not allowed: want a mapping of figures to rules`, true},
 		// Every problem at once, reading problems first.
 		{"many", strings.Join([]string{
 			`@: unknown key "pacer.slotz"; did you mean "pacer.slots"?`,

@@ -3,6 +3,7 @@ package workloads
 import (
 	"time"
 
+	"github.com/agentsim/agentsim/gate"
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/policy"
 )
@@ -45,6 +46,9 @@ type Workload struct {
 	// Grace is how long requests in flight may finish after Duration has ended new rounds,
 	// before they are cancelled; ≥ 0.
 	Grace time.Duration `mapstructure:"grace" yaml:"grace"`
+	// Thresholds are the rules a run is held to when it is compared with a baseline run
+	// (run --baseline, diff) and, for absolute limits, on every run (docs/gate.md).
+	Thresholds gate.Thresholds `mapstructure:"thresholds" yaml:"thresholds"`
 }
 
 // Context describes an agent's conversation, in tokens.

@@ -65,12 +65,14 @@ func (a *Agent) Run(rounds, requests context.Context) {
 	}
 }
 
-// round runs one round; false ends the agent.
+// round runs one round; false ends the agent. Every round that starts ends with one round_done:
+// ok, failed, or cancelled when it ends before its request is sent.
 func (a *Agent) round(rounds, requests context.Context, round int) bool {
 	w := a.env.Workload
 	a.record(events.Event{Kind: events.RoundStart, Round: round})
 	a.set(events.StateReading)
 	if a.env.Clock.Sleep(rounds, w.ToolTime.Sample(a.rng)) != nil {
+		a.cancelled(round, "")
 		return false
 	}
 	read := w.Context.ReadTokens.Sample(a.rng)
@@ -81,10 +83,16 @@ func (a *Agent) round(rounds, requests context.Context, round int) bool {
 	if est+output > w.Context.MaxContextTokens {
 		a.record(events.Event{Kind: events.Warning, Round: round, ContextTokens: est, Reason: events.EndContextFull,
 			Message: fmt.Sprintf("context of %d tokens + %d output would exceed max_context_tokens %d: agent stops", est, output, w.Context.MaxContextTokens)})
+		a.cancelled(round, events.EndContextFull)
 		return false
 	}
 	permit, ok := a.acquire(rounds, round, est, output)
 	if !ok {
+		reason := events.EndPacerRefused
+		if rounds.Err() != nil {
+			reason = ""
+		}
+		a.cancelled(round, reason)
 		return false
 	}
 	res := a.request(rounds, requests, round, permit, est, output)
@@ -98,6 +106,12 @@ func (a *Agent) round(rounds, requests context.Context, round int) bool {
 	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
 	a.set(events.StateThinking)
 	return a.env.Clock.Sleep(rounds, w.ThinkTime.Sample(a.rng)) == nil
+}
+
+// cancelled ends a round that did not send its request, with the agent's own reason or, when
+// the run stopped it, none (the stop event says why).
+func (a *Agent) cancelled(round int, reason events.EndReason) {
+	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundCancelled, Reason: reason})
 }
 
 // acquire waits for a pacer permit; false when the run stopped meanwhile.

@@ -27,6 +27,9 @@ const (
 	DefaultPromptTokens   = 200
 	DefaultSampleInterval = workloads.DefaultSampleInterval
 	DefaultTimeout        = 5 * time.Minute
+	// MaxMaxTokens is the largest output length a request may ask for, in tokens: beyond
+	// the longest context windows served.
+	MaxMaxTokens = 1_000_000
 )
 
 // Options configures a benchmark against one server.
@@ -71,6 +74,8 @@ type Options struct {
 	// runs (for a sweep, in one subdirectory per test, n<concurrency>), and results.json at
 	// the end.
 	Dir string
+	// Metrics, when set, serves each test's harness metrics while it runs.
+	Metrics *harness.MetricsEndpoint
 }
 
 // Validate reports every option out of range at once, each naming the option, its value and
@@ -85,8 +90,8 @@ func (o *Options) Validate() error {
 			bad = append(bad, fmt.Errorf("concurrency %d is not allowed: want a whole number ≥ 1", c))
 		}
 	}
-	if o.MaxTokens < 1 {
-		bad = append(bad, fmt.Errorf("max tokens %d is not allowed: want a whole number ≥ 1", o.MaxTokens))
+	if o.MaxTokens < 1 || o.MaxTokens > MaxMaxTokens {
+		bad = append(bad, fmt.Errorf("max tokens %d is not allowed: want a whole number from 1 to %d", o.MaxTokens, MaxMaxTokens))
 	}
 	if o.PromptTokens < 1 {
 		bad = append(bad, fmt.Errorf("prompt tokens %d is not allowed: want a whole number ≥ 1", o.PromptTokens))

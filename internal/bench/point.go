@@ -117,8 +117,8 @@ func (p *Point) Failures() string {
 }
 
 // printDetails prints, under the RESULT line, the prompt length the server counted, the
-// output rates and the failures.
-func (p *Point) printDetails(w io.Writer, promptTokens int) {
+// output rates, the requests that returned fewer than maxTokens and the failures.
+func (p *Point) printDetails(w io.Writer, promptTokens, maxTokens int) {
 	counted := "no usage reported"
 	if n, ok := p.PromptTokens(); ok {
 		counted = fmt.Sprintf("%.0f counted by the server", n)
@@ -127,6 +127,9 @@ func (p *Point) printDetails(w io.Writer, promptTokens int) {
 	d := p.Decode()
 	fmt.Fprintf(w, "  output   %.1f tok/s aggregate while ≥ %d of %d streams decoded (t=%.1f–%.1fs); %.1f tok/s per request; %.1f tok/s over the whole test\n",
 		d.TokPerS, d.Threshold, d.Peak, d.FromS, d.ToS, p.PerRequestTokPerS(), p.WholeTokPerS())
+	if s := p.shortLine(maxTokens); s != "" {
+		fmt.Fprintf(w, "  short    %s\n", s)
+	}
 	if f := p.Failures(); f != "" {
 		fmt.Fprintf(w, "  failed   %d/%d: %s; first: %s\n", p.Failed(), len(p.Calls), f, p.firstError())
 	}

@@ -29,11 +29,11 @@ type Report struct {
 	Interrupted bool
 }
 
-// AllOK reports whether every request of every test completed and the run was not
-// interrupted.
+// AllOK reports whether every request of every test completed with the MaxTokens output
+// tokens asked and the run was not interrupted.
 func (r *Report) AllOK() bool {
 	for _, p := range r.Points {
-		if p.Failed() > 0 {
+		if n, _ := p.Short(r.MaxTokens); p.Failed() > 0 || n > 0 {
 			return false
 		}
 	}
@@ -52,7 +52,7 @@ func (r *Report) Results() *results.Results {
 		last := r.Points[len(r.Points)-1]
 		copied := *last.Results
 		res = &copied
-		last.fill(res)
+		last.fill(res, r.MaxTokens)
 		for _, p := range r.Points {
 			if p.Results.Verdict.Kind != results.Healthy {
 				res.Verdict = p.Results.Verdict
@@ -74,7 +74,7 @@ func (r *Report) Results() *results.Results {
 		if r.Sweep {
 			res.Bench.Sweep = append(res.Bench.Sweep, p.sweepPoint())
 		}
-		evidence = append(evidence, p.evidence())
+		evidence = append(evidence, p.evidence(r.MaxTokens))
 	}
 	res.Verdict.Evidence = append(append([]string{}, res.Verdict.Evidence...), evidence...)
 	return res
@@ -82,19 +82,23 @@ func (r *Report) Results() *results.Results {
 
 // fill writes the test's bench figures into r, and its output rate over the test's wall, the
 // time results.json reports as sim_seconds.
-func (p *Point) fill(r *results.Results) {
+func (p *Point) fill(r *results.Results, maxTokens int) {
 	r.Tokens.OutputPerSecond = p.WholeTokPerS()
-	r.Bench = &results.Bench{Concurrency: p.Concurrency, OK: p.OK(), Failed: p.Failed(),
+	short, _ := p.Short(maxTokens)
+	r.Bench = &results.Bench{Concurrency: p.Concurrency, OK: p.OK(), Failed: p.Failed(), Short: short,
 		OutputTokPerS: p.Decode().TokPerS, PerRequestTokPerS: p.PerRequestTokPerS()}
 }
 
 // evidence describes one test in one line, with units.
-func (p *Point) evidence() string {
+func (p *Point) evidence(maxTokens int) string {
 	d := p.Decode()
 	line := fmt.Sprintf("N=%d: %d/%d ok in %.1f s; up to %d streams decoding at once, %.1f tok/s aggregate while ≥ %d did",
 		p.Concurrency, p.OK(), len(p.Calls), p.WallS(), d.Peak, d.TokPerS, d.Threshold)
 	if f := p.Failures(); f != "" {
 		line += "; failed: " + f
+	}
+	if n, fewest := p.Short(maxTokens); n > 0 {
+		line += fmt.Sprintf("; %d returned fewer than %d output tokens (fewest %d)", n, maxTokens, fewest)
 	}
 	if g := p.Results.Server.DecodeRunning; g.N > 0 {
 		line += fmt.Sprintf("; server decode_running max %.0f", g.Max)

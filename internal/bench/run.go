@@ -77,7 +77,7 @@ func (b *bench) execute(ctx context.Context) (*Report, error) {
 		rep.Points = append(rep.Points, p)
 		fmt.Fprintln(o.Out, p.ResultLine(o.MaxTokens))
 		if !o.Sweep {
-			p.printDetails(o.Out, o.PromptTokens)
+			p.printDetails(o.Out, o.PromptTokens, o.MaxTokens)
 		}
 	}
 	rep.Interrupted = ctx.Err() != nil
@@ -120,7 +120,7 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	p.offsetS = p.Start.Sub(runStart).Seconds()
 	p.Results, err = harness.RunChecked(ctx, harness.Options{
 		Command: "bench", Workload: w, Clock: o.Clock, Target: o.Target, Dir: dir, Out: o.Out, HTTPClient: o.HTTPClient,
-		Sampled: sampled, Ended: ended, Served: o.Served, Model: o.Choice,
+		Sampled: sampled, Ended: ended, Served: o.Served, Model: o.Choice, Metrics: o.Metrics,
 	})
 	if err != nil {
 		return nil, err

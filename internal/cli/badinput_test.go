@@ -77,6 +77,20 @@ func TestBadInputExits2(t *testing.T) {
 			[]string{"want the server's base URL with scheme http or https"}, []string{"hunter2"}},
 		{"metrics URL not a URL", []string{"run", "--workload", "smoke", "--metrics-url", "notaurl"},
 			[]string{`--metrics-url: "notaurl" is not allowed`, "http://notaurl"}, nil},
+		// The regression gate: a baseline that holds no run, rules that do not parse, outputs
+		// that cannot be written — all before the run starts.
+		{"baseline not a run", []string{"run", "--workload", "smoke", "--baseline", "/nonexistent/base"},
+			[]string{"--baseline /nonexistent/base: not a run directory"}, nil},
+		{"thresholds file bad rule", []string{"run", "--workload", "smoke", "--thresholds", writeFile(t, "th.yaml", "thresholds:\n  e2e.p90: '<= fast'\n")},
+			[]string{`th.yaml: thresholds.e2e.p90: "<= fast" is not allowed: want <, <=, > or >=`}, nil},
+		{"thresholds file other key", []string{"run", "--workload", "smoke", "--thresholds", writeFile(t, "th2.yaml", "agents: 3\n")},
+			[]string{`unknown key "agents": want only thresholds:`}, nil},
+		{"workload threshold unknown figure", []string{"run", "--workload", writeFile(t, "g.yaml", "name: g\nthresholds: {e2e.p95: '< 1s'}\n")},
+			[]string{`thresholds.e2e.p95: unknown figure "e2e.p95": did you mean "e2e.p90"?`}, nil},
+		{"--set a threshold key", []string{"run", "--workload", "smoke", "--set", "thresholds.e2e.p90=< 1s"},
+			[]string{`unknown key "thresholds.e2e.p90": set thresholds whole`}, nil},
+		{"junit in a missing directory", []string{"run", "--workload", "smoke", "--junit", "/nonexistent/dir/gate.xml"},
+			[]string{"--junit /nonexistent/dir/gate.xml: the directory /nonexistent/dir does not exist"}, nil},
 		// All problems at once, settings and workload keys alike.
 		{"settings and keys together", []string{"run", "--workload", "smoke", "--server", "gpu:8000", "--agents", "0"},
 			[]string{"2 problems", "--server:", "agents: 0"}, nil},

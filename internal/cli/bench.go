@@ -62,7 +62,7 @@ the test at each concurrency and prints the throughput curve: the aggregate outp
 at least 90% of the peak number of streams were decoding at once, and the per-request rate.
 
 Exit codes: 0 every request completed, 1 server unreachable or runtime failure, 2 bad flags,
-3 any request failed, 130 interrupted.`,
+3 any request failed or returned fewer than --max-tokens output tokens, 130 interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: b.run,
 	}
@@ -93,6 +93,9 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	problems, _ := loadSettings(b.settings, b.v, b.env, &cfg)
 	o, err := benchOptions(c, problems, cfg.Shape, &cfg)
 	if err != nil {
+		return err
+	}
+	if err := ensureOpenFiles(openFileLimit, concurrencyFlag(o), maxOf(o.Concurrency), cfg.Target.Server == ""); err != nil {
 		return err
 	}
 	dir, discard, err := newRunDir(cfg.Out, cfg.Force, "bench", time.Now())
@@ -149,7 +152,7 @@ func benchOptions(c *cobra.Command, problems []workloads.Problem, s requestShape
 	}
 	o := bench.Options{
 		Concurrency:    []int{atLeastOne("concurrency", s.Concurrency, &bad)},
-		MaxTokens:      atLeastOne("max-tokens", s.MaxTokens, &bad),
+		MaxTokens:      maxTokens(s.MaxTokens, &bad),
 		PromptTokens:   atLeastOne("prompt-tokens", s.PromptTokens, &bad),
 		SampleInterval: duration("sample-interval", s.SampleInterval, false, &bad),
 		Timeout:        bench.DefaultTimeout,
@@ -175,6 +178,33 @@ func atLeastOne(name string, n int, bad *[]error) int {
 		*bad = append(*bad, fmt.Errorf("--%s %d is not allowed: want a whole number ≥ 1", name, n))
 	}
 	return n
+}
+
+// maxTokens checks --max-tokens: 1 to bench.MaxMaxTokens. Beyond that no server returns the
+// output asked for (context lengths stop well short of it) and the rates would be measured over
+// requests that cannot complete.
+func maxTokens(n int, bad *[]error) int {
+	if n < 1 || n > bench.MaxMaxTokens {
+		*bad = append(*bad, fmt.Errorf("--max-tokens %d is not allowed: want a whole number from 1 to %d", n, bench.MaxMaxTokens))
+	}
+	return n
+}
+
+// concurrencyFlag names the flag that set the largest concurrency of o, for messages.
+func concurrencyFlag(o bench.Options) string {
+	if o.Sweep {
+		return "--sweep"
+	}
+	return "--concurrency"
+}
+
+// maxOf is the largest of xs (0 for none).
+func maxOf(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
 }
 
 // duration checks a duration flag that must be > 0 (or ≥ 0 with zeroOK).

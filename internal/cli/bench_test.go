@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -243,6 +244,8 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		{"concurrency word", []string{"bench", "--concurrency", "many"}, []string{"--concurrency"}},
 		// --speedup only applies to the embedded simulator.
 		{"speedup with server", []string{"bench", "--server", "http://127.0.0.1:1", "--speedup", "20"}, []string{"--speedup applies only to the embedded simulator"}},
+		// An output no server returns: the rates would be nonsense.
+		{"max tokens too many", []string{"bench", "--max-tokens", "10000000"}, []string{"--max-tokens 10000000 is not allowed: want a whole number from 1 to 1000000"}},
 		// compare shares the request-shape checks.
 		{"compare zero concurrency", []string{"compare", "--concurrency", "0"}, []string{"--concurrency 0 is not allowed"}},
 	} {
@@ -252,6 +255,43 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 			for _, m := range tc.msg {
 				assert.Contains(t, stderr, m)
 			}
+		})
+	}
+}
+
+// TestBenchServerIgnoresMaxTokens checks a server that ignores max_tokens and returns one
+// token per request, with and without a usage chunk: bench does not pass it as "ok 2/2,
+// 0.0 tok/s" but says on a short line that every request came back short, records the count in
+// results.json and exits 3.
+func TestBenchServerIgnoresMaxTokens(t *testing.T) {
+	for _, usage := range []bool{true, false} {
+		t.Run(fmt.Sprintf("usage=%v", usage), func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
+				fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model"}]}`)
+			})
+			mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi\"}}]}\n\n")
+				fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
+				if usage {
+					fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":210,\"completion_tokens\":1,\"total_tokens\":211}}\n\n")
+				}
+				fmt.Fprint(w, "data: [DONE]\n\n")
+			})
+			srv := httptest.NewServer(mux)
+			t.Cleanup(srv.Close)
+			dir := filepath.Join(t.TempDir(), "run")
+			code, out, stderr := agentsim(t, "bench", "--server", srv.URL, "--concurrency", "2", "--out", dir)
+			assert.Equal(t, ExitVerdict, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+			assert.Contains(t, out, "ok=2/2")
+			assert.Regexp(t, `(?m)^  short    2/2 completed with fewer than the 128 output tokens asked \(fewest [12]\): the server ignored max_tokens or ignore_eos`, out)
+			res, err := results.Read(dir)
+			require.NoError(t, err)
+			assert.Equal(t, 2, res.Bench.Short)
+			assert.Equal(t, 2, res.Bench.OK)
+			assert.Contains(t, strings.Join(res.Verdict.Evidence, "\n"), "2 returned fewer than 128 output tokens")
 		})
 	}
 }

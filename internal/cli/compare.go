@@ -24,6 +24,7 @@ type compareCmd struct {
 	over     overrides
 	start    starter      // nil: startTarget
 	target   targetConfig // the server's settings, once run has read them
+	metrics  *harness.MetricsEndpoint
 }
 
 // compareConfig is compare's settings, decoded once from its flags and the environment.
@@ -32,6 +33,7 @@ type compareConfig struct {
 	Shape    requestShape   `mapstructure:",squash"`
 	Target   targetConfig   `mapstructure:",squash"`
 	Force    bool           `mapstructure:"force"`
+	Metrics  string         `mapstructure:"metrics-addr"`
 	Fit      fitConfig      `mapstructure:",squash"`
 }
 
@@ -59,6 +61,7 @@ failed, 130 interrupted.`,
 	addBenchFlags(f)
 	addServerFlags(f)
 	addForceFlag(f)
+	addMetricsFlag(f)
 	addFitFlag(f)
 	c.Flags().AddFlagSet(f)
 	k.over.addFlags(c.Flags())
@@ -77,9 +80,22 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := ensureOpenFiles(openFileLimit, "--concurrency", o.Concurrency[0], cfg.Target.Server == ""); err != nil {
+		return err
+	}
+	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server == ""); err != nil {
+		return err
+	}
 	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, "compare", time.Now())
 	if err != nil {
 		return err
+	}
+	if k.metrics, err = serveMetrics(c, cfg.Metrics); err != nil {
+		discard()
+		return err
+	}
+	if k.metrics != nil {
+		defer k.metrics.Close()
 	}
 	t, err := startWith(k.start, c, cfg.Target)
 	if err != nil {
@@ -149,7 +165,7 @@ func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── synthetic: %d requests at once × %d output tokens, ~%d-token prompts ──\n", o.Concurrency[0], o.MaxTokens, o.PromptTokens)
 	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
-	o.Model, o.Seed, o.Served, o.Choice = ho.Model.Name, w.Seed, ho.Served, ho.Model
+	o.Model, o.Seed, o.Served, o.Choice, o.Metrics = ho.Model.Name, w.Seed, ho.Served, ho.Model, k.metrics
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
 		return nil, err
@@ -163,7 +179,7 @@ func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload,
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
 	ho.Command, ho.Workload, ho.Clock, ho.Target, ho.Dir = "run", w, t.clock, t.info, dir
-	ho.Out, ho.Live, ho.HTTPClient = out, isTerminal(out), t.client
+	ho.Out, ho.Live, ho.Progress, ho.HTTPClient, ho.Metrics = out, isTerminal(out), true, t.client, k.metrics
 	res, err := harness.RunChecked(c.Context(), ho)
 	if err != nil {
 		return nil, err

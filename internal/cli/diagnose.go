@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -36,7 +37,12 @@ watchdog did: healthy, slow, server-serialized, stalled-streams, pacer-starvatio
 errors, with evidence in simulated seconds. It works on a run that was killed, too: its files
 hold every event up to its last second.
 
-Exit codes: 0 healthy or slow, 2 DIR missing or not a run directory, 3 any other verdict.`,
+A directory that holds no run is refused (exit 2) saying what it is; for a compare directory,
+diagnose its agentic/ part. An events.jsonl cut short of its samples.jsonl is judged up to its
+last event, and the verdict says so.
+
+Exit codes: 0 healthy or slow, 2 DIR missing, not a run directory or with no event recorded,
+3 any other verdict.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError(fmt.Errorf("diagnose takes one run directory, e.g. agentsim diagnose runs/20261129T194516Z-ocbrowse; got %d arguments", len(args)))
@@ -63,7 +69,10 @@ func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
 		return usageError(fmt.Errorf("diagnose %s: %w", dir, err))
 	}
 	v, _, err := diagnose.FromDir(dir)
-	if err != nil {
+	switch {
+	case errors.Is(err, diagnose.ErrNotRunDir), errors.Is(err, diagnose.ErrNoEvents):
+		return usageError(fmt.Errorf("diagnose %s: %w", dir, err)) // the error says what dir is
+	case err != nil:
 		return usageError(fmt.Errorf("diagnose %s: not a run directory: %w", dir, err))
 	}
 	if cfg.JSON {
@@ -73,6 +82,9 @@ func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
 	}
 	if err != nil {
 		return runtimeError(err)
+	}
+	if len(v.Evidence) > 0 && strings.HasPrefix(v.Evidence[0], diagnose.WarningPrefix) {
+		fmt.Fprintf(c.ErrOrStderr(), "agentsim: %s\n", v.Evidence[0])
 	}
 	noteRecorded(c, dir, v)
 	if v.Kind.Progressing() {

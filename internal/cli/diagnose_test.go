@@ -117,6 +117,17 @@ func TestDiagnoseBadArguments(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("{}"), 0o644))
 	empty := filepath.Join(tmp, "empty")
 	require.NoError(t, os.Mkdir(empty, 0o755))
+	compare := filepath.Join(tmp, "compare")
+	for _, part := range []string{"synthetic", "agentic"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(compare, part), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(compare, part, "events.jsonl"), nil, 0o644))
+	}
+	noEvents := filepath.Join(tmp, "noevents")
+	require.NoError(t, os.Mkdir(noEvents, 0o755))
+	for _, f := range []string{"events.jsonl", "samples.jsonl"} {
+		require.NoError(t, os.WriteFile(filepath.Join(noEvents, f), nil, 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(noEvents, "config.yaml"), []byte("name: smoke\n"), 0o644))
 	for _, c := range []struct {
 		name string
 		args []string
@@ -132,6 +143,10 @@ func TestDiagnoseBadArguments(t *testing.T) {
 		{"a file", []string{file}, []string{"not a directory"}},
 		// A directory without the run's files.
 		{"empty directory", []string{empty}, []string{"not a run directory", "config.yaml: no such file or directory"}},
+		// A compare directory: its agentic part is the run to diagnose.
+		{"compare directory", []string{compare}, []string{"is a compare directory", "agentsim diagnose " + filepath.Join(compare, "agentic")}},
+		// A 0-byte events.jsonl: nothing was recorded.
+		{"no events", []string{noEvents}, []string{"events.jsonl holds no event: the run recorded nothing"}},
 		// A bad flag.
 		{"bad flag", []string{"--jsn", tmp}, []string{"--jsn"}},
 	} {
@@ -144,4 +159,23 @@ func TestDiagnoseBadArguments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDiagnoseCutEvents cuts a finished run's events.jsonl to its first third: diagnose judges
+// only up to the cut, says so in the verdict, and repeats the warning on stderr.
+func TestDiagnoseCutEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "run")
+		recordRun(t, dir, map[string]string{"rounds": "20"}, nil, nil)
+		path := filepath.Join(dir, "events.jsonl")
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		lines := strings.SplitAfter(string(b), "\n")
+		require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines[:len(lines)/3], "")), 0o644))
+
+		code, out, stderr := diagnoseArgs(dir)
+		assert.Contains(t, []int{ExitOK, ExitVerdict}, code)
+		assert.Regexp(t, `^verdict: \S+ — .* \(judged up to t=\d+ s: events\.jsonl is cut\)\n  • warning: events\.jsonl is cut: `, out)
+		assert.Contains(t, stderr, "agentsim: warning: events.jsonl is cut: its events end at t=")
+	})
 }

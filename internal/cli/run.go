@@ -22,6 +22,7 @@ type runCmd struct {
 	settings *pflag.FlagSet // the flags bound to v
 	v        *viper.Viper
 	over     overrides
+	start    starter // nil: startTarget
 }
 
 // runConfig is run's settings, decoded once from its flags and the environment.
@@ -29,7 +30,11 @@ type runConfig struct {
 	Workload workloadConfig `mapstructure:",squash"`
 	Force    bool           `mapstructure:"force"`
 	Target   targetConfig   `mapstructure:",squash"`
+	Metrics  string         `mapstructure:"metrics-addr"`
 	Fit      fitConfig      `mapstructure:",squash"`
+	Baseline string         `mapstructure:"baseline"`
+	JSON     bool           `mapstructure:"json"`
+	Gate     gateConfig     `mapstructure:",squash"`
 }
 
 func (r *runCmd) command() *cobra.Command {
@@ -50,7 +55,7 @@ from AGENTSIM_<FLAG> as well (AGENTSIM_SERVER, AGENTSIM_SPEEDUP, AGENTSIM_API_KE
 wins.
 
 Exit codes: 0 healthy or slow, 1 runtime failure, 2 usage or configuration error, 3 any other
-verdict, 130 interrupted.`,
+verdict or a failed threshold (docs/gate.md), 130 interrupted.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError(fmt.Errorf("run takes no arguments, got %q: name the workload with --workload and set its keys with --set key=value", args))
@@ -63,7 +68,9 @@ verdict, 130 interrupted.`,
 	addWorkloadFlags(r.settings, "ocbrowse")
 	addForceFlag(r.settings)
 	addServerFlags(r.settings)
+	addMetricsFlag(r.settings)
 	addFitFlag(r.settings)
+	addRunGateFlags(r.settings)
 	c.Flags().AddFlagSet(r.settings)
 	r.over.addFlags(c.Flags())
 	r.v = newViper(r.settings)
@@ -108,12 +115,27 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	if c.Context().Err() != nil {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the run started")}
 	}
+	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server == ""); err != nil {
+		return err
+	}
+	g, err := newRunGate(cfg, w)
+	if err != nil {
+		return err
+	}
 	// The directory first: a refused --out is a usage error, found before anything starts.
 	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, w.Name, time.Now())
 	if err != nil {
 		return err
 	}
-	target, err := startTarget(c, cfg.Target)
+	metrics, err := serveMetrics(c, cfg.Metrics)
+	if err != nil {
+		discard()
+		return err
+	}
+	if metrics != nil {
+		defer metrics.Close()
+	}
+	target, err := startWith(r.start, c, cfg.Target)
 	if err != nil {
 		discard()
 		return err
@@ -121,16 +143,19 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	defer target.stop()
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), HTTPClient: target.client,
+		Out: g.console(c), Live: isTerminal(g.console(c)), Progress: true, HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
+		Metrics:   metrics,
 		PinModel:  modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
 	})
 	if err != nil {
 		discard()
 		return harnessError(err)
 	}
-	harness.PrintSummary(c.OutOrStdout(), res, dir)
-	return verdictExit(res)
+	if err := g.report(c, res, dir); err != nil {
+		return err
+	}
+	return worstExit(verdictExit(res), g.hold(c, res, dir))
 }
 
 // verdictExit maps a finished run to its exit: 130 interrupted, 0 healthy or slow, 3 otherwise.

@@ -33,12 +33,18 @@ const maxRunDirSuffix = 1000
 //     anyway, first removing the files of the run it holds.
 //
 // Refusals are usage errors; a directory that cannot be created is a runtime failure. discard
-// removes the directory again if newRunDir created it and it is still empty: a run that
-// failed before writing anything (its server unreachable) leaves no trace.
+// removes the directory again if newRunDir created it and it is still empty, and the default
+// runs/ beside it if this call created that too: a run that failed before writing anything
+// (its server unreachable) leaves no trace.
 func newRunDir(out string, force bool, name string, now time.Time) (dir string, discard func(), err error) {
 	created := true
 	if out == "" {
+		_, statErr := os.Stat("runs")
+		newParent := errors.Is(statErr, fs.ErrNotExist)
 		dir, err = createDefaultRunDir(filepath.Join("runs", now.UTC().Format("20060102T150405Z")+"-"+name))
+		if err == nil && newParent {
+			return dir, func() { _ = os.Remove(dir); _ = os.Remove("runs") }, nil
+		}
 	} else {
 		dir = out
 		created, err = createOrTake(out, force)

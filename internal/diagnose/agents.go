@@ -48,8 +48,13 @@ func nextState(e events.Event) (events.State, bool) {
 	case events.AgentDone:
 		return events.StateDone, true
 	case events.RoundDone:
-		if e.Outcome == events.RoundOK {
+		switch e.Outcome {
+		case events.RoundOK:
 			return events.StateThinking, true
+		case events.RoundCancelled:
+			// The agent_done that follows at once ends the agent where it stood (a pacer wait
+			// the stop abandoned is told by the agent's state then).
+			return "", false
 		}
 		return stateBusy, true
 	case events.PacerAcquired, events.Done, events.Error, events.Timeout, events.Cancelled:

@@ -35,6 +35,7 @@ type Analyzer struct {
 	okChunks             int64       // chunks of the requests that ended ok
 	otherChunks          int64       // chunks of the requests that ended otherwise
 	run                  runMarks
+	proxy                proxyMarks
 }
 
 // New returns an Analyzer for a run configured as c; zero thresholds take their defaults.
@@ -73,6 +74,7 @@ func (a *Analyzer) Event(e events.Event) {
 	a.builder.Event(e)
 	a.onPacerEvent(e)
 	a.onRequestEvent(e)
+	a.onProxyEvent(e)
 	a.onAgentEnd(e)
 	if s, ok := nextState(e); ok {
 		a.agent(e.Agent).enter(s, e.TS)

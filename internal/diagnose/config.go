@@ -37,6 +37,10 @@ type Config struct {
 	// LeakOnTimeout is set when the pacer deliberately keeps the permit of a timed-out
 	// request (the buggy release path).
 	LeakOnTimeout bool
+	// Proxy is set when the events come from a recording proxy watching a real harness
+	// (agentsim record --watch): sessions are the agents, there is no pacer view, and the
+	// verdicts say so (proxy.go).
+	Proxy bool
 }
 
 // ConfigFrom derives the Analyzer's Config from a resolved workload.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,9 @@ const (
 	EventsFile  = "events.jsonl"
 	SamplesFile = "samples.jsonl"
 	ConfigFile  = "config.yaml"
+	// RecordFile marks the directory of a watched recording (agentsim record --watch): the
+	// events are a proxy's view of a real harness (Config.Proxy).
+	RecordFile = "record.json"
 )
 
 // FromDir re-derives the verdict of the run recorded in dir from its events.jsonl,
@@ -27,25 +31,61 @@ const (
 // live watchdog uses and judging at the last record's time. It returns the verdict and the
 // results those files support (counts, latencies, tokens, gauges, rounds planned, simulated
 // duration; not the command, server or wall time). A missing or malformed file is an error
-// naming it.
+// naming it; a directory that holds no run (empty, foreign, a compare or sweep directory) is
+// an ErrNotRunDir error saying what it is, and an events.jsonl without events an error saying
+// the run recorded none. An events.jsonl cut short of its samples (see cutFile) is judged up
+// to its last event, and the verdict says so first.
 func FromDir(dir string) (results.Verdict, *results.Results, error) {
+	if err := checkRunDir(dir); err != nil {
+		return results.Verdict{}, nil, err
+	}
 	w, err := readWorkload(filepath.Join(dir, ConfigFile))
 	if err != nil {
 		return results.Verdict{}, nil, err
 	}
-	evs, err := events.ReadFile[events.Event](filepath.Join(dir, EventsFile))
+	path := filepath.Join(dir, EventsFile)
+	evs, err := events.ReadFile[events.Event](path)
 	if err != nil {
 		return results.Verdict{}, nil, err
+	}
+	if len(evs) == 0 {
+		return results.Verdict{}, nil, fmt.Errorf("%w: %s holds no event: the run recorded nothing (it ended before its first "+
+			"second was written, or the file was emptied); there is nothing to judge", ErrNoEvents, path)
 	}
 	samples, err := events.ReadFile[events.Sample](filepath.Join(dir, SamplesFile))
 	if err != nil {
 		return results.Verdict{}, nil, err
 	}
-	a := New(ConfigFrom(w))
+	_, err = os.Stat(filepath.Join(dir, RecordFile))
+	return judgeRecords(w, evs, samples, err == nil)
+}
+
+// judgeRecords is FromDir on records already read: it checks them against the workload (see
+// checkRecords), then judges them. proxy says the records are a recording proxy's (record
+// --watch): its agents are the sessions it saw, as many as the harness had.
+func judgeRecords(w *workloads.Workload, evs []events.Event, samples []events.Sample, proxy bool) (results.Verdict, *results.Results, error) {
+	cfg := ConfigFrom(w)
+	agents := w.Agents
+	if proxy {
+		cfg.Proxy, cfg.Agents, cfg.Rounds = true, 0, 0
+		agents = math.MaxInt32
+	}
+	if err := checkRecords(evs, samples, agents); err != nil {
+		return results.Verdict{}, nil, err
+	}
+	cutS, warning, cut := cutFile(evs, samples)
+	if cut {
+		samples = slices.DeleteFunc(slices.Clone(samples), func(s events.Sample) bool { return s.TS > cutS })
+	}
+	a := New(cfg)
 	end := Replay(a, evs, samples)
 	r := &results.Results{Workload: w.Name}
 	a.Fill(r, end)
 	r.Rounds.Planned = w.Agents * w.Rounds
+	if cut {
+		r.Verdict.Summary += fmt.Sprintf(" (judged up to t=%s: %s is cut)", secs(cutS), EventsFile)
+		r.Verdict.Evidence = append([]string{warning}, r.Verdict.Evidence...)
+	}
 	return r.Verdict, r, nil
 }
 
@@ -75,7 +115,7 @@ func Replay(a *Analyzer, evs []events.Event, samples []events.Sample) float64 {
 // loader (workloads.LoadRecorded): the same conversion, strictness and validation as a
 // workload file, skipping the settings the run redacted (server, api_key).
 func readWorkload(path string) (*workloads.Workload, error) {
-	data, err := os.ReadFile(path)
+	data, err := workloads.ReadFile(path)
 	if err != nil {
 		return nil, readError(path, err)
 	}

@@ -8,7 +8,7 @@ import (
 
 // Kinds lists the verdict kinds, from the one that explains most to the one that explains
 // least: when several apply, the first wins.
-var Kinds = []results.VerdictKind{results.PacerStarvation, results.Deadlock, results.StalledStreams,
+var Kinds = []results.VerdictKind{results.PacerStarvation, results.Deadlock, results.HarnessStopped, results.StalledStreams,
 	results.ServerSerialized, results.Errors, results.Slow, results.Healthy}
 
 // rule is one verdict's test: the verdict and true when it applies.
@@ -35,6 +35,7 @@ func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
 	}
 	verdict.Evidence = append(verdict.Evidence, a.runLines(r)...)
 	verdict.Evidence = append(verdict.Evidence, a.invariantEvidence()...)
+	verdict.Evidence = append(verdict.Evidence, a.proxyLines()...)
 	if verdict.Evidence == nil {
 		verdict.Evidence = []string{}
 	}
@@ -45,7 +46,7 @@ func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
 func (a *Analyzer) rules(nowS float64, r *results.Results) results.Verdict {
 	v := a.view(nowS)
 	v.ser = a.serialization(nowS, r)
-	for _, try := range []rule{a.starvationRule, a.deadlockRule, a.stalledRule, a.serializedRule, a.errorsRule, a.nothingRule, a.slowRule} {
+	for _, try := range []rule{a.proxyRule, a.starvationRule, a.deadlockRule, a.stalledRule, a.serializedRule, a.errorsRule, a.nothingRule, a.slowRule} {
 		if verdict, found := try(v, r); found {
 			return verdict
 		}

@@ -1,0 +1,15 @@
+package gate_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentsim/agentsim/gate"
+	"github.com/agentsim/agentsim/internal/diagnose"
+)
+
+// TestVerdictKinds checks that a verdict rule may name every verdict diagnosis gives.
+func TestVerdictKinds(t *testing.T) {
+	assert.ElementsMatch(t, diagnose.Kinds, gate.VerdictKinds)
+}

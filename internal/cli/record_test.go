@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/simtest"
+	"github.com/agentsim/agentsim/trace"
+)
+
+// TestRecordFlagErrors checks the command's refusals and their exit codes.
+func TestRecordFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.jsonl")
+	require.NoError(t, os.WriteFile(existing, []byte("x"), 0o644))
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		// No upstream and no trace file.
+		{"missing", []string{"record"}, ExitUsage, "--upstream is required"},
+		// An upstream that is not an http URL.
+		{"scheme", []string{"record", "--upstream", "ftp://x", "--out", filepath.Join(dir, "a.jsonl")}, ExitUsage, `--upstream "ftp://x": want an http or https URL`},
+		// Gauges without --watch.
+		{"metrics", []string{"record", "--upstream", "http://x", "--out", filepath.Join(dir, "a.jsonl"), "--metrics-url", "http://x/metrics"}, ExitUsage, "--metrics-url is read only with --watch"},
+		// A trace that exists is never overwritten.
+		{"exists", []string{"record", "--upstream", "http://x", "--out", existing}, ExitRuntime, "exists; a recording never overwrites a trace"},
+	}
+	for _, tc := range cases {
+		var out, errb bytes.Buffer
+		code := Execute(context.Background(), tc.args, &out, &errb)
+		assert.Equal(t, tc.code, code, "%s: agentsim %s", tc.name, strings.Join(tc.args, " "))
+		assert.Contains(t, errb.String(), tc.want, tc.name)
+	}
+}
+
+// TestRecordCommand records two turns of a conversation through the command on loopback,
+// with --watch, stops it as Ctrl-C would, and reads the trace and the watch directory back.
+func TestRecordCommand(t *testing.T) {
+	sim := simtest.NewLoopbackServer(t, simserver.Options{})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "trace.jsonl")
+	addr := make(chan string, 1)
+	rc := &recordCmd{listening: func(a string) { addr <- a }}
+	c := rc.command()
+	c.SetArgs([]string{"--upstream", sim.URL, "--listen", "127.0.0.1:0", "--out", out, "--watch", "--metrics-url", sim.URL + "/metrics"})
+	var stdout, stderr bytes.Buffer
+	c.SetOut(&stdout)
+	c.SetErr(&stderr)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.ExecuteContext(ctx) }()
+	cfg := openai.DefaultConfig("k")
+	cfg.BaseURL = "http://" + <-addr + "/v1"
+	client := openai.NewClientWithConfig(cfg)
+	msgs := []openai.ChatCompletionMessage{{Role: "user", Content: "first"}}
+	for turn := 0; turn < 2; turn++ {
+		resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "deepseek-v4-flash", MaxTokens: 8, Messages: msgs})
+		require.NoError(t, err)
+		msgs = append(msgs, resp.Choices[0].Message, openai.ChatCompletionMessage{Role: "user", Content: "next"})
+	}
+	cancel()
+	require.NoError(t, <-done)
+	assert.Contains(t, stderr.String(), "recorded 2 requests to "+out)
+	assert.Contains(t, stdout.String(), "verdict: healthy")
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	rd, err := trace.NewReader(f, out)
+	require.NoError(t, err)
+	assert.Equal(t, "record:"+sim.URL, rd.Header().Source)
+	first, err := rd.Next()
+	require.NoError(t, err)
+	second, err := rd.Next()
+	require.NoError(t, err)
+	assert.Equal(t, first.Session, second.Session, "the second turn continues the conversation")
+	require.NotNil(t, second.Extends)
+	assert.Equal(t, 0, *second.Extends)
+	for _, name := range []string{"events.jsonl", "samples.jsonl", "config.yaml", "record.json"} {
+		assert.FileExists(t, filepath.Join(dir, name))
+	}
+	var dout, derr bytes.Buffer
+	assert.Equal(t, ExitOK, Execute(context.Background(), []string{"diagnose", dir}, &dout, &derr), derr.String())
+	assert.Contains(t, dout.String(), "seen from a recording proxy")
+}

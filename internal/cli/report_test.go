@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReport writes a report of a smoke run, and refuses what is not a run directory with a
+// usage error naming it.
+func TestReport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := execute(t, "run", "--workload", "smoke", "--speedup", "20", "--out", dir)
+	// Real time at a speedup: on a loaded machine the verdict may not be healthy; any verdict
+	// makes a report.
+	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "run: %s %s", stdout, stderr)
+
+	out := filepath.Join(t.TempDir(), "r.html")
+	code, stdout, stderr = execute(t, "report", dir, "-o", out)
+	require.Equal(t, ExitOK, code, "report: %s %s", stdout, stderr)
+	assert.Contains(t, stdout, "report: "+out+" (1 run, ")
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<svg")
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		// No directory at all.
+		{"no args", []string{"report"}, "report takes one or more run directories"},
+		// A directory that does not exist.
+		{"missing", []string{"report", filepath.Join(dir, "nope")}, "nope: no such file or directory"},
+		// A directory without a run.
+		{"not a run", []string{"report", t.TempDir()}, "not a run directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := execute(t, append(tc.args, "-o", out)...)
+			assert.Equal(t, ExitUsage, code, "agentsim %v: %s", tc.args, stderr)
+			assert.Contains(t, stderr, tc.msg)
+		})
+	}
+}

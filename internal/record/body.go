@@ -1,0 +1,180 @@
+package record
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"hash"
+	"io"
+	"net/http"
+)
+
+// DefaultMaxBody is the largest request body, in bytes, the proxy parses (64 MiB). A larger
+// body still reaches the server whole and unchanged; it is recorded without its messages.
+const DefaultMaxBody = 64 << 20
+
+// chatRequest is what the proxy reads of a chat or legacy completions request body.
+type chatRequest struct {
+	Model               string          `json:"model"`
+	Messages            []message       `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"` // legacy completions
+	Stream              bool            `json:"stream"`
+	MaxTokens           int             `json:"max_tokens"`
+	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	ReasoningEffort     string          `json:"reasoning_effort"`
+	User                string          `json:"user"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// message is one chat message, as far as its hash goes.
+type message struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []toolCall      `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+	Name       string          `json:"name"`
+}
+
+// toolCall is a tool call of an assistant message.
+type toolCall struct {
+	Index    int `json:"index"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// parsedBody is a request body read by the proxy.
+type parsedBody struct {
+	raw []byte // the body as the harness sent it, or its first MaxBody bytes when larger
+	// whole is set when raw is the whole body and it parsed as JSON into req.
+	whole bool
+	req   chatRequest
+	size  int64 // bytes read so far (the whole body when whole)
+}
+
+// readBody reads r's body up to limit bytes and replaces it with one that yields the same
+// bytes: the part read, then the rest. It parses the body when it fits.
+func readBody(r *http.Request, limit int64) (*parsedBody, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return &parsedBody{}, nil
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	b := &parsedBody{raw: raw, size: int64(len(raw))}
+	if int64(len(raw)) > limit {
+		// Too large to parse: pass the read part and the rest on, unchanged.
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(raw), r.Body), r.Body}
+		return b, nil
+	}
+	r.Body.Close()
+	b.whole = json.Unmarshal(raw, &b.req) == nil
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	r.ContentLength = int64(len(raw))
+	return b, nil
+}
+
+// injectUsage rewrites a streaming request's body to ask for the usage frame
+// (stream_options.include_usage), keeping every other field as it was. It reports whether it
+// changed anything.
+func (b *parsedBody) injectUsage(r *http.Request) bool {
+	if !b.whole || !b.req.Stream || (b.req.StreamOptions != nil && b.req.StreamOptions.IncludeUsage) {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b.raw, &fields) != nil {
+		return false
+	}
+	opts := map[string]json.RawMessage{}
+	_ = json.Unmarshal(fields["stream_options"], &opts) // null or absent: start afresh
+	opts["include_usage"] = json.RawMessage("true")
+	fields["stream_options"], _ = json.Marshal(opts)
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return false
+	}
+	b.raw = raw
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	r.ContentLength = int64(len(raw))
+	r.Header.Del("Content-Length")
+	return true
+}
+
+// keys returns the prefix keys of the request's conversation (keys[i] covers messages 0…i)
+// and its hash, ready to add the reply; h.bytes counts the text hashed, the basis of a token
+// estimate. A legacy completion's prompt is one message.
+func (b *parsedBody) keys() ([]key, *convHash) {
+	h := &convHash{h: sha256.New()}
+	if !b.whole {
+		h.bytes = int(b.size)
+		return nil, h
+	}
+	var keys []key
+	for _, m := range b.req.Messages {
+		keys = append(keys, h.add(m.Role, contentText(m.Content), m.ToolCalls, m.ToolCallID))
+	}
+	if len(b.req.Messages) == 0 && len(b.req.Prompt) > 0 {
+		keys = append(keys, h.add("prompt", contentText(b.req.Prompt), nil, ""))
+	}
+	return keys, h
+}
+
+// convHash hashes a conversation one message at a time.
+type convHash struct {
+	h     hash.Hash
+	bytes int // text bytes hashed
+}
+
+// add hashes one message and returns the key of the conversation so far.
+func (c *convHash) add(role, text string, calls []toolCall, callID string) key {
+	w := func(s string) {
+		c.h.Write([]byte(s))
+		c.h.Write([]byte{0})
+		c.bytes += len(s)
+	}
+	w(role)
+	w(text)
+	for _, tc := range calls {
+		w(tc.Function.Name)
+		w(tc.Function.Arguments)
+	}
+	w(callID)
+	c.h.Write([]byte{0xff}) // end of message
+	var k key
+	c.h.Sum(k[:0])
+	return k
+}
+
+// contentText is a message content's text: the string, the text parts of an array of parts
+// joined, or "" for null.
+func contentText(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] == 'n' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b bytes.Buffer
+		for _, p := range parts {
+			b.WriteString(p.Text)
+			b.WriteString(p.ImageURL.URL)
+		}
+		return b.String()
+	}
+	return string(raw)
+}

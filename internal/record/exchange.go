@@ -1,0 +1,244 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/agentsim/agentsim/trace"
+)
+
+// exchange is one recorded request and its response. The handler's goroutine owns it; the
+// atomics are read by Proxy.Open's snapshots.
+type exchange struct {
+	p     *Proxy
+	ctx   context.Context // the harness's request
+	id    uint64
+	sendS float64 // when the request arrived, seconds since the recording began
+	body  *parsedBody
+	keys  []key
+	conv  *convHash
+	// promptB is the bytes of text of the request's messages, the basis of its estimate.
+	promptB int
+	asg     assignment
+
+	// The response, as the tee has read it so far.
+	status    int
+	headersS  float64
+	firstS    float64 // first output token (content, reasoning or a tool call), when first
+	first     bool
+	endS      float64 // the response's last byte
+	reply     strings.Builder
+	calls     []toolCall
+	reasonB   int // bytes of reasoning text
+	outChunks int // chunks that carried output
+	finish    string
+	usage     *usage
+	done      bool   // the response ended as it should: [DONE], or a whole JSON body
+	eof       bool   // the server ended the body
+	readErr   error  // how reading the body failed, other than its end
+	failure   string // why the request failed without a response (see Proxy.errorHandler)
+	released  bool   // the lane is released
+
+	lastByte atomic.Uint64 // math.Float64bits of the last byte's time; the send time before
+	chunks   atomic.Int64  // reads that brought bytes
+}
+
+// byteAt notes bytes arriving at t.
+func (x *exchange) byteAt(t float64) {
+	x.lastByte.Store(math.Float64bits(t))
+	x.chunks.Add(1)
+	x.endS = t
+}
+
+// sseLine reads one line of an event stream, whose bytes arrived at t.
+func (x *exchange) sseLine(line []byte, t float64) {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok {
+		return
+	}
+	data = bytes.TrimSpace(data)
+	if bytes.Equal(data, doneMarker) {
+		x.done = true
+		return
+	}
+	var c streamChunk
+	if json.Unmarshal(data, &c) != nil {
+		return
+	}
+	if msg := errorMessage(c.Error); msg != "" && x.failure == "" {
+		x.failure = "error frame: " + msg
+	}
+	if c.Usage != nil {
+		x.usage = c.Usage
+	}
+	for _, ch := range c.Choices {
+		d := ch.Delta
+		reasoning := d.ReasoningContent + d.Reasoning
+		if d.Content+ch.Text+reasoning != "" || len(d.ToolCalls) > 0 {
+			x.outChunks++
+			if !x.first {
+				x.first, x.firstS = true, t
+				x.p.observe(func(o Observer) { o.FirstToken(x.seen(), t, d.Content+ch.Text == "" && reasoning != "") })
+			}
+		}
+		x.reply.WriteString(d.Content)
+		x.reply.WriteString(ch.Text)
+		x.reasonB += len(reasoning)
+		x.addCalls(d.ToolCalls)
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			x.finish = *ch.FinishReason
+		}
+	}
+}
+
+// addCalls merges streamed tool-call deltas by index.
+func (x *exchange) addCalls(calls []toolCall) {
+	for _, tc := range calls {
+		for len(x.calls) <= tc.Index {
+			x.calls = append(x.calls, toolCall{Index: len(x.calls)})
+		}
+		c := &x.calls[tc.Index]
+		c.Function.Name += tc.Function.Name
+		c.Function.Arguments += tc.Function.Arguments
+	}
+}
+
+// parseJSON reads a whole JSON response: a completion, or an error.
+func (x *exchange) parseJSON(b []byte) {
+	var r fullResponse
+	if json.Unmarshal(b, &r) != nil {
+		return
+	}
+	x.done = x.status < 300
+	if msg := errorMessage(r.Error); msg != "" {
+		x.failure = msg
+	}
+	x.usage = r.Usage
+	for _, ch := range r.Choices {
+		x.reply.WriteString(contentText(ch.Message.Content))
+		x.reply.WriteString(ch.Text)
+		x.reasonB += len(ch.Message.ReasoningContent)
+		x.calls = append(x.calls, ch.Message.ToolCalls...)
+		x.finish = ch.FinishReason
+		break // the conversation continues with the first choice
+	}
+}
+
+// readEnded notes the end of the response body at t: io.EOF, or how reading it failed.
+func (x *exchange) readEnded(t float64, err error) {
+	x.endS = t
+	if errors.Is(err, io.EOF) {
+		x.eof = true
+		return
+	}
+	x.readErr = err
+}
+
+// complete releases the request's lane once its reply is whole (or it failed), so that a
+// request continuing the conversation finds it: it runs before the harness can see the end.
+func (x *exchange) complete(t float64) {
+	if x.released || x.asg.lane == nil {
+		return
+	}
+	x.released = true
+	e := ended{seq: x.asg.seq, endS: t}
+	if len(x.keys) > 0 {
+		e.key = x.keys[len(x.keys)-1]
+	}
+	if x.done && x.status < 300 && x.failure == "" {
+		prompt, out, _ := x.tokens()
+		e.ok, e.tokens = true, prompt+out
+		e.key = x.conv.add("assistant", x.reply.String(), x.calls, "")
+	}
+	x.p.sessions.release(x.asg.lane, e)
+}
+
+// tokens returns the prompt and output tokens, from usage or estimated (about 4 bytes of
+// text a token), and whether they are estimates.
+func (x *exchange) tokens() (prompt, output int, estimated bool) {
+	if u := x.usage; u != nil && (u.PromptTokens > 0 || u.CompletionTokens > 0) {
+		return u.PromptTokens, u.CompletionTokens, false
+	}
+	prompt = (x.promptB + 3) / 4
+	output = max((x.reply.Len()+x.reasonB+3)/4, x.outChunks)
+	for _, c := range x.calls {
+		output += (len(c.Function.Name) + len(c.Function.Arguments) + 3) / 4
+	}
+	return prompt, output, true
+}
+
+// outcome says how the request ended: "" for a complete response (whatever its status), or
+// its failure class and what happened.
+func (x *exchange) outcome() (class, msg string) {
+	switch {
+	case x.status == 0 && x.ctx.Err() != nil:
+		return ClassCancelled, "the harness closed the request before the server answered"
+	case x.status == 0:
+		return ClassConnect, x.failure
+	case x.status >= 400:
+		return ClassHTTPStatus, fmt.Sprintf("HTTP %d: %s", x.status, x.failure)
+	case x.failure != "":
+		return ClassErrorFrame, x.failure
+	case x.done:
+		return "", ""
+	case x.readErr != nil && (x.ctx.Err() != nil || errors.Is(x.readErr, context.Canceled)):
+		return ClassCancelled, "the harness closed the stream before its end"
+	case x.readErr != nil:
+		return ClassReset, "the server's connection failed mid-response: " + x.readErr.Error()
+	case x.eof:
+		return ClassTruncated, "the server ended the response without [DONE]"
+	}
+	return ClassCancelled, "the harness closed the stream before its end"
+}
+
+// The failure classes of recorded requests: the names events.jsonl uses (docs/files.md).
+const (
+	ClassConnect    = "connect"     // the server could not be reached
+	ClassHTTPStatus = "http_status" // the server answered with an error status
+	ClassErrorFrame = "error_frame" // the stream carried an error frame
+	ClassReset      = "reset"       // the server's connection failed mid-response
+	ClassTruncated  = "truncated"   // the body ended without [DONE]
+	ClassCancelled  = "cancelled"   // the harness went away first
+)
+
+// request builds the trace line of the ended request.
+func (x *exchange) request() trace.Request {
+	prompt, output, estimated := x.tokens()
+	r := trace.Request{
+		Session: x.asg.lane.name, Seq: x.asg.seq, TS: round6(x.sendS), AfterS: round6(x.asg.afterS),
+		PromptTokens: prompt, OutputTokens: output, TokensEstimated: estimated,
+		Model: x.body.req.Model, ReasoningEffort: x.body.req.ReasoningEffort,
+		MaxTokens: max(x.body.req.MaxTokens, x.body.req.MaxCompletionTokens),
+		Status:    x.status, FinishReason: x.finish,
+		E2ES: round6(max(x.endS-x.sendS, 0)),
+	}
+	if u := x.usage; u != nil && !estimated {
+		if u.PromptTokensDetails != nil {
+			r.CachedTokens = min(u.PromptTokensDetails.CachedTokens, prompt)
+		}
+		if u.CompletionTokensDetails != nil {
+			r.ReasoningTokens = min(u.CompletionTokensDetails.ReasoningTokens, output)
+		}
+	}
+	if x.first {
+		r.TTFTS = min(round6(x.firstS-x.sendS), r.E2ES)
+	}
+	if x.asg.extends != nil {
+		r.Extends = x.asg.extends
+		r.NewTokens = min(max(prompt-x.asg.baseTok, 0), prompt)
+	}
+	if class, msg := x.outcome(); class != "" {
+		r.Error = class + ": " + msg
+	}
+	return r
+}
+
+// round6 rounds seconds to the microsecond.
+func round6(s float64) float64 { return math.Round(s*1e6) / 1e6 }

@@ -1,0 +1,321 @@
+package record
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/redact"
+	"github.com/agentsim/agentsim/trace"
+)
+
+// Options configures a Proxy. Upstream and Trace are required.
+type Options struct {
+	// Upstream is the server's base URL, e.g. http://10.0.0.5:30000. A request's path is
+	// forwarded as it is, after Upstream's path unless it already begins with it (so both
+	// http://host and http://host/v1 work for a harness whose base URL ends in /v1).
+	Upstream *url.URL
+	// Trace receives the trace: the header at once, then one line per request as it ends,
+	// each flushed to Trace when written.
+	Trace io.Writer
+	// Content, when set, receives the text of every recorded request and reply, one JSON
+	// object a line (session, seq, messages, reply); nil stores no text (--keep-content).
+	Content io.Writer
+	// InjectUsage asks the server for the usage frame of a stream whose request did not
+	// (stream_options.include_usage), so token counts are the server's rather than
+	// estimated. It changes the harness's traffic: the stream gains a usage frame.
+	InjectUsage bool
+	// MaxBody is the largest request body parsed, in bytes; 0 means DefaultMaxBody. A larger
+	// body still reaches the server whole and unchanged (and so does its answer, a 413 or
+	// another); it is recorded in a session of its own, with its tokens estimated from its
+	// size.
+	MaxBody int64
+	// Clock times the trace; nil means clock.Real().
+	Clock *clock.Clock
+	// Transport reaches the server; nil means a clone of http.DefaultTransport that keeps up
+	// to 1024 idle connections and never asks for compression itself.
+	Transport http.RoundTripper
+	// Log receives the proxy's own problems (a trace line it could not write, a server it
+	// could not reach); nil discards them.
+	Log io.Writer
+	// Observer, when set, is told of every recorded request as the proxy sees it (--watch).
+	Observer Observer
+}
+
+// Observer is told of each recorded request as the proxy sees it. Calls for one request come
+// in order from one goroutine; calls for different requests come concurrently. Times are
+// seconds since the recording began.
+type Observer interface {
+	// Sent: the request arrived and is being forwarded.
+	Sent(r Seen)
+	// Headers: the server's response headers arrived at tS.
+	Headers(r Seen, tS float64, status int)
+	// FirstToken: the first output token arrived at tS; reasoning says it was reasoning
+	// rather than content.
+	FirstToken(r Seen, tS float64, reasoning bool)
+	// Ended: the response ended (or failed) at tS; req is its trace line, class its failure
+	// class ("" for a whole response, see the Class constants), chunks the reads that
+	// brought bytes.
+	Ended(r Seen, tS float64, req trace.Request, class string, chunks int)
+}
+
+// Seen identifies a recorded request.
+type Seen struct {
+	ID      uint64
+	Session string
+	Seq     int
+	SentS   float64
+	// PromptTokens is the prompt's size estimated from its text (about 4 bytes a token);
+	// MaxTokens what the request asked for.
+	PromptTokens, MaxTokens int
+}
+
+// Proxy is the recording reverse proxy, an http.Handler. Create it with New; Close it after
+// the server that serves it has stopped.
+type Proxy struct {
+	o        Options
+	rp       *httputil.ReverseProxy
+	start    time.Time
+	sessions *sessions
+	out      *output
+	nextID   atomic.Uint64
+
+	mu       sync.RWMutex
+	closed   bool
+	inFlight sync.WaitGroup
+	open     map[uint64]*exchange
+}
+
+type exchangeKey struct{}
+
+// New returns a Proxy for o and writes the trace's header.
+func New(o Options) (*Proxy, error) {
+	if o.Upstream == nil || o.Upstream.Host == "" || (o.Upstream.Scheme != "http" && o.Upstream.Scheme != "https") {
+		return nil, fmt.Errorf("upstream %q: want an http or https URL with a host, e.g. http://127.0.0.1:30000", redact.URL(fmt.Sprint(o.Upstream)))
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real()
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost, t.MaxIdleConns, t.DisableCompression = 1024, 1024, true
+		o.Transport = t
+	}
+	p := &Proxy{o: o, start: o.Clock.Now(), sessions: newSessions(), open: map[uint64]*exchange{}}
+	h := trace.Header{Source: "record:" + redact.URL(o.Upstream.String()), AfterSFrom: trace.AfterEnd,
+		Created: o.Clock.WallNow().UTC().Format(time.RFC3339)}
+	out, err := newOutput(o.Trace, o.Content, h, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	p.out = out
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		FlushInterval:  -1, // every read is written and flushed at once: streams are never buffered
+		Transport:      o.Transport,
+		ModifyResponse: p.modifyResponse,
+		ErrorHandler:   p.errorHandler,
+		ErrorLog:       log.New(o.Log, "agentsim record: ", 0),
+	}
+	return p, nil
+}
+
+// now returns the time since the recording began, in seconds.
+func (p *Proxy) now() float64 { return p.o.Clock.Since(p.start).Seconds() }
+
+// recorded reports whether r is a request the trace records: a POST of a chat or legacy
+// completion.
+func recorded(r *http.Request) bool {
+	return r.Method == http.MethodPost &&
+		(strings.HasSuffix(r.URL.Path, "/chat/completions") || strings.HasSuffix(r.URL.Path, "/completions"))
+}
+
+// ServeHTTP forwards r to the server and its response back, recording completions.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.RLock()
+	if p.closed {
+		p.mu.RUnlock()
+		http.Error(w, "agentsim record: the proxy is stopping", http.StatusServiceUnavailable)
+		return
+	}
+	p.inFlight.Add(1)
+	p.mu.RUnlock()
+	defer p.inFlight.Done()
+	if !recorded(r) {
+		p.rp.ServeHTTP(w, r)
+		return
+	}
+	x, err := p.begin(r)
+	if err != nil {
+		// The harness's body could not be read (it went away mid-upload): nothing to forward.
+		fmt.Fprintf(p.o.Log, "agentsim record: read request body: %v\n", err)
+		http.Error(w, "agentsim record: read request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	// The deferred end runs whether the copy ends normally or the proxy aborts the
+	// connection (a server that failed mid-stream): the harness then sees the same failure.
+	defer p.end(x)
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
+}
+
+// begin reads a recorded request, places it in a session and tells the observer.
+func (p *Proxy) begin(r *http.Request) (*exchange, error) {
+	x := &exchange{p: p, ctx: r.Context(), id: p.nextID.Add(1), sendS: p.now()}
+	x.lastByte.Store(math.Float64bits(x.sendS))
+	b, err := readBody(r, p.o.MaxBody)
+	if err != nil {
+		return nil, err
+	}
+	if p.o.InjectUsage {
+		b.injectUsage(r)
+	}
+	x.body = b
+	x.keys, x.conv = b.keys()
+	x.promptB = x.conv.bytes
+	x.asg = p.sessions.assign(sessionGroup(r, b), x.keys, x.sendS)
+	p.mu.Lock()
+	p.open[x.id] = x
+	p.mu.Unlock()
+	p.observe(func(o Observer) { o.Sent(x.seen()) })
+	return x, nil
+}
+
+// sessionGroup is the session the harness names: X-Session-ID, X-Agent-ID, then the user
+// field; "" when it names none.
+func sessionGroup(r *http.Request, b *parsedBody) string {
+	for _, h := range []string{"X-Session-ID", "X-Agent-ID"} {
+		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
+			return v
+		}
+	}
+	return b.req.User
+}
+
+// end records the ended request.
+func (p *Proxy) end(x *exchange) {
+	if x.endS < x.sendS {
+		x.endS = p.now()
+	}
+	x.complete(x.endS)
+	p.mu.Lock()
+	delete(p.open, x.id)
+	p.mu.Unlock()
+	req := x.request()
+	class, _ := x.outcome()
+	p.observe(func(o Observer) { o.Ended(x.seen(), x.endS, req, class, int(x.chunks.Load())) })
+	p.out.add(finished{req: req, content: x.content()})
+}
+
+// rewrite points the outgoing request at the server.
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	up := p.o.Upstream
+	pr.Out.URL.Scheme, pr.Out.URL.Host = up.Scheme, up.Host
+	if base := strings.TrimSuffix(up.Path, "/"); base != "" && !strings.HasPrefix(pr.Out.URL.Path, base+"/") {
+		pr.Out.URL.Path = base + pr.Out.URL.Path
+		pr.Out.URL.RawPath = ""
+	}
+	pr.Out.Host = ""
+	if _, ok := pr.In.Context().Value(exchangeKey{}).(*exchange); ok {
+		// The tee must read what the harness will read, so a recorded response is never
+		// compressed: the harness's Accept-Encoding is dropped, which it cannot tell apart
+		// from a server that does not compress.
+		pr.Out.Header.Del("Accept-Encoding")
+	}
+}
+
+// modifyResponse puts the tee on a recorded response's body.
+func (p *Proxy) modifyResponse(resp *http.Response) error {
+	x, ok := resp.Request.Context().Value(exchangeKey{}).(*exchange)
+	if !ok {
+		return nil
+	}
+	x.status, x.headersS = resp.StatusCode, p.now()
+	x.lastByte.Store(math.Float64bits(x.headersS))
+	p.observe(func(o Observer) { o.Headers(x.seen(), x.headersS, x.status) })
+	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	resp.Body = &tee{body: resp.Body, x: x, sse: sse, wantLen: resp.ContentLength}
+	return nil
+}
+
+// errorHandler answers when the server could not be reached or failed before its headers:
+// 502 with an OpenAI-style error body naming the cause — the one answer the proxy makes up,
+// since the harness cannot reach the server's own failure through it.
+func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
+		x.failure = redact.Text(err.Error())
+	}
+	if r.Context().Err() != nil {
+		return // the harness went away: no one to answer
+	}
+	fmt.Fprintf(p.o.Log, "agentsim record: %s %s: %s\n", r.Method, r.URL.Path, redact.Text(err.Error()))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadGateway)
+	msg := strings.ReplaceAll(redact.Text(err.Error()), `"`, `'`)
+	fmt.Fprintf(w, `{"error":{"message":"agentsim record: the server could not be reached: %s","type":"upstream_unreachable","code":502}}`+"\n", msg)
+}
+
+// observe calls f with the observer, if any.
+func (p *Proxy) observe(f func(Observer)) {
+	if p.o.Observer != nil {
+		f(p.o.Observer)
+	}
+}
+
+// OpenRequest is a recorded request in flight at one instant.
+type OpenRequest struct {
+	Seen
+	// LastByteS is when it last received a byte (headers or body), or its send time before
+	// any; Chunks counts the reads that brought body bytes.
+	LastByteS float64
+	Chunks    int
+}
+
+// Open returns the recorded requests in flight, and the time of the snapshot in seconds.
+func (p *Proxy) Open() ([]OpenRequest, float64) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	now := p.now()
+	out := make([]OpenRequest, 0, len(p.open))
+	for _, x := range p.open {
+		out = append(out, OpenRequest{Seen: x.seen(), LastByteS: math.Float64frombits(x.lastByte.Load()), Chunks: int(x.chunks.Load())})
+	}
+	return out, now
+}
+
+// Now returns the time since the recording began, in seconds, as the trace measures it.
+func (p *Proxy) Now() float64 { return p.now() }
+
+// Close stops accepting requests, waits for those in flight to end, and writes the last
+// trace lines. Call it after the server that serves the proxy has stopped (http.Server.Close
+// ends the streams in flight: they are recorded as cancelled). It returns the first error
+// writing the trace.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return p.out.err()
+	}
+	p.closed = true
+	p.mu.Unlock()
+	p.inFlight.Wait()
+	return p.out.close()
+}
+
+// Recorded returns the number of trace lines written so far.
+func (p *Proxy) Recorded() int { return p.out.written() }

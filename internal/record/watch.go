@@ -1,0 +1,299 @@
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/trace"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// WatchOptions configures a Watcher.
+type WatchOptions struct {
+	// Dir receives events.jsonl, samples.jsonl, config.yaml and record.json, the files
+	// `agentsim diagnose` reads; it is the trace's directory.
+	Dir string
+	// Upstream (credentials removed) and TraceFile are recorded in record.json.
+	Upstream, TraceFile string
+	// MetricsURL is the server's /metrics, scraped every sample; "" reads no gauges.
+	MetricsURL string
+	// Client scrapes MetricsURL; nil means a client with a 5 s timeout.
+	Client *http.Client
+	// Clock paces the samples; it must be the proxy's.
+	Clock *clock.Clock
+	// Watchdog holds the thresholds (stall_after, hang_after, slow_after); zero values take
+	// the defaults. SampleInterval is the time between samples; 0 means 750 ms.
+	Watchdog       workloads.Watchdog
+	SampleInterval time.Duration
+	// Out receives a line whenever the verdict changes kind and when a stall episode begins.
+	Out io.Writer
+}
+
+// RecordFile describes a watched recording; its presence tells diagnosis that the events
+// come from a proxy (diagnose.RecordFile).
+const RecordFile = diagnose.RecordFile
+
+// recordInfo is record.json.
+type recordInfo struct {
+	Schema     string `json:"schema"`
+	Upstream   string `json:"upstream"`
+	Trace      string `json:"trace"`
+	MetricsURL string `json:"metrics_url,omitempty"`
+	Started    string `json:"started"`
+}
+
+// Watcher turns what the proxy sees into events.jsonl and samples.jsonl — each session an
+// agent, each request a round — and feeds them to the same diagnose.Analyzer as a run's
+// watchdog, configured for a proxy: there is no pacer view, so the verdicts say what a proxy
+// cannot see. It is the proxy's Observer; Run samples until its context ends.
+type Watcher struct {
+	o       WatchOptions
+	scraper *scrape.Scraper
+
+	mu        sync.Mutex
+	a         *diagnose.Analyzer
+	evs       *events.Writer[events.Event]
+	samples   *events.Writer[events.Sample]
+	agents    map[string]int // session → agent id, in order of appearance
+	tokensOut int64
+	chunksIn  int64  // chunks of ended requests
+	lastShape string // the last verdict printed: its kind and summary without numbers
+}
+
+var _ Observer = (*Watcher)(nil)
+
+// NewWatcher creates the watch files in o.Dir; it refuses a directory that already holds a
+// recording's events.
+func NewWatcher(o WatchOptions) (*Watcher, error) {
+	if o.SampleInterval <= 0 {
+		o.SampleInterval = workloads.DefaultSampleInterval
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real()
+	}
+	evPath := filepath.Join(o.Dir, diagnose.EventsFile)
+	if _, err := os.Stat(evPath); err == nil {
+		return nil, fmt.Errorf("%s exists: --watch writes its files beside the trace; choose an empty directory for --out", evPath)
+	}
+	w := workloads.Defaults()
+	w.Name = "record"
+	if o.Watchdog.StallAfter > 0 {
+		w.Watchdog.StallAfter = o.Watchdog.StallAfter
+	}
+	if o.Watchdog.HangAfter > 0 {
+		w.Watchdog.HangAfter = o.Watchdog.HangAfter
+	}
+	if o.Watchdog.SlowAfter > 0 {
+		w.Watchdog.SlowAfter = o.Watchdog.SlowAfter
+	}
+	w.SampleInterval = o.SampleInterval
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	if err := writeWatchFiles(o, &w); err != nil {
+		return nil, err
+	}
+	cfg := diagnose.ConfigFrom(&w)
+	cfg.Proxy, cfg.Agents, cfg.Rounds = true, 0, 0
+	wt := &Watcher{o: o, a: diagnose.New(cfg), agents: map[string]int{}}
+	var err error
+	if wt.evs, err = events.Create[events.Event](evPath); err != nil {
+		return nil, err
+	}
+	if wt.samples, err = events.Create[events.Sample](filepath.Join(o.Dir, diagnose.SamplesFile)); err != nil {
+		wt.evs.Close()
+		return nil, err
+	}
+	if o.MetricsURL != "" {
+		wt.scraper = scrape.New([]string{o.MetricsURL}, o.Client, o.Clock)
+	}
+	return wt, nil
+}
+
+// writeWatchFiles writes config.yaml (the thresholds diagnosis uses) and record.json.
+func writeWatchFiles(o WatchOptions, w *workloads.Workload) error {
+	y, err := w.YAML()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(o.Dir, diagnose.ConfigFile), y, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", diagnose.ConfigFile, err)
+	}
+	info, _ := json.MarshalIndent(recordInfo{Schema: "agentsim.record/v1", Upstream: o.Upstream, Trace: o.TraceFile,
+		MetricsURL: o.MetricsURL, Started: o.Clock.WallNow().UTC().Format(time.RFC3339)}, "", "  ")
+	if err := os.WriteFile(filepath.Join(o.Dir, RecordFile), append(info, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", RecordFile, err)
+	}
+	return nil
+}
+
+// agent returns the agent id of session; callers hold mu.
+func (w *Watcher) agent(session string) int {
+	id, ok := w.agents[session]
+	if !ok {
+		id = len(w.agents)
+		w.agents[session] = id
+	}
+	return id
+}
+
+// record stamps e, writes it and feeds it to the analyzer; callers hold mu.
+func (w *Watcher) record(e events.Event) {
+	e.Wall = w.o.Clock.WallNow().UTC().Format(time.RFC3339Nano)
+	w.evs.Write(e)
+	w.a.Event(e)
+}
+
+// event builds the event of kind k for request r at t; callers hold mu.
+func (w *Watcher) event(k events.Kind, r Seen, t float64) events.Event {
+	id := w.agent(r.Session)
+	return events.Event{TS: t, Kind: k, Agent: id, Round: r.Seq + 1, Request: fmt.Sprintf("a%d-r%d-0", id, r.Seq+1)}
+}
+
+// Sent implements Observer.
+func (w *Watcher) Sent(r Seen) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.event(events.RequestSent, r, r.SentS)
+	e.ContextTokens, e.MaxTokens = r.PromptTokens, r.MaxTokens
+	w.record(e)
+}
+
+// Headers implements Observer.
+func (w *Watcher) Headers(r Seen, t float64, _ int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.record(w.event(events.Headers, r, t))
+}
+
+// FirstToken implements Observer.
+func (w *Watcher) FirstToken(r Seen, t float64, reasoning bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := events.FirstContent
+	if reasoning {
+		k = events.FirstReasoning
+	}
+	w.record(w.event(k, r, t))
+}
+
+// Ended implements Observer: the terminal event, then the round's end.
+func (w *Watcher) Ended(r Seen, t float64, req trace.Request, class string, chunks int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e := w.event(events.Done, r, t)
+	e.LatencyS, e.TTFTS, e.Chunks, e.Status, e.FinishReason = req.E2ES, req.TTFTS, chunks, req.Status, req.FinishReason
+	e.PromptTokens, e.CompletionTokens, e.ReasoningTokens, e.CachedTokens = req.PromptTokens, req.OutputTokens, req.ReasoningTokens, req.CachedTokens
+	e.ContentTokens = req.OutputTokens - req.ReasoningTokens
+	done := events.Event{TS: t, Kind: events.RoundDone, Agent: e.Agent, Round: e.Round, Outcome: events.RoundOK}
+	switch class {
+	case "":
+		w.tokensOut += int64(req.OutputTokens)
+	case ClassCancelled:
+		e.Kind, e.Class, e.Message = events.Cancelled, class, req.Error
+		done.Outcome, done.Class = events.RoundFailed, class
+	default:
+		e.Kind, e.Class, e.Message = events.Error, class, req.Error
+		done.Outcome, done.Class = events.RoundFailed, class
+	}
+	w.chunksIn += int64(chunks)
+	w.record(e)
+	w.record(done)
+}
+
+// Run samples the proxy every sample interval until ctx ends: samples.jsonl, the analyzer,
+// and a line on Out when the verdict changes kind or a stall episode begins. It flushes the
+// files every second.
+func (w *Watcher) Run(ctx context.Context, p *Proxy) {
+	t := w.o.Clock.NewTicker(w.o.SampleInterval)
+	defer t.Stop()
+	flush := w.o.Clock.NewTicker(time.Second)
+	defer flush.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-flush.C:
+			_ = w.evs.Flush()
+			_ = w.samples.Flush()
+		case <-t.C:
+			w.sample(ctx, p)
+		}
+	}
+}
+
+// sample takes one sample of the proxy and the server.
+func (w *Watcher) sample(ctx context.Context, p *Proxy) {
+	var reading scrape.Reading
+	if w.scraper != nil {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		reading = w.scraper.Scrape(sctx)
+		cancel()
+	}
+	open, now := p.Open()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := events.Sample{TS: now, Wall: w.o.Clock.WallNow().UTC().Format(time.RFC3339Nano), InFlight: len(open),
+		TokensOut: w.tokensOut, ServerErrors: reading.Errors}
+	if len(reading.Gauges) > 0 {
+		s.Server = reading.Gauges
+	}
+	s.ChunksIn = w.chunksIn
+	for _, r := range open {
+		id := w.agent(r.Session)
+		st := events.Stream{Request: fmt.Sprintf("a%d-r%d-0", id, r.Seq+1), Agent: id, SentAgoS: now - r.SentS,
+			SinceLastByteS: now - r.LastByteS, Chunks: r.Chunks}
+		s.Streams = append(s.Streams, st)
+		s.OldestSilenceS = max(s.OldestSilenceS, st.SinceLastByteS)
+		s.ChunksIn += int64(r.Chunks)
+	}
+	s.Agents = map[events.State]int{events.StateRequesting: len(open), events.StateThinking: len(w.agents) - len(open)}
+	w.samples.Write(s)
+	w.a.Sample(s)
+	w.report(now)
+}
+
+// quantities matches a number with its unit, if any, in a verdict's summary.
+var quantities = regexp.MustCompile(`[0-9][0-9.,]*( ?(ms|µs|s|%|tok/s))?`)
+
+// report prints the verdict when it changes: its kind, or its summary other than numbers (a
+// run's stall warning is here a verdict of its own).
+func (w *Watcher) report(now float64) {
+	v := w.a.Verdict(now)
+	shape := string(v.Kind) + ": " + quantities.ReplaceAllString(v.Summary, "#")
+	if shape == w.lastShape {
+		return
+	}
+	w.lastShape = shape
+	if w.o.Out != nil {
+		fmt.Fprintf(w.o.Out, "watch t=%s: %s — %s\n", results.Seconds(now), v.Kind, v.Summary)
+	}
+}
+
+// Verdict returns the verdict at the proxy's time now, with its evidence.
+func (w *Watcher) Verdict(now float64) results.Verdict {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.a.Verdict(now)
+}
+
+// Close flushes and closes the files; call it after the proxy's Close.
+func (w *Watcher) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return errors.Join(w.evs.Close(), w.samples.Close())
+}
