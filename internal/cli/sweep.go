@@ -74,7 +74,8 @@ func (s *sweepCmd) command() *cobra.Command {
 own directory under the sweep's, then print one table: per cell, the verdicts across seeds,
 goodput (rounds completed per simulated hour), e2e p50 / p99, pacer wait p99 and the time to
 the first stall, all in simulated time. The table is also written as summary.txt, summary.csv
-and summary.json beside the plan, sweep.json.
+and summary.json beside the plan, sweep.json, and summary.html shows it under a heatmap of the
+verdicts per cell.
 
   agentsim sweep --grid pacer.kind=slots,aimd,gradient --sim-fault none,long-context-wedge \
       --seeds 1-3 --speedup 300
@@ -458,7 +459,7 @@ func (s *sweepCmd) report(c *cobra.Command, sum *sweep.Summary, dir string, expe
 	if err := sweep.WriteTable(out, sum); err != nil {
 		return runtimeError(err)
 	}
-	fmt.Fprintf(out, "files: %s/{%s, %s, %s}\n", dir, sweep.TableFile, sweep.CSVFile, sweep.JSONFile)
+	fmt.Fprintf(out, "files: %s/{%s, %s, %s, %s}\n", dir, sweep.TableFile, sweep.CSVFile, sweep.JSONFile, sweep.HTMLFile)
 	if o != nil && o.Lowered {
 		fmt.Fprintf(out, "note: the harness lag lowered the runs at once to %d on this machine\n", o.Parallel)
 	}

@@ -43,7 +43,7 @@ func TestSweepRuns(t *testing.T) {
 	assert.Contains(t, out, "2/2 healthy")
 	assert.Contains(t, out, "2/2 deadlock")
 	assert.Contains(t, out, "outside --expect healthy,slow:\n  fault=long-context-wedge: 2/2 deadlock (not deadlock)")
-	for _, f := range []string{sweep.PlanFile, sweep.TableFile, sweep.CSVFile, sweep.JSONFile} {
+	for _, f := range []string{sweep.PlanFile, sweep.TableFile, sweep.CSVFile, sweep.JSONFile, sweep.HTMLFile} {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
 	_, sum, err := sweep.Collect(dir)

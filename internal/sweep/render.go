@@ -160,22 +160,25 @@ func expected(b *bool) string {
 	return strconv.FormatBool(*b)
 }
 
-// WriteFiles writes the table, its CSV and its JSON into the sweep directory dir,
-// each atomically.
+// WriteFiles writes the table, its CSV, its JSON and its page with the verdict heatmap into
+// the sweep directory dir, each atomically.
 func WriteFiles(dir string, s *Summary) error {
 	js, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode sweep summary: %w", err)
 	}
-	var table, csvText strings.Builder
+	var table, csvText, page strings.Builder
 	if err := WriteTable(&table, s); err != nil {
 		return err
 	}
 	if err := WriteCSV(&csvText, s); err != nil {
 		return err
 	}
+	if err := WriteHTML(&page, s); err != nil {
+		return err
+	}
 	for name, data := range map[string][]byte{TableFile: []byte(table.String()), CSVFile: []byte(csvText.String()),
-		JSONFile: append(js, '\n')} {
+		JSONFile: append(js, '\n'), HTMLFile: []byte(page.String())} {
 		if err := writeAtomic(filepath.Join(dir, name), data); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -81,4 +82,18 @@ func TestVerdictText(t *testing.T) {
 func TestIndexList(t *testing.T) {
 	assert.Equal(t, "0-3,7,9-10", indexList([]int{0, 1, 2, 3, 7, 9, 10}))
 	assert.Equal(t, "5", indexList([]int{5}))
+}
+
+// TestWriteHTML checks that the page holds the heatmap, with a column for each verdict a run
+// had, and the table.
+func TestWriteHTML(t *testing.T) {
+	p := NewPlan("", Base{Name: "w"}, nil, []string{"none", "long-context-wedge"}, []int64{1})
+	s := Aggregate(p, map[int]*Figures{0: fig(results.Healthy, 1, 60, nil, nil, nil), 1: fig(results.Deadlock, 0, 60, nil, nil, fptr(5))})
+	var b strings.Builder
+	require.NoError(t, WriteHTML(&b, s))
+	page := b.String()
+	assert.Contains(t, page, "<svg")
+	assert.Contains(t, page, "deadlock")
+	assert.NotContains(t, page, ">pacer-starvation<", "no run had it: no column")
+	assert.Contains(t, page, "1/1 deadlock")
 }
