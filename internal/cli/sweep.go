@@ -214,9 +214,12 @@ func (s *sweepCmd) checkSettings(c *cobra.Command, cfg sweepConfig) []workloads.
 			}
 		}
 	}
-	for _, u := range append([]string{cfg.Target.Server}, cfg.Target.MetricsURLs...) {
-		if pu, err := url.Parse(u); err == nil && pu.User != nil {
-			add("server", fmt.Sprintf("%s: credentials in a URL would be written to the sweep plan: give the key with AGENTSIM_API_KEY instead", shownURL(u)))
+	urls := map[string][]string{"server": {cfg.Target.Server}, "metrics-url": cfg.Target.MetricsURLs}
+	for _, name := range []string{"server", "metrics-url"} {
+		for _, u := range urls[name] {
+			if pu, err := url.Parse(u); err == nil && pu.User != nil {
+				add(name, fmt.Sprintf("--%s %s: credentials in a URL would be written to the sweep plan: give the key with AGENTSIM_API_KEY instead", name, shownURL(u)))
+			}
 		}
 	}
 	if cfg.Emit == "k8s" && cfg.K8s.Image == "" {
