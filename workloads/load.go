@@ -19,6 +19,10 @@ type LoadOptions struct {
 	// Workload is a built-in name (see Names) or a file path; "" means DefaultWorkload. A
 	// built-in wins over a file of the same name: write ./smoke to load the file.
 	Workload string
+	// Base, when set, is the workload file's content, read in place of the file or built-in
+	// Workload names (which then only names it in messages): a command with a workload of
+	// its own, such as replay's.
+	Base []byte
 	// ConfigFile is the --config file, with the same keys as a workload file; "" means none.
 	ConfigFile string
 	// Env holds environment variables in os.Environ's "NAME=value" form. Variables named
@@ -71,7 +75,14 @@ func Load(opts LoadOptions) (*Workload, error) {
 	if name == "" {
 		name = DefaultWorkload
 	}
-	base, problems := workloadLayer(name)
+	var base *layer
+	var problems []Problem
+	if opts.Base != nil {
+		l, ps := fileLayer("workload "+name, opts.Base)
+		base, problems = &l, ps
+	} else {
+		base, problems = workloadLayer(name)
+	}
 	if base == nil {
 		return nil, configError(problems)
 	}
