@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/viper"
@@ -91,7 +92,7 @@ func Load(opts LoadOptions) (*Workload, error) {
 	problems = append(problems, ps...)
 	over, ps := overrideLayer(opts.Overrides)
 	problems = append(problems, ps...)
-	return stack(problems, *base, config, env, over)
+	return stack(problems, true, *base, config, env, over)
 }
 
 // LoadRecorded resolves the config.yaml a run wrote (see Redacted) the way Load resolves a
@@ -102,16 +103,23 @@ func Load(opts LoadOptions) (*Workload, error) {
 // error. Problems name no source: the caller knows the file.
 func LoadRecorded(data []byte) (*Workload, error) {
 	l, problems := recordedLayer(data)
-	return stack(problems, l)
+	return stack(problems, false, l)
 }
 
 // stack resolves layers, lowest first, on the built-in defaults and validates the result,
-// adding its problems to those the layers already had.
-func stack(problems []Problem, layers ...layer) (*Workload, error) {
+// adding its problems to those the layers already had. With kindDefaults, a pacer kind named
+// without some of its parameters takes the kind's defaults for them (pacer.Defaults); a
+// recorded configuration holds every parameter its run used, and takes none.
+func stack(problems []Problem, kindDefaults bool, layers ...layer) (*Workload, error) {
 	dropStalePacerParams(layers)
 	w, err := resolve(layers)
 	if err != nil {
 		return nil, &ConfigError{Problems: append(problems, Problem{Message: err.Error()})}
+	}
+	if kindDefaults {
+		w.Pacer = w.Pacer.WithDefaults(func(key string) bool {
+			return slices.ContainsFunc(layers, func(l layer) bool { _, ok := l.values[key]; return ok })
+		})
 	}
 	var ce *ConfigError
 	if errors.As(w.Validate(), &ce) {

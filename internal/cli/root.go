@@ -67,6 +67,7 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 	root.AddCommand(newTraceCmd(env), (&replayCmd{env: env, args: args}).command())
 	root.AddCommand((&reportCmd{env: env}).command())
 	root.AddCommand((&recordCmd{env: env}).command())
+	root.AddCommand((&sweepCmd{env: env, args: args}).command())
 	exitCodes(root)
 	return root
 }
