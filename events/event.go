@@ -86,4 +86,8 @@ type Event struct {
 	ContentTokens    int     `json:"content_tokens,omitempty"`
 	RetryAfterS      float64 `json:"retry_after_s,omitempty"`
 	BackoffS         float64 `json:"backoff_s,omitempty"`
+
+	// ScheduleLagS (request_sent of an open-loop replay) is how late the request was sent
+	// after its scheduled time: pacer wait and the load generator's own delay.
+	ScheduleLagS float64 `json:"schedule_lag_s,omitempty"`
 }

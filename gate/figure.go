@@ -206,6 +206,5 @@ func Names() []string {
 	return append(names, VerdictFigure)
 }
 
-// VerdictKinds are the verdict kinds a verdict rule may allow.
-var VerdictKinds = []results.VerdictKind{results.Healthy, results.Slow, results.ServerSerialized,
-	results.StalledStreams, results.PacerStarvation, results.Deadlock, results.Errors}
+// VerdictKinds are the verdict kinds a verdict rule may allow: every kind there is.
+var VerdictKinds = results.VerdictKinds

@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentsim/agentsim/internal/suggest"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -317,7 +318,7 @@ func wantFigure(name string) string {
 	}
 	msg := fmt.Sprintf("want a latency figure KIND.STAT (KIND one of %s; STAT one of %s), one of %s, or %s (docs/gate.md)",
 		strings.Join(kinds, ", "), strings.Join(stats, ", "), strings.Join(others, ", "), VerdictFigure)
-	if near := nearest(name, Names()); near != "" {
+	if near := suggest.Nearest(name, Names()); near != "" {
 		msg = fmt.Sprintf("did you mean %q? %s", near, msg)
 	}
 	return msg
@@ -374,38 +375,6 @@ func show(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// nearest returns the candidate within edit distance 2 of s, or "".
-func nearest(s string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // MarshalYAML writes the rules as a thresholds: section: each figure's rule as a string (a

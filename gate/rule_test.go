@@ -95,7 +95,7 @@ func TestParseRejects(t *testing.T) {
 		// A negative limit.
 		{`requests.failed_ratio: "< -1"`, []string{`thresholds.requests.failed_ratio: "< -1" is not allowed: want <, <=, > or >= followed by a fraction (0.01) or a percentage (1%)`}},
 		// An unknown verdict kind.
-		{`verdict: [healthy, fine]`, []string{`thresholds.verdict: "fine" is not allowed: want a list of verdict kinds from healthy, slow, server-serialized`}},
+		{`verdict: [healthy, fine]`, []string{`thresholds.verdict: "fine" is not allowed: want a list of verdict kinds from pacer-starvation, deadlock, harness-stopped, stalled-streams, server-serialized, errors, slow, healthy`}},
 		// An empty list.
 		{`e2e.p90: []`, []string{`thresholds.e2e.p90: [] is not allowed`}},
 	} {

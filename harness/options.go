@@ -11,6 +11,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -42,6 +43,13 @@ type Options struct {
 	// Ended, when set, is handed every request as it ends, with the arrival of each of its
 	// data frames (simulated time); agentsim's bench measures decode throughput from them.
 	Ended agents.Tap
+	// NewPacer, when set, builds the run's pacer on the clock it is given (the run's, which
+	// measures its waits) instead of the workload's pacer section. The run's events name the
+	// pacer by its String, and its verdict assumes nothing of the design beyond what its Stats
+	// show; config.yaml still records the workload's pacer section, so `agentsim diagnose`
+	// of the directory judges by that. A pacer that is an io.Closer is closed when the run
+	// ends.
+	NewPacer func(clk *clock.Clock) (pacer.Pacer, error)
 	// Reproduce, when set, says how to make the run again; it is written to config.yaml's
 	// reproduce section and to results.json.
 	Reproduce *results.Reproduction
@@ -63,6 +71,11 @@ type Options struct {
 	// context window: 0 does not (a workload too large for the window is only warned
 	// about), FitToServer fits the window /v1/models lists, > 0 that many tokens.
 	FitContext int
+
+	// Scripts, when set, replays recorded sessions: one Script per agent (len(Scripts) must be
+	// Workload.Agents), whose turns take the place of the workload's rounds and distributions.
+	// The planned rounds are then the scripts' turns.
+	Scripts []*agents.Script
 }
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept

@@ -29,6 +29,12 @@ func (r *run) results(interrupted bool) *results.Results {
 	}
 	res.Rounds.Planned = w.Agents * w.Rounds
 	res.Harness = r.harnessResults(res.Latency.E2E.P50)
+	if r.o.Scripts != nil {
+		res.Rounds.Planned = 0
+		for _, s := range r.o.Scripts {
+			res.Rounds.Planned += len(s.Turns)
+		}
+	}
 	return res
 }
 

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/internal/redact"
@@ -102,14 +104,29 @@ func newRun(o Options) (*run, error) {
 		return nil, err
 	}
 	o.Clock = o.Clock.Measured() // every wait the harness schedules records its lag
-	p, err := pacer.New(o.Workload.Pacer, o.Clock)
+	newPacer := o.NewPacer
+	if newPacer == nil {
+		newPacer = func(clk *clock.Clock) (pacer.Pacer, error) { return pacer.New(o.Workload.Pacer, clk) }
+	}
+	p, err := newPacer(o.Clock)
+	if err == nil && p == nil {
+		err = errors.New("NewPacer returned no pacer")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pacer: %w", err)
 	}
 	r := &run{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(), pacer: p}
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
 	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
-	r.watch = newWatchdog(o.Workload)
+	judged := o.Workload
+	if o.NewPacer != nil {
+		// The workload's pacer section does not describe this pacer: the verdict assumes
+		// nothing of its design beyond what its Stats show.
+		w := *o.Workload
+		w.Pacer = pacer.Config{}
+		judged = &w
+	}
+	r.watch = newWatchdog(judged)
 	if o.Metrics != nil {
 		var reg *prometheus.Registry
 		r.metrics, reg = newRunMetrics(o.Workload.Watchdog.StallAfter.Seconds())
@@ -189,8 +206,12 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
-	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %d agents × %d rounds, pacer %s, server %s, model %s",
-		w.Name, w.Agents, w.Rounds, r.pacer, redact.URL(r.o.Target.URL), w.Model)})
+	shape := fmt.Sprintf("%d agents × %d rounds", w.Agents, w.Rounds)
+	if r.o.Scripts != nil {
+		shape = fmt.Sprintf("%d agents replaying recorded sessions", w.Agents)
+	}
+	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %s, pacer %s, server %s, model %s",
+		w.Name, shape, r.pacer, redact.URL(r.o.Target.URL), w.Model)})
 	for _, n := range r.notes {
 		r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: n})
 	}
@@ -198,7 +219,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
-		Calibration: agents.NewCalibration(), Tap: r.o.Ended}
+		Calibration: agents.NewCalibration(), Tap: r.o.Ended, Scripts: r.o.Scripts}
 	var agentsDone sync.WaitGroup
 	for i := range w.Agents {
 		agentsDone.Go(func() { agents.NewAgent(i, env).Run(rounds, requests) })

@@ -14,6 +14,7 @@ import (
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // scenarioRun is what a diagnosis scenario's checks read: the results the run returned and
@@ -230,7 +231,11 @@ var scenarios = []scenario{{
 	// every agent waits for one, and the watchdog ends the run at once.
 	name: "stall-stream, leak_on_timeout",
 	sim: simCase{workload: "ocbrowse", overrides: map[string]string{"request.idle_timeout": "30s", "pacer.leak_on_timeout": "true"},
-		faults: []string{"stall-stream"}, faultParams: []string{"fraction=0.5"}, speedup: 100},
+		faults: []string{"stall-stream"}, faultParams: []string{"fraction=0.5"}, speedup: 100,
+		// A role chunk at admission arms the idle timeout while requests still queue, so
+		// permits leak early; with nothing sent before the first token only a TTFT timeout
+		// could end those waits, and the run takes longer to starve.
+		firstByte: engine.FirstByteAtAdmission},
 	kind:    results.PacerStarvation,
 	summary: `^30/30 agents starved in the pacer for up to \d+ s while all 30 permits were leaked by requests that ended without releasing them$`,
 	evidence: []string{

@@ -27,6 +27,8 @@ type simCase struct {
 	// maxRunning, when > 0, caps the simulator's decode batch (its profile's max_running):
 	// a server with that many slots, the rest of the requests queued.
 	maxRunning int
+	// firstByte, when set, overrides when the simulator sends a stream's head and role chunk.
+	firstByte engine.FirstByte
 	// metrics, when set, serves the run's Prometheus metrics.
 	metrics *MetricsEndpoint
 }
@@ -50,6 +52,9 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	prof := engine.DSV4PD()
 	if c.maxRunning > 0 {
 		prof.MaxRunning = c.maxRunning
+	}
+	if c.firstByte != "" {
+		prof.FirstByte = c.firstByte
 	}
 	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: faults, Profile: prof})
 	defer sim.Close()

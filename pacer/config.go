@@ -3,7 +3,8 @@ package pacer
 import "time"
 
 // Config selects and parameterises one pacer design. It is the `pacer:` section of a workload
-// file; fields that do not apply to Kind must be left at zero.
+// file; fields that do not apply to Kind must be left at zero. A workload that names a kind
+// but leaves some of its parameters unset gets them from Defaults (see WithDefaults).
 type Config struct {
 	// Kind is one of the names in Kinds: unlimited, slots, rate, slots+rate, ticket, aimd,
 	// gradient, tpm.

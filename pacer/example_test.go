@@ -3,7 +3,6 @@ package pacer_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
@@ -49,66 +48,54 @@ func ExampleKinds() {
 	// [aimd gradient rate slots slots+rate ticket tpm unlimited]
 }
 
-// Spaced is a design of its own: requests go at least Gap apart in simulated time, on top of
-// the concurrency limit of the design it wraps.
-//
-// A Pacer must return *pacer.Permit values, and only the package's own designs can make
-// permits whose Release is counted: a Permit built elsewhere is tied to no pacer and its
-// Release does nothing. So a design outside package pacer composes a built-in one, which
-// issues and counts the permits, and adds its own decision around it. Stats are the inner
-// design's; an agent sleeping for its turn already holds a permit and counts in InUse.
+// Spaced is a design of its own, written outside package pacer: at most Slots requests in
+// flight, and sends at least Gap apart in simulated time. It decides; pacer.NewCustom waits,
+// issues the permits and keeps the bookkeeping. Custom calls its methods one at a time, so it
+// needs no lock.
 type Spaced struct {
-	Inner pacer.Pacer
-	Clock *clock.Clock
+	Slots int           // requests in flight at most
 	Gap   time.Duration // simulated time between two sends
 
-	mu   sync.Mutex
-	next time.Time // simulated time at which the next send may go
+	next time.Time // the earliest simulated time of the next send
 }
 
-var _ pacer.Pacer = (*Spaced)(nil)
+var _ pacer.Decider = (*Spaced)(nil)
 
-// Acquire takes a permit from the inner design, then waits for the request's turn.
-func (s *Spaced) Acquire(ctx context.Context, req pacer.Demand) (*pacer.Permit, error) {
-	p, err := s.Inner.Acquire(ctx, req)
-	if err != nil {
-		return nil, err
+// Admit lets a request go when a slot is free and the gap since the last send has passed;
+// otherwise it asks to be asked again when the gap will have passed (or when a request ends).
+func (s *Spaced) Admit(now time.Time, _ pacer.Demand, held []pacer.Holding) (bool, time.Duration) {
+	if len(held) >= s.Slots {
+		return false, 0 // only a release frees a slot
 	}
-	s.mu.Lock()
-	now := s.Clock.Now()
-	at := s.next
-	if at.Before(now) {
-		at = now
+	if now.Before(s.next) {
+		return false, s.next.Sub(now)
 	}
-	s.next = at.Add(s.Gap)
-	s.mu.Unlock()
-	if err := s.Clock.Sleep(ctx, at.Sub(now)); err != nil {
-		p.Release(pacer.Outcome{Kind: pacer.Cancelled})
-		return nil, err
-	}
-	return p, nil
+	s.next = now.Add(s.Gap)
+	return true, 0
 }
 
-// String describes the design, e.g. "Spaced{Slots{4}, gap 2s}".
-func (s *Spaced) String() string { return fmt.Sprintf("Spaced{%s, gap %s}", s.Inner, s.Gap) }
+// Released learns nothing: Spaced does not adapt.
+func (s *Spaced) Released(time.Time, pacer.Holding, pacer.Outcome) {}
 
-// Stats returns the inner design's bookkeeping.
-func (s *Spaced) Stats() pacer.Stats { return s.Inner.Stats() }
+// Limit is the concurrency limit Stats reports.
+func (s *Spaced) Limit() int { return s.Slots }
+
+// String describes the design, e.g. "Spaced{4, gap 2s}".
+func (s *Spaced) String() string { return fmt.Sprintf("Spaced{%d, gap %s}", s.Slots, s.Gap) }
 
 // A custom design: three requests behind Spaced go 2 simulated seconds apart although the
-// four slots would let them all go at once.
+// four slots would let them all go at once; releases are counted like a built-in design's.
 func Example_customDesign() {
 	clk, err := clock.New(10) // 2 simulated seconds pass in 200 ms of wall time
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	slots, err := pacer.New(pacer.Config{Kind: pacer.KindSlots, Slots: 4}, clk)
+	p, err := pacer.NewCustom(&Spaced{Slots: 4, Gap: 2 * time.Second}, clk)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	p := &Spaced{Inner: slots, Clock: clk, Gap: 2 * time.Second}
 	start := clk.Now()
 	var permits []*pacer.Permit
 	for agent := range 3 {
@@ -120,13 +107,16 @@ func Example_customDesign() {
 		permits = append(permits, permit)
 		fmt.Printf("agent %d sends at t=%s\n", agent, clk.Since(start).Truncate(time.Second))
 	}
+	st := p.Stats()
+	fmt.Printf("%s: %d of %d in use\n", p, st.InUse, st.Limit)
 	for _, permit := range permits {
 		permit.Release(pacer.Outcome{Kind: pacer.Success})
 	}
-	fmt.Println(p, "released", p.Stats().Released)
+	fmt.Println("released", p.Stats().Released)
 	// Output:
 	// agent 0 sends at t=0s
 	// agent 1 sends at t=2s
 	// agent 2 sends at t=4s
-	// Spaced{Slots{4}, gap 2s} released 3
+	// Spaced{4, gap 2s}: 3 of 4 in use
+	// released 3
 }

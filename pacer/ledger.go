@@ -17,6 +17,9 @@ type ledger struct {
 	// onRelease returns a released permit to the design; nil when the design keeps nothing
 	// per permit (unlimited, rate, tpm). Called without mu held.
 	onRelease func(Outcome)
+	// onReleasePermit, when set, is onRelease for a design that needs to know which permit
+	// ended (Custom). Called without mu held, after onRelease.
+	onReleasePermit func(*Permit, Outcome)
 
 	mu       sync.Mutex
 	lastID   uint64
@@ -86,6 +89,9 @@ func (l *ledger) release(p *Permit, o Outcome) {
 	l.mu.Unlock()
 	if l.onRelease != nil {
 		l.onRelease(o)
+	}
+	if l.onReleasePermit != nil {
+		l.onReleasePermit(p, o)
 	}
 }
 

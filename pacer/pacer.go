@@ -7,7 +7,9 @@
 // same code. Every duration in this package is simulated time.
 //
 // Each design's doc comment names the failure it exists to show; build one with
-// New from a validated Config.
+// New from a validated Config. A design of your own implements Decider — the decision alone,
+// may this request go now — and NewCustom makes it a Pacer with the same permits and Stats
+// (see Example_customDesign).
 package pacer
 
 import (
@@ -79,7 +81,8 @@ type Outcome struct {
 }
 
 // Permit is the right to have one request in flight. It is created by Acquire and must be
-// released exactly once; further Release calls are no-ops.
+// released exactly once; further Release calls are no-ops. Only this package's pacers make
+// permits whose Release is counted: a design written elsewhere gets them through NewCustom.
 type Permit struct {
 	// ID numbers the pacer's permits from 1 in acquisition order.
 	ID uint64

@@ -28,32 +28,43 @@ type configField struct {
 	value func(Config) any // the field's value; compared with Config{}'s to tell if it is set
 	valid func(Config) bool
 	want  string
+	copy  func(dst *Config, src Config) // sets dst's field to src's
 }
 
 var configFields = []configField{
 	{keySlots, func(c Config) any { return c.Slots }, func(c Config) bool { return c.Slots >= 1 },
-		"an integer ≥ 1"},
+		"an integer ≥ 1",
+		func(dst *Config, src Config) { dst.Slots = src.Slots }},
 	{keyRPS, func(c Config) any { return c.RPS }, func(c Config) bool { return positive(c.RPS) },
-		"a finite number > 0 (requests per simulated second)"},
+		"a finite number > 0 (requests per simulated second)",
+		func(dst *Config, src Config) { dst.RPS = src.RPS }},
 	{keyBurst, func(c Config) any { return c.Burst }, func(c Config) bool { return c.Burst >= 1 },
-		"an integer ≥ 1"},
+		"an integer ≥ 1",
+		func(dst *Config, src Config) { dst.Burst = src.Burst }},
 	{keyInitialLimit, func(c Config) any { return c.InitialLimit },
-		func(c Config) bool { return c.InitialLimit >= 1 }, "an integer ≥ 1"},
+		func(c Config) bool { return c.InitialLimit >= 1 }, "an integer ≥ 1",
+		func(dst *Config, src Config) { dst.InitialLimit = src.InitialLimit }},
 	{keyMinLimit, func(c Config) any { return c.MinLimit },
-		func(c Config) bool { return c.MinLimit >= 1 }, "an integer ≥ 1"},
+		func(c Config) bool { return c.MinLimit >= 1 }, "an integer ≥ 1",
+		func(dst *Config, src Config) { dst.MinLimit = src.MinLimit }},
 	{keyMaxLimit, func(c Config) any { return c.MaxLimit },
-		func(c Config) bool { return c.MaxLimit >= 1 }, "an integer ≥ 1"},
+		func(c Config) bool { return c.MaxLimit >= 1 }, "an integer ≥ 1",
+		func(dst *Config, src Config) { dst.MaxLimit = src.MaxLimit }},
 	{keyBackoffRatio, func(c Config) any { return c.BackoffRatio },
 		func(c Config) bool { return c.BackoffRatio > 0 && c.BackoffRatio < 1 },
-		"a number between 0 and 1, both excluded"},
+		"a number between 0 and 1, both excluded",
+		func(dst *Config, src Config) { dst.BackoffRatio = src.BackoffRatio }},
 	{keyLatencyTarget, func(c Config) any { return c.LatencyTarget },
 		func(c Config) bool { return c.LatencyTarget >= 0 },
-		"a duration ≥ 0 (0 disables the latency signal)"},
+		"a duration ≥ 0 (0 disables the latency signal)",
+		func(dst *Config, src Config) { dst.LatencyTarget = src.LatencyTarget }},
 	{keyTolerance, func(c Config) any { return c.Tolerance },
-		func(c Config) bool { return positive(c.Tolerance) && c.Tolerance >= 1 }, "a finite number ≥ 1"},
+		func(c Config) bool { return positive(c.Tolerance) && c.Tolerance >= 1 }, "a finite number ≥ 1",
+		func(dst *Config, src Config) { dst.Tolerance = src.Tolerance }},
 	{keyTokensPerMinute, func(c Config) any { return c.TokensPerMinute },
 		func(c Config) bool { return c.TokensPerMinute >= 1 },
-		"an integer ≥ 1 (tokens per simulated minute)"},
+		"an integer ≥ 1 (tokens per simulated minute)",
+		func(dst *Config, src Config) { dst.TokensPerMinute = src.TokensPerMinute }},
 }
 
 func positive(f float64) bool { return f > 0 && !math.IsInf(f, 1) }

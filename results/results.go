@@ -38,6 +38,8 @@ type Results struct {
 	// Bench holds the bench-specific part (command "bench"); Parts the two runs of "compare".
 	Bench *Bench              `json:"bench,omitempty"`
 	Parts map[string]*Results `json:"parts,omitempty"`
+	// Replay compares a replay with its original (command "replay").
+	Replay *Replay `json:"replay,omitempty"`
 	// Conclusion is compare's one-line conclusion.
 	Conclusion string `json:"conclusion,omitempty"`
 	// Failures lists the failed requests per class and status, with the server's own words

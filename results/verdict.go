@@ -40,6 +40,10 @@ const (
 	HarnessStopped VerdictKind = "harness-stopped"
 )
 
+// VerdictKinds lists every verdict kind, in the order diagnosis tries them.
+var VerdictKinds = []VerdictKind{PacerStarvation, Deadlock, HarnessStopped, StalledStreams, ServerSerialized,
+	Errors, Slow, Healthy}
+
 // Stuck reports whether k is a verdict of work that stopped moving: pacer-starvation,
 // deadlock, stalled-streams or harness-stopped.
 func (k VerdictKind) Stuck() bool {

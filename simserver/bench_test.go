@@ -34,8 +34,9 @@ func benchProfile() *engine.Profile {
 		TransferLatency: 30 * time.Second,
 		DecodeBase:      40 * time.Millisecond,
 		MaxRunning:      1 << 20, KVCapacityTokens: 1 << 30, DecodeLogInterval: 40,
-		MaxContextTokens: 1 << 16,
-		Efforts:          map[string]engine.LengthProfile{"": {Min: 1, Max: 1}},
+		StreamCoalesceTokens: 8,
+		MaxContextTokens:     1 << 16,
+		Efforts:              map[string]engine.LengthProfile{"": {Min: 1, Max: 1}},
 	}
 }
 

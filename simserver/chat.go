@@ -14,11 +14,6 @@ import (
 	"github.com/agentsim/agentsim/simserver/engine"
 )
 
-// maxChunkTokens is the most tokens one stream chunk carries. A chunk carries what has
-// accumulated since the previous one, up to this, so chunks grow when the engine's steps
-// outrun the writer, as real servers' do under load.
-const maxChunkTokens = 8
-
 // chat serves POST /v1/chat/completions: read and check the request as vLLM does (JSON types
 // and ranges, then the model name, then the context length), admit it, then stream or answer
 // whole.
@@ -133,8 +128,10 @@ type exchange struct {
 	created int64
 	model   []byte // the requested model as a JSON string
 
-	sent int       // tokens delivered
-	last time.Time // when the previous tokens were delivered, simulated
+	sent     int       // tokens delivered
+	last     time.Time // when the previous tokens were delivered, simulated
+	headSent bool      // the stream's response head has been written
+	roleSent bool      // the stream's role chunk has been written
 }
 
 // next waits for up to limit new tokens. ok is false when the request's context ended: the

@@ -8,12 +8,16 @@
 //     (chat.completion.chunk frames, reasoning deltas under Options.ReasoningField, the usage
 //     chunk when stream_options.include_usage asks, then [DONE]) or answered whole.
 //   - GET /v1/models: the served model names (Options.ServedModelNames, by default the
-//     profile's model).
+//     profile's model), each card with an "agentsim" object giving the speedup and profile.
 //   - GET /metrics: Prometheus metrics under SGLang and vLLM names, plus decode_running and
 //     prefill_inflight.
 //   - GET /health: 200.
 //
-// With Options.APIKey set, /v1/* requires "Authorization: Bearer <key>".
+// With Options.APIKey set, /v1/* requires "Authorization: Bearer <key>". Every response carries
+// SpeedupHeader, the clock's speedup, so a harness can run on the server's clock.
+//
+// When a stream's head and role chunk go out, and how many tokens each chunk carries, are the
+// profile's (engine.Profile.FirstByte, StreamInterval, StreamCoalesceTokens).
 //
 // # Errors
 //

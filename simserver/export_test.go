@@ -5,7 +5,6 @@ const (
 	AccessLogTimeLayout = accessLogTimeLayout
 	StatusClientClosed  = statusClientClosed
 	StreamErrorMessage  = streamErrorMessage
-	MaxChunkTokens      = maxChunkTokens
 )
 
 // SGLangTTFTBuckets are the bounds of sglang:time_to_first_token_seconds, in seconds.

@@ -24,7 +24,16 @@ func faultServer(t *testing.T, fault string, params ...string) *testServer {
 	t.Helper()
 	faults, err := engine.ParseFaults([]string{fault}, params, 1)
 	require.NoError(t, err)
-	return startServer(t, simserver.Options{Faults: faults})
+	return startServer(t, simserver.Options{Faults: faults, Profile: admissionProfile()})
+}
+
+// admissionProfile is the default profile with the head and role chunk sent at admission. The
+// fault tests use it to watch a stream from the moment it is admitted, a silent one included;
+// what the default profile sends before the first token is TestFirstByte's.
+func admissionProfile() *engine.Profile {
+	p := engine.DSV4PD()
+	p.FirstByte = engine.FirstByteAtAdmission
+	return p
 }
 
 // liveStream reads a stream's frames in the background, so a test can look at what has

@@ -43,6 +43,9 @@ type metrics struct {
 	// differ only in their names, labels and bucket bounds.
 	ttft, itl, e2e [2]prometheus.Histogram
 	success        map[string]prometheus.Counter // by finish reason
+	// chunks counts stream chunks: all of them, their tokens, those written behind the engine
+	// and those coalesced (see chunk).
+	chunks, chunkTokens, chunksBehind, chunksCoalesced prometheus.Counter
 }
 
 // newMetrics registers every metric of the engine's server for model.
@@ -68,7 +71,31 @@ func newMetrics(e *engine.Engine, model string) *metrics {
 		m.success[r] = success.WithLabelValues(r)
 	}
 	m.registry.MustRegister(success, newStatsCollector(e, model))
+	counter := func(name, help string) prometheus.Counter {
+		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: prometheus.Labels{"model_name": model}})
+		m.registry.MustRegister(c)
+		return c
+	}
+	m.chunks = counter("agentsim_stream_chunks_total", "Stream chunks carrying tokens.")
+	m.chunkTokens = counter("agentsim_stream_chunk_tokens_total", "Tokens carried by stream chunks; divided by agentsim_stream_chunks_total, the mean tokens per chunk.")
+	m.chunksBehind = counter("agentsim_stream_chunks_behind_total",
+		"Stream chunks written while more tokens were already waiting: the writer had fallen behind the engine, so the client got them late.")
+	m.chunksCoalesced = counter("agentsim_stream_chunks_coalesced_total",
+		"Stream chunks carrying more tokens than the profile's stream_interval, because the writer had fallen behind and the profile allows coalescing.")
 	return m
+}
+
+// chunk counts a stream chunk of n tokens for a stream interval of interval tokens, written
+// with pending more tokens already waiting.
+func (m *metrics) chunk(n, interval, pending int) {
+	m.chunks.Inc()
+	m.chunkTokens.Add(float64(n))
+	if pending > 0 {
+		m.chunksBehind.Inc()
+	}
+	if n > interval {
+		m.chunksCoalesced.Inc()
+	}
 }
 
 // handler serves the registry in the Prometheus text format.

@@ -27,7 +27,7 @@ func TestServeCancelLeavesNoGoroutine(t *testing.T) {
 	require.NoError(t, err)
 	faults, err := engine.ParseFaults([]string{"prefill-pin"}, []string{"fraction=1"}, 1)
 	require.NoError(t, err)
-	srv, err := simserver.New(simserver.Options{Clock: clk, Faults: faults})
+	srv, err := simserver.New(simserver.Options{Clock: clk, Faults: faults, Profile: admissionProfile()})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

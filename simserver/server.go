@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,11 @@ const idleTimeout = 10 * time.Minute
 // maxHeaderBytes caps a request's head (request line and headers), in bytes: ample for any
 // API client, and with it a client trickling headers holds at most this much of the heap.
 const maxHeaderBytes = 64 << 10
+
+// SpeedupHeader is the response header with which the server advertises its clock's speedup
+// (simulated seconds per wall second), on every response. A client that finds it can run its
+// own clock at the same speed, so that its timeouts and think times agree with the server's.
+const SpeedupHeader = "X-Agentsim-Speedup"
 
 // shutdownGrace is how long, in simulated time, Serve lets cancelled handlers finish their
 // responses before it closes every connection.
@@ -97,6 +103,7 @@ type Server struct {
 	idSeed         uint64        // makes completion ids differ between servers
 	models         []byte        // the /v1/models body
 	efforts        []string      // the reasoning_effort values requests may send, sorted
+	speedup        string        // the SpeedupHeader value
 	requests       atomic.Uint64 // requests logged, for the ids the server makes up
 
 	mu       sync.Mutex
@@ -154,13 +161,15 @@ func New(o Options) (*Server, error) {
 		idSeed:  mix64(uint64(now.UnixNano())),
 	}
 	s.metricsHandler = s.metrics.handler()
+	s.speedup = strconv.FormatFloat(o.Clock.Speedup(), 'g', -1, 64)
 	if o.APIKey != "" {
 		s.keyHash = sha256.Sum256([]byte(o.APIKey))
 	}
 	cards := make([]modelCard, len(o.ServedModelNames))
 	for i, name := range o.ServedModelNames {
 		cards[i] = modelCard{ID: name, Object: "model", Created: s.created, OwnedBy: "agentsim",
-			MaxModelLen: o.Profile.MaxContextTokens}
+			MaxModelLen: o.Profile.MaxContextTokens,
+			Agentsim:    &cardMeta{Speedup: o.Clock.Speedup(), Profile: o.Profile.Name}}
 	}
 	s.models, _ = json.Marshal(modelList{Object: "list", Data: cards})
 	for effort := range o.Profile.Efforts {
@@ -266,6 +275,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.active.Done()
+	w.Header().Set(SpeedupHeader, s.speedup)
 	switch path := r.URL.Path; path {
 	case "/v1/chat/completions":
 		s.logged(w, r, func(w *respWriter, start time.Time) {
@@ -328,9 +338,18 @@ type modelList struct {
 }
 
 type modelCard struct {
-	ID          string `json:"id"`
-	Object      string `json:"object"`
-	Created     int64  `json:"created"`
-	OwnedBy     string `json:"owned_by"`
-	MaxModelLen int    `json:"max_model_len"`
+	ID          string    `json:"id"`
+	Object      string    `json:"object"`
+	Created     int64     `json:"created"`
+	OwnedBy     string    `json:"owned_by"`
+	MaxModelLen int       `json:"max_model_len"`
+	Agentsim    *cardMeta `json:"agentsim"`
+}
+
+// cardMeta is what a model card says about the simulator behind it.
+type cardMeta struct {
+	// Speedup is the server clock's speedup: simulated seconds per wall second.
+	Speedup float64 `json:"speedup"`
+	// Profile is the engine profile's name.
+	Profile string `json:"profile"`
 }

@@ -6,33 +6,46 @@ import (
 	"github.com/agentsim/agentsim/simserver/engine"
 )
 
-// stream answers with the SSE stream of chat.completion.chunk frames. Headers and the role
-// chunk go out as soon as the request is admitted, so a request that never gets a token (pinned
-// in prefill, wedged in decode) is an open, silent stream, as on a real server. Then come the
-// reasoning deltas, then the content deltas (a chunk never mixes the two), each chunk flushed
-// as it is written; then the finish chunk, the usage chunk when asked for, and [DONE] — unless
-// a fault ends the stream with an error frame or cuts it.
+// stream answers with the SSE stream of chat.completion.chunk frames. When the HTTP head and
+// the role chunk go out is the profile's FirstByte: at admission (a request that never gets a
+// token, pinned in prefill or wedged in decode, is an open, silent stream), the head at
+// admission and the role chunk with the first token (vLLM), or nothing at all before the
+// first token (SGLang: such a request has no response head). Then come the reasoning deltas,
+// then the content deltas (a chunk never mixes the two), each chunk flushed as it is written;
+// then the finish chunk, the usage chunk when asked for, and [DONE] — unless a fault ends the
+// stream with an error frame or cuts it.
+//
+// Each chunk carries the profile's stream interval of tokens, whatever the speedup. A writer
+// that falls behind the engine sends its backlog as consecutive chunks of that size, or
+// coalesces it up to the profile's coalesce limit; either way it is counted (see
+// chunkStats), never silent.
 func (x *exchange) stream() {
-	h := x.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	x.w.WriteHeader(http.StatusOK)
+	prof := x.s.opts.Profile
+	mode := prof.FirstByteMode()
 	enc := newChunkEncoder(x.id, x.created, x.model, x.s.opts.ReasoningField, x.req.IncludeUsage, x.gen.Key())
-	if !x.send(enc.role()) {
+	if mode != engine.FirstByteAtToken {
+		x.head()
+	}
+	if mode == engine.FirstByteAtAdmission && !x.sendRole(enc) {
 		x.abort()
 	}
+	interval, coalesce := prof.ChunkTokens(), prof.CoalesceTokens()
 	at, how := x.gen.End()
 	for x.sent < at {
 		reasoning := x.sent < x.gen.Reasoning
-		limit := min(maxChunkTokens, at-x.sent)
+		boundary := at - x.sent
 		if reasoning {
-			limit = min(limit, x.gen.Reasoning-x.sent)
+			boundary = min(boundary, x.gen.Reasoning-x.sent)
 		}
-		n, ok := x.next(limit)
-		if !ok || !x.send(enc.tokens(x.sent, n, reasoning)) {
+		n, ok := x.nextChunk(min(interval, boundary), min(coalesce, boundary))
+		if !ok || !x.sendRole(enc) || !x.send(enc.tokens(x.sent, n, reasoning)) {
 			x.abort()
 		}
+		x.s.metrics.chunk(n, interval, x.gen.Pending())
 		x.delivered(n)
+	}
+	if !x.sendRole(enc) {
+		x.abort()
 	}
 	switch how {
 	case engine.EndCut:
@@ -48,6 +61,38 @@ func (x *exchange) stream() {
 		}
 		_ = ok && x.send(doneFrame)
 	}
+}
+
+// head writes the response head of a stream and flushes it, once.
+func (x *exchange) head() {
+	if x.headSent {
+		return
+	}
+	x.headSent = true
+	h := x.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	x.w.WriteHeader(http.StatusOK)
+	_ = x.w.FlushError() // a failed connection shows at the next write
+}
+
+// sendRole sends the head, when it has not gone out, and the role chunk, once; false means the
+// connection failed.
+func (x *exchange) sendRole(enc *chunkEncoder) bool {
+	if x.roleSent {
+		return true
+	}
+	x.head()
+	x.roleSent = true
+	return x.send(enc.role())
+}
+
+// nextChunk waits for a chunk of want tokens and returns up to most, the tokens already
+// waiting when the writer has fallen behind. ok is false when the request's context ended:
+// the client went away or the server is stopping.
+func (x *exchange) nextChunk(want, most int) (n int, ok bool) {
+	n, _, err := x.gen.NextChunk(x.ctx, want, most)
+	return n, err == nil && n > 0
 }
 
 // send writes one frame and flushes it to the client; false means the connection failed.

@@ -133,7 +133,7 @@ func TestStreamFraming(t *testing.T) {
 		for i, c := range r.chunks[1 : n-2] {
 			d := c.Choices[0].Delta
 			text := d[simserver.FieldReasoningContent] + d["content"]
-			assert.LessOrEqual(t, simserver.CountTokens(text), simserver.MaxChunkTokens, "chunk %d carries at most 8 tokens", i+1)
+			assert.Equal(t, 1, simserver.CountTokens(text), "chunk %d carries the profile's stream_interval of tokens, 1", i+1)
 		}
 	})
 }

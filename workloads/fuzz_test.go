@@ -28,7 +28,7 @@ func FuzzWorkloadFile(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, problems := fileLayer("w.yaml", data)
-		w, err := stack(problems, l)
+		w, err := stack(problems, true, l)
 		check(t, w, err)
 		w, err = LoadRecorded(data)
 		check(t, w, err)
@@ -70,7 +70,7 @@ func check(t *testing.T, w *Workload, err error) {
 		t.Fatalf("YAML: %v", err)
 	}
 	l, problems := fileLayer("rt.yaml", b)
-	back, err := stack(problems, l)
+	back, err := stack(problems, false, l)
 	if err != nil {
 		t.Fatalf("YAML does not load back: %v\n%s", err, b)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/viper"
@@ -18,6 +19,10 @@ type LoadOptions struct {
 	// Workload is a built-in name (see Names) or a file path; "" means DefaultWorkload. A
 	// built-in wins over a file of the same name: write ./smoke to load the file.
 	Workload string
+	// Base, when set, is the workload file's content, read in place of the file or built-in
+	// Workload names (which then only names it in messages): a command with a workload of
+	// its own, such as replay's.
+	Base []byte
 	// ConfigFile is the --config file, with the same keys as a workload file; "" means none.
 	ConfigFile string
 	// Env holds environment variables in os.Environ's "NAME=value" form. Variables named
@@ -70,7 +75,14 @@ func Load(opts LoadOptions) (*Workload, error) {
 	if name == "" {
 		name = DefaultWorkload
 	}
-	base, problems := workloadLayer(name)
+	var base *layer
+	var problems []Problem
+	if opts.Base != nil {
+		l, ps := fileLayer("workload "+name, opts.Base)
+		base, problems = &l, ps
+	} else {
+		base, problems = workloadLayer(name)
+	}
 	if base == nil {
 		return nil, configError(problems)
 	}
@@ -80,7 +92,7 @@ func Load(opts LoadOptions) (*Workload, error) {
 	problems = append(problems, ps...)
 	over, ps := overrideLayer(opts.Overrides)
 	problems = append(problems, ps...)
-	return stack(problems, *base, config, env, over)
+	return stack(problems, true, *base, config, env, over)
 }
 
 // LoadRecorded resolves the config.yaml a run wrote (see Redacted) the way Load resolves a
@@ -91,16 +103,23 @@ func Load(opts LoadOptions) (*Workload, error) {
 // error. Problems name no source: the caller knows the file.
 func LoadRecorded(data []byte) (*Workload, error) {
 	l, problems := recordedLayer(data)
-	return stack(problems, l)
+	return stack(problems, false, l)
 }
 
 // stack resolves layers, lowest first, on the built-in defaults and validates the result,
-// adding its problems to those the layers already had.
-func stack(problems []Problem, layers ...layer) (*Workload, error) {
+// adding its problems to those the layers already had. With kindDefaults, a pacer kind named
+// without some of its parameters takes the kind's defaults for them (pacer.Defaults); a
+// recorded configuration holds every parameter its run used, and takes none.
+func stack(problems []Problem, kindDefaults bool, layers ...layer) (*Workload, error) {
 	dropStalePacerParams(layers)
 	w, err := resolve(layers)
 	if err != nil {
 		return nil, &ConfigError{Problems: append(problems, Problem{Message: err.Error()})}
+	}
+	if kindDefaults {
+		w.Pacer = w.Pacer.WithDefaults(func(key string) bool {
+			return slices.ContainsFunc(layers, func(l layer) bool { _, ok := l.values[key]; return ok })
+		})
 	}
 	var ce *ConfigError
 	if errors.As(w.Validate(), &ce) {

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/agentsim/agentsim/pacer"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -152,6 +154,18 @@ func TestPacerKindChange(t *testing.T) {
 	w, err = Load(LoadOptions{Workload: "ocbrowse", Env: []string{"AGENTSIM_PACER_KIND=slots"}})
 	require.NoError(t, err)
 	assert.Equal(t, 30, w.Pacer.Slots, "same kind restated keeps slots")
+}
+
+// TestPacerKindDefaults checks that a pacer kind named without its parameters takes the
+// kind's defaults, while a parameter given as zero is still refused.
+func TestPacerKindDefaults(t *testing.T) {
+	w, err := Load(LoadOptions{Workload: "ocbrowse", Overrides: []Override{{Key: "pacer.kind", Value: "aimd"}}})
+	require.NoError(t, err)
+	assert.Equal(t, pacer.Defaults(pacer.KindAIMD), w.Pacer)
+
+	_, err = Load(LoadOptions{Workload: "ocbrowse", Overrides: []Override{
+		{Key: "pacer.kind", Value: "aimd"}, {Key: "pacer.max_limit", Value: "0"}}})
+	assert.ErrorContains(t, err, "pacer.max_limit: 0 is not allowed")
 }
 
 // TestOverridesLaterWins checks that of two overrides of one key the later wins.

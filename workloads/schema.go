@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/gate"
+	"github.com/agentsim/agentsim/internal/suggest"
 )
 
 // valueKind is the type of one key's value, which decides how raw input converts to it.
@@ -193,7 +194,7 @@ func unknownKey(key string) string {
 			return msg + fmt.Sprintf(": set %s whole, e.g. %s='{e2e.p90: \"<= 1.10 * baseline\"}', or give them in a --thresholds file", k.key, k.key)
 		}
 	}
-	if near := nearest(key, Keys()); near != "" {
+	if near := suggest.Nearest(key, Keys()); near != "" {
 		return msg + fmt.Sprintf("; did you mean %q?", near)
 	}
 	return msg
@@ -206,7 +207,7 @@ func unknownEnv(name string) string {
 	for n := range schema.byEnv {
 		names = append(names, n)
 	}
-	if near := nearest(name, names); near != "" {
+	if near := suggest.Nearest(name, names); near != "" {
 		return msg + fmt.Sprintf("; did you mean %s (%s)?", near, schema.byEnv[near])
 	}
 	return msg
@@ -226,37 +227,4 @@ func example(k keySpec) string {
 		return Dist{Kind: DistUniform, Min: 1000, Max: 2000}.String()
 	}
 	return DurationDist{Kind: DistExp, Avg: 2 * time.Second}.String()
-}
-
-// nearest returns the candidate within edit distance 2 of s (the closest, first on ties),
-// or "".
-func nearest(s string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestDist || (d == bestDist && d < 3 && c < best) {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

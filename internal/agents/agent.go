@@ -26,6 +26,9 @@ type Env struct {
 	Calibration *Calibration
 	// Tap, when set, is handed every request as it ends (nil: none).
 	Tap Tap
+	// Scripts, when set, holds one Script per agent: agent i plays Scripts[i] (a replayed
+	// session) instead of drawing its rounds from the workload's distributions.
+	Scripts []*Script
 }
 
 // Agent is one simulated agent: a conversation that grows append-only, round after round.
@@ -36,12 +39,19 @@ type Agent struct {
 
 	messages []openai.ChatCompletionMessage
 	words    int // words of text in messages, for the token estimate
+
+	script    *Script   // nil: rounds from the workload's distributions
+	scheduled time.Time // an open-loop request's scheduled send; zero otherwise
 }
 
 // NewAgent returns agent id of the run, its randomness seeded from the workload seed.
 func NewAgent(id int, env *Env) *Agent {
 	seed := uint64(env.Workload.Seed)
-	return &Agent{ID: id, env: env, rng: rand.New(rand.NewPCG(seed, uint64(id)+1))}
+	a := &Agent{ID: id, env: env, rng: rand.New(rand.NewPCG(seed, uint64(id)+1))}
+	if id < len(env.Scripts) {
+		a.script = env.Scripts[id]
+	}
+	return a
 }
 
 // Run runs the agent's rounds until they are all done, the context fills up, or rounds is
@@ -51,6 +61,10 @@ func (a *Agent) Run(rounds, requests context.Context) {
 	w := a.env.Workload
 	defer a.finish()
 	a.record(events.Event{Kind: events.AgentStart})
+	if a.script != nil {
+		a.runScript(rounds, requests)
+		return
+	}
 	if w.StartJitter > 0 {
 		if a.env.Clock.Sleep(rounds, time.Duration(a.rng.Int64N(int64(w.StartJitter)))) != nil {
 			return
@@ -140,6 +154,12 @@ func (a *Agent) request(rounds, requests context.Context, round int, permit *pac
 	if w.Request.ForceOutputLength {
 		req.MaxTokens, req.IgnoreEOS = output, true
 	}
+	return a.send(rounds, requests, round, permit, req, est)
+}
+
+// send sends req, retrying as the policy allows, and returns the last attempt's result.
+func (a *Agent) send(rounds, requests context.Context, round int, permit *pacer.Permit, req Request, est int) Result {
+	w := a.env.Workload
 	for attempt := 0; ; attempt++ {
 		id := fmt.Sprintf("a%d-r%d-%d", a.ID, round, attempt)
 		res := a.attempt(requests, round, attempt, id, permit.ID, req, est)
@@ -161,8 +181,12 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, perm
 	a.set(events.StateRequesting)
 	sent := a.env.Clock.Now()
 	stream := a.env.Board.open(id, a.ID, permit, sent)
-	a.record(events.Event{Kind: events.RequestSent, Round: round, Request: id, Attempt: attempt,
-		ContextTokens: est, MaxTokens: req.MaxTokens})
+	sentEv := events.Event{Kind: events.RequestSent, Round: round, Request: id, Attempt: attempt,
+		ContextTokens: est, MaxTokens: req.MaxTokens}
+	if !a.scheduled.IsZero() && attempt == 0 {
+		sentEv.ScheduleLagS = max(0, sent.Sub(a.scheduled).Seconds())
+	}
+	a.record(sentEv)
 	obs := &requestLog{a: a, round: round, id: id, stream: stream, keepFrames: a.env.Tap != nil}
 	res := a.env.Client.Call(ctx, req, obs)
 	a.env.Board.close(stream, res.Usage.Completion)

@@ -162,8 +162,14 @@ func (s *setFlag) Type() string   { return "key=value" }
 // environment variables no setting took and the command line's overrides. problems are those
 // found before (in the settings' environment); all are reported at once as a usage error.
 func loadWorkload(problems []workloads.Problem, name, configFile string, env []string, o *overrides) (*workloads.Workload, error) {
+	return loadWith(problems, workloads.LoadOptions{Workload: name, ConfigFile: configFile, Env: env}, o)
+}
+
+// loadWith is loadWorkload with every load option given; the overrides are o's.
+func loadWith(problems []workloads.Problem, opts workloads.LoadOptions, o *overrides) (*workloads.Workload, error) {
 	problems = slices.Concat(problems, o.problems)
-	w, err := workloads.Load(workloads.LoadOptions{Workload: name, ConfigFile: configFile, Env: env, Overrides: o.list})
+	opts.Overrides = o.list
+	w, err := workloads.Load(opts)
 	var ce *workloads.ConfigError
 	switch {
 	case errors.As(err, &ce):

@@ -111,6 +111,11 @@ func (r *recordCmd) run(c *cobra.Command, _ []string) error {
 		defer content.Close()
 	}
 	clk := clock.Real()
+	if cfg.Watch { // judging the harness on the server's clock, when it is an agentsim server
+		if clk, err = serverClock(c, strings.TrimSuffix(strings.TrimRight(cfg.Upstream, "/"), "/v1"), ""); err != nil {
+			return err
+		}
+	}
 	opts := record.Options{Upstream: up, Trace: out, InjectUsage: cfg.InjectUsage, MaxBody: cfg.MaxBody,
 		Clock: clk, Log: c.ErrOrStderr()}
 	if content != nil {

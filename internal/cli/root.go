@@ -64,9 +64,10 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	root.AddCommand((&runCmd{env: env, args: args}).command(), (&benchCmd{env: env}).command(), (&compareCmd{env: env}).command(),
 		(&serveCmd{env: env}).command(), (&diagnoseCmd{env: env}).command(), (&diffCmd{env: env}).command(), newWorkloadsCmd(), newVersionCmd())
-	root.AddCommand(newTraceCmd(env))
+	root.AddCommand(newTraceCmd(env), (&replayCmd{env: env, args: args}).command())
 	root.AddCommand((&reportCmd{env: env}).command())
 	root.AddCommand((&recordCmd{env: env}).command())
+	root.AddCommand((&sweepCmd{env: env, args: args}).command())
 	exitCodes(root)
 	return root
 }

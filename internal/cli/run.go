@@ -97,7 +97,7 @@ func addServerFlags(f *pflag.FlagSet) {
 	f.String("server", "", "base URL of an OpenAI-compatible server (default: the embedded simulator)")
 	f.String("api-key", "", "bearer token for the server (or AGENTSIM_API_KEY); never printed or written")
 	f.StringArray("metrics-url", nil, "Prometheus /metrics URL to sample (repeatable; default the server's /metrics)")
-	f.String("sim-profile", "dsv4-pd", "embedded simulator: engine profile")
+	f.String("sim-profile", "dsv4-pd", "embedded simulator: engine profile, a built-in name or a profile YAML file")
 	f.StringSlice("sim-fault", nil, "embedded simulator: fault(s) to inject, as serve --fault")
 	f.StringArray("sim-fault-param", nil, "embedded simulator: fault parameter, as serve --fault-param")
 	f.Float64("speedup", 1, "embedded simulator only: simulated time runs this many times faster than wall time")

@@ -38,6 +38,8 @@ type serveConfig struct {
 	// ServedModelNames are the model names the server answers to; empty means the profile's.
 	ServedModelNames []string      `mapstructure:"served-model-name"`
 	ReadTimeout      time.Duration `mapstructure:"read-timeout"`
+	// Print shows the profile resolved, as YAML, instead of serving.
+	Print bool `mapstructure:"print"`
 }
 
 func (s *serveCmd) command() *cobra.Command {
@@ -53,7 +55,8 @@ GET /health. Faults reproduce the ways real stacks wedge (see --fault).`,
 	}
 	f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	f.String("addr", "127.0.0.1:30000", "address to listen on (host:port; port 0 picks a free one)")
-	f.String("profile", "dsv4-pd", fmt.Sprintf("engine profile, one of %v", engine.ProfileNames()))
+	f.String("profile", engine.DefaultProfile, fmt.Sprintf("engine profile: one of %s, or a profile YAML file (see --print)", strings.Join(engine.ProfileNames(), ", ")))
+	f.Bool("print", false, "print the profile resolved, as a profile YAML file with every key and its unit, and exit")
 	f.StringSlice("fault", nil, fmt.Sprintf("fault(s) to inject, comma-separated: %v", engine.FaultNames()))
 	f.StringArray("fault-param", nil, "fault parameter name.key=value (or key=value with one fault); repeatable")
 	f.Float64("speedup", 1, "simulated time passes this many times faster than wall time (1–1000000)")
@@ -77,6 +80,18 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 		Profile: sc.Profile, Faults: sc.Faults, FaultParams: sc.FaultParams,
 		Speedup: sc.Speedup, Seed: sc.Seed, APIKey: sc.APIKey,
 		ServedModelNames: sc.ServedModelNames, ReadTimeout: sc.ReadTimeout,
+	}
+	if sc.Print {
+		prof, err := engine.LoadProfile(sc.Profile)
+		if err != nil {
+			return usageError(fmt.Errorf("--profile: %w", err))
+		}
+		out, err := prof.YAML()
+		if err != nil {
+			return runtimeError(err)
+		}
+		_, err = c.OutOrStdout().Write(out)
+		return err
 	}
 	if sc.ReadTimeout <= 0 {
 		return usageError(fmt.Errorf("--read-timeout: %s is not allowed: want a duration > 0, e.g. 30s", sc.ReadTimeout))
@@ -141,7 +156,7 @@ type simConfig struct {
 // configuration errors are usage errors. It also returns a one-line description for the
 // operator.
 func buildSimServer(cfg simConfig) (*simserver.Server, *clock.Clock, string, error) {
-	prof, err := engine.LookupProfile(cfg.Profile)
+	prof, err := engine.LoadProfile(cfg.Profile)
 	if err != nil {
 		return nil, nil, "", usageError(fmt.Errorf("profile: %w", err))
 	}

@@ -73,13 +73,17 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 		for _, name := range simFlags {
 			if c.Flags().Changed(name) {
 				if name == "speedup" {
-					return nil, usageError(fmt.Errorf("--speedup applies only to the embedded simulator: drop --speedup, or drop --server to use the simulator"))
+					return nil, usageError(fmt.Errorf("--speedup applies only to the embedded simulator (against an agentsim server the run adopts the speedup it advertises): drop --speedup, or drop --server to use the simulator"))
 				}
 				return nil, usageError(fmt.Errorf("--%s configures the embedded simulator and cannot be used with --server", name))
 			}
 		}
 		info := harness.Target{URL: url, Kind: results.External, APIKey: t.APIKey, MetricsURLs: t.MetricsURLs}
-		return &target{info: info, clock: clock.Real(), stop: func() {}}, nil
+		clk, err := serverClock(c, url, t.APIKey)
+		if err != nil {
+			return nil, err
+		}
+		return &target{info: info, clock: clk, stop: func() {}}, nil
 	}
 	cfg := t.sim()
 	srv, clk, _, err := buildSimServer(cfg)
@@ -128,8 +132,12 @@ func (t targetConfig) check(flags *pflag.FlagSet) []workloads.Problem {
 	if t.Server != "" {
 		return problems // the simulator's settings are refused with --server by startTarget
 	}
-	if _, err := engine.LookupProfile(t.SimProfile); err != nil {
-		add("sim-profile", strconv.Quote(t.SimProfile), "one of "+strings.Join(engine.ProfileNames(), ", "))
+	if _, err := engine.LoadProfile(t.SimProfile); errors.Is(err, engine.ErrUnknownProfile) {
+		add("sim-profile", strconv.Quote(t.SimProfile), "one of "+strings.Join(engine.ProfileNames(), ", ")+", or a profile YAML file")
+	} else if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			problems = append(problems, workloads.Problem{Key: "sim-profile", Message: settingSource(flags, "sim-profile") + ": " + line})
+		}
 	}
 	if _, err := engine.ParseFaults(t.SimFaults, t.SimFaultParams, t.SimSeed); err != nil {
 		for _, line := range strings.Split(simFlagNames(err).Error(), "\n") {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/tracefit"
 	"github.com/agentsim/agentsim/internal/traceimport"
 	"github.com/agentsim/agentsim/internal/tracestats"
 	"github.com/agentsim/agentsim/trace"
@@ -23,18 +25,18 @@ import (
 func newTraceCmd(env []string) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "trace",
-		Short: "Import real workloads as traces (agentsim.trace/v1) and show their shape",
+		Short: "Import real workloads as traces (agentsim.trace/v1), show their shape, fit a workload to them",
 		Long: `A trace is a recorded or imported workload: one request a line, with its session, send time,
 think time, token counts, context growth and, where known, its outcome. See docs/trace.md.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError(fmt.Errorf("unknown trace command %q: want import or show", args[0]))
+				return usageError(fmt.Errorf("unknown trace command %q: want import, show or fit", args[0]))
 			}
 			return c.Help()
 		},
 	}
-	c.AddCommand((&traceImportCmd{env: env}).command(), (&traceShowCmd{env: env}).command())
+	c.AddCommand((&traceImportCmd{env: env}).command(), (&traceShowCmd{env: env}).command(), (&traceFitCmd{env: env}).command())
 	return c
 }
 
@@ -56,7 +58,7 @@ type traceImportConfig struct {
 func (t *traceImportCmd) command() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "import --from KIND FILE|-",
-		Short: "Turn a Mooncake trace or a router access log into an agentsim trace",
+		Short: "Turn a Mooncake trace, a router access log or a run directory into an agentsim trace",
 		Long: `Read FILE (or standard input for -) in the format --from names and write an agentsim trace to
 standard output or -o FILE. What the import inferred — sessions, the latency unit and its
 evidence — is printed on standard error.
@@ -68,6 +70,8 @@ evidence — is printed on standard error.
               "finished processing request"…) with method, uri, status and latency. A bare
               latency's unit is inferred from the log's own start and finish lines; when they
               cannot show it, the import refuses and asks for --latency-unit.
+  run         an agentsim run directory (FILE is the directory): every request its agents
+              sent, with its usage and outcome; each agent is a session.
 
 Exit codes: 0 imported, 2 bad input (the message names the line) or bad flags.`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -105,6 +109,13 @@ func (t *traceImportCmd) run(c *cobra.Command, args []string) error {
 		}
 		unit = u
 	}
+	if from == "run" {
+		tr, err := traceimport.Run(args[0])
+		if err != nil {
+			return usageError(fmt.Errorf("trace import: %w", err))
+		}
+		return t.write(c, tr, cfg.Output)
+	}
 	in, name, closeIn, err := openInput(c, args[0])
 	if err != nil {
 		return err
@@ -122,11 +133,16 @@ func (t *traceImportCmd) run(c *cobra.Command, args []string) error {
 	if err != nil {
 		return usageError(fmt.Errorf("trace import: %w", err))
 	}
+	return t.write(c, tr, cfg.Output)
+}
+
+// write stamps the trace, prints what the import inferred and writes the trace.
+func (t *traceImportCmd) write(c *cobra.Command, tr *traceimport.Trace, out string) error {
 	tr.Header.Created = clock.Real().Now().UTC().Format(time.RFC3339)
 	for _, n := range tr.Notes {
 		fmt.Fprintln(c.ErrOrStderr(), n)
 	}
-	return writeImported(c, tr, cfg.Output)
+	return writeImported(c, tr, out)
 }
 
 // writeImported writes the trace to the file out, or standard output when out is "" or "-".
@@ -249,4 +265,81 @@ func counted(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// traceFitCmd is `agentsim trace fit FILE|-`.
+type traceFitCmd struct {
+	env      []string
+	settings *pflag.FlagSet
+	v        *viper.Viper
+}
+
+// traceFitConfig is trace fit's settings.
+type traceFitConfig struct {
+	Name   string `mapstructure:"name"`
+	Agents int    `mapstructure:"agents"`
+}
+
+func (t *traceFitCmd) command() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "fit FILE|-",
+		Short: "Fit a parametric workload to a trace: YAML on standard output, the fit's quality on standard error",
+		Long: `Read an agentsim trace (or standard input for -) and fit a workload to it: one agent per
+session, rounds the mean requests per session, initial tokens the median first prompt, and
+distributions for the read tokens (new_tokens of extending requests), output tokens and think
+time (after_s), each chosen among const, uniform, normal, exp and lognormal by the smallest
+Kolmogorov–Smirnov distance. The workload YAML goes to standard output, runnable with
+agentsim run --workload FILE; the data's quantiles beside the fitted distributions', and every
+kind's distance, go to standard error. --agents N scales the workload.
+
+Exit codes: 0 fitted, 2 not a valid trace (the message names the line) or bad flags.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("trace fit takes one trace file (or - for standard input), e.g. agentsim trace fit trace.jsonl > workload.yaml; got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: t.run,
+	}
+	f := pflag.NewFlagSet("trace fit", pflag.ContinueOnError)
+	f.String("name", "", "the workload's name (default: fit-<trace file name>)")
+	f.Int("agents", 0, "agents of the workload instead of one per session (0: one per session)")
+	c.Flags().AddFlagSet(f)
+	t.settings, t.v = f, newViper(f)
+	return c
+}
+
+func (t *traceFitCmd) run(c *cobra.Command, args []string) error {
+	var cfg traceFitConfig
+	problems, _ := loadSettings(t.settings, t.v, t.env, &cfg)
+	if err := configError(problems); err != nil {
+		return err
+	}
+	if cfg.Agents < 0 || cfg.Agents > 10000 {
+		return usageError(fmt.Errorf("--agents %d: must be between 1 and 10000, or 0 for one per session", cfg.Agents))
+	}
+	in, name, closeIn, err := openInput(c, args[0])
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	wname := cfg.Name
+	if wname == "" {
+		wname = "fit-" + strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	}
+	res, err := tracefit.FromTrace(in, name, tracefit.Options{Name: wname, Agents: cfg.Agents})
+	if err != nil {
+		return usageError(err)
+	}
+	if err := tracefit.Render(c.ErrOrStderr(), res); err != nil {
+		return runtimeError(err)
+	}
+	b, err := res.Workload.YAML()
+	if err != nil {
+		return runtimeError(err)
+	}
+	if _, err := c.OutOrStdout().Write(b); err != nil {
+		return runtimeError(err)
+	}
+	return nil
 }

@@ -100,7 +100,7 @@ func TestTraceBadInput(t *testing.T) {
 		msg  string // in stderr
 	}{
 		// run directories are not importable yet: the flag lists what is
-		{"unknown kind", []string{"trace", "import", "--from", "run", badTrace}, `--from "run": must be mooncake or access-log`},
+		{"unknown kind", []string{"trace", "import", "--from", "sharegpt", badTrace}, `--from "sharegpt": must be mooncake or access-log or run`},
 		// the line and the field
 		{"bad mooncake line", []string{"trace", "import", "--from", "mooncake", badMooncake}, "trace import: " + badMooncake + ":4: input_length = -1: must be ≥ 0"},
 		// a log that cannot show its latency unit
@@ -113,7 +113,7 @@ func TestTraceBadInput(t *testing.T) {
 		{"not a trace", []string{"trace", "show", badMooncake}, badMooncake + ":1: no trace header"},
 		{"bad flag", []string{"trace", "show", "--jsn", badTrace}, "--jsn"},
 		// a command trace does not have
-		{"unknown command", []string{"trace", "fit", badTrace}, `unknown trace command "fit": want import or show`},
+		{"unknown command", []string{"trace", "replay", badTrace}, `unknown trace command "replay": want import, show or fit`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, stderr := traceCLI("", c.args...)

@@ -7,9 +7,8 @@ import (
 )
 
 // Kinds lists the verdict kinds, from the one that explains most to the one that explains
-// least: when several apply, the first wins.
-var Kinds = []results.VerdictKind{results.PacerStarvation, results.Deadlock, results.HarnessStopped, results.StalledStreams,
-	results.ServerSerialized, results.Errors, results.Slow, results.Healthy}
+// least: when several apply, the first wins. It is results.VerdictKinds, whose order is this.
+var Kinds = results.VerdictKinds
 
 // rule is one verdict's test: the verdict and true when it applies.
 type rule func(v *view, r *results.Results) (results.Verdict, bool)

@@ -1,5 +1,5 @@
-// Package traceimport turns other formats into agentsim.trace/v1: Mooncake request traces and
-// router access logs. Each importer reads its whole source (sessions and latency units are
+// Package traceimport turns other formats into agentsim.trace/v1: Mooncake request traces,
+// router access logs and agentsim's own run directories. Each importer reads its whole source (sessions and latency units are
 // inferred from all of it), then hands back the requests in send order with a header whose
 // counts are stated.
 package traceimport
@@ -13,7 +13,7 @@ import (
 )
 
 // Kinds are the source formats, in the order help lists them.
-var Kinds = []string{"mooncake", "access-log"}
+var Kinds = []string{"mooncake", "access-log", "run"}
 
 // Trace is an imported trace: its header, its requests in the order they are written, and
 // notes for the user (the inferred latency unit and its evidence, lines skipped…).

@@ -216,12 +216,30 @@ func (a *Accumulator) concurrency() (*Concurrency, string) {
 	if len(a.intervals) == 0 {
 		return nil, "the trace has no outcomes (no e2e_s): it says when requests were sent, not when they ended"
 	}
+	c := &Concurrency{Requests: len(a.intervals)}
+	c.Mean, c.Max = Sweep(a.intervals)
+	note := ""
+	if len(a.intervals) < a.n {
+		note = strconv.Itoa(a.n-len(a.intervals)) + " requests without an e2e_s are not counted"
+		if a.n-len(a.intervals) == 1 {
+			note = "1 request without an e2e_s is not counted"
+		}
+	}
+	return c, note
+}
+
+// Sweep returns the number of [send, end] intervals in flight over the span from the first
+// send to the last end: its time-weighted mean and its maximum.
+func Sweep(intervals [][2]float64) (mean float64, peak int) {
+	if len(intervals) == 0 {
+		return 0, 0
+	}
 	type edge struct {
 		t float64
 		d int
 	}
-	edges := make([]edge, 0, 2*len(a.intervals))
-	for _, iv := range a.intervals {
+	edges := make([]edge, 0, 2*len(intervals))
+	for _, iv := range intervals {
 		edges = append(edges, edge{iv[0], +1}, edge{iv[1], -1})
 	}
 	// Ends before sends at the same instant: back-to-back requests are not concurrent.
@@ -231,26 +249,18 @@ func (a *Accumulator) concurrency() (*Concurrency, string) {
 		}
 		return edges[i].d < edges[j].d
 	})
-	c := &Concurrency{Requests: len(a.intervals)}
 	cur, area := 0, 0.0
 	for i, e := range edges {
 		if i > 0 {
 			area += float64(cur) * (e.t - edges[i-1].t)
 		}
 		cur += e.d
-		c.Max = max(c.Max, cur)
+		peak = max(peak, cur)
 	}
 	if span := edges[len(edges)-1].t - edges[0].t; span > 0 {
-		c.Mean = area / span
+		mean = area / span
 	}
-	note := ""
-	if len(a.intervals) < a.n {
-		note = strconv.Itoa(a.n-len(a.intervals)) + " requests without an e2e_s are not counted"
-		if a.n-len(a.intervals) == 1 {
-			note = "1 request without an e2e_s is not counted"
-		}
-	}
-	return c, note
+	return mean, peak
 }
 
 // dist summarises v (which it sorts).

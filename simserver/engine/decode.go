@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"slices"
 	"time"
 )
@@ -50,10 +51,25 @@ func (e *Engine) stepTime(running []*Gen) time.Duration {
 		kv += g.kv
 	}
 	d := e.prof.DecodeStep(len(running), kv)
-	if e.knobs.StepFactor != 1 {
-		d = time.Duration(float64(d) * e.knobs.StepFactor)
+	f := e.knobs.StepFactor * e.noise()
+	if f != 1 {
+		d = time.Duration(float64(d) * f)
 	}
 	return d
+}
+
+// noise draws the profile's step-time multiplier: lognormal with mean 1 and sigma
+// StepJitterSigma, times SlowStepFactor with probability SlowStepProbability. It is 1 for a
+// profile without noise, and draws nothing then, so noiseless runs stay as they were.
+func (e *Engine) noise() float64 {
+	f := 1.0
+	if s := e.prof.StepJitterSigma; s > 0 {
+		f = math.Exp(s*e.jitter.NormFloat64() - s*s/2)
+	}
+	if p := e.prof.SlowStepProbability; p > 0 && e.jitter.Float64() < p {
+		f *= e.prof.SlowStepFactor
+	}
+	return f
 }
 
 // admit moves waiting requests into the running batch, first come first served, while the

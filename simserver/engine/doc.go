@@ -10,7 +10,9 @@
 // prefix cache holds; a serialised KV transfer hands it to the decode engine, which runs up to
 // MaxRunning requests in one batch and emits one token for each per step, admitting requests
 // while their KV fits and retracting the newest when it overflows. The step-time formulas and
-// every parameter are on Profile; DSV4PD is the default profile. The reader of a Gen calls
+// every parameter are on Profile. Profiles are YAML files: the built-ins (DSV4PD, the default;
+// Ideal; a vLLM Llama-3.1-8B profile) are embedded, LoadProfile reads a user's file, and
+// Profile.YAML prints one resolved. The reader of a Gen calls
 // Next for its tokens, End to learn how the delivery ends, and Cancel when its client goes.
 //
 // Every decision about a request (its output length, whether a fault strikes it) comes from a

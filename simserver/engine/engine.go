@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -17,6 +18,8 @@ type Engine struct {
 	faults  *Faults
 	knobs   Knobs
 	running int // decode batch limit
+	// jitter draws the step-time noise; only the decode goroutine uses it.
+	jitter *rand.Rand
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -61,6 +64,11 @@ func NewEngine(clk *clock.Clock, prof *Profile, faults *Faults) (*Engine, error)
 		decode:  inbox{wake: make(chan struct{}, 1)},
 		delays:  delayQueue{wake: make(chan struct{}, 1)},
 	}
+	var seed uint64
+	if faults != nil {
+		seed = faults.seed
+	}
+	e.jitter = rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc908))
 	e.running = prof.MaxRunning
 	if e.knobs.MaxRunningCap > 0 {
 		e.running = min(e.running, e.knobs.MaxRunningCap)

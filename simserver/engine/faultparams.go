@@ -143,6 +143,13 @@ func (ps *problems) between(key string, v, lo, hi float64) {
 	}
 }
 
+// finite checks that v is a finite number ≥ 0.
+func (ps *problems) finite(key string, v float64) {
+	if !(v >= 0 && v <= math.MaxFloat64) {
+		*ps = append(*ps, fmt.Errorf("%s: %g is not allowed: want a finite number ≥ 0", key, v))
+	}
+}
+
 // atLeast checks that the integer v is at least lo.
 func (ps *problems) atLeast(key string, v, lo int) {
 	if v < lo {

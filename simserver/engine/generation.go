@@ -85,10 +85,16 @@ type Gen struct {
 // generation has ended, or ctx is done. It returns up to max new tokens and whether the
 // generation is complete once those are consumed.
 func (g *Gen) Next(ctx context.Context, max int) (n int, done bool, err error) {
+	return g.NextChunk(ctx, 1, max)
+}
+
+// NextChunk is Next for a chunk of at least atLeast tokens: it blocks until that many new
+// tokens (or every token left) are there, then returns up to atMost of them.
+func (g *Gen) NextChunk(ctx context.Context, atLeast, atMost int) (n int, done bool, err error) {
 	for {
 		avail := int(g.produced.Load()) - g.consumed
-		if avail > 0 {
-			n = min(avail, max)
+		if avail > 0 && (avail >= atLeast || g.consumed+avail >= g.Output) {
+			n = min(avail, atMost)
 			g.consumed += n
 			return n, g.consumed >= g.Output, nil
 		}
@@ -102,6 +108,10 @@ func (g *Gen) Next(ctx context.Context, max int) (n int, done bool, err error) {
 		}
 	}
 }
+
+// Pending returns how many generated tokens the reader has not taken yet: more than a chunk
+// means the reader has fallen behind the engine. Only the reader may call it.
+func (g *Gen) Pending() int { return int(g.produced.Load()) - g.consumed }
 
 // Produced returns how many tokens the engine has generated so far.
 func (g *Gen) Produced() int { return int(g.produced.Load()) }

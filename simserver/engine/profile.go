@@ -1,14 +1,14 @@
 package engine
 
 import (
-	"fmt"
-	"sort"
 	"time"
 )
 
-// Profile holds the parameters of the engine model. All durations are simulated time.
+// Profile holds the parameters of the engine model. All durations are simulated time. A
+// profile is data: a YAML file whose keys are the yaml tags below (see ParseProfile, and the
+// built-ins in profiles/*.yaml, which document every value's unit and source).
 //
-// The model is a prefill/decode-disaggregated pair of engines:
+// The model is a pair of engines, prefill and decode, joined by a KV transfer:
 //
 // Prefill engine (chunked prefill). Each step takes up to PrefillChunkTokens uncached prompt
 // tokens from the queue, first come first served, splitting long prompts across steps. A step
@@ -35,64 +35,109 @@ import (
 // in KVCapacityTokens; when growth overflows the capacity, the newest requests are retracted
 // (their KV freed) and requeued at the front.
 //
+// Noise. Each decode step's duration is multiplied by a seeded draw: lognormal with mean 1
+// and sigma StepJitterSigma, times SlowStepFactor with probability SlowStepProbability.
+//
+// Streaming. FirstByte says when a stream's head and role chunk go out; StreamInterval how many
+// tokens a chunk carries; StreamCoalesceTokens how many a chunk may carry when the writer falls
+// behind.
+//
 // Server gauges in the SGLang names refresh the way SGLang's do: prefill gauges on each
 // prefill batch, decode gauges every DecodeLogInterval decode steps (and once when decode goes
 // idle); the plain decode_running / prefill_inflight gauges are live.
 type Profile struct {
 	// Name is the profile's name, as --profile takes it.
-	Name string
+	Name string `yaml:"name"`
 	// Model is the model name /v1/models lists and the metrics label.
-	Model string
+	Model string `yaml:"model"`
 	// Description says, in one line, what stack the profile models.
-	Description string
+	Description string `yaml:"description"`
+
+	// FirstByte is when a stream's HTTP head and role chunk go out: FirstByteAtToken,
+	// FirstByteHeaders or FirstByteAtAdmission ("", the zero value, means admission).
+	FirstByte FirstByte `yaml:"first_byte"`
+	// StreamInterval is how many tokens one stream chunk carries, as SGLang's and vLLM's
+	// --stream-interval; 0 means 1.
+	StreamInterval int `yaml:"stream_interval"`
+	// StreamCoalesceTokens is the most tokens one chunk may carry when the writer finds more
+	// than StreamInterval tokens waiting (it has fallen behind the engine). At most
+	// StreamInterval (0 means that) sends a backlog as consecutive chunks of StreamInterval
+	// tokens; more coalesces it, for raw-throughput runs. Either way the server counts the
+	// chunks written behind and the chunks coalesced (see the agentsim_stream_* metrics).
+	StreamCoalesceTokens int `yaml:"stream_coalesce_tokens"`
 
 	// PrefillBase is the fixed cost of a prefill step, simulated time.
-	PrefillBase time.Duration
+	PrefillBase time.Duration `yaml:"prefill_base"`
 	// PrefillPerToken is the cost of each uncached prompt token computed, simulated time.
-	PrefillPerToken time.Duration
+	PrefillPerToken time.Duration `yaml:"prefill_per_token"`
 	// PrefillAttnPerToken2Ns is the attention cost in nanoseconds per (token × context token).
-	PrefillAttnPerToken2Ns float64
+	PrefillAttnPerToken2Ns float64 `yaml:"prefill_attn_per_token2_ns"`
 	// PrefillChunkTokens is the most prompt tokens one prefill step computes.
-	PrefillChunkTokens int
+	PrefillChunkTokens int `yaml:"prefill_chunk_tokens"`
 	// PrefixCacheTokens is the prefix cache's capacity, in tokens.
-	PrefixCacheTokens int
+	PrefixCacheTokens int `yaml:"prefix_cache_tokens"`
 
 	// TransferSerial is the transfer thread's fixed cost per request, simulated time.
-	TransferSerial time.Duration
+	TransferSerial time.Duration `yaml:"transfer_serial"`
 	// TransferPerTokenNs is the transfer thread's cost in nanoseconds per prompt token.
-	TransferPerTokenNs float64
+	TransferPerTokenNs float64 `yaml:"transfer_per_token_ns"`
 	// TransferLatency is the time from the end of the handshake until the decode engine has
 	// the KV, simulated time.
-	TransferLatency time.Duration
+	TransferLatency time.Duration `yaml:"transfer_latency"`
 
 	// DecodeBase is the fixed cost of a decode step, simulated time; it must be > 0.
-	DecodeBase time.Duration
+	DecodeBase time.Duration `yaml:"decode_base"`
 	// DecodePerSeq is the cost of each running request in a decode step, simulated time.
-	DecodePerSeq time.Duration
+	DecodePerSeq time.Duration `yaml:"decode_per_seq"`
 	// DecodePerKVTokenNs is the decode step's cost in nanoseconds per KV token in the batch.
-	DecodePerKVTokenNs float64
+	DecodePerKVTokenNs float64 `yaml:"decode_per_kv_token_ns"`
 	// MaxRunning is the decode batch limit, in requests.
-	MaxRunning int
+	MaxRunning int `yaml:"max_running"`
 	// KVCapacityTokens is the decode engine's KV capacity, in tokens.
-	KVCapacityTokens int
+	KVCapacityTokens int `yaml:"kv_capacity_tokens"`
 	// DecodeLogInterval is how many decode steps pass between refreshes of the SGLang-named
 	// decode gauges.
-	DecodeLogInterval int
+	DecodeLogInterval int `yaml:"decode_log_interval"`
+
+	// StepJitterSigma is the sigma of the lognormal multiplier every decode step's duration
+	// is drawn with, exp(σ·N(0,1) − σ²/2), whose mean is 1; 0 means deterministic steps.
+	StepJitterSigma float64 `yaml:"step_jitter_sigma"`
+	// SlowStepProbability is the chance that a decode step is slow, from 0 to 1.
+	SlowStepProbability float64 `yaml:"slow_step_probability"`
+	// SlowStepFactor multiplies a slow step's duration; at least 1 when slow steps happen.
+	SlowStepFactor float64 `yaml:"slow_step_factor"`
 
 	// MaxContextTokens is the longest prompt plus output a request may have, in tokens.
-	MaxContextTokens int
+	MaxContextTokens int `yaml:"max_context_tokens"`
 	// Efforts gives the output length, when the client does not force it, per
 	// reasoning_effort ("" for requests without one).
-	Efforts map[string]LengthProfile
+	Efforts map[string]LengthProfile `yaml:"efforts"`
 }
+
+// FirstByte is when a stream's first bytes go out.
+type FirstByte string
+
+// The first-byte behaviours of real servers.
+const (
+	// FirstByteAtAdmission sends the HTTP head and the role chunk as soon as the request is
+	// admitted: a request that never gets a token is an open, silent stream.
+	FirstByteAtAdmission FirstByte = "admission"
+	// FirstByteHeaders sends the HTTP head at admission and the role chunk with the first
+	// token, as vLLM's OpenAI server does.
+	FirstByteHeaders FirstByte = "headers"
+	// FirstByteAtToken sends nothing, not even the HTTP head, until the first token, as
+	// SGLang's chat handler does.
+	FirstByteAtToken FirstByte = "first-token"
+)
 
 // LengthProfile is the natural output length of a request: uniform in [Min, Max] tokens, of
 // which ReasoningFraction are reasoning tokens when reasoning is on.
 type LengthProfile struct {
 	// Min and Max bound the output length, in tokens.
-	Min, Max int
+	Min int `yaml:"min"`
+	Max int `yaml:"max"`
 	// ReasoningFraction is the share of the output that is reasoning, from 0 to below 1.
-	ReasoningFraction float64
+	ReasoningFraction float64 `yaml:"reasoning_fraction"`
 }
 
 // PrefillStep returns the duration of one prefill step over chunks (tokens computed per request)
@@ -116,107 +161,4 @@ func (p *Profile) DecodeStep(running, kvTokens int) time.Duration {
 // TransferService returns how long a request of prompt tokens occupies the transfer thread.
 func (p *Profile) TransferService(prompt int) time.Duration {
 	return p.TransferSerial + time.Duration(float64(prompt)*p.TransferPerTokenNs)
-}
-
-// Validate reports whether every parameter is in range.
-func (p *Profile) Validate() error {
-	var bad []string
-	check := func(ok bool, format string, args ...any) {
-		if !ok {
-			bad = append(bad, fmt.Sprintf(format, args...))
-		}
-	}
-	check(p.PrefillBase >= 0 && p.PrefillPerToken >= 0 && p.PrefillAttnPerToken2Ns >= 0, "prefill costs must be ≥ 0")
-	check(p.PrefillChunkTokens >= 1, "prefill chunk must be ≥ 1 token, got %d", p.PrefillChunkTokens)
-	check(p.DecodeBase > 0 && p.DecodePerSeq >= 0 && p.DecodePerKVTokenNs >= 0, "decode costs must be ≥ 0 with a positive base")
-	check(p.MaxRunning >= 1, "max_running must be ≥ 1, got %d", p.MaxRunning)
-	check(p.KVCapacityTokens >= p.MaxContextTokens, "KV capacity %d tokens must hold one full context of %d tokens", p.KVCapacityTokens, p.MaxContextTokens)
-	check(p.DecodeLogInterval >= 1, "decode log interval must be ≥ 1 step")
-	for effort, l := range p.Efforts {
-		check(l.Min >= 1 && l.Max >= l.Min && l.ReasoningFraction >= 0 && l.ReasoningFraction < 1,
-			"output lengths for effort %q must satisfy 1 ≤ min ≤ max and 0 ≤ reasoning fraction < 1", effort)
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("profile %s: %v", p.Name, bad)
-	}
-	return nil
-}
-
-// DSV4PD is the default profile, calibrated to the incident's DeepSeek-V4-Flash prefill/decode
-// deployment (docs/engine.md §5 and §6):
-//
-//   - decode: DecodeBase 9.2 ms + DecodePerSeq 1.09 ms per running request +
-//     DecodePerKVTokenNs 10 ns per KV token — 806 tok/s at 64 concurrent and 835 tok/s at 96
-//     with ~200-token prompts (TestPureDecodeThroughput; the incident: 812 and 845); 30 agents
-//     with ~20 k-token contexts step in ≈ 48 ms, ≈ 21 tok/s each, so 3 000–4 500 output tokens
-//     take 150–210 s (ocbrowse --rounds 2 measures a mean of 174 s, TPOT 44 ms);
-//   - prefill: 20 ms + 80 µs per uncached token + 1 ns per token × context token, chunks of
-//     8 192 tokens: a 3 000-token batch of short prompts takes ≈ 0.26 s, a 10 k-token uncached
-//     suffix on a 30 k-token context ≈ 1.2 s;
-//   - KV transfer: a 70 ms handshake served one request at a time (+ 5 ns per token), then
-//     1.1 s until the decode engine has the KV — 16 concurrent short requests reach decode
-//     spread over ≈ 1.1 s, the first ≈ 1.2 s after it was sent;
-//
-// which makes the decisive batching test (16 × 128 tokens, ~200-token prompts) finish in
-// ≈ 5.3–5.45 s with lat_min ≈ 3.7–4.2 s and lat_mean ≈ 4.9–5.0 s, whether the first request
-// reaches the prefill engine alone or all sixteen arrive together (the incident: 5.4 s,
-// 3.9 s, 5.1 s).
-func DSV4PD() *Profile {
-	return &Profile{
-		Name:        "dsv4-pd",
-		Model:       "deepseek-v4-flash",
-		Description: "DeepSeek-V4-Flash on SGLang with prefill/decode disaggregation (the incident's stack)",
-
-		PrefillBase:            20 * time.Millisecond,
-		PrefillPerToken:        80 * time.Microsecond,
-		PrefillAttnPerToken2Ns: 1,
-		PrefillChunkTokens:     8192,
-		PrefixCacheTokens:      4 << 20,
-
-		TransferSerial:     70 * time.Millisecond,
-		TransferPerTokenNs: 5,
-		TransferLatency:    1100 * time.Millisecond,
-
-		DecodeBase:         9200 * time.Microsecond,
-		DecodePerSeq:       1090 * time.Microsecond,
-		DecodePerKVTokenNs: 10,
-		MaxRunning:         128,
-		KVCapacityTokens:   1_500_000,
-		DecodeLogInterval:  40,
-
-		MaxContextTokens: 163_840,
-		Efforts: map[string]LengthProfile{
-			"":        {Min: 200, Max: 800},
-			"none":    {Min: 200, Max: 800},
-			"minimal": {Min: 150, Max: 600, ReasoningFraction: 0.2},
-			"low":     {Min: 400, Max: 1200, ReasoningFraction: 0.5},
-			"medium":  {Min: 1000, Max: 2500, ReasoningFraction: 0.7},
-			"high":    {Min: 2000, Max: 3500, ReasoningFraction: 0.8},
-			"max":     {Min: 3000, Max: 4500, ReasoningFraction: 0.8},
-		},
-	}
-}
-
-// profiles is the registry of built-in profiles by name.
-var profiles = map[string]func() *Profile{
-	"dsv4-pd": DSV4PD,
-}
-
-// ProfileNames lists the built-in profiles.
-func ProfileNames() []string {
-	names := make([]string, 0, len(profiles))
-	for n := range profiles {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// LookupProfile returns a fresh copy of the named built-in profile.
-func LookupProfile(name string) (*Profile, error) {
-	f, ok := profiles[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown profile %q: want one of %v", name, ProfileNames())
-	}
-	return f(), nil
 }

@@ -1,0 +1,52 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentsim/agentsim/clock"
+)
+
+// SpeedupHeader is the response header an agentsim server advertises its clock's speedup in
+// (simserver.SpeedupHeader; repeated here because the harness does not depend on the
+// simulator).
+const SpeedupHeader = "X-Agentsim-Speedup"
+
+// ServerSpeedup asks the server GET /v1/models once, within timeout (wall time), and returns
+// the speedup it advertises in SpeedupHeader: simulated seconds per wall second of an agentsim
+// server, which a harness must adopt for its timeouts, think and tool times and watchdog to
+// run on the server's clock. found is false for any other server (the speedup is then 1) and
+// when the server does not answer; a header that is not a valid speedup is an error.
+func ServerSpeedup(ctx context.Context, hc *http.Client, baseURL, apiKey string, timeout time.Duration) (speedup float64, found bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/v1/models", nil)
+	if err != nil {
+		return 1, false, nil
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 1, false, nil // unreachable: CheckServer says so
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	v := resp.Header.Get(SpeedupHeader)
+	if v == "" {
+		return 1, false, nil
+	}
+	s, perr := strconv.ParseFloat(v, 64)
+	if perr == nil {
+		perr = clock.ValidateSpeedup(s)
+	}
+	if perr != nil {
+		return 1, false, fmt.Errorf("server %s advertises %s: %q, not a speedup from 1 to 1000000", baseURL, SpeedupHeader, v)
+	}
+	return s, true, nil
+}

@@ -1,0 +1,57 @@
+package harness
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/simtest"
+)
+
+// TestServerSpeedup checks that the speedup an agentsim server advertises is read, and that
+// any other server runs at speedup 1.
+func TestServerSpeedup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.New(50)
+		require.NoError(t, err)
+		sim := simtest.NewServer(t, simserver.Options{Clock: clk})
+		defer sim.Close()
+		s, found, err := ServerSpeedup(context.Background(), sim.Client(), sim.URL, "", CheckTimeout)
+		require.NoError(t, err)
+		assert.True(t, found)
+		assert.Equal(t, 50.0, s)
+	})
+	for _, tc := range []struct {
+		name, header string
+		want         float64
+		found, err   bool
+	}{
+		// Another server advertises nothing: speedup 1.
+		{"other server", "", 1, false, false},
+		// A header that is no speedup is an error, not a silent 1.
+		{"bad header", "fast", 1, false, true},
+		{"out of range", "0.5", 1, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.header != "" {
+					w.Header().Set(SpeedupHeader, tc.header)
+				}
+				_, _ = w.Write([]byte(`{"object":"list","data":[]}`))
+			}))
+			defer srv.Close()
+			s, found, err := ServerSpeedup(context.Background(), srv.Client(), srv.URL, "", CheckTimeout)
+			assert.Equal(t, tc.err, err != nil, "error %v", err)
+			assert.Equal(t, tc.found, found)
+			assert.Equal(t, tc.want, s)
+		})
+	}
+	assert.Equal(t, simserver.SpeedupHeader, SpeedupHeader, "the harness reads the header the simulator sends")
+}

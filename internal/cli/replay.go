@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/replay"
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// replayBase is the workload a replay starts from: the trace gives the agents, their rounds,
+// prompts, output lengths and timing; the keys left — model, pacer, timeouts, retry,
+// watchdog, grace, seed — come from here, --config, the environment and --set.
+var replayBase = []byte(`name: replay
+agents: 1
+rounds: 1
+duration: 0s
+seed: 1
+model: deepseek-v4-flash
+context: {system_tokens: 0, initial_tokens: 1, read_tokens: 0, max_context_tokens: 1048576}
+request: {stream: true, reasoning_effort: none, max_tokens: 4096, output_tokens: 256}
+retry: {max: 0}
+pacer: {kind: unlimited}
+grace: 30s
+`)
+
+// replayCmd is `agentsim replay FILE`: a trace against a server or the embedded simulator.
+type replayCmd struct {
+	env      []string
+	args     []string
+	settings *pflag.FlagSet
+	v        *viper.Viper
+	over     overrides
+}
+
+// replayConfig is replay's settings.
+type replayConfig struct {
+	Mode      string       `mapstructure:"mode"`
+	Sessions  int          `mapstructure:"sessions"`
+	TimeScale float64      `mapstructure:"time-scale"`
+	FromS     float64      `mapstructure:"from-s"`
+	ToS       float64      `mapstructure:"to-s"`
+	Config    string       `mapstructure:"config"`
+	Out       string       `mapstructure:"out"`
+	Force     bool         `mapstructure:"force"`
+	Metrics   string       `mapstructure:"metrics-addr"`
+	Target    targetConfig `mapstructure:",squash"`
+}
+
+func (r *replayCmd) command() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "replay FILE|-",
+		Short: "Replay a trace (agentsim.trace/v1) against a server or the embedded simulator",
+		Long: `Replay the requests of a trace: each session is an agent, each request one of its rounds, with a
+prompt of the recorded length whose prefix structure reproduces the trace's extends and hash_ids
+(so the server's prefix cache sees the same reuse), and the recorded output length forced
+(max_tokens with ignore_eos).
+
+  --mode sessions     (default when a session has more than one request) each session is a
+                      closed loop behind the pacer: request k+1 is sent after_s after request k
+                      ended.
+  --mode timestamps   every request at its recorded t_s, whatever the server does (open loop);
+                      each send's lateness is recorded (schedule_lag_s) and summarised.
+
+--time-scale X multiplies the trace's times (0.5 replays twice as fast), --from-s/--to-s keep
+a window of it, --sessions N its first N sessions. The run directory, events, samples,
+results.json and verdict are run's; results.json's "replay" object compares the replay with
+the original where the trace has outcomes (e2e and TTFT per request, concurrency over time).
+The pacer, timeouts, retry and watchdog keys come from --config and --set (default: pacer
+unlimited, no retries). See docs/trace.md.
+
+Exit codes: 0 healthy or slow, 1 runtime failure, 2 usage error or invalid trace, 3 any other
+verdict, 130 interrupted.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(fmt.Errorf("replay takes one trace file (or - for standard input), e.g. agentsim replay trace.jsonl; got %d arguments", len(args)))
+			}
+			return nil
+		},
+		RunE: r.run,
+	}
+	f := pflag.NewFlagSet("replay", pflag.ContinueOnError)
+	f.String("mode", "", "sessions (closed loop per session) or timestamps (open loop at t_s); default: sessions when a session has several requests")
+	f.Int("sessions", 0, "replay only the first N sessions to start (0: all)")
+	f.Float64("time-scale", 1, "multiply the trace's times by this (0.5: twice as fast)")
+	f.Float64("from-s", 0, "replay the requests sent from this second of the trace on")
+	f.Float64("to-s", 0, "replay the requests sent before this second of the trace (0: to the end)")
+	f.String("config", "", "YAML file of workload keys (pacer, timeouts, retry, watchdog…) for the replay")
+	f.String("out", "", "run directory (default runs/<UTC time>-replay)")
+	addForceFlag(f)
+	addServerFlags(f)
+	addMetricsFlag(f)
+	c.Flags().AddFlagSet(f)
+	c.Flags().Var(&setFlag{&r.over}, "set", "override a workload key: key=value (repeatable), e.g. pacer.kind=slots")
+	r.settings, r.v = f, newViper(f)
+	return c
+}
+
+func (r *replayCmd) run(c *cobra.Command, args []string) error {
+	var cfg replayConfig
+	problems, env := loadSettings(r.settings, r.v, r.env, &cfg)
+	problems = append(problems, unreported(cfg.Target.check(c.Flags()), problems)...)
+	opts := replay.Options{Mode: replay.Mode(cfg.Mode), Sessions: cfg.Sessions, TimeScale: cfg.TimeScale, FromS: cfg.FromS, ToS: cfg.ToS}
+	if cfg.TimeScale <= 0 {
+		return usageError(fmt.Errorf("--time-scale %v: must be > 0 (0.5 replays twice as fast)", cfg.TimeScale))
+	}
+	if err := opts.Validate(); err != nil {
+		return usageError(fmt.Errorf("replay: %w", err))
+	}
+	w, err := loadReplayWorkload(problems, cfg.Config, env, &r.over)
+	if err != nil {
+		return err
+	}
+	in, name, closeIn, err := openInput(c, args[0])
+	if err != nil {
+		return err
+	}
+	plan, err := replay.Load(in, name, opts)
+	closeIn()
+	if err != nil {
+		return usageError(err)
+	}
+	w.Agents = len(plan.Scripts)
+	if c.Context().Err() != nil {
+		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the replay started")}
+	}
+	if err := ensureOpenFiles(openFileLimit, "sessions", w.Agents, cfg.Target.Server == ""); err != nil {
+		return err
+	}
+	dir, discard, err := newRunDir(cfg.Out, cfg.Force, w.Name, time.Now())
+	if err != nil {
+		return err
+	}
+	metrics, err := serveMetrics(c, cfg.Metrics)
+	if err != nil {
+		discard()
+		return err
+	}
+	if metrics != nil {
+		defer metrics.Close()
+	}
+	target, err := startTarget(c, cfg.Target)
+	if err != nil {
+		discard()
+		return err
+	}
+	defer target.stop()
+	res, err := harness.Run(c.Context(), harness.Options{
+		Command: "replay", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
+		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), Progress: true, Metrics: metrics,
+		HTTPClient: target.client, Scripts: plan.Scripts,
+		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
+	})
+	if err != nil {
+		discard()
+		return runtimeError(err)
+	}
+	if res.Replay, err = replay.Compare(dir, plan); err != nil {
+		return runtimeError(err)
+	}
+	if err := results.Write(dir, res); err != nil {
+		return runtimeError(err)
+	}
+	harness.PrintSummary(c.OutOrStdout(), res, dir)
+	for i, l := range replay.Lines(res.Replay) {
+		label := ""
+		if i == 0 {
+			label = "replay"
+		}
+		fmt.Fprintf(c.OutOrStdout(), "  %-13s %s\n", label, l)
+	}
+	return verdictExit(res)
+}
+
+// loadReplayWorkload resolves the replay's workload: replayBase beneath --config, the
+// environment and --set.
+func loadReplayWorkload(problems []workloads.Problem, configFile string, env []string, o *overrides) (*workloads.Workload, error) {
+	return loadWith(problems, workloads.LoadOptions{Workload: "replay", Base: replayBase, ConfigFile: configFile, Env: env}, o)
+}

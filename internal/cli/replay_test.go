@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// TestRunImportReplayFit drives the commands end to end against the embedded simulator: a run,
+// its directory imported as a trace, the trace replayed (results.json gains its replay object,
+// every request with the recorded tokens) and a workload fitted to it that loads.
+func TestRunImportReplayFit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the embedded simulator")
+	}
+	dir := t.TempDir()
+	orig, rep, tr := filepath.Join(dir, "orig"), filepath.Join(dir, "rep"), filepath.Join(dir, "t.jsonl")
+	code, _, stderr := execute(t, "run", "--workload", "smoke", "--agents", "3", "--speedup", "40", "--out", orig)
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = execute(t, "trace", "import", "--from", "run", orig, "-o", tr)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "wrote 6 requests in 3 sessions")
+
+	code, stdout, stderr := execute(t, "replay", tr, "--speedup", "40", "--out", rep)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "6 requests compared, 6 with the recorded token counts")
+	res, err := results.Read(rep)
+	require.NoError(t, err)
+	require.NotNil(t, res.Replay)
+	assert.Equal(t, "replay", res.Command)
+	assert.Equal(t, 6, res.Replay.SameTokens)
+	assert.Equal(t, 6, res.Rounds.Planned)
+
+	code, stdout, stderr = execute(t, "trace", "fit", tr)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "request.output_tokens (tokens, n=6)")
+	path := writeFile(t, "fit.yaml", stdout)
+	w, err := workloads.Load(workloads.LoadOptions{Workload: path})
+	require.NoError(t, err)
+	assert.Equal(t, 3, w.Agents)
+}
+
+// TestReplayRejectsBadInput: usage errors name the flag or the line, before anything starts.
+func TestReplayRejectsBadInput(t *testing.T) {
+	trace := writeFile(t, "t.jsonl", `{"schema":"agentsim.trace/v1","source":"x","created":"x"}
+{"session":"a","seq":1,"t_s":0,"prompt_tokens":10,"output_tokens":5}
+`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay"}, "replay takes one trace file"},
+		{[]string{"replay", trace, "--mode", "random"}, `mode "random"`},
+		{[]string{"replay", trace, "--time-scale", "0"}, "--time-scale 0: must be > 0"},
+		{[]string{"replay", trace, "--set", "pacer.kind=nope"}, "pacer.kind"},
+		{[]string{"replay", trace}, "t.jsonl:2: seq = 1"},
+		{[]string{"trace", "fit", trace}, "t.jsonl:2: seq = 1"},
+		{[]string{"trace", "import", "--from", "run", t.TempDir()}, "events.jsonl"},
+	} {
+		code, _, stderr := execute(t, c.args...)
+		assert.Equal(t, ExitUsage, code, "%s: %s", strings.Join(c.args, " "), stderr)
+		assert.Contains(t, stderr, c.want, "%s", strings.Join(c.args, " "))
+	}
+}

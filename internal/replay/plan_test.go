@@ -1,0 +1,64 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// planTrace has two sessions; b's second request extends its first, after 2 s of think time
+// counted from the first's end.
+const planTrace = `{"schema":"agentsim.trace/v1","source":"test","created":"2026-11-30T00:00:00Z","requests":4,"sessions":2}
+{"session":"a","seq":0,"t_s":1,"prompt_tokens":100,"output_tokens":10,"status":200,"e2e_s":1}
+{"session":"b","seq":0,"t_s":2,"prompt_tokens":200,"output_tokens":20,"reasoning_tokens":5,"status":200,"e2e_s":1}
+{"session":"b","seq":1,"t_s":5,"after_s":2,"prompt_tokens":300,"output_tokens":30,"extends":0,"new_tokens":85,"status":200,"e2e_s":1}
+{"session":"a","seq":1,"t_s":10,"after_s":8,"prompt_tokens":150,"output_tokens":15,"status":200,"e2e_s":1}
+`
+
+// TestLoad checks the turns a plan makes of a trace, and the window, --sessions and
+// --time-scale.
+func TestLoad(t *testing.T) {
+	p, err := Load(strings.NewReader(planTrace), "t.jsonl", Options{TimeScale: 0.5})
+	require.NoError(t, err)
+	assert.Equal(t, Sessions, p.Mode, "a session with several requests")
+	assert.Equal(t, []string{"a", "b"}, p.Sessions)
+	assert.Equal(t, 4, p.Requests)
+	assert.True(t, p.Outcomes)
+	b := p.Scripts[1].Turns
+	assert.Equal(t, 1*time.Second, b[0].At)
+	assert.Equal(t, -1, b[0].Extends)
+	assert.Equal(t, 15, b[0].ReplyTokens, "output without reasoning stays in the conversation")
+	assert.Equal(t, 0, b[1].Extends)
+	assert.Equal(t, time.Second, b[1].Wait, "after_s × time scale")
+	assert.Equal(t, 30, b[1].OutputTokens)
+
+	p, err = Load(strings.NewReader(planTrace), "t.jsonl", Options{FromS: 4, Sessions: 1})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"b"}, p.Sessions, "the first session to start in the window")
+	assert.Equal(t, Timestamps, p.Mode, "one request per session")
+	assert.Equal(t, -1, p.Scripts[0].Turns[0].Extends, "the request extended is outside the window")
+	assert.Equal(t, time.Second, p.Scripts[0].Turns[0].At, "time 0 is --from-s")
+	assert.Equal(t, 3, p.Skipped)
+}
+
+// TestLoadRefuses names what is wrong.
+func TestLoadRefuses(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Mode: "random"}, `mode "random": must be sessions or timestamps`},
+		{Options{TimeScale: -1}, "time-scale = -1"},
+		{Options{FromS: 5, ToS: 2}, "to-s = 2: must be after from-s (5 s)"},
+		{Options{FromS: 100}, "no request to replay"},
+	} {
+		_, err := Load(strings.NewReader(planTrace), "t.jsonl", c.o)
+		require.Error(t, err, "%+v", c.o)
+		assert.Contains(t, err.Error(), c.want, "%+v", c.o)
+	}
+	_, err := Load(strings.NewReader(`{"schema":"agentsim.trace/v2"}`), "t.jsonl", Options{})
+	assert.ErrorContains(t, err, "t.jsonl:1:")
+}

@@ -1,0 +1,50 @@
+package sweep
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestNewPlan checks the run order (first dimension slowest, seed fastest), the run
+// directories and the run command lines.
+func TestNewPlan(t *testing.T) {
+	p := NewPlan("agentsim sweep", Base{Workload: "smoke", Name: "smoke", SimProfile: "dsv4-pd", Speedup: 50,
+		Set: []Set{{"rounds", "3"}}, FaultParams: []string{"long-context-wedge.threshold_tokens=1000", "drop.fraction=0.5"}},
+		[]Dimension{{"pacer.kind", []string{"slots", "aimd"}}}, []string{"none", "long-context-wedge"}, []int64{1, 2})
+	require.Len(t, p.Runs, 8)
+	assert.Equal(t, Run{Index: 3, Values: []string{"slots"}, Fault: "long-context-wedge", Seed: 2,
+		Dir: "cells/0003-slots-long-context-wedge-seed2"}, p.Runs[3])
+	assert.Equal(t, "aimd", p.Runs[4].Values[0])
+	assert.Equal(t, "pacer.kind=slots fault=long-context-wedge", p.Cell(p.Runs[3]))
+	assert.Equal(t, []string{"run", "--workload", "smoke", "--set", "rounds=3", "--set", "pacer.kind=slots", "--set", "seed=2",
+		"--sim-profile", "dsv4-pd", "--speedup", "50", "--sim-seed", "2", "--sim-fault", "long-context-wedge",
+		"--sim-fault-param", "long-context-wedge.threshold_tokens=1000",
+		"--out", filepath.Join("/s", "cells", "0003-slots-long-context-wedge-seed2"), "--force"}, p.RunArgs(p.Runs[3], "/s"))
+
+	// A fixed simulator seed, an external server and copied inputs.
+	seed := uint64(7)
+	q := NewPlan("", Base{Workload: "inputs/workload.yaml", Name: "w", Config: "inputs/config.yaml", SimSeed: &seed,
+		Server: "http://h:8000"}, nil, []string{"none"}, []int64{1})
+	assert.Equal(t, []string{"run", "--workload", filepath.Join("/s", "inputs", "workload.yaml"), "--config", filepath.Join("/s", "inputs", "config.yaml"),
+		"--set", "seed=1", "--server", "http://h:8000", "--out", filepath.Join("/s", "cells", "0000-none-seed1"), "--force"}, q.RunArgs(q.Runs[0], "/s"))
+}
+
+// TestPlanRoundTrip checks that a written plan reads back the same, and that another grid is
+// not the same plan.
+func TestPlanRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPlan("agentsim sweep --seeds 1-2", Base{Workload: "smoke", Name: "smoke"}, nil, []string{"none"}, []int64{1, 2})
+	require.NoError(t, p.Write(dir))
+	back, planDir, err := ReadPlan(dir)
+	require.NoError(t, err)
+	assert.Equal(t, dir, planDir)
+	assert.True(t, p.Same(back))
+	other := NewPlan("agentsim sweep --seeds 1-3", Base{Workload: "smoke", Name: "smoke"}, nil, []string{"none"}, []int64{1, 2, 3})
+	assert.False(t, p.Same(other))
+
+	_, _, err = ReadPlan(t.TempDir())
+	assert.ErrorContains(t, err, "no sweep plan there")
+}

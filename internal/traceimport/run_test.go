@@ -1,0 +1,76 @@
+package traceimport
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/trace"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// runEvents is a run of two agents: agent 0's second round fails with a 503 and is retried,
+// agent 1 sends one request.
+const runEvents = `{"t_s":0,"event":"run_start","agent":-1,"round":0}
+{"t_s":0.1,"event":"read_done","agent":0,"round":1,"read_tokens":300,"context_tokens":1000}
+{"t_s":0.1,"event":"request_sent","agent":0,"round":1,"request":"a0-r1-0","context_tokens":1000,"max_tokens":100}
+{"t_s":0.2,"event":"read_done","agent":1,"round":1,"read_tokens":200,"context_tokens":900}
+{"t_s":0.2,"event":"request_sent","agent":1,"round":1,"request":"a1-r1-0","context_tokens":900,"max_tokens":80}
+{"t_s":2.1,"event":"done","agent":0,"round":1,"request":"a0-r1-0","latency_s":2,"ttft_s":0.5,"prompt_tokens":1010,"completion_tokens":100,"reasoning_tokens":40,"cached_tokens":0,"finish_reason":"length"}
+{"t_s":3.2,"event":"done","agent":1,"round":1,"request":"a1-r1-0","latency_s":3,"ttft_s":0.6,"prompt_tokens":905,"completion_tokens":80,"finish_reason":"length"}
+{"t_s":4.1,"event":"read_done","agent":0,"round":2,"read_tokens":400,"context_tokens":1480}
+{"t_s":4.1,"event":"request_sent","agent":0,"round":2,"request":"a0-r2-0","context_tokens":1480,"max_tokens":90}
+{"t_s":4.3,"event":"error","agent":0,"round":2,"request":"a0-r2-0","latency_s":0.2,"status":503,"class":"http_status","message":"overloaded"}
+{"t_s":5.3,"event":"request_sent","agent":0,"round":2,"request":"a0-r2-1","attempt":1,"context_tokens":1480,"max_tokens":90}
+{"t_s":8.3,"event":"done","agent":0,"round":2,"request":"a0-r2-1","attempt":1,"latency_s":3,"ttft_s":0.4,"prompt_tokens":1482,"completion_tokens":90,"cached_tokens":1010,"finish_reason":"length"}
+{"t_s":8.4,"event":"run_end","agent":-1,"round":0}
+`
+
+// TestRun imports a run directory: one session per agent, sends in order, after_s from the
+// previous end, usage from done events, a failed attempt's prompt estimated, and extends
+// pointing at the agent's previous completed request.
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke"})
+	require.NoError(t, err)
+	cfg, err := w.Recorded(map[string]string{"server": "http://127.0.0.1:1"}, nil)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), cfg, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(runEvents), 0o644))
+
+	tr, err := Run(dir)
+	require.NoError(t, err)
+	require.Len(t, tr.Requests, 4)
+	assert.Equal(t, 2, tr.Header.Sessions)
+	zero := 0
+	want := []trace.Request{
+		{Session: "agent-0", Seq: 0, TS: 0.1, PromptTokens: 1010, OutputTokens: 100, ReasoningTokens: 40, MaxTokens: 100,
+			Status: 200, TTFTS: 0.5, E2ES: 2, FinishReason: "length"},
+		{Session: "agent-1", Seq: 0, TS: 0.2, PromptTokens: 905, OutputTokens: 80, MaxTokens: 80,
+			Status: 200, TTFTS: 0.6, E2ES: 3, FinishReason: "length"},
+		{Session: "agent-0", Seq: 1, TS: 4.1, AfterS: 2, PromptTokens: 1480, TokensEstimated: true, MaxTokens: 90,
+			Status: 503, E2ES: 0.2, Extends: &zero, NewTokens: 400},
+		{Session: "agent-0", Seq: 2, TS: 5.3, AfterS: 1, PromptTokens: 1482, CachedTokens: 1010, OutputTokens: 90, MaxTokens: 90,
+			Status: 200, TTFTS: 0.4, E2ES: 3, FinishReason: "length", Extends: &zero, NewTokens: 1482 - 1010 - 60},
+	}
+	for i := range want {
+		want[i].Model, want[i].ReasoningEffort = w.Model, w.Request.ReasoningEffort
+		got := tr.Requests[i]
+		assert.InDelta(t, want[i].AfterS, got.AfterS, 1e-9, "request %d after_s", i)
+		got.AfterS = want[i].AfterS
+		assert.Equal(t, want[i], got, "request %d", i)
+	}
+	var b strings.Builder
+	require.NoError(t, tr.Write(&b), "the imported trace passes the writer's checks")
+}
+
+// TestRunNotARunDirectory names the missing file.
+func TestRunNotARunDirectory(t *testing.T) {
+	_, err := Run(t.TempDir())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "events.jsonl")
+}

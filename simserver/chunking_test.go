@@ -1,0 +1,86 @@
+package simserver_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/engine"
+)
+
+// chunkCounts scrapes the stream chunk counters: chunks, tokens, chunks behind, chunks
+// coalesced.
+func (ts *testServer) chunkCounts() (chunks, tokens, behind, coalesced float64) {
+	fams := ts.scrape()
+	get := func(name string) float64 {
+		v, ok := metricValue(fams, name)
+		require.True(ts.t, ok, "no series %s", name)
+		return v
+	}
+	return get("agentsim_stream_chunks_total"), get("agentsim_stream_chunk_tokens_total"),
+		get("agentsim_stream_chunks_behind_total"), get("agentsim_stream_chunks_coalesced_total")
+}
+
+// TestStreamInterval checks that every chunk carries the profile's stream_interval of tokens
+// (the last one what is left), and that a client that keeps up sees no chunk behind.
+func TestStreamInterval(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		p := engine.DSV4PD()
+		p.StreamInterval = 4
+		ts := startServer(t, simserver.Options{Profile: p})
+		resp := ts.post(context.Background(), streamBody(`,"max_tokens":42,"ignore_eos":true`))
+		defer resp.Body.Close()
+		frames, err := readFrames(ts.clk, resp.Body)
+		require.NoError(t, err)
+		r := decodeStream(t, frames, simserver.FieldReasoningContent)
+		require.True(t, r.done)
+		var sizes []int
+		for _, c := range r.chunks[1 : len(r.chunks)-1] {
+			sizes = append(sizes, simserver.CountTokens(c.Choices[0].Delta["content"]))
+		}
+		assert.Equal(t, []int{4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2}, sizes, "tokens per chunk")
+		chunks, tokens, behind, coalesced := ts.chunkCounts()
+		assert.Equal(t, []float64{11, 42, 0, 0}, []float64{chunks, tokens, behind, coalesced},
+			"chunks, tokens, chunks behind, chunks coalesced")
+	})
+}
+
+// TestStreamBehind checks what happens when the writer cannot keep up (here: a client that
+// reads nothing for 5 s): without coalescing the backlog goes out one token a chunk and the
+// chunks written behind are counted; with stream_coalesce_tokens it is coalesced, and counted
+// as such. Nothing is silent.
+func TestStreamBehind(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		coalesce int
+	}{{"strict", 0}, {"coalescing", 8}} {
+		t.Run(tc.name, func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				p := engine.DSV4PD()
+				p.StreamCoalesceTokens = tc.coalesce
+				ts := startServer(t, simserver.Options{Profile: p})
+				resp := ts.post(context.Background(), streamBody(`,"max_tokens":600,"ignore_eos":true`))
+				defer resp.Body.Close()
+				ts.wait(5 * time.Second) // the client reads nothing: the server's writes block
+				frames, err := readFrames(ts.clk, resp.Body)
+				require.NoError(t, err)
+				r := decodeStream(t, frames, simserver.FieldReasoningContent)
+				require.True(t, r.done)
+				chunks, tokens, behind, coalesced := ts.chunkCounts()
+				assert.Equal(t, 600.0, tokens)
+				assert.Positive(t, behind, "chunks written behind the engine are counted")
+				if tc.coalesce == 0 {
+					assert.Equal(t, 600.0, chunks, "one token a chunk, backlog included")
+					assert.Zero(t, coalesced)
+				} else {
+					assert.Less(t, chunks, 600.0, "the backlog is coalesced")
+					assert.Positive(t, coalesced, "coalesced chunks are counted")
+				}
+			})
+		})
+	}
+}

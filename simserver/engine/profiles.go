@@ -1,0 +1,370 @@
+package engine
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// builtinFS holds the built-in profiles, one YAML file each, named after the profile.
+//
+//go:embed profiles/*.yaml
+var builtinFS embed.FS
+
+// builtin returns the YAML of the named built-in profile.
+func builtin(name string) ([]byte, bool) {
+	data, err := builtinFS.ReadFile("profiles/" + name + ".yaml")
+	return data, err == nil
+}
+
+// ProfileNames lists the built-in profiles.
+func ProfileNames() []string {
+	entries, _ := fs.ReadDir(builtinFS, "profiles")
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// DefaultProfile is the name of the profile used when none is given.
+const DefaultProfile = "dsv4-pd"
+
+// DSV4PD is the default profile, calibrated to the incident's DeepSeek-V4-Flash
+// prefill/decode deployment: profiles/dsv4-pd.yaml documents every figure and its source, and
+// docs/engine.md §5 and §6 the calibration. In short:
+//
+//   - decode: 9.2 ms + 1.09 ms per running request + 10 ns per KV token — 806 tok/s at 64
+//     concurrent and 835 tok/s at 96 with ~200-token prompts (the incident: 812 and 845);
+//   - prefill: 20 ms + 80 µs per uncached token + 1 ns per token × context token, chunks of
+//     8 192 tokens;
+//   - KV transfer: a 70 ms handshake served one request at a time (+ 5 ns per token), then
+//     1.1 s until the decode engine has the KV;
+//   - streaming as SGLang: nothing is sent before the first token, one token per chunk;
+//
+// which makes 16 × 128 tokens with ~200-token prompts finish in ≈ 5.3–5.45 s with lat_min
+// ≈ 3.7–4.2 s and lat_mean ≈ 4.9–5.0 s (the incident: 5.4 s, 3.9 s, 5.1 s).
+func DSV4PD() *Profile { return mustBuiltin(DefaultProfile) }
+
+// Ideal is the profile for testing a harness alone: every decode step takes 20 ms whatever
+// the load, slots and KV are effectively unlimited, prefill and transfer take no time.
+func Ideal() *Profile { return mustBuiltin("ideal") }
+
+// mustBuiltin parses a built-in profile; the built-ins are checked by the tests, so an error
+// is a bug in the program.
+func mustBuiltin(name string) *Profile {
+	p, err := LookupProfile(name)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// ErrUnknownProfile is wrapped by the errors of LookupProfile and LoadProfile for a name that
+// is neither a built-in profile nor a file.
+var ErrUnknownProfile = errors.New("unknown profile")
+
+// unknownProfile says that name is no built-in profile (nor, for LoadProfile, a file).
+func unknownProfile(name string) error {
+	return fmt.Errorf("%w %q: want one of %s, or a profile file", ErrUnknownProfile, name, strings.Join(ProfileNames(), ", "))
+}
+
+// LookupProfile returns a fresh copy of the named built-in profile.
+func LookupProfile(name string) (*Profile, error) {
+	data, ok := builtin(name)
+	if !ok {
+		return nil, unknownProfile(name)
+	}
+	return ParseProfile(data, "profile "+name)
+}
+
+// LoadProfile returns the built-in profile of that name or, failing that, the profile in the
+// YAML file at that path (see ParseProfile). Its errors name the profile or the file.
+func LoadProfile(nameOrPath string) (*Profile, error) {
+	if _, ok := builtin(nameOrPath); ok {
+		return LookupProfile(nameOrPath)
+	}
+	data, err := os.ReadFile(nameOrPath)
+	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(nameOrPath, `/\.`) {
+		return nil, unknownProfile(nameOrPath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("profile file %s: %w", nameOrPath, err)
+	}
+	p, err := ParseProfile(data, "profile file "+nameOrPath)
+	if err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(nameOrPath), filepath.Ext(nameOrPath))
+	}
+	return p, nil
+}
+
+// profileFile is a profile file: the profile's keys, and base, the built-in profile whose
+// values the keys it does not set keep.
+type profileFile struct {
+	Base    string `yaml:"base"`
+	Profile `yaml:",inline"`
+}
+
+// ParseProfile reads a profile from YAML. A file with `base: NAME` starts from that built-in
+// profile and changes only the keys it sets; without base, every key must be set (a missing
+// one is zero, and Validate says which zeros are not allowed). Keys are strict: an unknown
+// key is an error. It reports every problem at once, one per line, each prefixed with source.
+func ParseProfile(data []byte, source string) (*Profile, error) {
+	var head struct {
+		Base string `yaml:"base"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	pf := profileFile{}
+	if head.Base != "" {
+		base, ok := builtin(head.Base)
+		if !ok {
+			return nil, fmt.Errorf("%s: base: %q is not allowed: want one of %s", source, head.Base, strings.Join(ProfileNames(), ", "))
+		}
+		if err := strictDecode(base, &pf); err != nil {
+			return nil, fmt.Errorf("profile %s: %w", head.Base, err)
+		}
+	}
+	var errs []error
+	if err := strictDecode(data, &pf); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		keys := keysByLine(data)
+		for _, msg := range te.Errors {
+			errs = append(errs, fmt.Errorf("%s: %s", source, keyMessage(msg, keys)))
+		}
+	}
+	p := pf.Profile
+	for _, e := range p.problems() {
+		errs = append(errs, fmt.Errorf("%s: %w", source, e))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return &p, nil
+}
+
+// strictDecode decodes YAML onto v, refusing keys v has no field for.
+func strictDecode(data []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+var (
+	unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	cannotDecode = regexp.MustCompile("^line (\\d+): cannot unmarshal !!\\w+ `(.*)` into (\\S+)$")
+)
+
+// keyMessage rewrites a YAML decoding error in the profile's terms, naming the key from
+// keys, the top-level key on each line.
+func keyMessage(msg string, keys map[int]string) string {
+	if m := unknownField.FindStringSubmatch(msg); m != nil {
+		return unknownField.ReplaceAllString(msg, fmt.Sprintf("unknown key %q: want one of %s", m[1], strings.Join(profileKeys(), ", ")))
+	}
+	if m := cannotDecode.FindStringSubmatch(msg); m != nil {
+		want := "a " + m[3]
+		switch m[3] {
+		case "time.Duration":
+			want = "a duration in Go syntax with its unit, like 20ms"
+		case "int":
+			want = "an integer"
+		case "float64":
+			want = "a number"
+		}
+		line, _ := strconv.Atoi(m[1])
+		return fmt.Sprintf("line %s: %s: %s is not allowed: want %s", m[1], keys[line], m[2], want)
+	}
+	return msg
+}
+
+// keysByLine maps each line of a YAML mapping to the top-level key it sets.
+func keysByLine(data []byte) map[int]string {
+	var doc yaml.Node
+	keys := map[int]string{}
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return keys
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		keys[m.Content[i].Line] = m.Content[i].Value
+		keys[m.Content[i+1].Line] = m.Content[i].Value
+	}
+	return keys
+}
+
+// profileKeys lists the keys of a profile file, in file order.
+func profileKeys() []string {
+	keys := []string{"base"}
+	for _, k := range profileKeyDocs {
+		keys = append(keys, k.key)
+	}
+	return keys
+}
+
+// Validate reports every parameter out of range at once, one per line, each naming the key,
+// the value and what is allowed. Numbers must be finite: NaN and infinities are refused.
+func (p *Profile) Validate() error {
+	if err := p.problems().err(); err != nil {
+		return fmt.Errorf("profile %s: %w", p.Name, err)
+	}
+	return nil
+}
+
+// problems lists what Validate reports.
+func (p *Profile) problems() problems {
+	var ps problems
+	if p.Name == "" {
+		ps = append(ps, errors.New(`name: "" is not allowed: want the profile's name`))
+	}
+	if p.Model == "" {
+		ps = append(ps, errors.New(`model: "" is not allowed: want the model name /v1/models lists`))
+	}
+	ps.oneOf("first_byte", string(p.firstByte()), string(FirstByteAtToken), string(FirstByteHeaders), string(FirstByteAtAdmission))
+	ps.atLeast("stream_interval", p.StreamInterval, 0)
+	ps.atLeast("stream_coalesce_tokens", p.StreamCoalesceTokens, 0)
+	ps.nonNegative("prefill_base", p.PrefillBase)
+	ps.nonNegative("prefill_per_token", p.PrefillPerToken)
+	ps.finite("prefill_attn_per_token2_ns", p.PrefillAttnPerToken2Ns)
+	ps.atLeast("prefill_chunk_tokens", p.PrefillChunkTokens, 1)
+	ps.atLeast("prefix_cache_tokens", p.PrefixCacheTokens, 0)
+	ps.nonNegative("transfer_serial", p.TransferSerial)
+	ps.finite("transfer_per_token_ns", p.TransferPerTokenNs)
+	ps.nonNegative("transfer_latency", p.TransferLatency)
+	ps.positive("decode_base", p.DecodeBase)
+	ps.nonNegative("decode_per_seq", p.DecodePerSeq)
+	ps.finite("decode_per_kv_token_ns", p.DecodePerKVTokenNs)
+	ps.atLeast("max_running", p.MaxRunning, 1)
+	ps.atLeast("decode_log_interval", p.DecodeLogInterval, 1)
+	ps.between("step_jitter_sigma", p.StepJitterSigma, 0, 2)
+	ps.fraction("slow_step_probability", p.SlowStepProbability)
+	if p.SlowStepProbability > 0 || p.SlowStepFactor != 0 {
+		ps.between("slow_step_factor", p.SlowStepFactor, 1, 1000)
+	}
+	ps.atLeast("max_context_tokens", p.MaxContextTokens, 2)
+	if p.KVCapacityTokens < p.MaxContextTokens {
+		ps = append(ps, fmt.Errorf("kv_capacity_tokens: %d is not allowed: want at least max_context_tokens (%d), so one full context fits",
+			p.KVCapacityTokens, p.MaxContextTokens))
+	}
+	if _, ok := p.Efforts[""]; !ok {
+		ps = append(ps, errors.New(`efforts: the output length of requests without reasoning_effort ("") is missing: want efforts."" {min, max, reasoning_fraction}`))
+	}
+	efforts := make([]string, 0, len(p.Efforts))
+	for e := range p.Efforts {
+		efforts = append(efforts, e)
+	}
+	slices.Sort(efforts)
+	for _, e := range efforts {
+		l := p.Efforts[e]
+		key := fmt.Sprintf("efforts.%q", e)
+		ps.atLeast(key+".min", l.Min, 1)
+		ps.atLeast(key+".max", l.Max, max(l.Min, 1))
+		if !(l.ReasoningFraction >= 0 && l.ReasoningFraction < 1) {
+			ps = append(ps, fmt.Errorf("%s.reasoning_fraction: %g is not allowed: want a fraction from 0 to below 1", key, l.ReasoningFraction))
+		}
+	}
+	return ps
+}
+
+// firstByte is FirstByte with its default.
+func (p *Profile) firstByte() FirstByte {
+	if p.FirstByte == "" {
+		return FirstByteAtAdmission
+	}
+	return p.FirstByte
+}
+
+// FirstByteMode returns when a stream's first bytes go out: FirstByte, or
+// FirstByteAtAdmission when it is unset.
+func (p *Profile) FirstByteMode() FirstByte { return p.firstByte() }
+
+// ChunkTokens returns how many tokens a stream chunk carries: StreamInterval, at least 1.
+func (p *Profile) ChunkTokens() int { return max(p.StreamInterval, 1) }
+
+// CoalesceTokens returns the most tokens a chunk carries when the writer has fallen behind:
+// StreamCoalesceTokens, at least ChunkTokens.
+func (p *Profile) CoalesceTokens() int { return max(p.StreamCoalesceTokens, p.ChunkTokens()) }
+
+// profileKeyDocs says, for every key of a profile file in file order, its unit and meaning:
+// the line comments of YAML.
+var profileKeyDocs = []struct{ key, doc string }{
+	{"name", "the profile's name, as --profile takes it"},
+	{"model", "model name /v1/models lists"},
+	{"description", "the stack the profile models"},
+	{"first_byte", "when the HTTP head and role chunk go out: first-token, headers (head at admission, role chunk with the first token), admission"},
+	{"stream_interval", "tokens per stream chunk (0: 1)"},
+	{"stream_coalesce_tokens", "most tokens per chunk when the writer falls behind (≤ stream_interval: never coalesce)"},
+	{"prefill_base", "fixed cost of a prefill step, simulated time"},
+	{"prefill_per_token", "cost per uncached prompt token, simulated time"},
+	{"prefill_attn_per_token2_ns", "ns per (token computed × context token before it)"},
+	{"prefill_chunk_tokens", "most prompt tokens one prefill step computes"},
+	{"prefix_cache_tokens", "prefix cache capacity, tokens"},
+	{"transfer_serial", "KV transfer thread's fixed cost per request, simulated time"},
+	{"transfer_per_token_ns", "KV transfer thread's cost per prompt token, ns"},
+	{"transfer_latency", "end of handshake → KV in the decode engine, simulated time"},
+	{"decode_base", "fixed cost of a decode step, simulated time"},
+	{"decode_per_seq", "cost per running request in a decode step, simulated time"},
+	{"decode_per_kv_token_ns", "cost per KV token in the batch, ns"},
+	{"max_running", "decode batch limit, requests"},
+	{"kv_capacity_tokens", "decode KV capacity, tokens"},
+	{"decode_log_interval", "decode steps between refreshes of the SGLang decode gauges"},
+	{"step_jitter_sigma", "sigma of the lognormal decode-step multiplier (mean 1; 0: none)"},
+	{"slow_step_probability", "chance a decode step is slow, 0 to 1"},
+	{"slow_step_factor", "a slow step's duration multiplier, ≥ 1"},
+	{"max_context_tokens", "longest prompt plus output, tokens"},
+	{"efforts", "output length per reasoning_effort: uniform in [min, max] tokens, reasoning_fraction of it reasoning"},
+}
+
+// YAML renders the profile resolved, as a profile file: every key in file order with its
+// unit as a comment, durations in Go syntax. ParseProfile reads the result back.
+func (p *Profile) YAML() ([]byte, error) {
+	var root yaml.Node
+	if err := root.Encode(p); err != nil {
+		return nil, fmt.Errorf("encode profile %s: %w", p.Name, err)
+	}
+	docs := map[string]string{}
+	for _, k := range profileKeyDocs {
+		docs[k.key] = k.doc
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		k.LineComment = docs[k.Value]
+		if k.Value == "efforts" {
+			k.LineComment, k.HeadComment = "", docs[k.Value]
+			for j := 1; j < len(v.Content); j += 2 {
+				v.Content[j].Style = yaml.FlowStyle
+			}
+		}
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&root); err != nil {
+		return nil, fmt.Errorf("encode profile %s: %w", p.Name, err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encode profile %s: %w", p.Name, err)
+	}
+	return buf.Bytes(), nil
+}
