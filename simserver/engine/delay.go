@@ -11,8 +11,11 @@ import (
 type delayKind int
 
 const (
-	delayTransfer delayKind = iota // KV transfer complete: the request enters decode
-	delayResume                    // a stalled stream resumes
+	delayTransfer         delayKind = iota // KV transfer complete: the request enters decode
+	delayResume                            // a stalled stream resumes
+	delayAbort                             // the abort delay after a client's disconnect has passed
+	delayBootstrapTimeout                  // a request waiting for its KV reservation times out
+	delayWaitingTimeout                    // a request whose KV has not reached decode times out
 )
 
 type delayed struct {
@@ -109,10 +112,30 @@ func (q *delayQueue) sleep(ctx context.Context, e *Engine, next time.Time, pendi
 func (e *Engine) deliver(d delayed) {
 	g := d.g
 	switch d.kind {
+	case delayAbort:
+		e.abandon(g)
+		return
+	case delayBootstrapTimeout:
+		if !g.cancelled.Load() {
+			e.timeout(g, StageBootstrapping, g.Submitted)
+		}
+		return
+	case delayWaitingTimeout:
+		if !g.cancelled.Load() {
+			e.timeout(g, StageWaitingForInput, d.at.Add(-e.prof.WaitingTimeout))
+		}
+		return
 	case delayTransfer:
+		if e.crashed.Load() && !g.cancelled.Load() {
+			// The decode engine is dead: the transfer never completes; the waiting timeout,
+			// or the client, ends the request.
+			e.delays.push(e.clk.Now().Add(e.prof.TransferLatency+time.Second), g, delayTransfer)
+			return
+		}
 		e.stats.transferQueue.Add(-1)
 		e.stats.prefillInflight.Add(-1)
 		if g.cancelled.Load() {
+			e.freeKV(g)
 			e.finish(g)
 			return
 		}

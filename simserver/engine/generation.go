@@ -43,8 +43,9 @@ const (
 	phasePinned             // prefilled, KV transfer never completes (prefill-pin)
 	phaseDecodeWaiting
 	phaseRunning
-	phasePaused // stall-stream
-	phaseWedged // long-context-wedge
+	phasePaused   // stall-stream
+	phaseWedged   // long-context-wedge
+	phasePrealloc // waiting for the decode engine to reserve its KV (disaggregated)
 	phaseDone
 )
 
@@ -67,7 +68,9 @@ type Gen struct {
 
 	produced  atomic.Int64
 	cached    atomic.Int64
-	cancelled atomic.Bool
+	cancelled atomic.Bool // the engine frees it at its next step
+	gone      atomic.Bool // its client went away (Cancel)
+	aborted   atomic.Pointer[Aborted]
 	phase     atomic.Int32
 	notify    chan struct{}
 	consumed  int // reader-owned
@@ -75,7 +78,8 @@ type Gen struct {
 	// Engine-owned fields: touched only by the goroutine whose queue holds the generation.
 	job      Job
 	rng      *rand.Rand
-	computed int  // prompt tokens present in KV (cached or prefilled)
+	computed int  // context tokens present in KV (cached, prefilled or recomputed)
+	target   int  // context tokens to compute before it decodes: the prompt, or after a retraction prompt plus output
 	kv       int  // KV tokens while in decode: prompt plus output so far
 	holdsKV  bool // decode KV is allocated (running, paused, wedged)
 	stalled  bool // the stall-stream pause has happened
@@ -101,12 +105,24 @@ func (g *Gen) NextChunk(ctx context.Context, atLeast, atMost int) (n int, done b
 		if g.consumed >= g.Output {
 			return 0, true, nil
 		}
+		if a := g.aborted.Load(); a != nil {
+			return 0, false, a
+		}
 		select {
 		case <-g.notify:
 		case <-ctx.Done():
 			return 0, false, ctx.Err()
 		}
 	}
+}
+
+// inDecode reports whether the generation is in the decode engine.
+func (g *Gen) inDecode() bool {
+	switch phase(g.phase.Load()) {
+	case phaseDecodeWaiting, phaseRunning, phasePaused, phaseWedged:
+		return true
+	}
+	return false
 }
 
 // Pending returns how many generated tokens the reader has not taken yet: more than a chunk

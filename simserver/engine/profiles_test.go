@@ -17,6 +17,7 @@ func TestDSV4PDFiguresUnchanged(t *testing.T) {
 		Name:        "dsv4-pd",
 		Model:       "deepseek-v4-flash",
 		Description: "DeepSeek-V4-Flash on SGLang with prefill/decode disaggregation (the incident's stack)",
+		Engine:      EngineDisaggregated,
 		FirstByte:   FirstByteAtToken, StreamInterval: 1, StreamCoalesceTokens: 1,
 
 		PrefillBase:            20 * time.Millisecond,
@@ -36,6 +37,10 @@ func TestDSV4PDFiguresUnchanged(t *testing.T) {
 		KVCapacityTokens:   1_500_000,
 		DecodeLogInterval:  40,
 		SlowStepFactor:     1,
+
+		BootstrapTimeout: 300 * time.Second,
+		WaitingTimeout:   300 * time.Second,
+		AbortDelay:       2 * time.Second,
 
 		MaxContextTokens: 163_840,
 		Efforts: map[string]LengthProfile{
