@@ -70,14 +70,16 @@ func (b *batchLoop) run(ctx context.Context) {
 			continue
 		}
 		b.idleLogged = false
-		if len(prefilling) > 0 {
+		if b.colocated && len(prefilling) > 0 {
 			e.stats.prefillRunning.Store(int64(len(prefilling)))
 		}
 		if !clock.step(ctx, b.stepTime(decoding > 0, chunks, prior)) {
 			return
 		}
 		b.apply(decoding > 0, prefilling, chunks)
-		if len(prefilling) > 0 {
+		if b.colocated && len(prefilling) > 0 {
+			// The prefill gauges are the prefill engine's; a disaggregated decode engine's
+			// recomputes do not show in them.
 			e.stats.prefillRunning.Store(0)
 			e.logPrefill(len(prefilling), chunks)
 		}

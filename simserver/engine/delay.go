@@ -5,6 +5,7 @@ import (
 	"context"
 	"sync"
 	"time"
+	"weak"
 )
 
 // delayKind is what happens when a delayed event comes due.
@@ -18,9 +19,13 @@ const (
 	delayWaitingTimeout                    // a request whose KV has not reached decode times out
 )
 
+// delayed is one timed event. A timeout holds its generation weakly (weak set, g nil): most
+// requests are long finished when their timeout comes, and the queue must not keep them alive
+// for the 300 s of a PD timeout.
 type delayed struct {
 	at   time.Time
 	g    *Gen
+	weak weak.Pointer[Gen]
 	kind delayKind
 }
 
@@ -32,8 +37,12 @@ type delayQueue struct {
 }
 
 func (q *delayQueue) push(at time.Time, g *Gen, kind delayKind) {
+	d := delayed{at: at, g: g, kind: kind}
+	if kind == delayBootstrapTimeout || kind == delayWaitingTimeout {
+		d.g, d.weak = nil, weak.Make(g)
+	}
 	q.mu.Lock()
-	heap.Push(&q.items, delayed{at: at, g: g, kind: kind})
+	heap.Push(&q.items, d)
 	q.mu.Unlock()
 	q.signal()
 }
@@ -59,7 +68,7 @@ func (q *delayQueue) due(now time.Time) (ready []delayed, next time.Time, ok boo
 	// scanning would let heap.Remove move an unvisited cancelled item past the scan.
 	kept := q.items[:0]
 	for _, d := range q.items {
-		if d.g.cancelled.Load() {
+		if d.g != nil && d.g.cancelled.Load() {
 			ready = append(ready, d)
 		} else {
 			kept = append(kept, d)
@@ -116,12 +125,12 @@ func (e *Engine) deliver(d delayed) {
 		e.abandon(g)
 		return
 	case delayBootstrapTimeout:
-		if !g.cancelled.Load() {
+		if g := d.weak.Value(); g != nil && !g.cancelled.Load() {
 			e.timeout(g, StageBootstrapping, g.Submitted)
 		}
 		return
 	case delayWaitingTimeout:
-		if !g.cancelled.Load() {
+		if g := d.weak.Value(); g != nil && !g.cancelled.Load() {
 			e.timeout(g, StageWaitingForInput, d.at.Add(-e.prof.WaitingTimeout))
 		}
 		return
