@@ -48,3 +48,28 @@ func TestPDWaitingTimeoutOnTheWire(t *testing.T) {
 		assert.Zero(t, ts.Engine().Stats().KVUsedTokens, "the reserved KV is freed")
 	})
 }
+
+// TestRetractCrashOnTheWire: once the retract-crash fault has killed the scheduler, every
+// later request gets a 503 before any stream starts.
+func TestRetractCrashOnTheWire(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		p := engine.DSV4PD()
+		p.KVCapacityTokens = p.MaxContextTokens
+		faults, err := engine.ParseFaults([]string{"retract-crash"}, nil, 1)
+		require.NoError(t, err)
+		ts := startServer(t, simserver.Options{Profile: p, Faults: faults})
+		for i := range 2 { // two 80 k-token contexts overflow the KV as they grow
+			_, err := ts.Engine().Submit(engine.Job{PromptTokens: 80_000, MaxTokens: 3000, IgnoreEOS: true, Key: uint64(i)})
+			require.NoError(t, err)
+		}
+		ts.wait(5 * time.Minute)
+		require.True(t, ts.Engine().Stats().Crashed)
+
+		resp := ts.post(context.Background(), streamBody(""))
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		assert.Contains(t, string(body), "its scheduler has died")
+	})
+}

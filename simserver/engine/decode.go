@@ -132,6 +132,7 @@ func (b *batchLoop) sweep() {
 			e.stats.decodeWaiting.Add(-1)
 		}
 		e.freeKV(g)
+		e.unretract(g)
 	})
 	b.running = e.sweep(b.running, func(g *Gen) {
 		if phase(g.phase.Load()) == phasePrefillQueue {
@@ -162,6 +163,7 @@ func (b *batchLoop) admit() {
 			}
 			g.kv, g.holdsKV = need, true
 			e.stats.kvUsed.Add(int64(need))
+			e.unretract(g)
 		}
 		if phase(g.phase.Load()) == phasePrefillQueue {
 			if g.computed == 0 && g.CachedTokens() == 0 {
@@ -351,6 +353,8 @@ func (b *batchLoop) retract() {
 		} else {
 			g.phase.Store(int32(phaseDecodeWaiting))
 			g.computed, g.target = 0, g.Prompt+g.Produced()
+			g.retractedNeed = g.target
+			e.retractedKV.Add(int64(g.target))
 			e.stats.decodeRunning.Add(-1)
 			e.stats.decodeWaiting.Add(1)
 			e.stats.retracted.Add(1)
@@ -365,6 +369,14 @@ func (b *batchLoop) retract() {
 	}
 	slices.Reverse(back)
 	b.waiting = append(back, b.waiting...)
+}
+
+// unretract forgets the KV a retracted request was waiting for: it has it, or has gone.
+func (e *Engine) unretract(g *Gen) {
+	if g.retractedNeed > 0 {
+		e.retractedKV.Add(int64(-g.retractedNeed))
+		g.retractedNeed = 0
+	}
 }
 
 // freeKV returns a request's KV to the pool; requests waiting for a reservation may now fit.

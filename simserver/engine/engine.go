@@ -32,6 +32,10 @@ type Engine struct {
 	// (disaggregated), first come first served; preallocWaiting is its length.
 	prealloc        []*Gen
 	preallocWaiting atomic.Int64
+	// retractedKV is the KV the retracted requests need to run again; reservations leave it
+	// free, as SGLang's decode prealloc counts retracted requests, so new requests cannot
+	// starve them.
+	retractedKV atomic.Int64
 	// crashed is set when the scheduler dies (retract-crash): it steps no more and every later
 	// request is refused.
 	crashed atomic.Bool
@@ -207,7 +211,7 @@ func (e *Engine) reserveLocked() {
 		case g.cancelled.Load():
 			e.finish(g)
 			continue
-		case blocked || e.stats.kvUsed.Load()+int64(g.Prompt) > int64(e.prof.KVCapacityTokens):
+		case blocked || e.stats.kvUsed.Load()+e.retractedKV.Load()+int64(g.Prompt) > int64(e.prof.KVCapacityTokens):
 			blocked = true
 			kept = append(kept, g)
 			continue

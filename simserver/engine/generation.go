@@ -82,7 +82,9 @@ type Gen struct {
 	target   int  // context tokens to compute before it decodes: the prompt, or after a retraction prompt plus output
 	kv       int  // KV tokens while in decode: prompt plus output so far
 	holdsKV  bool // decode KV is allocated (running, paused, wedged)
-	stalled  bool // the stall-stream pause has happened
+	// retractedNeed is the KV a retracted request waits for (counted in Engine.retractedKV).
+	retractedNeed int
+	stalled       bool // the stall-stream pause has happened
 }
 
 // Next blocks until the generation has produced tokens the caller has not seen yet, the

@@ -252,11 +252,16 @@ func (p *Profile) problems() problems {
 	ps.nonNegative("abort_delay", p.AbortDelay)
 	if p.engine() != EngineDisaggregated {
 		for _, k := range []struct {
-			key string
-			set bool
-		}{{"bootstrap_timeout", p.BootstrapTimeout != 0}, {"waiting_timeout", p.WaitingTimeout != 0}, {"decode_ignores_disconnect", p.DecodeIgnoresDisconnect}} {
+			key   string
+			set   bool
+			value any
+		}{
+			{"bootstrap_timeout", p.BootstrapTimeout != 0, p.BootstrapTimeout},
+			{"waiting_timeout", p.WaitingTimeout != 0, p.WaitingTimeout},
+			{"decode_ignores_disconnect", p.DecodeIgnoresDisconnect, p.DecodeIgnoresDisconnect},
+		} {
 			if k.set {
-				ps = append(ps, fmt.Errorf("%s: is not allowed with engine %s: want it unset (it applies to engine disaggregated only)", k.key, p.engine()))
+				ps = append(ps, fmt.Errorf("%s: %v is not allowed with engine %s: want it 0 or false (it applies to engine disaggregated only)", k.key, k.value, p.engine()))
 			}
 		}
 	}

@@ -109,6 +109,16 @@ func TestParseProfile(t *testing.T) {
 		name: "first byte", yaml: "base: ideal\nfirst_byte: soon\n",
 		want: []string{`first_byte: "soon" is not allowed: want first-token, headers, admission`},
 	}, {
+		// engine takes one of three words; colocated-mixed needs its step budget, and the PD
+		// keys are refused on a colocated engine.
+		name: "engine", yaml: "base: vllm-llama3-8b-h100\nstep_token_budget: 0\nwaiting_timeout: 5s\ndecode_ignores_disconnect: true\n",
+		want: []string{"step_token_budget: 0 is not allowed: want an integer ≥ 1",
+			"waiting_timeout: 5s is not allowed with engine colocated-mixed",
+			"decode_ignores_disconnect: true is not allowed with engine colocated-mixed"},
+	}, {
+		name: "engine word", yaml: "base: ideal\nengine: colocated\n",
+		want: []string{`engine: "colocated" is not allowed: want disaggregated, colocated-mixed, colocated-alternating`},
+	}, {
 		// A base must be a built-in.
 		name: "unknown base", yaml: "base: nope\n",
 		want: []string{`base: "nope" is not allowed`},
