@@ -242,13 +242,12 @@ func (b *batchLoop) stepTime(decode bool, chunks, prior []int) time.Duration {
 // retracts the newest.
 func (b *batchLoop) apply(decode bool, prefilling []*Gen, chunks []int) {
 	e := b.e
-	emit := make(map[*Gen]bool, len(prefilling))
 	for i, g := range prefilling {
 		g.computed += chunks[i]
 		if g.computed < g.target {
 			continue
 		}
-		emit[g] = true
+		g.prefilled = true
 		if phase(g.phase.Load()) == phasePrefillQueue {
 			if b.cache != nil {
 				b.cache.insert(g.job.Prefix)
@@ -262,7 +261,9 @@ func (b *batchLoop) apply(decode bool, prefilling []*Gen, chunks []int) {
 	}
 	kept := b.running[:0]
 	for _, g := range b.running {
-		if g.cancelled.Load() || (!emit[g] && (!decode || g.computed < g.target)) {
+		prefilled := g.prefilled
+		g.prefilled = false
+		if g.cancelled.Load() || (!prefilled && (!decode || g.computed < g.target)) {
 			kept = append(kept, g) // cancelled ones are swept, with their KV, at the top of the loop
 			continue
 		}

@@ -82,6 +82,8 @@ type Gen struct {
 	target   int  // context tokens to compute before it decodes: the prompt, or after a retraction prompt plus output
 	kv       int  // KV tokens while in decode: prompt plus output so far
 	holdsKV  bool // decode KV is allocated (running, paused, wedged)
+	// prefilled says the step that just ended completed the request's context.
+	prefilled bool
 	// retractedNeed is the KV a retracted request waits for (counted in Engine.retractedKV).
 	retractedNeed int
 	stalled       bool // the stall-stream pause has happened

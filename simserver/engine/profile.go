@@ -8,7 +8,14 @@ import (
 // profile is data: a YAML file whose keys are the yaml tags below (see ParseProfile, and the
 // built-ins in profiles/*.yaml, which document every value's unit and source).
 //
-// The model is a pair of engines, prefill and decode, joined by a KV transfer:
+// Engine chooses the model. EngineDisaggregated (the default) is a pair of engines, prefill and
+// decode, joined by a KV transfer, as below; before its prefill a request waits until the
+// decode engine has reserved its prompt's KV (BootstrapTimeout bounds the wait, WaitingTimeout
+// the time from the reservation to the KV's arrival in decode). The colocated engines run the
+// decode engine's batch loop alone and prefill inside it: EngineColocatedMixed puts prefill
+// chunks into decode steps within StepTokenBudget (a step then takes t_decode + t_prefill),
+// EngineColocatedAlternating runs prefill-only steps (t_prefill) while a chunk waits, pausing
+// decoding. On every engine the step that completes a context emits its next token.
 //
 // Prefill engine (chunked prefill). Each step takes up to PrefillChunkTokens uncached prompt
 // tokens from the queue, first come first served, splitting long prompts across steps. A step
@@ -33,7 +40,11 @@ import (
 // with B the running batch and K the total KV tokens (context plus output so far) in it, so long
 // contexts slow every request in the batch. A request is admitted only while its context fits
 // in KVCapacityTokens; when growth overflows the capacity, the newest requests are retracted
-// (their KV freed) and requeued at the front.
+// (their KV freed) and requeued at the front; a retracted request recomputes its whole context
+// (prompt plus output so far) in prefill chunks before it decodes again.
+//
+// Disconnects. A request whose client has gone keeps its slot and KV for AbortDelay; with
+// DecodeIgnoresDisconnect one already in decode runs on to its end.
 //
 // Noise. Each decode step's duration is multiplied by a seeded draw: lognormal with mean 1
 // and sigma StepJitterSigma, times SlowStepFactor with probability SlowStepProbability.
