@@ -41,6 +41,9 @@ func fromRejection(r *engine.Rejection) *apiError {
 			Message: "The server is overloaded or not ready yet."}
 	case engine.QueueFull:
 		return &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: "The request queue is full."}
+	case engine.Unavailable:
+		return &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError",
+			Message: "The server is not available: its scheduler has died."}
 	}
 	return &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: r.Error()}
 }

@@ -134,13 +134,6 @@ type exchange struct {
 	roleSent bool      // the stream's role chunk has been written
 }
 
-// next waits for up to limit new tokens. ok is false when the request's context ended: the
-// client went away or the server is stopping.
-func (x *exchange) next(limit int) (n int, ok bool) {
-	n, _, err := x.gen.Next(x.ctx, limit)
-	return n, err == nil && n > 0
-}
-
 // delivered records n tokens handed to the client now, for the latency histograms.
 func (x *exchange) delivered(n int) {
 	now := x.s.clk.Now()
@@ -152,16 +145,27 @@ func (x *exchange) delivered(n int) {
 	x.last, x.sent = now, x.sent+n
 }
 
-// abort gives the generation up and cuts the connection: no final chunk, no [DONE].
+// abort gives the generation up because the client has gone (the connection failed, or the
+// server is stopping) and cuts the connection: no final chunk, no [DONE]. The engine frees
+// the request after the profile's abort delay.
 func (x *exchange) abort() {
+	x.s.engine.Cancel(x.gen)
+	x.s.metrics.finished(finishAbort)
+	panic(http.ErrAbortHandler)
+}
+
+// cut ends the delivery as the drop fault planned: the server closes the connection, and the
+// engine frees the request at its next step.
+func (x *exchange) cut() {
 	x.giveUp(finishAbort)
 	panic(http.ErrAbortHandler)
 }
 
-// giveUp ends the generation before its planned end, counted under reason (finishAbort or
-// finishError). The engine frees the request's slot and KV at its next step.
+// giveUp ends the generation before its planned end by the server's own decision, counted
+// under reason (finishAbort or finishError). The engine frees the request's slot and KV at its
+// next step.
 func (x *exchange) giveUp(reason string) {
-	x.s.engine.Cancel(x.gen)
+	x.s.engine.Drop(x.gen)
 	x.s.metrics.finished(reason)
 }
 

@@ -1,6 +1,7 @@
 package simserver
 
 import (
+	"encoding/json"
 	"strconv"
 )
 
@@ -132,6 +133,19 @@ func appendUsage(b []byte, u usage) []byte {
 
 // streamErrorMessage is the message of the in-stream error frame.
 const streamErrorMessage = "The generation failed: the engine aborted the request after its stream had begun."
+
+// abortFrame is the in-stream error SGLang sends when its scheduler aborts a request with a
+// status (serving_chat.py: "Abort with an explicit error status_code … emit a streaming error
+// chunk"): the status's name as type and its code, here a 500.
+func (c *chunkEncoder) abortFrame(message string) []byte {
+	msg, _ := json.Marshal(message)
+	b := append(c.buf[:0], `data: {"error":{"object":"error","message":`...)
+	b = append(b, msg...)
+	b = append(b, `,"type":"INTERNAL_SERVER_ERROR","param":null,"code":500}}`...)
+	b = append(b, "\n\n"...)
+	c.buf = b
+	return b
+}
 
 // errorFrame is the in-stream error SGLang sends when a request fails after its stream began,
 // the same error object as a body before the stream:

@@ -2,6 +2,7 @@ package simserver
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/agentsim/agentsim/simserver/engine"
@@ -13,15 +14,20 @@ import (
 func (x *exchange) complete() {
 	at, how := x.gen.End()
 	for x.sent < at {
-		n, ok := x.next(at - x.sent)
-		if !ok {
+		n, _, err := x.gen.Next(x.ctx, at-x.sent)
+		if ab := (*engine.Aborted)(nil); errors.As(err, &ab) {
+			x.giveUp(finishError)
+			writeError(x.w, &apiError{Status: http.StatusInternalServerError, Type: "INTERNAL_SERVER_ERROR", Message: ab.Error()})
+			return
+		}
+		if err != nil || n == 0 {
 			x.abort()
 		}
 		x.delivered(n)
 	}
 	switch how {
 	case engine.EndCut:
-		x.abort()
+		x.cut()
 	case engine.EndFail:
 		x.giveUp(finishError)
 		writeError(x.w, &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: streamErrorMessage})

@@ -29,9 +29,14 @@
 // numbers. Oversized bodies get 413, bodies that do not arrive within Options.ReadTimeout
 // (wall time) 408. The engine's rejections map to
 // statuses here: TooLong is 400 (param "messages"), RateLimited 429 with Retry-After in whole
-// seconds, Overloaded and QueueFull 503. A generation that fails mid-stream (engine.EndFail)
-// sends an error frame inside the 200 stream (a 503 body when not streaming); one whose
-// delivery is cut (engine.EndCut) loses its connection before the finish chunk and [DONE].
+// seconds, Overloaded, QueueFull and Unavailable (a crashed scheduler) 503. A generation that
+// fails mid-stream (engine.EndFail) sends an error frame inside the 200 stream (a 503 body
+// when not streaming); one whose delivery is cut (engine.EndCut) loses its connection before
+// the finish chunk and [DONE]. A request the engine aborts (*engine.Aborted, a disaggregated
+// timeout) gets what SGLang sends: an error frame of type INTERNAL_SERVER_ERROR, code 500,
+// then [DONE], in a 200 stream (a 500 body when not streaming). A client that disconnects
+// cancels its request (engine.Engine.Cancel); one the server ends itself is dropped at once
+// (engine.Engine.Drop).
 //
 // # Text and tokens
 //

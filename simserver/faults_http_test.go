@@ -247,7 +247,7 @@ func TestFaultPrefillPin(t *testing.T) {
 		assert.Equal(t, 0.0, ts.gaugeValue("decode_running"))
 
 		s.cancel()
-		ts.wait(time.Second)
+		ts.wait(3 * time.Second) // dsv4-pd's abort_delay is 2 s
 		assert.Equal(t, 0.0, ts.gaugeValue("prefill_inflight"), "a client leaving frees the pinned request")
 		assert.Equal(t, 1.0, ts.gaugeValue("sglang:num_aborted_requests_total"))
 	})
@@ -366,7 +366,7 @@ func TestFaultLongContextWedge(t *testing.T) {
 		assert.Equal(t, 400, simserver.CountTokens(r.content))
 
 		wedged.cancel()
-		ts.wait(time.Second)
+		ts.wait(3 * time.Second) // dsv4-pd's abort_delay is 2 s
 		s := ts.Engine().Stats()
 		assert.Zero(t, s.DecodeWedged, "a client leaving frees the wedged request")
 		assert.Zero(t, s.KVUsedTokens)
@@ -374,7 +374,8 @@ func TestFaultLongContextWedge(t *testing.T) {
 }
 
 // TestClientDisconnectFreesSlot checks that a client going away mid-stream cancels its
-// generation at once: decode_running goes back down and the abort is counted.
+// generation after the profile's abort delay (2 s on dsv4-pd, as SGLang): the slot is held
+// meanwhile, then decode_running goes back down and the abort is counted.
 func TestClientDisconnectFreesSlot(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		ts := startServer(t, simserver.Options{})
@@ -386,7 +387,9 @@ func TestClientDisconnectFreesSlot(t *testing.T) {
 		assert.Equal(t, 1.0, ts.gaugeValue("decode_running"))
 
 		s.cancel()
-		ts.wait(100 * time.Millisecond)
+		ts.wait(1900 * time.Millisecond)
+		assert.Equal(t, 1, ts.Engine().Stats().DecodeRunning, "the slot is held during the abort delay")
+		ts.wait(200 * time.Millisecond)
 		st := ts.Engine().Stats()
 		assert.Zero(t, st.DecodeRunning)
 		assert.Zero(t, st.KVUsedTokens)

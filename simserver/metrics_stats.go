@@ -18,9 +18,10 @@ import (
 //   - decode_running and prefill_inflight, unlabelled and live: the two gauges the incident
 //     was watched with.
 //
-// SGLang's decode prealloc queue (requests waiting for decode-side KV before their transfer)
-// is not a separate stage in the engine model: requests waiting for decode KV are counted in
-// sglang:num_queue_reqs{engine_type="decode"}, and num_decode_prealloc_queue_reqs stays 0.
+// The prealloc queue (disaggregated requests waiting for the decode engine to reserve their
+// KV, before prefill) shows as both SGLang's num_prefill_prealloc_queue_reqs (its bootstrap
+// queue, logged with the prefill gauges) and num_decode_prealloc_queue_reqs (logged with the
+// decode gauges).
 type statsCollector struct {
 	engine  *engine.Engine
 	mirrors []mirror
@@ -110,7 +111,7 @@ var sglangSeries = []series{
 	{"sglang:cache_hit_rate", "The prefix cache hit rate.", gauge, "prefill", func(s *engine.Stats) float64 { return s.Logged.CacheHitRate }},
 	{"sglang:num_prefill_prealloc_queue_reqs", "The number of requests in the prefill prealloc queue.", gauge, "prefill", func(s *engine.Stats) float64 { return f(s.Logged.PrefillPrealloc) }},
 	{"sglang:num_prefill_inflight_queue_reqs", "The number of requests in the prefill inflight queue.", gauge, "prefill", func(s *engine.Stats) float64 { return f(s.Logged.PrefillInflight) }},
-	{"sglang:num_decode_prealloc_queue_reqs", "The number of requests in the decode prealloc queue.", gauge, "decode", func(*engine.Stats) float64 { return 0 }},
+	{"sglang:num_decode_prealloc_queue_reqs", "The number of requests in the decode prealloc queue.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.Logged.DecodePrealloc) }},
 	{"sglang:num_decode_transfer_queue_reqs", "The number of requests in the decode transfer queue.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.Logged.DecodeTransfer) }},
 	{"sglang:num_used_tokens", "The number of used tokens.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.Logged.DecodeSumSeqLens) }},
 	{"sglang:max_total_num_tokens", "Maximum total number of tokens in the KV cache pool.", gauge, "decode", func(s *engine.Stats) float64 { return f(s.KVCapacityTokens) }},
@@ -123,6 +124,8 @@ var sglangSeries = []series{
 	{"sglang:num_requests_total", "Number of requests processed.", counter, "decode", func(s *engine.Stats) float64 { return f(s.Finished + s.Aborted) }},
 	{"sglang:num_aborted_requests_total", "Number of requests aborted.", counter, "decode", func(s *engine.Stats) float64 { return f(s.Aborted) }},
 	{"sglang:num_retracted_requests_total", "Total number of retracted requests due to kvcache full.", counter, "decode", func(s *engine.Stats) float64 { return f(s.Retracted) }},
+	{"sglang:num_bootstrap_failed_reqs_total", "Number of requests whose bootstrap (KV reservation) timed out or failed.", counter, "prefill", func(s *engine.Stats) float64 { return f(s.TimedOutBootstrap) }},
+	{"sglang:num_transfer_failed_reqs_total", "Number of requests whose KV transfer timed out or failed.", counter, "decode", func(s *engine.Stats) float64 { return f(s.TimedOut - s.TimedOutBootstrap) }},
 }
 
 var vllmSeries = []series{

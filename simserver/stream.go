@@ -1,6 +1,7 @@
 package simserver
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/agentsim/agentsim/simserver/engine"
@@ -37,7 +38,15 @@ func (x *exchange) stream() {
 		if reasoning {
 			boundary = min(boundary, x.gen.Reasoning-x.sent)
 		}
-		n, ok := x.nextChunk(min(interval, boundary), min(coalesce, boundary))
+		n, _, err := x.gen.NextChunk(x.ctx, min(interval, boundary), min(coalesce, boundary))
+		ok := err == nil && n > 0
+		if ab := (*engine.Aborted)(nil); errors.As(err, &ab) {
+			// SGLang's first chunk is then the error: a 200 head, the frame, [DONE].
+			x.head()
+			x.giveUp(finishError)
+			_ = x.send(enc.abortFrame(ab.Error())) && x.send(doneFrame)
+			return
+		}
 		if !ok || !x.sendRole(enc) || !x.send(enc.tokens(x.sent, n, reasoning)) {
 			x.abort()
 		}
@@ -49,7 +58,7 @@ func (x *exchange) stream() {
 	}
 	switch how {
 	case engine.EndCut:
-		x.abort()
+		x.cut()
 	case engine.EndFail:
 		x.giveUp(finishError)
 		_ = x.send(enc.errorFrame()) && x.send(doneFrame)
@@ -85,14 +94,6 @@ func (x *exchange) sendRole(enc *chunkEncoder) bool {
 	x.head()
 	x.roleSent = true
 	return x.send(enc.role())
-}
-
-// nextChunk waits for a chunk of want tokens and returns up to most, the tokens already
-// waiting when the writer has fallen behind. ok is false when the request's context ended:
-// the client went away or the server is stopping.
-func (x *exchange) nextChunk(want, most int) (n int, ok bool) {
-	n, _, err := x.gen.NextChunk(x.ctx, want, most)
-	return n, err == nil && n > 0
 }
 
 // send writes one frame and flushes it to the client; false means the connection failed.

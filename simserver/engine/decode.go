@@ -7,55 +7,315 @@ import (
 	"time"
 )
 
-// decodeLoop is the decode engine: continuous batching of up to e.running requests, one token
-// per running request per step, with KV admission, retraction, and the decode-side faults.
-func (e *Engine) decodeLoop(ctx context.Context) {
-	var waiting, running, wedged []*Gen
-	steps, idleLogged := 0, true
+// batchLoop is a continuous-batching engine: up to e.running requests, one token per decoding
+// request per step, with KV admission, retraction, and the decode-side faults. It is the
+// decode engine of a disaggregated pair, where its only prefill work is recomputing the
+// context of retracted requests, and the whole engine of a colocated profile, where it also
+// prefills new requests (cache set): mixed into decode steps within budget, or, alternating,
+// in prefill-only steps that pause decoding.
+type batchLoop struct {
+	e           *Engine
+	colocated   bool
+	alternating bool
+	budget      int          // most tokens per step, decodes and prefill chunks together
+	cache       *prefixCache // colocated only
+
+	waiting, running, wedged []*Gen
+	steps                    int
+	idleLogged               bool
+}
+
+// newBatchLoop builds the loop for the engine's profile.
+func (e *Engine) newBatchLoop() *batchLoop {
+	b := &batchLoop{e: e, budget: math.MaxInt, idleLogged: true}
+	switch e.prof.engine() {
+	case EngineColocatedMixed:
+		b.colocated, b.budget = true, e.prof.StepTokenBudget
+	case EngineColocatedAlternating:
+		b.colocated, b.alternating = true, true
+	}
+	if b.colocated {
+		b.cache = newPrefixCache(e.prof.PrefixCacheTokens)
+	}
+	return b
+}
+
+// run steps the batch until ctx ends or the scheduler crashes.
+func (b *batchLoop) run(ctx context.Context) {
+	e := b.e
 	clock := timeline{clk: e.clk}
 	for {
-		waiting = append(waiting, e.take(&e.decode)...)
-		waiting = e.sweep(waiting, func(g *Gen) { e.stats.decodeWaiting.Add(-1); e.freeKV(g) })
-		running = e.sweep(running, func(g *Gen) { e.stats.decodeRunning.Add(-1); e.freeKV(g) })
-		wedged = e.sweep(wedged, func(g *Gen) { e.stats.decodeWedged.Add(-1); e.freeKV(g) })
-		running, waiting = e.admit(running, waiting)
-		if len(running) == 0 {
-			if !idleLogged {
-				e.logDecode(0, len(waiting))
-				idleLogged = true
+		if b.colocated {
+			b.waiting = append(b.waiting, e.take(&e.prefill)...)
+		} else {
+			e.drainPrealloc()
+		}
+		b.waiting = append(b.waiting, e.take(&e.decode)...)
+		b.sweep()
+		b.admit()
+		chunks, prior, prefilling := b.plan()
+		decoding := 0
+		if !b.alternating || len(prefilling) == 0 {
+			decoding = b.decoding()
+		}
+		if decoding == 0 && len(prefilling) == 0 {
+			if !b.idleLogged {
+				e.logDecode(0, len(b.waiting))
+				b.idleLogged = true
 			}
 			clock.reset()
-			if !wait(ctx, &e.decode) {
+			if !b.wait(ctx) {
 				return
 			}
 			continue
 		}
-		idleLogged = false
-		if !clock.step(ctx, e.stepTime(running)) {
+		b.idleLogged = false
+		if b.colocated && len(prefilling) > 0 {
+			e.stats.prefillRunning.Store(int64(len(prefilling)))
+		}
+		if !clock.step(ctx, b.stepTime(decoding > 0, chunks, prior)) {
 			return
 		}
-		var newlyWedged []*Gen
-		running, newlyWedged = e.step(running)
-		wedged = append(wedged, newlyWedged...)
-		running, waiting = e.retract(running, waiting)
-		if steps++; steps%e.prof.DecodeLogInterval == 0 {
-			e.logDecode(len(running), len(waiting))
+		b.apply(decoding > 0, prefilling, chunks)
+		if b.colocated && len(prefilling) > 0 {
+			// The prefill gauges are the prefill engine's; a disaggregated decode engine's
+			// recomputes do not show in them.
+			e.stats.prefillRunning.Store(0)
+			e.logPrefill(len(prefilling), chunks)
+		}
+		if e.crashed.Load() {
+			// The scheduler is dead: its requests stay where they are, their streams silent.
+			<-ctx.Done()
+			return
+		}
+		if b.steps++; b.steps%e.prof.DecodeLogInterval == 0 {
+			e.logDecode(b.count(), len(b.waiting))
 		}
 	}
 }
 
-// stepTime is the duration of the next decode step for the running batch.
-func (e *Engine) stepTime(running []*Gen) time.Duration {
-	kv := 0
-	for _, g := range running {
-		kv += g.kv
+// wait blocks until an inbox is signalled; false means the engine is stopping.
+func (b *batchLoop) wait(ctx context.Context) bool {
+	e := b.e
+	var arrivals chan struct{} // a disaggregated prefill inbox belongs to the prefill loop
+	if b.colocated {
+		arrivals = e.prefill.wake
 	}
-	d := e.prof.DecodeStep(len(running), kv)
+	select {
+	case <-e.decode.wake:
+		return true
+	case <-arrivals:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// count is the number of running requests that decode (not those prefilling).
+func (b *batchLoop) count() int {
+	n := 0
+	for _, g := range b.running {
+		if g.computed >= g.target {
+			n++
+		}
+	}
+	return n
+}
+
+// sweep frees the requests whose client has gone (or that the engine aborted).
+func (b *batchLoop) sweep() {
+	e := b.e
+	b.waiting = e.sweep(b.waiting, func(g *Gen) {
+		if phase(g.phase.Load()) == phasePrefillQueue {
+			e.stats.prefillQueued.Add(-1)
+		} else {
+			e.stats.decodeWaiting.Add(-1)
+		}
+		e.freeKV(g)
+		e.unretract(g)
+	})
+	b.running = e.sweep(b.running, func(g *Gen) {
+		if phase(g.phase.Load()) == phasePrefillQueue {
+			e.stats.prefillQueued.Add(-1)
+		} else {
+			e.stats.decodeRunning.Add(-1)
+		}
+		e.freeKV(g)
+	})
+	b.wedged = e.sweep(b.wedged, func(g *Gen) { e.stats.decodeWedged.Add(-1); e.freeKV(g) })
+}
+
+// admit moves waiting requests into the running batch, first come first served, while the
+// batch limit and the KV capacity allow. A request that does not hold KV (a new colocated
+// request, a retracted one) gets its context's KV; a new colocated request takes what the
+// prefix cache holds.
+func (b *batchLoop) admit() {
+	e := b.e
+	n := 0
+	for _, g := range b.waiting {
+		if len(b.running) >= e.running {
+			break
+		}
+		if !g.holdsKV {
+			need := g.Prompt + g.Produced()
+			if e.stats.kvUsed.Load()+int64(need) > int64(e.prof.KVCapacityTokens) {
+				break
+			}
+			g.kv, g.holdsKV = need, true
+			e.stats.kvUsed.Add(int64(need))
+			e.unretract(g)
+		}
+		if phase(g.phase.Load()) == phasePrefillQueue {
+			if g.computed == 0 && g.CachedTokens() == 0 {
+				hit := min(b.cache.lookup(g.job.Prefix), g.Prompt-1)
+				g.cached.Store(int64(hit))
+				g.computed = hit
+				e.stats.cachedTokens.Add(int64(hit))
+			}
+		} else {
+			g.phase.Store(int32(phaseRunning))
+			e.stats.decodeWaiting.Add(-1)
+			e.stats.decodeRunning.Add(1)
+		}
+		b.running = append(b.running, g)
+		n++
+	}
+	clear(b.waiting[:n])
+	b.waiting = b.waiting[n:]
+}
+
+// decoding is how many running requests emit a token in a decode step.
+func (b *batchLoop) decoding() int { return b.count() }
+
+// plan picks the next step's prefill chunks over the running requests that still compute
+// their context, in order, within the prefill chunk size and what the step budget leaves
+// after one token for each decoding request.
+func (b *batchLoop) plan() (chunks, prior []int, prefilling []*Gen) {
+	left := b.e.prof.PrefillChunkTokens
+	if b.budget != math.MaxInt {
+		left = min(left, max(b.budget-b.count(), 0))
+	}
+	for _, g := range b.running {
+		if left == 0 {
+			break
+		}
+		if g.computed >= g.target {
+			continue
+		}
+		c := min(g.target-g.computed, left)
+		left -= c
+		prefilling, chunks, prior = append(prefilling, g), append(chunks, c), append(prior, g.computed)
+	}
+	return chunks, prior, prefilling
+}
+
+// stepTime is the duration of the next step: a decode step over the decoding requests (when
+// decode), plus the prefill chunks.
+func (b *batchLoop) stepTime(decode bool, chunks, prior []int) time.Duration {
+	e := b.e
+	var d time.Duration
+	switch {
+	case !decode:
+		d = e.prof.PrefillStep(chunks, prior)
+		if !b.alternating {
+			d += e.prof.DecodeBase // a mixed step's forward pass has its fixed cost
+		}
+	default:
+		n, kv := 0, 0
+		for _, g := range b.running {
+			if g.computed >= g.target {
+				n, kv = n+1, kv+g.kv
+			}
+		}
+		d = e.prof.MixedStep(n, kv, chunks, prior)
+	}
 	f := e.knobs.StepFactor * e.noise()
 	if f != 1 {
 		d = time.Duration(float64(d) * f)
 	}
 	return d
+}
+
+// apply ends a step: every decoding request (when decode) emits a token, the prefill chunks
+// advance, and a request whose context is complete emits its next token (a new request its
+// first). Then requests that finished, paused or wedged leave the batch, and KV overflow
+// retracts the newest.
+func (b *batchLoop) apply(decode bool, prefilling []*Gen, chunks []int) {
+	e := b.e
+	for i, g := range prefilling {
+		g.computed += chunks[i]
+		if g.computed < g.target {
+			continue
+		}
+		g.prefilled = true
+		if phase(g.phase.Load()) == phasePrefillQueue {
+			if b.cache != nil {
+				b.cache.insert(g.job.Prefix)
+			}
+			g.phase.Store(int32(phaseRunning))
+			e.stats.prefillQueued.Add(-1)
+			e.stats.decodeRunning.Add(1)
+		} else {
+			e.stats.recomputedTokens.Add(int64(g.target))
+		}
+	}
+	kept := b.running[:0]
+	for _, g := range b.running {
+		prefilled := g.prefilled
+		g.prefilled = false
+		if g.cancelled.Load() || (!prefilled && (!decode || g.computed < g.target)) {
+			kept = append(kept, g) // cancelled ones are swept, with their KV, at the top of the loop
+			continue
+		}
+		switch e.emit(g) {
+		case stateWedged:
+			b.wedged = append(b.wedged, g)
+		case stateRunning:
+			kept = append(kept, g)
+		}
+	}
+	clear(b.running[len(kept):])
+	b.running = kept
+	b.retract()
+}
+
+// genState is where a generation is after emitting a token.
+type genState int
+
+const (
+	stateRunning genState = iota
+	stateDone
+	statePaused
+	stateWedged
+)
+
+// emit produces one token for a running request and applies what follows: its end, the
+// stall-stream pause, the long-context wedge.
+func (e *Engine) emit(g *Gen) genState {
+	g.kv++
+	e.stats.kvUsed.Add(1)
+	e.stats.generated.Add(1)
+	n := g.emit()
+	switch {
+	case n >= g.Output:
+		e.stats.decodeRunning.Add(-1)
+		e.freeKV(g)
+		e.finish(g)
+		return stateDone
+	case g.Plan.StallAt > 0 && n >= g.Plan.StallAt && !g.stalled:
+		g.stalled = true
+		g.phase.Store(int32(phasePaused))
+		e.stats.decodeRunning.Add(-1)
+		e.stats.decodePaused.Add(1)
+		e.delays.push(e.clk.Now().Add(g.Plan.StallFor), g, delayResume)
+		return statePaused
+	case e.wedges(g):
+		g.phase.Store(int32(phaseWedged))
+		e.stats.decodeRunning.Add(-1)
+		e.stats.decodeWedged.Add(1)
+		return stateWedged
+	}
+	return stateRunning
 }
 
 // noise draws the profile's step-time multiplier: lognormal with mean 1 and sigma
@@ -72,69 +332,6 @@ func (e *Engine) noise() float64 {
 	return f
 }
 
-// admit moves waiting requests into the running batch, first come first served, while the
-// batch limit and the KV capacity allow.
-func (e *Engine) admit(running, waiting []*Gen) ([]*Gen, []*Gen) {
-	n := 0
-	for _, g := range waiting {
-		if len(running) >= e.running {
-			break
-		}
-		if !g.holdsKV {
-			need := g.Prompt + g.Produced()
-			if e.stats.kvUsed.Load()+int64(need) > int64(e.prof.KVCapacityTokens) {
-				break
-			}
-			g.kv, g.holdsKV = need, true
-			e.stats.kvUsed.Add(int64(need))
-		}
-		g.phase.Store(int32(phaseRunning))
-		running = append(running, g)
-		n++
-	}
-	e.stats.decodeWaiting.Add(int64(-n))
-	e.stats.decodeRunning.Add(int64(n))
-	clear(waiting[:n])
-	return running, waiting[n:]
-}
-
-// step emits one token for every running request and moves the ones that finished, paused or
-// wedged out of the batch. It returns the batch and the newly wedged requests.
-func (e *Engine) step(running []*Gen) (kept, wedged []*Gen) {
-	kept = running[:0]
-	for _, g := range running {
-		if g.cancelled.Load() {
-			kept = append(kept, g) // swept, with its KV, at the top of the loop
-			continue
-		}
-		g.kv++
-		e.stats.kvUsed.Add(1)
-		e.stats.generated.Add(1)
-		n := g.emit()
-		switch {
-		case n >= g.Output:
-			e.stats.decodeRunning.Add(-1)
-			e.freeKV(g)
-			e.finish(g)
-		case g.Plan.StallAt > 0 && n >= g.Plan.StallAt && !g.stalled:
-			g.stalled = true
-			g.phase.Store(int32(phasePaused))
-			e.stats.decodeRunning.Add(-1)
-			e.stats.decodePaused.Add(1)
-			e.delays.push(e.clk.Now().Add(g.Plan.StallFor), g, delayResume)
-		case e.wedges(g):
-			g.phase.Store(int32(phaseWedged))
-			e.stats.decodeRunning.Add(-1)
-			e.stats.decodeWedged.Add(1)
-			wedged = append(wedged, g)
-		default:
-			kept = append(kept, g)
-		}
-	}
-	clear(running[len(kept):])
-	return kept, wedged
-}
-
 // wedges draws whether a long-context sequence wedges at this step.
 func (e *Engine) wedges(g *Gen) bool {
 	return e.knobs.WedgeThreshold > 0 && g.kv >= e.knobs.WedgeThreshold &&
@@ -142,30 +339,54 @@ func (e *Engine) wedges(g *Gen) bool {
 }
 
 // retract frees KV by sending the newest running requests back to the front of the queue
-// while the KV in use exceeds the capacity.
-func (e *Engine) retract(running, waiting []*Gen) ([]*Gen, []*Gen) {
+// while the KV in use exceeds the capacity. A retracted request loses its KV: when it runs
+// again it first recomputes its whole context, prompt plus output so far. A retraction may
+// crash the scheduler (the retract-crash fault).
+func (b *batchLoop) retract() {
+	e := b.e
 	var back []*Gen
-	for e.stats.kvUsed.Load() > int64(e.prof.KVCapacityTokens) && len(running) > 1 {
-		g := running[len(running)-1]
-		running = running[:len(running)-1]
+	for e.stats.kvUsed.Load() > int64(e.prof.KVCapacityTokens) && len(b.running) > 1 {
+		g := b.running[len(b.running)-1]
+		b.running = b.running[:len(b.running)-1]
 		e.freeKV(g)
-		g.phase.Store(int32(phaseDecodeWaiting))
+		if phase(g.phase.Load()) == phasePrefillQueue {
+			g.computed = 0 // a first prefill starts over
+		} else {
+			g.phase.Store(int32(phaseDecodeWaiting))
+			g.computed, g.target = 0, g.Prompt+g.Produced()
+			g.retractedNeed = g.target
+			e.retractedKV.Add(int64(g.target))
+			e.stats.decodeRunning.Add(-1)
+			e.stats.decodeWaiting.Add(1)
+			e.stats.retracted.Add(1)
+			if e.knobs.RetractCrash > 0 && g.rng.Float64() < e.knobs.RetractCrash {
+				e.crash()
+			}
+		}
 		back = append(back, g)
-		e.stats.decodeRunning.Add(-1)
-		e.stats.decodeWaiting.Add(1)
-		e.stats.retracted.Add(1)
 	}
 	if len(back) == 0 {
-		return running, waiting
+		return
 	}
 	slices.Reverse(back)
-	return running, append(back, waiting...)
+	b.waiting = append(back, b.waiting...)
 }
 
-// freeKV returns a request's decode KV to the pool.
+// unretract forgets the KV a retracted request was waiting for: it has it, or has gone.
+func (e *Engine) unretract(g *Gen) {
+	if g.retractedNeed > 0 {
+		e.retractedKV.Add(int64(-g.retractedNeed))
+		g.retractedNeed = 0
+	}
+}
+
+// freeKV returns a request's KV to the pool; requests waiting for a reservation may now fit.
 func (e *Engine) freeKV(g *Gen) {
 	if g.holdsKV {
 		e.stats.kvUsed.Add(int64(-g.kv))
 		g.kv, g.holdsKV = 0, false
+		if e.preallocWaiting.Load() > 0 {
+			e.decode.signal()
+		}
 	}
 }

@@ -5,19 +5,27 @@ import (
 	"context"
 	"sync"
 	"time"
+	"weak"
 )
 
 // delayKind is what happens when a delayed event comes due.
 type delayKind int
 
 const (
-	delayTransfer delayKind = iota // KV transfer complete: the request enters decode
-	delayResume                    // a stalled stream resumes
+	delayTransfer         delayKind = iota // KV transfer complete: the request enters decode
+	delayResume                            // a stalled stream resumes
+	delayAbort                             // the abort delay after a client's disconnect has passed
+	delayBootstrapTimeout                  // a request waiting for its KV reservation times out
+	delayWaitingTimeout                    // a request whose KV has not reached decode times out
 )
 
+// delayed is one timed event. A timeout holds its generation weakly (weak set, g nil): most
+// requests are long finished when their timeout comes, and the queue must not keep them alive
+// for the 300 s of a PD timeout.
 type delayed struct {
 	at   time.Time
 	g    *Gen
+	weak weak.Pointer[Gen]
 	kind delayKind
 }
 
@@ -29,8 +37,12 @@ type delayQueue struct {
 }
 
 func (q *delayQueue) push(at time.Time, g *Gen, kind delayKind) {
+	d := delayed{at: at, g: g, kind: kind}
+	if kind == delayBootstrapTimeout || kind == delayWaitingTimeout {
+		d.g, d.weak = nil, weak.Make(g)
+	}
 	q.mu.Lock()
-	heap.Push(&q.items, delayed{at: at, g: g, kind: kind})
+	heap.Push(&q.items, d)
 	q.mu.Unlock()
 	q.signal()
 }
@@ -56,7 +68,7 @@ func (q *delayQueue) due(now time.Time) (ready []delayed, next time.Time, ok boo
 	// scanning would let heap.Remove move an unvisited cancelled item past the scan.
 	kept := q.items[:0]
 	for _, d := range q.items {
-		if d.g.cancelled.Load() {
+		if d.g != nil && d.g.cancelled.Load() {
 			ready = append(ready, d)
 		} else {
 			kept = append(kept, d)
@@ -109,10 +121,30 @@ func (q *delayQueue) sleep(ctx context.Context, e *Engine, next time.Time, pendi
 func (e *Engine) deliver(d delayed) {
 	g := d.g
 	switch d.kind {
+	case delayAbort:
+		e.abandon(g)
+		return
+	case delayBootstrapTimeout:
+		if g := d.weak.Value(); g != nil && !g.cancelled.Load() {
+			e.timeout(g, StageBootstrapping, g.Submitted)
+		}
+		return
+	case delayWaitingTimeout:
+		if g := d.weak.Value(); g != nil && !g.cancelled.Load() {
+			e.timeout(g, StageWaitingForInput, d.at.Add(-e.prof.WaitingTimeout))
+		}
+		return
 	case delayTransfer:
+		if e.crashed.Load() && !g.cancelled.Load() {
+			// The decode engine is dead: the transfer never completes; the waiting timeout,
+			// or the client, ends the request.
+			e.delays.push(e.clk.Now().Add(e.prof.TransferLatency+time.Second), g, delayTransfer)
+			return
+		}
 		e.stats.transferQueue.Add(-1)
 		e.stats.prefillInflight.Add(-1)
 		if g.cancelled.Load() {
+			e.freeKV(g)
 			e.finish(g)
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentsim/agentsim/clock"
 )
@@ -27,6 +28,17 @@ type Engine struct {
 	prefill inbox
 	decode  inbox
 	delays  delayQueue
+	// prealloc is the queue of requests waiting for the decode engine to reserve their KV
+	// (disaggregated), first come first served; preallocWaiting is its length.
+	prealloc        []*Gen
+	preallocWaiting atomic.Int64
+	// retractedKV is the KV the retracted requests need to run again; reservations leave it
+	// free, as SGLang's decode prealloc counts retracted requests, so new requests cannot
+	// starve them.
+	retractedKV atomic.Int64
+	// crashed is set when the scheduler dies (retract-crash): it steps no more and every later
+	// request is refused.
+	crashed atomic.Bool
 
 	stats    liveStats
 	loggedMu sync.Mutex
@@ -82,8 +94,8 @@ func (e *Engine) Profile() *Profile { return e.prof }
 // Faults returns the engine's faults.
 func (e *Engine) Faults() *Faults { return e.faults }
 
-// Start runs the engine's three goroutines (prefill, KV transfer and timed events, decode)
-// until Stop. Starting twice, or after Stop, does nothing: goroutines started after Stop
+// Start runs the engine's goroutines until Stop: the batch loop and the timed events, and for
+// a disaggregated profile the prefill engine. Starting twice, or after Stop, does nothing: goroutines started after Stop
 // would have no one to end them.
 func (e *Engine) Start() {
 	e.life.Lock()
@@ -94,10 +106,13 @@ func (e *Engine) Start() {
 	e.started = true
 	ctx, cancel := context.WithCancel(context.Background())
 	e.stop = cancel
-	e.done.Add(3)
-	go func() { defer e.done.Done(); e.prefillLoop(ctx) }()
+	if e.prof.engine() == EngineDisaggregated {
+		e.done.Add(1)
+		go func() { defer e.done.Done(); e.prefillLoop(ctx) }()
+	}
+	e.done.Add(2)
 	go func() { defer e.done.Done(); e.delayLoop(ctx) }()
-	go func() { defer e.done.Done(); e.decodeLoop(ctx) }()
+	go func() { defer e.done.Done(); e.newBatchLoop().run(ctx) }()
 }
 
 // Stop ends the engine's goroutines and waits for them. Generations still in progress never
@@ -125,6 +140,9 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 	if e.stopped.Load() {
 		return nil, ErrStopped
 	}
+	if e.crashed.Load() {
+		return nil, &Rejection{Reason: Unavailable}
+	}
 	e.mu.Lock()
 	e.nextID++
 	id := e.nextID
@@ -138,7 +156,8 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 	e.mu.Unlock()
 
 	rng := e.faults.rngFor(j.Key ^ uint64(occurrence)*0xbf58476d1ce4e5b9)
-	g := &Gen{ID: id, Prompt: j.PromptTokens, Submitted: e.clk.Now(), job: j, rng: rng, notify: make(chan struct{}, 1)}
+	g := &Gen{ID: id, Prompt: j.PromptTokens, Submitted: e.clk.Now(), job: j, rng: rng, notify: make(chan struct{}, 1),
+		target: j.PromptTokens}
 	e.decideLength(g)
 	g.Plan = e.faults.plan(rng)
 	g.Plan.place(g.Output)
@@ -148,16 +167,71 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 	// The queue-limit check and the enqueue happen under one lock, so concurrent requests
 	// cannot overshoot the limit.
 	e.mu.Lock()
-	if e.knobs.QueueLimited && e.stats.queued() >= int64(e.knobs.MaxQueued) {
+	if e.knobs.QueueLimited && e.queued() >= int64(e.knobs.MaxQueued) {
 		e.mu.Unlock()
 		return nil, &Rejection{Reason: QueueFull, MaxQueued: e.knobs.MaxQueued}
 	}
 	e.stats.promptTokens.Add(int64(j.PromptTokens))
-	e.stats.prefillQueued.Add(1)
-	e.prefill.items = append(e.prefill.items, g)
+	if e.prof.engine() != EngineDisaggregated {
+		e.stats.prefillQueued.Add(1)
+		e.prefill.items = append(e.prefill.items, g)
+		e.mu.Unlock()
+		e.prefill.signal()
+		return g, nil
+	}
+	// Disaggregated: the decode engine reserves the request's KV before prefill runs.
+	g.phase.Store(int32(phasePrealloc))
+	e.prealloc = append(e.prealloc, g)
+	e.preallocWaiting.Add(1)
+	e.reserveLocked()
 	e.mu.Unlock()
-	e.prefill.signal()
+	if phase(g.phase.Load()) == phasePrealloc && e.prof.BootstrapTimeout > 0 {
+		e.delays.push(g.Submitted.Add(e.prof.BootstrapTimeout), g, delayBootstrapTimeout)
+	}
 	return g, nil
+}
+
+// drainPrealloc reserves decode KV for the requests waiting for it, in order.
+func (e *Engine) drainPrealloc() {
+	if e.preallocWaiting.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	e.reserveLocked()
+	e.mu.Unlock()
+}
+
+// reserveLocked reserves decode KV for the prealloc queue's requests, first come first
+// served, while their prompts fit, and sends them to prefill. Aborted ones leave. e.mu is held.
+func (e *Engine) reserveLocked() {
+	kept := e.prealloc[:0]
+	blocked, sent := false, false
+	for _, g := range e.prealloc {
+		switch {
+		case g.cancelled.Load():
+			e.finish(g)
+			continue
+		case blocked || e.stats.kvUsed.Load()+e.retractedKV.Load()+int64(g.Prompt) > int64(e.prof.KVCapacityTokens):
+			blocked = true
+			kept = append(kept, g)
+			continue
+		}
+		g.kv, g.holdsKV = g.Prompt, true
+		e.stats.kvUsed.Add(int64(g.Prompt))
+		g.phase.Store(int32(phasePrefillQueue))
+		e.stats.prefillQueued.Add(1)
+		e.prefill.items = append(e.prefill.items, g)
+		if e.prof.WaitingTimeout > 0 && !g.Plan.Pinned {
+			e.delays.push(e.clk.Now().Add(e.prof.WaitingTimeout), g, delayWaitingTimeout)
+		}
+		sent = true
+	}
+	clear(e.prealloc[len(kept):])
+	e.prealloc = kept
+	e.preallocWaiting.Store(int64(len(kept)))
+	if sent {
+		e.prefill.signal()
+	}
 }
 
 // maxSeenKeys bounds the per-content occurrence counts kept for deterministic decisions.
@@ -202,15 +276,68 @@ func (e *Engine) decideLength(g *Gen) {
 
 func reasoningOn(effort string) bool { return effort != "" && effort != "none" }
 
-// Cancel abandons the generation: the engine frees its slot and KV at its next step.
+// Cancel says the generation's client has gone: the engine frees its slot and KV at its next
+// step once the profile's AbortDelay has passed — unless, with DecodeIgnoresDisconnect, the
+// request is in the decode engine by then, where it runs on to its end.
 func (e *Engine) Cancel(g *Gen) {
+	if g.phase.Load() == int32(phaseDone) || g.gone.Swap(true) {
+		return
+	}
+	if d := e.prof.AbortDelay; d > 0 {
+		e.delays.push(e.clk.Now().Add(d), g, delayAbort)
+		return
+	}
+	e.abandon(g)
+}
+
+// Drop ends the generation by the server's own decision (an injected failure, a cut
+// delivery): the engine frees its slot and KV at its next step, without the abort delay.
+func (e *Engine) Drop(g *Gen) {
+	g.gone.Store(true)
+	e.kill(g)
+}
+
+// abandon frees a generation whose client has gone, as Cancel says.
+func (e *Engine) abandon(g *Gen) {
+	if e.prof.DecodeIgnoresDisconnect && g.inDecode() {
+		return
+	}
+	e.kill(g)
+}
+
+// kill makes the engine drop the generation at its next step.
+func (e *Engine) kill(g *Gen) {
 	if g.phase.Load() == int32(phaseDone) || g.cancelled.Swap(true) {
 		return
+	}
+	select {
+	case g.notify <- struct{}{}:
+	default:
 	}
 	e.prefill.signal()
 	e.decode.signal()
 	e.delays.signal()
 }
+
+// timeout aborts a disaggregated request still at the stage whose timeout has come.
+func (e *Engine) timeout(g *Gen, stage Stage, since time.Time) {
+	switch p := phase(g.phase.Load()); {
+	case stage == StageBootstrapping && p == phasePrealloc:
+	case stage == StageWaitingForInput && (p == phasePrefillQueue || p == phaseInflight):
+	default:
+		return
+	}
+	e.stats.timedOut.Add(1)
+	if stage == StageBootstrapping {
+		e.stats.timedOutBootstrap.Add(1)
+	}
+	g.aborted.Store(&Aborted{Stage: stage, Elapsed: e.clk.Now().Sub(since), Room: g.ID})
+	e.kill(g)
+}
+
+// crash kills the scheduler (retract-crash): it steps no more, its requests' streams stop,
+// and every later request is refused.
+func (e *Engine) crash() { e.crashed.Store(true) }
 
 // enqueueDecode hands a generation to the decode engine.
 func (e *Engine) enqueueDecode(g *Gen) {

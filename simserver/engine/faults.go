@@ -40,6 +40,8 @@ type Knobs struct {
 	// finds MaxQueued requests already waiting is rejected.
 	QueueLimited bool
 	MaxQueued    int
+	// RetractCrash is the chance that a retraction kills the scheduler (retract-crash; 0: off).
+	RetractCrash float64
 }
 
 // Failure is how the errors fault makes a request fail.
@@ -104,6 +106,7 @@ var faultMakers = map[string]func() Fault{
 	"drop":               func() Fault { return &Drop{Fraction: 0.05} },
 	"errors":             func() Fault { return &Errors{Rate: 0.1, Kind: "mix", RetryAfter: 5 * time.Second} },
 	"queue-limit":        func() Fault { return &QueueLimit{MaxQueued: 64} },
+	"retract-crash":      func() Fault { return &RetractCrash{Probability: 1} },
 }
 
 // FaultNames lists the known faults.

@@ -43,8 +43,9 @@ const (
 	phasePinned             // prefilled, KV transfer never completes (prefill-pin)
 	phaseDecodeWaiting
 	phaseRunning
-	phasePaused // stall-stream
-	phaseWedged // long-context-wedge
+	phasePaused   // stall-stream
+	phaseWedged   // long-context-wedge
+	phasePrealloc // waiting for the decode engine to reserve its KV (disaggregated)
 	phaseDone
 )
 
@@ -67,7 +68,9 @@ type Gen struct {
 
 	produced  atomic.Int64
 	cached    atomic.Int64
-	cancelled atomic.Bool
+	cancelled atomic.Bool // the engine frees it at its next step
+	gone      atomic.Bool // its client went away (Cancel)
+	aborted   atomic.Pointer[Aborted]
 	phase     atomic.Int32
 	notify    chan struct{}
 	consumed  int // reader-owned
@@ -75,10 +78,15 @@ type Gen struct {
 	// Engine-owned fields: touched only by the goroutine whose queue holds the generation.
 	job      Job
 	rng      *rand.Rand
-	computed int  // prompt tokens present in KV (cached or prefilled)
+	computed int  // context tokens present in KV (cached, prefilled or recomputed)
+	target   int  // context tokens to compute before it decodes: the prompt, or after a retraction prompt plus output
 	kv       int  // KV tokens while in decode: prompt plus output so far
 	holdsKV  bool // decode KV is allocated (running, paused, wedged)
-	stalled  bool // the stall-stream pause has happened
+	// prefilled says the step that just ended completed the request's context.
+	prefilled bool
+	// retractedNeed is the KV a retracted request waits for (counted in Engine.retractedKV).
+	retractedNeed int
+	stalled       bool // the stall-stream pause has happened
 }
 
 // Next blocks until the generation has produced tokens the caller has not seen yet, the
@@ -101,12 +109,24 @@ func (g *Gen) NextChunk(ctx context.Context, atLeast, atMost int) (n int, done b
 		if g.consumed >= g.Output {
 			return 0, true, nil
 		}
+		if a := g.aborted.Load(); a != nil {
+			return 0, false, a
+		}
 		select {
 		case <-g.notify:
 		case <-ctx.Done():
 			return 0, false, ctx.Err()
 		}
 	}
+}
+
+// inDecode reports whether the generation is in the decode engine.
+func (g *Gen) inDecode() bool {
+	switch phase(g.phase.Load()) {
+	case phaseDecodeWaiting, phaseRunning, phasePaused, phaseWedged:
+		return true
+	}
+	return false
 }
 
 // Pending returns how many generated tokens the reader has not taken yet: more than a chunk

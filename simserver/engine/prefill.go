@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// prefillLoop is the prefill engine: chunked prefill steps over the queue in arrival order,
-// then the KV transfer handshake. It owns the prefix cache and the pinned requests.
+// prefillLoop is the prefill engine of a disaggregated pair: chunked prefill steps over the
+// requests whose decode KV is reserved, in arrival order, then the KV transfer handshake. It owns the prefix cache and the pinned requests.
 func (e *Engine) prefillLoop(ctx context.Context) {
 	cache := newPrefixCache(e.prof.PrefixCacheTokens)
 	var queue, pinned []*Gen
@@ -14,8 +14,8 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 	clock := timeline{clk: e.clk}
 	for {
 		queue = append(queue, e.take(&e.prefill)...)
-		queue = e.sweep(queue, func(*Gen) { e.stats.prefillQueued.Add(-1) })
-		pinned = e.sweep(pinned, func(*Gen) { e.stats.prefillInflight.Add(-1) })
+		queue = e.sweep(queue, func(g *Gen) { e.stats.prefillQueued.Add(-1); e.freeKV(g) })
+		pinned = e.sweep(pinned, func(g *Gen) { e.stats.prefillInflight.Add(-1); e.freeKV(g) })
 		if len(queue) == 0 {
 			clock.reset()
 			if !wait(ctx, &e.prefill) {

@@ -8,7 +8,14 @@ import (
 // profile is data: a YAML file whose keys are the yaml tags below (see ParseProfile, and the
 // built-ins in profiles/*.yaml, which document every value's unit and source).
 //
-// The model is a pair of engines, prefill and decode, joined by a KV transfer:
+// Engine chooses the model. EngineDisaggregated (the default) is a pair of engines, prefill and
+// decode, joined by a KV transfer, as below; before its prefill a request waits until the
+// decode engine has reserved its prompt's KV (BootstrapTimeout bounds the wait, WaitingTimeout
+// the time from the reservation to the KV's arrival in decode). The colocated engines run the
+// decode engine's batch loop alone and prefill inside it: EngineColocatedMixed puts prefill
+// chunks into decode steps within StepTokenBudget (a step then takes t_decode + t_prefill),
+// EngineColocatedAlternating runs prefill-only steps (t_prefill) while a chunk waits, pausing
+// decoding. On every engine the step that completes a context emits its next token.
 //
 // Prefill engine (chunked prefill). Each step takes up to PrefillChunkTokens uncached prompt
 // tokens from the queue, first come first served, splitting long prompts across steps. A step
@@ -33,7 +40,11 @@ import (
 // with B the running batch and K the total KV tokens (context plus output so far) in it, so long
 // contexts slow every request in the batch. A request is admitted only while its context fits
 // in KVCapacityTokens; when growth overflows the capacity, the newest requests are retracted
-// (their KV freed) and requeued at the front.
+// (their KV freed) and requeued at the front; a retracted request recomputes its whole context
+// (prompt plus output so far) in prefill chunks before it decodes again.
+//
+// Disconnects. A request whose client has gone keeps its slot and KV for AbortDelay; with
+// DecodeIgnoresDisconnect one already in decode runs on to its end.
 //
 // Noise. Each decode step's duration is multiplied by a seeded draw: lognormal with mean 1
 // and sigma StepJitterSigma, times SlowStepFactor with probability SlowStepProbability.
@@ -52,6 +63,14 @@ type Profile struct {
 	Model string `yaml:"model"`
 	// Description says, in one line, what stack the profile models.
 	Description string `yaml:"description"`
+
+	// Engine is how prefill and decode share the hardware: EngineDisaggregated (the zero
+	// value, ""), EngineColocatedMixed or EngineColocatedAlternating.
+	Engine EngineKind `yaml:"engine"`
+	// StepTokenBudget is, for EngineColocatedMixed, the most tokens one step computes: one per
+	// decoding request plus the prefill chunks (vLLM's max_num_batched_tokens). Other engines
+	// ignore it; 0 there.
+	StepTokenBudget int `yaml:"step_token_budget"`
 
 	// FirstByte is when a stream's HTTP head and role chunk go out: FirstByteAtToken,
 	// FirstByteHeaders or FirstByteAtAdmission ("", the zero value, means admission).
@@ -107,12 +126,46 @@ type Profile struct {
 	// SlowStepFactor multiplies a slow step's duration; at least 1 when slow steps happen.
 	SlowStepFactor float64 `yaml:"slow_step_factor"`
 
+	// BootstrapTimeout is, for EngineDisaggregated, how long a request may wait for the decode
+	// engine to reserve its KV before it is aborted (SGLang's
+	// SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT), simulated time; 0 means for ever.
+	BootstrapTimeout time.Duration `yaml:"bootstrap_timeout"`
+	// WaitingTimeout is, for EngineDisaggregated, how long a request may take from its KV
+	// reservation until its KV arrives in the decode engine (prefill queue, prefill and
+	// transfer) before it is aborted (SGLANG_DISAGGREGATION_WAITING_TIMEOUT), simulated time;
+	// 0 means for ever.
+	WaitingTimeout time.Duration `yaml:"waiting_timeout"`
+	// AbortDelay is how long after its client disconnects a request keeps its slot and KV
+	// (SGLang aborts 2 s after the disconnect), simulated time.
+	AbortDelay time.Duration `yaml:"abort_delay"`
+	// DecodeIgnoresDisconnect, for EngineDisaggregated, lets a request that has reached the
+	// decode engine when its abort comes run on to its end: the PD router does not pass the
+	// disconnect on to the decode server.
+	DecodeIgnoresDisconnect bool `yaml:"decode_ignores_disconnect"`
+
 	// MaxContextTokens is the longest prompt plus output a request may have, in tokens.
 	MaxContextTokens int `yaml:"max_context_tokens"`
 	// Efforts gives the output length, when the client does not force it, per
 	// reasoning_effort ("" for requests without one).
 	Efforts map[string]LengthProfile `yaml:"efforts"`
 }
+
+// EngineKind is how prefill and decode share the hardware.
+type EngineKind string
+
+// The engines.
+const (
+	// EngineDisaggregated runs prefill and decode on separate engines joined by a KV transfer,
+	// as SGLang's prefill/decode disaggregation: a long prefill never slows a decode step.
+	EngineDisaggregated EngineKind = "disaggregated"
+	// EngineColocatedMixed runs one loop whose steps carry a token for every decoding request
+	// plus prefill chunks, within StepTokenBudget, as vLLM V1: a prefill stretches the steps it
+	// rides in.
+	EngineColocatedMixed EngineKind = "colocated-mixed"
+	// EngineColocatedAlternating runs one loop that alternates prefill batches and decode
+	// batches, prefill first, as SGLang without mixed chunks: a long prefill pauses decoding.
+	EngineColocatedAlternating EngineKind = "colocated-alternating"
+)
 
 // FirstByte is when a stream's first bytes go out.
 type FirstByte string
@@ -149,6 +202,17 @@ func (p *Profile) PrefillStep(chunks, prior []int) time.Duration {
 		attn += float64(c) * (float64(prior[i]) + float64(c)/2)
 	}
 	return p.PrefillBase + time.Duration(tokens*float64(p.PrefillPerToken)+attn*p.PrefillAttnPerToken2Ns)
+}
+
+// MixedStep returns the duration of a colocated step that emits a token for each of decoding
+// requests holding kvTokens KV tokens and computes prefill chunks (tokens per request) whose
+// earlier contexts are prior: the decode step plus the prefill work, one forward pass.
+func (p *Profile) MixedStep(decoding, kvTokens int, chunks, prior []int) time.Duration {
+	d := p.DecodeStep(decoding, kvTokens)
+	if len(chunks) > 0 {
+		d += p.PrefillStep(chunks, prior)
+	}
+	return d
 }
 
 // DecodeStep returns the duration of one decode step for a batch of running requests holding

@@ -241,6 +241,30 @@ func (p *Profile) problems() problems {
 	if p.Model == "" {
 		ps = append(ps, errors.New(`model: "" is not allowed: want the model name /v1/models lists`))
 	}
+	ps.oneOf("engine", string(p.engine()), string(EngineDisaggregated), string(EngineColocatedMixed), string(EngineColocatedAlternating))
+	if p.engine() == EngineColocatedMixed {
+		ps.atLeast("step_token_budget", p.StepTokenBudget, 1)
+	} else {
+		ps.atLeast("step_token_budget", p.StepTokenBudget, 0)
+	}
+	ps.nonNegative("bootstrap_timeout", p.BootstrapTimeout)
+	ps.nonNegative("waiting_timeout", p.WaitingTimeout)
+	ps.nonNegative("abort_delay", p.AbortDelay)
+	if p.engine() != EngineDisaggregated {
+		for _, k := range []struct {
+			key   string
+			set   bool
+			value any
+		}{
+			{"bootstrap_timeout", p.BootstrapTimeout != 0, p.BootstrapTimeout},
+			{"waiting_timeout", p.WaitingTimeout != 0, p.WaitingTimeout},
+			{"decode_ignores_disconnect", p.DecodeIgnoresDisconnect, p.DecodeIgnoresDisconnect},
+		} {
+			if k.set {
+				ps = append(ps, fmt.Errorf("%s: %v is not allowed with engine %s: want it 0 or false (it applies to engine disaggregated only)", k.key, k.value, p.engine()))
+			}
+		}
+	}
 	ps.oneOf("first_byte", string(p.firstByte()), string(FirstByteAtToken), string(FirstByteHeaders), string(FirstByteAtAdmission))
 	ps.atLeast("stream_interval", p.StreamInterval, 0)
 	ps.atLeast("stream_coalesce_tokens", p.StreamCoalesceTokens, 0)
@@ -287,6 +311,18 @@ func (p *Profile) problems() problems {
 	return ps
 }
 
+// engine is Engine with its default.
+func (p *Profile) engine() EngineKind {
+	if p.Engine == "" {
+		return EngineDisaggregated
+	}
+	return p.Engine
+}
+
+// EngineMode returns how prefill and decode share the hardware: Engine, or
+// EngineDisaggregated when it is unset.
+func (p *Profile) EngineMode() EngineKind { return p.engine() }
+
 // firstByte is FirstByte with its default.
 func (p *Profile) firstByte() FirstByte {
 	if p.FirstByte == "" {
@@ -312,6 +348,8 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"name", "the profile's name, as --profile takes it"},
 	{"model", "model name /v1/models lists"},
 	{"description", "the stack the profile models"},
+	{"engine", "disaggregated (prefill and decode engines, KV transfer), colocated-mixed (prefill chunks ride in decode steps, vLLM V1), colocated-alternating (prefill batches pause decoding, SGLang)"},
+	{"step_token_budget", "colocated-mixed: most tokens per step, decodes plus prefill chunks (vLLM max_num_batched_tokens); 0 otherwise"},
 	{"first_byte", "when the HTTP head and role chunk go out: first-token, headers (head at admission, role chunk with the first token), admission"},
 	{"stream_interval", "tokens per stream chunk (0: 1)"},
 	{"stream_coalesce_tokens", "most tokens per chunk when the writer falls behind (≤ stream_interval: never coalesce)"},
@@ -332,6 +370,10 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"step_jitter_sigma", "sigma of the lognormal decode-step multiplier (mean 1; 0: none)"},
 	{"slow_step_probability", "chance a decode step is slow, 0 to 1"},
 	{"slow_step_factor", "a slow step's duration multiplier, ≥ 1"},
+	{"bootstrap_timeout", "disaggregated: longest wait for decode to reserve a request's KV before it is aborted, simulated time (0: never)"},
+	{"waiting_timeout", "disaggregated: longest time from KV reservation to KV in decode before abort, simulated time (0: never)"},
+	{"abort_delay", "client disconnect → slot and KV freed, simulated time"},
+	{"decode_ignores_disconnect", "disaggregated: a request already in decode runs on to its end after its client goes"},
 	{"max_context_tokens", "longest prompt plus output, tokens"},
 	{"efforts", "output length per reasoning_effort: uniform in [min, max] tokens, reasoning_fraction of it reasoning"},
 }

@@ -17,6 +17,7 @@ func TestDSV4PDFiguresUnchanged(t *testing.T) {
 		Name:        "dsv4-pd",
 		Model:       "deepseek-v4-flash",
 		Description: "DeepSeek-V4-Flash on SGLang with prefill/decode disaggregation (the incident's stack)",
+		Engine:      EngineDisaggregated,
 		FirstByte:   FirstByteAtToken, StreamInterval: 1, StreamCoalesceTokens: 1,
 
 		PrefillBase:            20 * time.Millisecond,
@@ -36,6 +37,10 @@ func TestDSV4PDFiguresUnchanged(t *testing.T) {
 		KVCapacityTokens:   1_500_000,
 		DecodeLogInterval:  40,
 		SlowStepFactor:     1,
+
+		BootstrapTimeout: 300 * time.Second,
+		WaitingTimeout:   300 * time.Second,
+		AbortDelay:       2 * time.Second,
 
 		MaxContextTokens: 163_840,
 		Efforts: map[string]LengthProfile{
@@ -103,6 +108,16 @@ func TestParseProfile(t *testing.T) {
 		// first_byte takes one of three words.
 		name: "first byte", yaml: "base: ideal\nfirst_byte: soon\n",
 		want: []string{`first_byte: "soon" is not allowed: want first-token, headers, admission`},
+	}, {
+		// engine takes one of three words; colocated-mixed needs its step budget, and the PD
+		// keys are refused on a colocated engine.
+		name: "engine", yaml: "base: vllm-llama3-8b-h100\nstep_token_budget: 0\nwaiting_timeout: 5s\ndecode_ignores_disconnect: true\n",
+		want: []string{"step_token_budget: 0 is not allowed: want an integer ≥ 1",
+			"waiting_timeout: 5s is not allowed with engine colocated-mixed",
+			"decode_ignores_disconnect: true is not allowed with engine colocated-mixed"},
+	}, {
+		name: "engine word", yaml: "base: ideal\nengine: colocated\n",
+		want: []string{`engine: "colocated" is not allowed: want disaggregated, colocated-mixed, colocated-alternating`},
 	}, {
 		// A base must be a built-in.
 		name: "unknown base", yaml: "base: nope\n",

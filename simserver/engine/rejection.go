@@ -20,6 +20,8 @@ const (
 	Overloaded
 	// QueueFull: the queue-limit fault found Rejection.MaxQueued requests already waiting.
 	QueueFull
+	// Unavailable: the scheduler has died (the retract-crash fault); every request fails.
+	Unavailable
 )
 
 // String names the reason, e.g. "queue-full".
@@ -33,6 +35,8 @@ func (r Reason) String() string {
 		return "overloaded"
 	case QueueFull:
 		return "queue-full"
+	case Unavailable:
+		return "unavailable"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }

@@ -17,26 +17,40 @@ type liveStats struct {
 	decodeWedged    atomic.Int64
 	kvUsed          atomic.Int64 // decode KV tokens allocated
 
-	promptTokens atomic.Int64
-	cachedTokens atomic.Int64
-	generated    atomic.Int64
-	retracted    atomic.Int64
-	finished     atomic.Int64
-	aborted      atomic.Int64
+	promptTokens      atomic.Int64
+	cachedTokens      atomic.Int64
+	generated         atomic.Int64
+	retracted         atomic.Int64
+	timedOut          atomic.Int64
+	timedOutBootstrap atomic.Int64
+	recomputedTokens  atomic.Int64
+	finished          atomic.Int64
+	aborted           atomic.Int64
 }
 
-// queued is how many requests wait for prefill or for a decode slot.
-func (s *liveStats) queued() int64 { return s.prefillQueued.Load() + s.decodeWaiting.Load() }
+// queued is how many requests wait for a KV reservation, for prefill or for a decode slot.
+func (e *Engine) queued() int64 {
+	return e.preallocWaiting.Load() + e.stats.prefillQueued.Load() + e.stats.decodeWaiting.Load()
+}
 
 // Stats is a snapshot of the engine for metrics.
 type Stats struct {
-	// Live gauges, exact at the time of the snapshot.
+	// Live gauges, exact at the time of the snapshot. PreallocQueued waits for the decode
+	// engine to reserve its KV (disaggregated).
+	PreallocQueued                                                int
 	PrefillQueued, PrefillRunning, PrefillInflight, TransferQueue int
 	DecodeWaiting, DecodeRunning, DecodePaused, DecodeWedged      int
 	KVUsedTokens, KVCapacityTokens                                int
 	// Totals since start.
 	PromptTokens, CachedTokens, GeneratedTokens int64
 	Retracted, Finished, Aborted                int64
+	// TimedOut counts the requests aborted by the bootstrap or waiting timeout;
+	// RecomputedTokens the context tokens retracted requests recomputed before decoding again.
+	TimedOut, RecomputedTokens int64
+	// TimedOutBootstrap is the part of TimedOut that the bootstrap timeout aborted.
+	TimedOutBootstrap int64
+	// Crashed says the scheduler has died (retract-crash).
+	Crashed bool
 	// Logged is what the SGLang-named gauges show: refreshed only on prefill batches and
 	// every DecodeLogInterval decode steps.
 	Logged LoggedStats
@@ -49,10 +63,10 @@ type LoggedStats struct {
 	PrefillInputTokens                                             int
 	CacheHitRate                                                   float64
 	// Decode side, refreshed every DecodeLogInterval steps.
-	DecodeRunning, DecodeQueue, DecodeTransfer int
-	TokenUsage                                 float64 // KV used / capacity, 0–1
-	GenThroughput                              float64 // tokens per simulated second since the previous log
-	DecodeSumSeqLens                           int
+	DecodeRunning, DecodeQueue, DecodeTransfer, DecodePrealloc int
+	TokenUsage                                                 float64 // KV used / capacity, 0–1
+	GenThroughput                                              float64 // tokens per simulated second since the previous log
+	DecodeSumSeqLens                                           int
 	// DecodeRetracted is how many requests were retracted since the previous decode log.
 	DecodeRetracted int
 
@@ -68,7 +82,8 @@ func (e *Engine) Stats() Stats {
 	logged := e.logged
 	e.loggedMu.Unlock()
 	return Stats{
-		PrefillQueued: int(s.prefillQueued.Load()), PrefillRunning: int(s.prefillRunning.Load()),
+		PreallocQueued: int(e.preallocWaiting.Load()),
+		PrefillQueued:  int(s.prefillQueued.Load()), PrefillRunning: int(s.prefillRunning.Load()),
 		PrefillInflight: int(s.prefillInflight.Load()), TransferQueue: int(s.transferQueue.Load()),
 		DecodeWaiting: int(s.decodeWaiting.Load()), DecodeRunning: int(s.decodeRunning.Load()),
 		DecodePaused: int(s.decodePaused.Load()), DecodeWedged: int(s.decodeWedged.Load()),
@@ -76,6 +91,7 @@ func (e *Engine) Stats() Stats {
 		PromptTokens: s.promptTokens.Load(), CachedTokens: s.cachedTokens.Load(),
 		GeneratedTokens: s.generated.Load(), Retracted: s.retracted.Load(),
 		Finished: s.finished.Load(), Aborted: s.aborted.Load(),
+		TimedOut: s.timedOut.Load(), TimedOutBootstrap: s.timedOutBootstrap.Load(), RecomputedTokens: s.recomputedTokens.Load(), Crashed: e.crashed.Load(),
 		Logged: logged,
 	}
 }
@@ -96,6 +112,7 @@ func (e *Engine) logPrefill(batch int, chunks []int) {
 	l.PrefillRunning, l.PrefillInputTokens, l.CacheHitRate = batch, input, hit
 	l.PrefillQueue = int(s.prefillQueued.Load()) // what the step left waiting
 	l.PrefillInflight = int(s.prefillInflight.Load())
+	l.PrefillPrealloc = int(e.preallocWaiting.Load())
 	e.loggedMu.Unlock()
 }
 
@@ -114,6 +131,7 @@ func (e *Engine) logDecode(running, waiting int) {
 	l.lastGenerated, l.lastLog = gen, now
 	l.DecodeRunning, l.DecodeQueue = running, waiting
 	l.DecodeTransfer = int(s.transferQueue.Load())
+	l.DecodePrealloc = int(e.preallocWaiting.Load())
 	l.TokenUsage = float64(s.kvUsed.Load()) / float64(e.prof.KVCapacityTokens)
 	l.DecodeSumSeqLens = int(s.kvUsed.Load())
 	retracted := s.retracted.Load()

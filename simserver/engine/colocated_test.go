@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/clock"
+)
+
+// drain reads a generation to its end (or its abort) and returns the simulated gaps between
+// its tokens, the first one measured from start.
+func drain(clk *clock.Clock, g *Gen, start time.Time) (gaps []time.Duration, err error) {
+	last := start
+	for {
+		n, done, err := g.Next(context.Background(), 1)
+		if err != nil {
+			return gaps, err
+		}
+		if n > 0 {
+			gaps = append(gaps, clk.Since(last))
+			last = clk.Now()
+		}
+		if done {
+			return gaps, nil
+		}
+	}
+}
+
+// spike runs four short streams on the profile, then, once they are decoding, one prompt of
+// long tokens, and returns the streams' usual token gap (before the long prompt), their longest
+// gap, and how long the long prompt took to its first token.
+func spike(t *testing.T, p *Profile, long int) (usual, longest, ttft time.Duration) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.New(1)
+		require.NoError(t, err)
+		e, err := NewEngine(clk, p, nil)
+		require.NoError(t, err)
+		e.Start()
+		defer e.Stop()
+		start := clk.Now()
+		var mu sync.Mutex
+		var all [][]time.Duration
+		var wg sync.WaitGroup
+		for i := range 4 {
+			g, err := e.Submit(Job{PromptTokens: 200, MaxTokens: 3000, IgnoreEOS: true, Key: uint64(i)})
+			require.NoError(t, err)
+			wg.Go(func() {
+				gaps, err := drain(clk, g, start)
+				assert.NoError(t, err)
+				mu.Lock()
+				all = append(all, gaps)
+				mu.Unlock()
+			})
+		}
+		for e.Stats().DecodeRunning < 4 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		at := clk.Now()
+		g, err := e.Submit(Job{PromptTokens: long, MaxTokens: 1, IgnoreEOS: true, Key: 99})
+		require.NoError(t, err)
+		_, _, err = g.Next(context.Background(), 1)
+		require.NoError(t, err)
+		ttft = clk.Since(at)
+		wg.Wait()
+		for _, gaps := range all {
+			usual = max(usual, gaps[10])
+			longest = max(longest, slices.Max(gaps[10:]))
+		}
+	})
+	return usual, longest, ttft
+}
+
+// TestColocatedITLSpike checks the engines against a 120 k-token prompt arriving while four
+// streams decode: on the disaggregated engine the streams keep their step time; on the
+// colocated-mixed engine (vLLM V1) every step that carries a prefill chunk stretches, so the
+// streams see gaps tens of times their usual one; on the colocated-alternating engine (SGLang
+// without mixed chunks) decoding pauses for the whole prefill, one gap as long as the prefill.
+func TestColocatedITLSpike(t *testing.T) {
+	const long = 120_000
+
+	usual, longest, ttft := spike(t, DSV4PD(), long)
+	t.Logf("disaggregated: usual gap %s, longest %s, long prompt's first token after %s", usual, longest, ttft)
+	// The steps grow only when the long request joins the batch (1.09 ms + 120 k × 10 ns).
+	assert.Less(t, longest, usual*5/4, "disaggregated: a long prefill leaves decode steps alone")
+
+	mixed := mustProfile(t, "vllm-llama3-8b-h100")
+	require.Equal(t, EngineColocatedMixed, mixed.EngineMode())
+	usual, longest, ttft = spike(t, mixed, long)
+	t.Logf("colocated-mixed: usual gap %s, longest %s, long prompt's first token after %s", usual, longest, ttft)
+	assert.Greater(t, longest, 50*usual, "colocated-mixed: a step carrying a prefill chunk stretches")
+	assert.Less(t, longest, ttft/5, "colocated-mixed: decoding goes on between the chunks")
+
+	alt := mustProfile(t, "vllm-llama3-8b-h100")
+	alt.Engine, alt.StepTokenBudget = EngineColocatedAlternating, 0
+	usual, longest, ttft = spike(t, alt, long)
+	t.Logf("colocated-alternating: usual gap %s, longest %s, long prompt's first token after %s", usual, longest, ttft)
+	assert.Greater(t, longest, ttft*9/10, "colocated-alternating: decoding pauses for the whole prefill")
+}
+
+// TestColocatedFirstToken: on the colocated-mixed vLLM profile the step that completes a prompt
+// emits its first token, so a lone ~250-token prompt's first token comes after one step of
+// decode_base plus its prefill, ≈ 14.2 ms (the profile's source measured 14.0 ms).
+func TestColocatedFirstToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.New(1)
+		require.NoError(t, err)
+		e, err := NewEngine(clk, mustProfile(t, "vllm-llama3-8b-h100"), nil)
+		require.NoError(t, err)
+		e.Start()
+		defer e.Stop()
+		start := clk.Now()
+		g, err := e.Submit(Job{PromptTokens: 250, MaxTokens: 3, IgnoreEOS: true, Key: 1})
+		require.NoError(t, err)
+		gaps, err := drain(clk, g, start)
+		require.NoError(t, err)
+		assert.InDelta(t, 14.2, gaps[0].Seconds()*1000, 0.1, "first token, ms")
+		assert.InDelta(t, 6.5, gaps[1].Seconds()*1000, 0.1, "next token, ms: one decode step")
+		s := e.Stats()
+		assert.Zero(t, s.PrefillQueued+s.DecodeRunning+s.KVUsedTokens, "all freed")
+		assert.Equal(t, int64(1), s.Finished)
+	})
+}
+
+func mustProfile(t *testing.T, name string) *Profile {
+	t.Helper()
+	p, err := LookupProfile(name)
+	require.NoError(t, err)
+	return p
+}
+
+// isAborted reports whether err is the engine's abort at stage.
+func isAborted(err error, stage Stage) bool {
+	var ab *Aborted
+	return errors.As(err, &ab) && ab.Stage == stage
+}
