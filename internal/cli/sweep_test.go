@@ -29,7 +29,7 @@ func useTestBinary(t *testing.T) {
 // smokeSweep is a small, fast sweep: 2 cells × 2 seeds of the smoke workload, one of them
 // wedged.
 func smokeSweep(dir string, extra ...string) []string {
-	return append([]string{"sweep", "--workload", "smoke", "--speedup", "50", "--sim-fault", "none,long-context-wedge",
+	return append([]string{"sweep", "--workload", "smoke", "--speedup", "25", "--sim-fault", "none,long-context-wedge",
 		"--sim-fault-param", "long-context-wedge.threshold_tokens=1000", "--seeds", "1-2", "--out", dir}, extra...)
 }
 
