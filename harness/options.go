@@ -80,11 +80,17 @@ type Options struct {
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept
 // for reuse, no overall timeout (request timeouts are simulated time, enforced by the caller)
-// and HTTP/1.1 as inference servers speak it.
+// and HTTP/1.1 as inference servers speak it. Its connections buffer 1 KiB each way instead of
+// 4 KiB: a stream's frames are a few hundred bytes, a request body is written through in one
+// piece, and at thousands of agents the buffers are much of the harness's memory.
 func NewHTTPClient(conns int) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = conns + 16
 	t.MaxIdleConnsPerHost = conns + 16
 	t.ForceAttemptHTTP2 = false
+	t.ReadBufferSize, t.WriteBufferSize = connBufferBytes, connBufferBytes
 	return &http.Client{Transport: t}
 }
+
+// connBufferBytes is the read and the write buffer of each client connection, in bytes.
+const connBufferBytes = 1 << 10

@@ -32,6 +32,7 @@ func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
 		return
 	}
 	job := buildJob(req)
+	req.Messages = nil // the job has what the engine needs; a long stream need not keep the text
 	if aerr := s.checkContext(job, req.maxTokensParam); aerr != nil {
 		writeError(w, aerr)
 		return

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // chatRequest is a validated POST /v1/chat/completions body, reduced to what the simulator
@@ -99,17 +100,60 @@ type rawPart struct {
 // and reasoning_effort against efforts (the values the served model accepts). It does not
 // check the model name or the context length, which need the server. Its error is an
 // *apiError naming the offending parameter.
+//
+// The body is decoded once, messages included. Only a body that does not decode so is decoded
+// again in steps (the top level, then the messages array, then each message), to name the
+// parameter at fault and to report the faults in the same order whatever else the body holds.
 func parseChatRequest(body []byte, efforts []string) (*chatRequest, *apiError) {
+	var whole wholeChatRequest
+	if json.Unmarshal(body, &whole) != nil {
+		return parseChatRequestInSteps(body, efforts)
+	}
+	return whole.rawChatRequest.validate(efforts, func() ([]chatMessage, *apiError) {
+		return checkMessages(whole.Messages)
+	})
+}
+
+// wholeChatRequest is the wire form with the messages decoded along with the rest.
+type wholeChatRequest struct {
+	rawChatRequest
+	// Messages shadows rawChatRequest.Messages; nil when absent or null.
+	Messages rawMessages `json:"messages"`
+}
+
+// rawMessages is the messages array decoded whole.
+type rawMessages []rawMessage
+
+// UnmarshalJSON decodes the array into a new slice, so that of two "messages" members the last
+// wins whole, as it does for a json.RawMessage, instead of being merged into the first.
+func (m *rawMessages) UnmarshalJSON(data []byte) error {
+	var items []rawMessage
+	if err := json.Unmarshal(data, &items); err != nil {
+		return err
+	}
+	*m = items
+	return nil
+}
+
+// parseChatRequestInSteps is parseChatRequest for a body that does not decode at once: it
+// finds the first fault as a step-by-step reading meets it.
+func parseChatRequestInSteps(body []byte, efforts []string) (*chatRequest, *apiError) {
 	var raw rawChatRequest
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return nil, jsonError("", err)
 	}
+	return raw.validate(efforts, func() ([]chatMessage, *apiError) { return parseMessages(raw.Messages) })
+}
+
+// validate checks a decoded body and reduces it to a chatRequest; messages reads the messages
+// once the model has been checked.
+func (raw *rawChatRequest) validate(efforts []string, messages func() ([]chatMessage, *apiError)) (*chatRequest, *apiError) {
 	req := &chatRequest{}
 	if raw.Model == nil || *raw.Model == "" {
 		return nil, badRequest("model", "model is required: name the model to use")
 	}
 	req.Model = *raw.Model
-	msgs, aerr := parseMessages(raw.Messages)
+	msgs, aerr := messages()
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -243,38 +287,71 @@ func parseMessages(data json.RawMessage) ([]chatMessage, *apiError) {
 	}
 	msgs := make([]chatMessage, len(items))
 	for i, item := range items {
-		param := fmt.Sprintf("messages[%d]", i)
 		var m rawMessage
 		if err := json.Unmarshal(item, &m); err != nil {
-			return nil, jsonError(param, err)
+			return nil, jsonError(fmt.Sprintf("messages[%d]", i), err)
 		}
-		if m.Role == nil || !validRoles[*m.Role] {
-			got := "none"
-			if m.Role != nil {
-				got = fmt.Sprintf("%q", *m.Role)
-			}
-			return nil, badRequest(param+".role",
-				fmt.Sprintf("%s.role must be one of system, user, assistant, tool, developer; got %s", param, got))
-		}
-		parts, aerr := parseContent(param+".content", *m.Role, m.Content)
-		if aerr != nil {
+		var aerr *apiError
+		if msgs[i], aerr = checkMessage(i, &m); aerr != nil {
 			return nil, aerr
 		}
-		msgs[i] = chatMessage{Role: *m.Role, Parts: parts}
 	}
 	return msgs, nil
+}
+
+// checkMessages validates decoded messages: nil (absent or null) or none at all is refused,
+// then each message in turn.
+func checkMessages(raw []rawMessage) ([]chatMessage, *apiError) {
+	if raw == nil {
+		return nil, badRequest("messages", "messages is required: give at least one message")
+	}
+	if len(raw) == 0 {
+		return nil, badRequest("messages", "messages must not be empty")
+	}
+	msgs := make([]chatMessage, len(raw))
+	for i := range raw {
+		var aerr *apiError
+		if msgs[i], aerr = checkMessage(i, &raw[i]); aerr != nil {
+			return nil, aerr
+		}
+	}
+	return msgs, nil
+}
+
+// checkMessage validates message i's role and content.
+func checkMessage(i int, m *rawMessage) (chatMessage, *apiError) {
+	if m.Role == nil || !validRoles[*m.Role] {
+		param := fmt.Sprintf("messages[%d]", i)
+		got := "none"
+		if m.Role != nil {
+			got = fmt.Sprintf("%q", *m.Role)
+		}
+		return chatMessage{}, badRequest(param+".role",
+			fmt.Sprintf("%s.role must be one of system, user, assistant, tool, developer; got %s", param, got))
+	}
+	parts, aerr := parseContent(i, *m.Role, m.Content)
+	if aerr != nil {
+		return chatMessage{}, aerr
+	}
+	return chatMessage{Role: *m.Role, Parts: parts}, nil
 }
 
 // parseContent returns the text of a message's content: a string, or an array of
 // {"type":"text","text":…} parts. Only assistant messages (which may carry just tool calls)
 // may leave it out.
-func parseContent(param, role string, data json.RawMessage) ([]string, *apiError) {
+// i is the message's index in messages.
+func parseContent(i int, role string, data json.RawMessage) ([]string, *apiError) {
 	if isNull(data) {
 		if role == "assistant" {
 			return nil, nil
 		}
+		param := fmt.Sprintf("messages[%d].content", i)
 		return nil, badRequest(param, param+" is required for "+role+" messages")
 	}
+	if s, ok := plainString(data); ok {
+		return []string{s}, nil
+	}
+	param := fmt.Sprintf("messages[%d].content", i)
 	var s string
 	if data[0] == '"' {
 		if err := json.Unmarshal(data, &s); err != nil {
@@ -298,6 +375,20 @@ func parseContent(param, role string, data json.RawMessage) ([]string, *apiError
 		texts[j] = *p.Text
 	}
 	return texts, nil
+}
+
+// plainString returns the value of a JSON string without escapes whose bytes are valid UTF-8:
+// its bytes between the quotes, as encoding/json would decode them. data has been checked as
+// JSON already.
+func plainString(data []byte) (string, bool) {
+	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
+		return "", false
+	}
+	in := data[1 : len(data)-1]
+	if bytes.IndexByte(in, '\\') >= 0 || bytes.IndexByte(in, '"') >= 0 || !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
 }
 
 // isNull reports whether a raw JSON value is absent or null.

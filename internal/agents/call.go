@@ -27,10 +27,10 @@ type call struct {
 	timer silenceTimer
 
 	cancelTimer context.CancelCauseFunc
-	streaming   bool   // 2xx headers arrived
-	contentType string // of the 2xx response
-	body        *probeBody
-	token       bool // a token of either kind arrived
+	streaming   bool          // 2xx headers arrived
+	contentType string        // of the 2xx response
+	body        io.ReadCloser // of the 2xx response
+	token       bool          // a token of either kind arrived
 
 	f       frame
 	content strings.Builder
@@ -58,11 +58,18 @@ func (k *call) run(ctx context.Context, api *openai.Client, req *Request) error 
 	k.res.Sent = k.clk.Now()
 	k.timer.start(k.clk, k.res.Sent, req.Timeouts, k.cancelTimer)
 	defer k.timer.stop()
-	st, err := api.CreateChatCompletionStream(ctx, req.chatRequest())
-	if err != nil {
+	// go-openai sends the request and reads error responses; the stream itself is read from
+	// the body the response hook kept (go-openai's own reader matches two regular expressions
+	// per line), which go-openai's stream would close on Close.
+	if _, err := api.CreateChatCompletionStream(ctx, req.chatRequest()); err != nil {
 		return err
 	}
-	defer st.Close() // before [DONE] this drops the connection: the server sees the disconnect
+	if k.body == nil {
+		return errStreamHook
+	}
+	defer k.body.Close() // before [DONE] this drops the connection: the server sees the disconnect
+	st := newSSEReader(k.body, maxNonDataLines)
+	defer st.release()
 	return k.read(st)
 }
 
@@ -76,16 +83,15 @@ func (k *call) onResponse(resp *http.Response) {
 	if resp.StatusCode/100 == 2 {
 		k.streaming = true
 		k.contentType = resp.Header.Get("Content-Type")
-		k.body = &probeBody{ReadCloser: resp.Body}
-		resp.Body = k.body
+		k.body = resp.Body
 	}
 	k.obs.Headers(now)
 }
 
 // read consumes data frames until [DONE] or an error.
-func (k *call) read(st *openai.ChatCompletionStream) error {
+func (k *call) read(st *sseReader) error {
 	for {
-		line, err := st.RecvRaw()
+		line, err := st.next()
 		now := k.clk.Now()
 		if err != nil {
 			return k.ended(st, err, now)
@@ -98,11 +104,11 @@ func (k *call) read(st *openai.ChatCompletionStream) error {
 }
 
 // ended turns the error that ended the stream into the call's error: nil after [DONE].
-func (k *call) ended(st *openai.ChatCompletionStream, err error, now time.Time) error {
+func (k *call) ended(st *sseReader, err error, now time.Time) error {
 	if !errors.Is(err, io.EOF) {
 		return err
 	}
-	if k.sawDone(st) {
+	if st.sawDone() {
 		k.tick(now)
 		return nil
 	}
@@ -110,18 +116,6 @@ func (k *call) ended(st *openai.ChatCompletionStream, err error, now time.Time) 
 		return fmt.Errorf("%w (Content-Type %q)", errNotEventStream, k.contentType)
 	}
 	return fmt.Errorf("stream ended before data: [DONE]: %w", io.ErrUnexpectedEOF)
-}
-
-// sawDone reports whether go-openai's io.EOF meant data: [DONE]. RecvRaw returns io.EOF both
-// for [DONE] and for a body that simply ended; asked again, it answers the first without
-// reading the body and the second by reading it (an ended body answers at once).
-func (k *call) sawDone(st *openai.ChatCompletionStream) bool {
-	if k.body == nil {
-		return false
-	}
-	before := k.body.reads
-	_, err := st.RecvRaw()
-	return errors.Is(err, io.EOF) && k.body.reads == before
 }
 
 // tick accounts for a data frame arriving at now.
@@ -264,16 +258,4 @@ func quoteShort(line []byte) string {
 		return fmt.Sprintf("%q…", line[:limit])
 	}
 	return fmt.Sprintf("%q", line)
-}
-
-// probeBody counts the reads of a response body (see sawDone).
-type probeBody struct {
-	io.ReadCloser
-	reads int
-}
-
-// Read reads from the body and counts the call.
-func (b *probeBody) Read(p []byte) (int, error) {
-	b.reads++
-	return b.ReadCloser.Read(p)
 }

@@ -33,7 +33,7 @@ func (t bodyFieldsTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if len(fields) == 0 || req.Body == nil || req.Method != http.MethodPost {
 		return t.next.RoundTrip(req)
 	}
-	body, err := io.ReadAll(req.Body)
+	body, err := readBody(req)
 	req.Body.Close() // a RoundTripper must close the body, even on error
 	if err != nil {
 		return nil, fmt.Errorf("read request body: %w", err)
@@ -48,14 +48,36 @@ func (t bodyFieldsTransport) RoundTrip(req *http.Request) (*http.Response, error
 	return t.next.RoundTrip(out)
 }
 
-// mergeFields appends fields, in key order, to the JSON object body. A field the body
-// already has then appears twice; JSON decoders (Python's, Go's) keep the last, ours.
+// mergeSlack is the room readBody leaves after a body for the fields mergeFields adds, in bytes.
+const mergeSlack = 64
+
+// readBody reads a request's body into one buffer of its declared length plus mergeSlack, or
+// grows one when the length is not declared.
+func readBody(req *http.Request) ([]byte, error) {
+	if n := req.ContentLength; n > 0 && n < 1<<30 {
+		b := make([]byte, n, n+mergeSlack)
+		if _, err := io.ReadFull(req.Body, b); err != nil {
+			return nil, err
+		}
+		var one [1]byte
+		if k, _ := req.Body.Read(one[:]); k > 0 {
+			rest, err := io.ReadAll(req.Body)
+			return append(append(b, one[0]), rest...), err
+		}
+		return b, nil
+	}
+	return io.ReadAll(req.Body)
+}
+
+// mergeFields appends fields, in key order, to the JSON object body, in body's own array when
+// it has room. A field the body already has then appears twice; JSON decoders (Python's,
+// Go's) keep the last, ours.
 func mergeFields(body []byte, fields map[string]any) ([]byte, error) {
 	obj := bytes.TrimSpace(body)
 	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
 		return nil, errors.New("merge body fields: request body is not a JSON object")
 	}
-	out := append([]byte(nil), obj[:len(obj)-1]...)
+	out := obj[:len(obj)-1]
 	empty := len(bytes.TrimSpace(obj[1:len(obj)-1])) == 0
 	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		v, err := json.Marshal(fields[k])
