@@ -11,8 +11,6 @@ import (
 // Results. Feed it every event in order (live, or read back from events.jsonl); it is not safe
 // for concurrent use.
 type Builder struct {
-	stallAfterS float64
-
 	open map[string]bool // request ids sent without a terminal event
 	// lastFailed is, per agent, how its latest attempt failed ("" when it did not): a retry
 	// attempt sent after it makes that failure a retried one.
@@ -45,10 +43,11 @@ func (g *gauge) meanMax() MeanMax {
 	return MeanMax{Mean: g.sum / float64(g.n), Max: g.max, N: g.n}
 }
 
-// NewBuilder returns a Builder counting a request as stalled when it went stallAfterS simulated
-// seconds without a byte.
-func NewBuilder(stallAfterS float64) *Builder {
-	return &Builder{stallAfterS: stallAfterS, open: map[string]bool{}, lastFailed: map[int]string{}}
+// NewBuilder returns an empty Builder. It leaves Requests.Stalled to the run's diagnosis
+// (internal/diagnose), which alone knows, from the samples and the harness's lag, how long a
+// request went without a byte.
+func NewBuilder() *Builder {
+	return &Builder{open: map[string]bool{}, lastFailed: map[int]string{}}
 }
 
 // Event adds one event.
@@ -135,9 +134,6 @@ func FailureKey(e events.Event) string {
 func (b *Builder) terminal(e events.Event) {
 	delete(b.open, e.Request)
 	delete(b.lastFailed, e.Agent)
-	if b.stallAfterS > 0 && max(e.MaxGapS, e.SinceLastByteS) >= b.stallAfterS {
-		b.requests.Stalled++
-	}
 }
 
 // done records a successful request's latencies and tokens.

@@ -30,7 +30,7 @@ func (b *Builder) Observations() Observations {
 // ObservationsOf returns the observations of a run's events, as a Builder fed with them
 // finds them.
 func ObservationsOf(evs []events.Event) Observations {
-	b := NewBuilder(0)
+	b := NewBuilder()
 	for _, e := range evs {
 		b.Event(e)
 	}

@@ -20,7 +20,7 @@ func TestSummarizeNearestRank(t *testing.T) {
 }
 
 func TestBuilderCountsMatchEvents(t *testing.T) {
-	b := NewBuilder(120)
+	b := NewBuilder()
 	for _, e := range []events.Event{
 		{Kind: events.RequestSent, Request: "a1"},
 		{Kind: events.Done, Request: "a1", LatencyS: 10, TTFTS: 2, CompletionTokens: 801, ReasoningTokens: 600, PromptTokens: 1000, ITLS: 0.01},
@@ -40,7 +40,7 @@ func TestBuilderCountsMatchEvents(t *testing.T) {
 	var r Results
 	b.Fill(&r, 10)
 	// Two attempts failed, but the 503 was retried: one request failed in the end.
-	assert.Equal(t, Requests{Sent: 4, OK: 1, Errors: 1, Timeouts: 1, InFlight: 1, Retries: 1, Stalled: 1,
+	assert.Equal(t, Requests{Sent: 4, OK: 1, Errors: 1, Timeouts: 1, InFlight: 1, Retries: 1,
 		Failed: 1, RetryReasons: map[string]int{"http_status 503": 1}}, r.Requests)
 	assert.Equal(t, 1, r.Rounds.Completed)
 	assert.Equal(t, 1, r.Rounds.Failed)
@@ -63,7 +63,7 @@ func TestWriteRead(t *testing.T) {
 // Count outcomes, not attempts: a request that got a 429 and then succeeded on its retry is
 // a success with a retry, not a failure.
 func TestBuilderCountsOutcomes(t *testing.T) {
-	b := NewBuilder(120)
+	b := NewBuilder()
 	for _, e := range []events.Event{
 		{Agent: 0, Kind: events.RequestSent, Request: "a0-r1-0"},
 		{Agent: 0, Kind: events.Error, Request: "a0-r1-0", Class: "http_status", Status: 429},
