@@ -1,0 +1,93 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/results"
+)
+
+// lagRun feeds one agent's request that streams, goes silent from t=10 to t=190 and then
+// finishes, with samples at t=10 and t=200 only: the sampler fell 189 s behind (lateS) or
+// was simply configured that sparse (lateS 0).
+func lagRun(t *testing.T, lateS float64) (results.Verdict, results.Results) {
+	t.Helper()
+	a := New(Config{Agents: 1})
+	a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+	a.Event(events.Event{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 2, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+	a.Sample(events.Sample{TS: 10, InFlight: 1, Streams: []events.Stream{
+		{Request: "a0-r1-0", Agent: 0, SentAgoS: 9, SinceLastByteS: 0, Chunks: 50}}})
+	a.Event(events.Event{TS: 190, Kind: events.Done, Request: "a0-r1-0", LatencyS: 189, TTFTS: 1,
+		CompletionTokens: 100, MaxGapS: 180, Chunks: 100})
+	a.Event(events.Event{TS: 190, Kind: events.RoundDone, Outcome: events.RoundOK})
+	a.Event(events.Event{TS: 190, Kind: events.AgentDone})
+	a.Sample(events.Sample{TS: 200, LateS: lateS, LagS: lateS / 2})
+	var r results.Results
+	a.Fill(&r, 200)
+	return r.Verdict, r
+}
+
+// A silence the harness could not observe is no stall: when the samples around it measured
+// the harness that far behind its schedule, the byte that ended it may have waited in the
+// socket all that while. The silence counts less that lag; requests.stalled and the verdict
+// agree on it.
+func TestLagIsNoStall(t *testing.T) {
+	v, r := lagRun(t, 189)
+	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	assert.Equal(t, 0, r.Requests.Stalled, "requests.stalled counts what the verdict counts")
+
+	v, r = lagRun(t, 0)
+	require.Equal(t, results.StalledStreams, v.Kind, "without lag the same silence is a stall")
+	assert.Equal(t, 1, r.Requests.Stalled)
+	assert.Contains(t, v.Evidence[0], "longest silence 180 s: request a0-r1-0 (agent 0) received no byte from t=10 s to t=190 s while streaming")
+}
+
+// The queued gauge's reading holds until the next sample: a request sent just after a sample
+// that found the server queueing, whose first token came 150 s later, before the next sample
+// (200 s apart: longer than stall_after), waited in the queue. Before, only a sample taken
+// inside the silence could say so, and a sparse or late sampler turned queueing into
+// stalled-streams.
+func TestQueuedGaugeCarriesBetweenSamples(t *testing.T) {
+	run := func(queued float64) (results.Verdict, results.Results) {
+		a := New(Config{Agents: 1})
+		a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+		a.Sample(events.Sample{TS: 10, Server: map[string]float64{scrape.Queued: queued, scrape.DecodeRunning: 2}})
+		a.Event(events.Event{TS: 11, Kind: events.RequestSent, Request: "a0-r1-0"})
+		a.Event(events.Event{TS: 161, Kind: events.Headers, Request: "a0-r1-0"})
+		a.Event(events.Event{TS: 161, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+		a.Event(events.Event{TS: 170, Kind: events.Done, Request: "a0-r1-0", LatencyS: 159, TTFTS: 150,
+			CompletionTokens: 900, MaxGapS: 1, Chunks: 900})
+		a.Event(events.Event{TS: 170, Kind: events.RoundDone, Outcome: events.RoundOK})
+		a.Event(events.Event{TS: 170, Kind: events.AgentDone})
+		a.Sample(events.Sample{TS: 210, Server: map[string]float64{scrape.Queued: 0, scrape.DecodeRunning: 0}})
+		var r results.Results
+		a.Fill(&r, 210)
+		return r.Verdict, r
+	}
+	v, r := run(3)
+	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	assert.Equal(t, 1, r.Requests.Stalled, "it went 150 s without a byte: counted, and explained as queueing")
+
+	v, _ = run(0)
+	assert.Equal(t, results.StalledStreams, v.Kind, "with no queued work reported, a 150 s wait for the first byte is a stall")
+}
+
+// A request the run's stop cancelled after a silence of stall_after counts in requests.stalled
+// (as the verdict's evidence says, not as a stall that ended); the events alone tell it when
+// there are no samples.
+func TestCancelledSilenceCounts(t *testing.T) {
+	a := New(Config{Agents: 1})
+	a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+	a.Event(events.Event{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 2, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 140, Kind: events.Cancelled, Request: "a0-r1-0", SinceLastByteS: 138})
+	var r results.Results
+	a.Fill(&r, 140)
+	assert.Equal(t, 1, r.Requests.Stalled)
+}
