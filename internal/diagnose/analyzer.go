@@ -35,8 +35,6 @@ type Analyzer struct {
 	queuedNow            bool        // the server's queued gauge read above 0 in the latest sample
 	lagNowS              float64     // the latest sample's lag_s or late_s, the larger, seconds
 	sampleS              float64     // time of the latest sample, simulated seconds
-	okChunks             int64       // chunks of the requests that ended ok
-	otherChunks          int64       // chunks of the requests that ended otherwise
 	run                  runMarks
 	proxy                proxyMarks
 }

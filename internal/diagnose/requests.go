@@ -142,7 +142,6 @@ func (a *Analyzer) endRequest(e events.Event) {
 	}
 	delete(a.open, e.Request)
 	a.ended++
-	a.onChunks(e)
 	a.busyS += e.TS - r.sentS
 	v := a.agent(r.agent)
 	if v.request == r.id {
