@@ -32,6 +32,7 @@ type Analyzer struct {
 	warnedFor            float64 // lastProgressS of the stall episode last warned about
 	stop                 *stopMark
 	stalls               []pastStall // silences ≥ StallAfter, before lag, of requests that ended
+	settled              int         // stalls before this index have their lag measured
 	queuedNow            bool        // the server's queued gauge read above 0 in the latest sample
 	lagNowS              float64     // the latest sample's lag_s or late_s, the larger, seconds
 	sampleS              float64     // time of the latest sample, simulated seconds

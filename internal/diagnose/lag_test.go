@@ -91,3 +91,22 @@ func TestCancelledSilenceCounts(t *testing.T) {
 	a.Fill(&r, 140)
 	assert.Equal(t, 1, r.Requests.Stalled)
 }
+
+// A sample that names a stream again with the same last byte, moved by the rounding of
+// "sample time − silence", neither ends the silence nor forgets the lag measured over it.
+func TestSameByteAgainKeepsLag(t *testing.T) {
+	a := New(Config{Agents: 1})
+	a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+	a.Event(events.Event{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 2, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+	stream := func(ts, lateS, since float64) events.Sample {
+		return events.Sample{TS: ts, LateS: lateS, InFlight: 1, Streams: []events.Stream{
+			{Request: "a0-r1-0", Agent: 0, SentAgoS: ts - 1, SinceLastByteS: since, Chunks: 50}}}
+	}
+	a.Sample(stream(10, 0, 0))
+	a.Sample(stream(140, 130, 130))    // the sampler was 130 s late: the harness did not run
+	a.Sample(stream(141, 0, 131-1e-7)) // the byte of t=10, read back a hair later
+	v := a.Verdict(141)
+	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	assert.Equal(t, 0, a.stalledCount(141))
+}

@@ -285,9 +285,10 @@ func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 // settle counts the last stretch of every silence that ended since the previous sample at
 // the lag this sample measured over it (lagNowS), in place of the lag carried from before.
 func (a *Analyzer) settle() {
-	for i := range a.stalls {
+	for i := a.settled; i < len(a.stalls); i++ { // only those added since can be pending
 		a.stalls[i].settle(a.lagNowS)
 	}
+	a.settled = len(a.stalls)
 	for _, r := range a.open {
 		r.longest.settle(a.lagNowS)
 	}
