@@ -13,9 +13,9 @@ import (
 )
 
 // lagRun feeds one agent's request that streams, goes silent from t=10 to t=190 and then
-// finishes, with samples at t=10 and t=200 only: the sampler fell 189 s behind (lateS) or
-// was simply configured that sparse (lateS 0).
-func lagRun(t *testing.T, lateS float64) (results.Verdict, results.Results) {
+// finishes, with samples at t=10 and t=200 only, the second measuring the harness's
+// scheduling lag lagS and the sampler's own lateness lateS.
+func lagRun(t *testing.T, lagS, lateS float64) (results.Verdict, results.Results) {
 	t.Helper()
 	a := New(Config{Agents: 1})
 	a.Event(events.Event{TS: 0, Kind: events.RoundStart})
@@ -27,7 +27,7 @@ func lagRun(t *testing.T, lateS float64) (results.Verdict, results.Results) {
 		CompletionTokens: 100, MaxGapS: 180, Chunks: 100})
 	a.Event(events.Event{TS: 190, Kind: events.RoundDone, Outcome: events.RoundOK})
 	a.Event(events.Event{TS: 190, Kind: events.AgentDone})
-	a.Sample(events.Sample{TS: 200, LateS: lateS, LagS: lateS / 2})
+	a.Sample(events.Sample{TS: 200, LateS: lateS, LagS: lagS})
 	var r results.Results
 	a.Fill(&r, 200)
 	return r.Verdict, r
@@ -38,12 +38,18 @@ func lagRun(t *testing.T, lateS float64) (results.Verdict, results.Results) {
 // socket all that while. The silence counts less that lag; requests.stalled and the verdict
 // agree on it.
 func TestLagIsNoStall(t *testing.T) {
-	v, r := lagRun(t, 189)
+	v, r := lagRun(t, 189, 189)
 	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
 	assert.Equal(t, 0, r.Requests.Stalled, "requests.stalled counts what the verdict counts")
 
-	v, r = lagRun(t, 0)
+	v, r = lagRun(t, 0, 0)
 	require.Equal(t, results.StalledStreams, v.Kind, "without lag the same silence is a stall")
+	assert.Equal(t, 1, r.Requests.Stalled)
+
+	// A sampler late because /metrics took long to answer says nothing of how late the
+	// harness read its streams: late_s alone excuses nothing.
+	v, r = lagRun(t, 0, 189)
+	require.Equal(t, results.StalledStreams, v.Kind, "a slow scrape is no lag")
 	assert.Equal(t, 1, r.Requests.Stalled)
 	assert.Contains(t, v.Evidence[0], "longest silence 180 s: request a0-r1-0 (agent 0) received no byte from t=10 s to t=190 s while streaming")
 }
@@ -100,13 +106,32 @@ func TestSameByteAgainKeepsLag(t *testing.T) {
 	a.Event(events.Event{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"})
 	a.Event(events.Event{TS: 2, Kind: events.FirstReasoning, Request: "a0-r1-0"})
 	stream := func(ts, lateS, since float64) events.Sample {
-		return events.Sample{TS: ts, LateS: lateS, InFlight: 1, Streams: []events.Stream{
+		return events.Sample{TS: ts, LagS: lateS, InFlight: 1, Streams: []events.Stream{
 			{Request: "a0-r1-0", Agent: 0, SentAgoS: ts - 1, SinceLastByteS: since, Chunks: 50}}}
 	}
 	a.Sample(stream(10, 0, 0))
-	a.Sample(stream(140, 130, 130))    // the sampler was 130 s late: the harness did not run
+	a.Sample(stream(140, 130, 130))    // a sleep ran 130 s late: the harness did not run
 	a.Sample(stream(141, 0, 131-1e-7)) // the byte of t=10, read back a hair later
 	v := a.Verdict(141)
 	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
 	assert.Equal(t, 0, a.stalledCount(141))
+}
+
+// The stream reader saw every byte; a sample only bounds when one came. A silence after the
+// first byte is never longer than the gap the terminal event's max_gap_s reports.
+func TestSilenceHeldToReadersGap(t *testing.T) {
+	a := New(Config{Agents: 1})
+	a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+	a.Event(events.Event{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 2, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+	a.Sample(events.Sample{TS: 10, InFlight: 1, Streams: []events.Stream{
+		{Request: "a0-r1-0", Agent: 0, SentAgoS: 9, SinceLastByteS: 0, Chunks: 50}}})
+	a.Event(events.Event{TS: 132, Kind: events.Done, Request: "a0-r1-0", LatencyS: 131, TTFTS: 1,
+		CompletionTokens: 100, MaxGapS: 113.8, Chunks: 100})
+	a.Event(events.Event{TS: 132, Kind: events.RoundDone, Outcome: events.RoundOK})
+	a.Event(events.Event{TS: 132, Kind: events.AgentDone})
+	var r results.Results
+	a.Fill(&r, 132)
+	assert.NotEqual(t, results.StalledStreams, r.Verdict.Kind, "%s\n%s", r.Verdict.Summary, strings.Join(r.Verdict.Evidence, "\n"))
+	assert.Equal(t, 0, r.Requests.Stalled)
 }

@@ -30,9 +30,23 @@ func (a *Analyzer) endSilence(r *request, e events.Event) {
 	if a.samples == 0 && e.MaxGapS > r.longest.heardS() {
 		r.longest = silence{lengthS: e.MaxGapS, endS: e.TS, untimed: true}
 	}
+	a.capSilence(r, e)
 	if r.longest.lengthS >= a.stallS { // the next sample may still show it was lag
 		a.stalls = append(a.stalls, pastStall{id: r.id, agent: r.agent, silence: r.longest, ended: e.Kind})
 	}
+}
+
+// capSilence holds the longest silence of r after its first byte to the longest gap between
+// bytes its stream reader measured (the terminal event's max_gap_s, or since_last_byte_s when
+// larger): the samples only bound when a byte came, the reader saw each one.
+func (a *Analyzer) capSilence(r *request, e events.Event) {
+	gap := max(e.MaxGapS, e.SinceLastByteS)
+	s := &r.longest
+	if gap <= 0 || r.firstByteS == 0 || s.untimed || s.lengthS <= gap || s.endS-s.lengthS < r.firstByteS-episodeTolerance {
+		return
+	}
+	s.lengthS = gap
+	s.behindS, s.baseS = min(s.behindS, gap), min(s.baseS, gap)
 }
 
 // recovered returns the stalls that ended, those of open requests included, that queueing

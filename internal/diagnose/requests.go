@@ -22,6 +22,8 @@ type request struct {
 	lastByteS float64
 	chunks    int
 	output    bool // a reasoning or content token arrived
+	// firstByteS is when the first byte (headers or a token) arrived, by the events; 0 before.
+	firstByteS float64
 	// queuedSeen is set when the server's queued gauge read above 0 while the request had
 	// no output token yet: in a sample while it was open, or in the latest sample before it
 	// was sent (a gauge reading holds until the next sample).
@@ -123,6 +125,9 @@ func (a *Analyzer) onRequestEvent(e events.Event) {
 		if r := a.open[e.Request]; r != nil {
 			a.byteAt(r, e.TS)
 			r.output = r.output || e.Kind != events.Headers
+			if r.firstByteS == 0 {
+				r.firstByteS = e.TS
+			}
 		}
 		a.progress(e.TS)
 	case e.Kind.Terminal():
@@ -216,8 +221,10 @@ func (a *Analyzer) onStreams(s events.Sample) {
 		a.queuedNow = queued
 	}
 	// This sample measures the lag since the previous one: the bytes it reports are judged
-	// with it, and so is the stretch of every silence that goes on through it.
-	a.lagNowS = max(s.LagS, s.LateS)
+	// with it, and so is the stretch of every silence that goes on through it. Its late_s
+	// does not count: a sampler late because a /metrics scrape took long says nothing of how
+	// late the harness read its streams.
+	a.lagNowS = s.LagS
 	a.settle()
 	defer a.behindThrough(s.TS)
 	for _, st := range s.Streams {
