@@ -135,3 +135,48 @@ func TestSilenceHeldToReadersGap(t *testing.T) {
 	assert.NotEqual(t, results.StalledStreams, r.Verdict.Kind, "%s\n%s", r.Verdict.Summary, strings.Join(r.Verdict.Evidence, "\n"))
 	assert.Equal(t, 0, r.Requests.Stalled)
 }
+
+// The scenario of "requests queued at a 2-slot server" seen by a sampler that fell behind:
+// 2 of 4 agents stream back to back while the other 2 wait 150 s in the server's queue for
+// their first token, and no sample lands inside that wait — the one before it found the
+// server queueing, the next comes after it. Queueing still, not stalled-streams; the same
+// samples with the server reporting no queue are a stall.
+func TestQueuedBetweenLateSamples(t *testing.T) {
+	build := func(queued float64) (*world, Config) {
+		w := newWorld(4, 4)
+		for id := range 2 {
+			a := w.agent(id, 0)
+			for range 10 {
+				a.round(0.5, 0, call{dur: 30, ttft: 1, tokens: 600}, 0.5)
+			}
+		}
+		for id := 2; id < 4; id++ {
+			w.agent(id, 0).read(1).wait(0).call(call{dur: 160, ttft: 150, tokens: 600})
+		}
+		w.gauges = func(float64) map[string]float64 {
+			return map[string]float64{scrape.DecodeRunning: 2, scrape.Queued: queued}
+		}
+		return w, Config{Agents: 4, PacerKind: "slots", PacerSlots: 4}
+	}
+	judge := func(queued float64) results.Results {
+		w, cfg := build(queued)
+		a := New(cfg)
+		var late []events.Sample
+		for _, s := range w.samples(200) {
+			if s.TS < 1 || s.TS > 170 { // the sampler fell behind for 169 s
+				late = append(late, s)
+			}
+		}
+		Replay(a, w.sorted(), late)
+		var r results.Results
+		a.Fill(&r, 200)
+		return r
+	}
+	r := judge(2)
+	assert.NotEqual(t, results.StalledStreams, r.Verdict.Kind, "%s\n%s", r.Verdict.Summary, strings.Join(r.Verdict.Evidence, "\n"))
+	assert.Equal(t, 2, r.Requests.Stalled, "both waited ≥ stall_after without a byte: counted, and explained as queueing")
+
+	r = judge(0)
+	assert.Equal(t, results.StalledStreams, r.Verdict.Kind, "with no queue reported, the wait is a stall")
+	assert.Equal(t, 2, r.Requests.Stalled)
+}
