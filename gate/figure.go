@@ -140,7 +140,7 @@ var counters = []Figure{
 	{Name: "rounds.failed", Unit: Count, Doc: "rounds that failed", value: func(r *results.Results) float64 { return float64(r.Rounds.Failed) }},
 	{Name: "rounds.not_started", Unit: Count, Doc: "planned rounds of finished agents that never sent a request", value: func(r *results.Results) float64 { return float64(r.Rounds.NotStarted) }},
 	{Name: "rounds.completed_ratio", Unit: Ratio, Doc: "completed ÷ planned; 0 when none planned", value: completedRatio},
-	{Name: "tokens.output_per_second", Unit: TokensPerSecond, Doc: "reasoning + content tokens ÷ simulated seconds", value: func(r *results.Results) float64 { return r.Tokens.OutputPerSecond },
+	{Name: "tokens.output_per_second", Unit: TokensPerSecond, Doc: "output tokens streamed ÷ simulated seconds", value: func(r *results.Results) float64 { return r.Tokens.OutputPerSecond },
 		series: func(o *results.Observations) []float64 { return o.Output }, stat: stat{kind: statSum}, seriesName: "output"},
 	{Name: "tokens.prompt", Unit: Tokens, Doc: "prompt tokens of successful requests", value: func(r *results.Results) float64 { return float64(r.Tokens.Prompt) }},
 	{Name: "tokens.cached", Unit: Tokens, Doc: "cached prompt tokens", value: func(r *results.Results) float64 { return float64(r.Tokens.Cached) }},

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/agentsim/agentsim/events"
 )
@@ -11,9 +12,13 @@ import (
 // Results. Feed it every event in order (live, or read back from events.jsonl); it is not safe
 // for concurrent use.
 type Builder struct {
-	stallAfterS float64
-
-	open map[string]bool // request ids sent without a terminal event
+	// open holds the requests sent without a terminal event, each with the chunks the samples
+	// saw it receive.
+	open map[string]int
+	// okChunks counts the chunks of the requests that ended ok; otherChunks, per request, of
+	// those that ended otherwise (failed, timed out, cancelled), in the order they ended.
+	okChunks    int64
+	otherChunks []float64
 	// lastFailed is, per agent, how its latest attempt failed ("" when it did not): a retry
 	// attempt sent after it makes that failure a retried one.
 	lastFailed map[int]string
@@ -45,10 +50,11 @@ func (g *gauge) meanMax() MeanMax {
 	return MeanMax{Mean: g.sum / float64(g.n), Max: g.max, N: g.n}
 }
 
-// NewBuilder returns a Builder counting a request as stalled when it went stallAfterS simulated
-// seconds without a byte.
-func NewBuilder(stallAfterS float64) *Builder {
-	return &Builder{stallAfterS: stallAfterS, open: map[string]bool{}, lastFailed: map[int]string{}}
+// NewBuilder returns an empty Builder. It leaves Requests.Stalled to the run's diagnosis
+// (internal/diagnose), which alone knows, from the samples and the harness's lag, how long a
+// request went without a byte.
+func NewBuilder() *Builder {
+	return &Builder{open: map[string]int{}, lastFailed: map[int]string{}}
 }
 
 // Event adds one event.
@@ -56,7 +62,7 @@ func (b *Builder) Event(e events.Event) {
 	switch e.Kind {
 	case events.RequestSent:
 		b.requests.Sent++
-		b.open[e.Request] = true
+		b.open[e.Request] = 0
 		b.retried(e)
 	case events.Done:
 		b.terminal(e)
@@ -134,10 +140,12 @@ func FailureKey(e events.Event) string {
 
 func (b *Builder) terminal(e events.Event) {
 	delete(b.open, e.Request)
-	delete(b.lastFailed, e.Agent)
-	if b.stallAfterS > 0 && max(e.MaxGapS, e.SinceLastByteS) >= b.stallAfterS {
-		b.requests.Stalled++
+	if e.Kind == events.Done {
+		b.okChunks += int64(e.Chunks)
+	} else if e.Chunks > 0 {
+		b.otherChunks = append(b.otherChunks, float64(e.Chunks))
 	}
+	delete(b.lastFailed, e.Agent)
 }
 
 // done records a successful request's latencies and tokens.
@@ -165,6 +173,11 @@ func (b *Builder) done(e events.Event) {
 // Sample adds one sample.
 func (b *Builder) Sample(s events.Sample) {
 	b.samples++
+	for _, st := range s.Streams {
+		if c, ok := b.open[st.Request]; ok {
+			b.open[st.Request] = max(c, st.Chunks)
+		}
+	}
 	if v, ok := s.Server[events.DecodeRunning]; ok {
 		b.decode.add(v)
 	}
@@ -183,7 +196,7 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 	r.Rounds.FirstFailed, r.Rounds.LastFailed = b.rounds.FirstFailed, b.rounds.LastFailed
 	r.Tokens = b.tokens
 	if simSeconds > 0 {
-		r.Tokens.OutputPerSecond = float64(b.tokens.Reasoning+b.tokens.Content) / simSeconds
+		r.Tokens.OutputPerSecond = sum(b.streamed()) / simSeconds
 	}
 	r.Latency = Latency{
 		TTFT: Summarize(clone(b.lat.ttft)), TTFTContent: Summarize(clone(b.lat.ttftContent)),
@@ -195,3 +208,33 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 }
 
 func clone(xs []float64) []float64 { return append([]float64(nil), xs...) }
+
+func sum(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+// streamed returns, per request, the output tokens it streamed: the usage of each request that
+// finished ok, then, at the tokens per chunk those showed (1 without any), the chunks of each
+// that ended otherwise and of each still open (as the latest sample naming it counted them,
+// by request id). A run cut short, whose requests were cancelled mid-stream, is so not
+// credited with a rate near zero.
+func (b *Builder) streamed() []float64 {
+	out := clone(b.lat.output)
+	perChunk := 1.0
+	if ok := sum(out); b.okChunks > 0 && ok > 0 {
+		perChunk = ok / float64(b.okChunks)
+	}
+	for _, c := range b.otherChunks {
+		out = append(out, c*perChunk)
+	}
+	for _, id := range slices.Sorted(maps.Keys(b.open)) {
+		if c := b.open[id]; c > 0 {
+			out = append(out, float64(c)*perChunk)
+		}
+	}
+	return out
+}

@@ -22,7 +22,7 @@ func ExampleSummarize() {
 // A Builder counts what the events tell — every attempt, each with one terminal event — and
 // fills the counting and statistical parts of Results.
 func ExampleBuilder() {
-	b := results.NewBuilder(120) // a request silent ≥ 120 s counts as stalled
+	b := results.NewBuilder()
 	for _, e := range []events.Event{
 		{Kind: events.PacerAcquired, Agent: 0, Round: 1, PacerWaitS: 0},
 		{Kind: events.RequestSent, Agent: 0, Round: 1, Request: "a0-r1-0"},

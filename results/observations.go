@@ -13,8 +13,10 @@ type Observations struct {
 	TPOT        []float64
 	E2E         []float64
 	PacerWait   []float64
-	// Output is each successful request's completion tokens (reasoning included), in
-	// tokens: the terms of Tokens.OutputPerSecond.
+	// Output is the output tokens each request streamed, in tokens: the terms of
+	// Tokens.OutputPerSecond — each successful request's completion tokens (reasoning
+	// included), then the chunks of every other request, ended or open, at the tokens per
+	// chunk the successful ones showed.
 	Output []float64
 }
 
@@ -23,14 +25,14 @@ func (b *Builder) Observations() Observations {
 	return Observations{
 		TTFT: clone(b.lat.ttft), TTFTContent: clone(b.lat.ttftContent), ITL: clone(b.lat.itl),
 		TPOT: clone(b.lat.tpot), E2E: clone(b.lat.e2e), PacerWait: clone(b.lat.pacerWait),
-		Output: clone(b.lat.output),
+		Output: b.streamed(),
 	}
 }
 
 // ObservationsOf returns the observations of a run's events, as a Builder fed with them
 // finds them.
 func ObservationsOf(evs []events.Event) Observations {
-	b := NewBuilder(0)
+	b := NewBuilder()
 	for _, e := range evs {
 		b.Event(e)
 	}

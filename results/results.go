@@ -131,7 +131,9 @@ type Requests struct {
 	// RetryReasons counts the retried attempts by how they failed ("http_status 429").
 	RetryReasons map[string]int `json:"retry_reasons,omitempty"`
 	// Stalled counts requests that went without a byte for at least the watchdog's
-	// stall_after, finished or not.
+	// stall_after, finished or not, by the run's diagnosis: a silence counts less the time the
+	// harness was behind its schedule during it (docs/verdicts.md). It includes requests the
+	// verdict explains as queueing or as cancelled by the run's stop.
 	Stalled int `json:"stalled"`
 }
 

@@ -20,7 +20,7 @@ func TestSummarizeNearestRank(t *testing.T) {
 }
 
 func TestBuilderCountsMatchEvents(t *testing.T) {
-	b := NewBuilder(120)
+	b := NewBuilder()
 	for _, e := range []events.Event{
 		{Kind: events.RequestSent, Request: "a1"},
 		{Kind: events.Done, Request: "a1", LatencyS: 10, TTFTS: 2, CompletionTokens: 801, ReasoningTokens: 600, PromptTokens: 1000, ITLS: 0.01},
@@ -40,14 +40,14 @@ func TestBuilderCountsMatchEvents(t *testing.T) {
 	var r Results
 	b.Fill(&r, 10)
 	// Two attempts failed, but the 503 was retried: one request failed in the end.
-	assert.Equal(t, Requests{Sent: 4, OK: 1, Errors: 1, Timeouts: 1, InFlight: 1, Retries: 1, Stalled: 1,
+	assert.Equal(t, Requests{Sent: 4, OK: 1, Errors: 1, Timeouts: 1, InFlight: 1, Retries: 1,
 		Failed: 1, RetryReasons: map[string]int{"http_status 503": 1}}, r.Requests)
 	assert.Equal(t, 1, r.Rounds.Completed)
 	assert.Equal(t, 1, r.Rounds.Failed)
 	assert.InDelta(t, 0.01, r.Latency.TPOT.Mean, 1e-12, "(10 s − 2 s) / 800 tokens")
 	assert.Equal(t, Tokens{Prompt: 1000, Reasoning: 600, Content: 201, OutputPerSecond: 80.1}, r.Tokens)
 	assert.Equal(t, MeanMax{Mean: 6, Max: 8, N: 2}, r.Server.DecodeRunning)
-	require.Equal(t, map[string]bool{"a4": true}, b.open, "requests sent without a terminal event")
+	require.Equal(t, map[string]int{"a4": 0}, b.open, "requests sent without a terminal event")
 }
 
 func TestWriteRead(t *testing.T) {
@@ -63,7 +63,7 @@ func TestWriteRead(t *testing.T) {
 // Count outcomes, not attempts: a request that got a 429 and then succeeded on its retry is
 // a success with a retry, not a failure.
 func TestBuilderCountsOutcomes(t *testing.T) {
-	b := NewBuilder(120)
+	b := NewBuilder()
 	for _, e := range []events.Event{
 		{Agent: 0, Kind: events.RequestSent, Request: "a0-r1-0"},
 		{Agent: 0, Kind: events.Error, Request: "a0-r1-0", Class: "http_status", Status: 429},
@@ -85,4 +85,29 @@ func TestBuilderCountsOutcomes(t *testing.T) {
 	assert.Equal(t, 1, q.Failed, "requests that failed in the end: agent 1's, not retried")
 	assert.Equal(t, 1, q.RetriedOK)
 	assert.Equal(t, map[string]int{"http_status 429": 1}, q.RetryReasons)
+}
+
+// tokens.output_per_second counts the tokens streamed, not only those of finished requests:
+// a request cancelled mid-stream and one still open count by their chunks, at the tokens per
+// chunk the finished ones showed; the observations the gate resamples are its terms.
+func TestOutputRateCountsStreamedTokens(t *testing.T) {
+	b := NewBuilder()
+	for _, e := range []events.Event{
+		{Kind: events.RequestSent, Request: "a1"},
+		{Kind: events.Done, Request: "a1", CompletionTokens: 400, ReasoningTokens: 300, Chunks: 200},
+		{Kind: events.RequestSent, Request: "a2"},
+		{Kind: events.Cancelled, Request: "a2", Chunks: 50},
+		{Kind: events.RequestSent, Request: "a3"},
+		{Kind: events.RequestSent, Request: "a4"},
+	} {
+		b.Event(e)
+	}
+	b.Sample(events.Sample{InFlight: 2, Streams: []events.Stream{{Request: "a3", Chunks: 25}, {Request: "a9", Chunks: 7}}})
+	var r Results
+	b.Fill(&r, 10)
+	// 400 + (50 + 25 chunks) × 2 tokens per chunk = 550 tokens in 10 s; a9 is not a request
+	// the events know, a4 has no chunk yet.
+	assert.InDelta(t, 55.0, r.Tokens.OutputPerSecond, 1e-9)
+	assert.Equal(t, int64(400), r.Tokens.Reasoning+r.Tokens.Content, "usage stays the finished requests'")
+	assert.Equal(t, []float64{400, 100, 50}, b.Observations().Output)
 }

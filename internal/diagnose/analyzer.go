@@ -31,9 +31,11 @@ type Analyzer struct {
 	lastS                float64 // time of the latest record
 	warnedFor            float64 // lastProgressS of the stall episode last warned about
 	stop                 *stopMark
-	stalls               []pastStall // silences ≥ StallAfter of requests that ended
-	okChunks             int64       // chunks of the requests that ended ok
-	otherChunks          int64       // chunks of the requests that ended otherwise
+	stalls               []pastStall // silences ≥ StallAfter, before lag, of requests that ended
+	settled              int         // stalls before this index have their lag measured
+	queuedNow            bool        // the server's queued gauge read above 0 in the latest sample
+	lagNowS              float64     // the latest sample's lag_s or late_s, the larger, seconds
+	sampleS              float64     // time of the latest sample, simulated seconds
 	run                  runMarks
 	proxy                proxyMarks
 }
@@ -46,7 +48,7 @@ func New(c Config) *Analyzer {
 		stallS:    c.StallAfter.Seconds(),
 		hangS:     c.HangAfter.Seconds(),
 		slowS:     c.SlowAfter.Seconds(),
-		builder:   results.NewBuilder(c.StallAfter.Seconds()),
+		builder:   results.NewBuilder(),
 		open:      map[string]*request{},
 		ledger:    newLedger(),
 		failures:  map[string]int{},
@@ -104,6 +106,7 @@ func (a *Analyzer) LastS() float64 { return a.lastS }
 // the server and the wall clock are the caller's.
 func (a *Analyzer) Fill(r *results.Results, nowS float64) {
 	a.counts(r, nowS)
+	r.Requests.Stalled = a.stalledCount(nowS)
 	r.SimSeconds = nowS
 	r.Agents = len(a.agents)
 	r.Verdict = a.judge(nowS, r)

@@ -10,7 +10,8 @@ import (
 )
 
 // pastStall is a silence of StallAfter or more that ended: a byte came after it, or the
-// request ended by itself (done, an error, a timeout).
+// request ended (done, an error, a timeout; cancelled by the run's stop counts only in
+// requests.stalled). Its heardS decides whether it is a stall.
 type pastStall struct {
 	id    string
 	agent int
@@ -23,15 +24,29 @@ type pastStall struct {
 // cancelled it: that one is the stop mark's to judge.
 func (a *Analyzer) endSilence(r *request, e events.Event) {
 	if e.Kind != events.Cancelled && (a.samples > 0 || !r.output) {
-		r.byteAt(e.TS)
+		a.byteAt(r, e.TS)
 	}
 	// Without samples the gaps between chunks are known only from the event.
-	if a.samples == 0 && e.MaxGapS > r.longest.lengthS {
+	if a.samples == 0 && e.MaxGapS > r.longest.heardS() {
 		r.longest = silence{lengthS: e.MaxGapS, endS: e.TS, untimed: true}
 	}
-	if r.longest.lengthS >= a.stallS {
+	a.capSilence(r, e)
+	if r.longest.lengthS >= a.stallS { // the next sample may still show it was lag
 		a.stalls = append(a.stalls, pastStall{id: r.id, agent: r.agent, silence: r.longest, ended: e.Kind})
 	}
+}
+
+// capSilence holds the longest silence of r after its first byte to the longest gap between
+// bytes its stream reader measured (the terminal event's max_gap_s, or since_last_byte_s when
+// larger): the samples only bound when a byte came, the reader saw each one.
+func (a *Analyzer) capSilence(r *request, e events.Event) {
+	gap := max(e.MaxGapS, e.SinceLastByteS)
+	s := &r.longest
+	if gap <= 0 || r.firstByteS == 0 || s.untimed || s.lengthS <= gap || s.endS-s.lengthS < r.firstByteS-episodeTolerance {
+		return
+	}
+	s.lengthS = gap
+	s.behindS, s.baseS = min(s.behindS, gap), min(s.baseS, gap)
 }
 
 // recovered returns the stalls that ended, those of open requests included, that queueing
@@ -40,15 +55,13 @@ func (a *Analyzer) endSilence(r *request, e events.Event) {
 func (a *Analyzer) recovered(v *view) []pastStall {
 	out := slices.Clone(a.stalls)
 	for _, r := range a.open {
-		if r.longest.lengthS >= a.stallS {
-			out = append(out, pastStall{id: r.id, agent: r.agent, silence: r.longest})
-		}
+		out = append(out, pastStall{id: r.id, agent: r.agent, silence: r.longest})
 	}
 	out = slices.DeleteFunc(out, func(p pastStall) bool {
-		return p.beforeOutput && (p.queued || v.ser.yes)
+		return p.heardS() < a.stallS || p.ended == events.Cancelled || (p.beforeOutput && (p.queued || v.ser.yes))
 	})
 	slices.SortFunc(out, func(x, y pastStall) int {
-		return cmp.Or(cmp.Compare(y.lengthS, x.lengthS), cmp.Compare(x.id, y.id))
+		return cmp.Or(cmp.Compare(y.heardS(), x.heardS()), cmp.Compare(y.lengthS, x.lengthS), cmp.Compare(x.id, y.id))
 	})
 	return out
 }

@@ -22,31 +22,76 @@ type request struct {
 	lastByteS float64
 	chunks    int
 	output    bool // a reasoning or content token arrived
-	// queuedSeen is set when a sample found the server reporting queued work while the
-	// request had no output token yet.
+	// firstByteS is when the first byte (headers or a token) arrived, by the events; 0 before.
+	firstByteS float64
+	// queuedSeen is set when the server's queued gauge read above 0 while the request had
+	// no output token yet: in a sample while it was open, or in the latest sample before it
+	// was sent (a gauge reading holds until the next sample).
 	queuedSeen bool
-	// longest is the longest silence the request has ended so far (a byte came after it).
+	// behindS is how long, in simulated seconds, the harness was behind its schedule during
+	// the silence since lastByteS, up to the latest sample (see Analyzer.behind).
+	behindS float64
+	// longest is the longest silence the request has ended so far (a byte came after it), by
+	// heardS.
 	longest silence
 }
 
 // silence is one stretch of time without a byte on a request, in simulated seconds.
 type silence struct {
 	lengthS, endS float64
+	// behindS is how much of it the harness was behind its own schedule (its measured lag):
+	// a byte that came then may have waited that long to be read. When the silence ended
+	// between two samples, its last stretch (tailS, after the latest sample) is first counted
+	// at that sample's lag and then, pending, at the lag the next sample measures over it:
+	// baseS is behindS without that stretch.
+	behindS, baseS, tailS float64
+	pending               bool
 	// beforeOutput is set when the silence ended before the request's first output token;
 	// queued when, besides, the server reported queued work during it. untimed is set when
 	// only its length is known (from a terminal event's max_gap_s), not when it happened.
 	beforeOutput, queued, untimed bool
 }
 
-// byteAt records that a byte arrived at t, ending the silence since the last one.
-func (r *request) byteAt(t float64) {
+// heardS is the part of the silence the harness can vouch for: its length less the time the
+// harness was behind its schedule during it. A silence counts as a stall when this reaches
+// StallAfter.
+func (s silence) heardS() float64 { return s.lengthS - s.behindS }
+
+// byteAt records that a byte arrived on r at t, ending the silence since the last one.
+func (a *Analyzer) byteAt(r *request, t float64) {
 	if t <= r.lastByteS {
 		return
 	}
-	if gap := t - r.lastByteS; gap > r.longest.lengthS {
-		r.longest = silence{lengthS: gap, endS: t, beforeOutput: !r.output, queued: !r.output && r.queuedSeen}
+	// The same byte read again from a later sample ("sample time − silence") moves by a
+	// rounding error: it does not end the silence since it, nor forget the lag over it.
+	if t-r.lastByteS < episodeTolerance {
+		r.lastByteS = t
+		return
+	}
+	gap := t - r.lastByteS
+	tail := max(0, t-max(a.sampleS, r.lastByteS))
+	s := silence{lengthS: gap, endS: t, behindS: a.behind(r, t), baseS: r.behindS, tailS: tail, pending: tail > 0,
+		beforeOutput: !r.output, queued: !r.output && (r.queuedSeen || a.queuedNow)}
+	if s.heardS() > r.longest.heardS() {
+		r.longest = s
 	}
 	r.lastByteS = t
+	r.behindS = 0
+}
+
+// behind returns how long the harness was behind its schedule during r's silence up to t, in
+// simulated seconds: what the samples inside the silence measured, plus the lag of the latest
+// sample (carried until the next one, which measures it afresh) over the stretch since it —
+// never more than the silence itself.
+func (a *Analyzer) behind(r *request, t float64) float64 {
+	since := max(a.sampleS, r.lastByteS)
+	return min(r.behindS+min(a.lagNowS, max(0, t-since)), max(0, t-r.lastByteS))
+}
+
+// heardSilenceS returns how long r has been silent at nowS, less the time the harness was
+// behind its schedule during the silence.
+func (a *Analyzer) heardSilenceS(r *request, nowS float64) float64 {
+	return r.silenceS(nowS) - a.behind(r, nowS)
 }
 
 // canEnd reports whether an armed timeout of t can still end the request: the whole-request
@@ -75,11 +120,14 @@ func (a *Analyzer) onRequestEvent(e events.Event) {
 		}
 		v.request = e.Request
 		a.sent++
-		a.open[e.Request] = &request{id: e.Request, agent: e.Agent, permit: v.permit, sentS: e.TS, lastByteS: e.TS}
+		a.open[e.Request] = &request{id: e.Request, agent: e.Agent, permit: v.permit, sentS: e.TS, lastByteS: e.TS, queuedSeen: a.queuedNow}
 	case e.Kind == events.Headers || e.Kind == events.FirstReasoning || e.Kind == events.FirstContent:
 		if r := a.open[e.Request]; r != nil {
-			r.byteAt(e.TS)
+			a.byteAt(r, e.TS)
 			r.output = r.output || e.Kind != events.Headers
+			if r.firstByteS == 0 {
+				r.firstByteS = e.TS
+			}
 		}
 		a.progress(e.TS)
 	case e.Kind.Terminal():
@@ -99,7 +147,6 @@ func (a *Analyzer) endRequest(e events.Event) {
 	}
 	delete(a.open, e.Request)
 	a.ended++
-	a.onChunks(e)
 	a.busyS += e.TS - r.sentS
 	v := a.agent(r.agent)
 	if v.request == r.id {
@@ -113,6 +160,44 @@ func (a *Analyzer) endRequest(e events.Event) {
 	if e.Kind != events.Cancelled { // a stop's cancellation is the stop mark's to judge
 		a.endSilence(r, e)
 	}
+	if e.Kind == events.Cancelled {
+		a.cancelledSilence(r, e)
+	}
+}
+
+// cancelledSilence keeps, of a request the run's stop cancelled, its longest silence — the
+// one it was cancelled in, when longer — if it reached StallAfter: it counts in
+// requests.stalled though the verdict judges it by the stop mark, not as a stall that ended.
+func (a *Analyzer) cancelledSilence(r *request, e events.Event) {
+	s := r.longest
+	if a.samples == 0 {
+		s = silence{lengthS: max(e.MaxGapS, e.SinceLastByteS), endS: e.TS, untimed: true}
+	} else if tail := a.heardSilenceS(r, e.TS); tail > s.heardS() {
+		last := max(0, e.TS-max(a.sampleS, r.lastByteS))
+		s = silence{lengthS: e.TS - r.lastByteS, endS: e.TS, behindS: a.behind(r, e.TS), baseS: r.behindS, tailS: last, pending: last > 0}
+	}
+	if s.lengthS >= a.stallS {
+		a.stalls = append(a.stalls, pastStall{id: r.id, agent: r.agent, silence: s, ended: e.Kind})
+	}
+}
+
+// stalledCount returns requests.stalled at nowS: the requests that went StallAfter without a
+// byte the harness can vouch for (silence.heardS), ended — their longest silence, or the one
+// the run's stop cancelled them in — or open. Queueing and the stop do not matter here: the
+// verdict explains those or calls them stalls.
+func (a *Analyzer) stalledCount(nowS float64) int {
+	n := 0
+	for _, p := range a.stalls {
+		if p.heardS() >= a.stallS {
+			n++
+		}
+	}
+	for _, r := range a.open {
+		if r.longest.heardS() >= a.stallS || a.heardSilenceS(r, nowS) >= a.stallS {
+			n++
+		}
+	}
+	return n
 }
 
 // retried notes a request attempt being sent: a failed attempt of the agent before it no
@@ -132,13 +217,23 @@ func (a *Analyzer) retried(e events.Event) {
 // the invariant check: its request_sent event may simply be on its way.
 func (a *Analyzer) onStreams(s events.Sample) {
 	queued := s.Server[scrape.Queued] > 0
+	if _, ok := s.Server[scrape.Queued]; ok || s.Server == nil {
+		a.queuedNow = queued
+	}
+	// This sample measures the lag since the previous one: the bytes it reports are judged
+	// with it, and so is the stretch of every silence that goes on through it. Its late_s
+	// does not count: a sampler late because a /metrics scrape took long says nothing of how
+	// late the harness read its streams.
+	a.lagNowS = s.LagS
+	a.settle()
+	defer a.behindThrough(s.TS)
 	for _, st := range s.Streams {
 		last := s.TS - st.SinceLastByteS
 		if st.SinceLastByteS < st.SentAgoS {
 			a.progress(last) // a byte arrived at last; before any byte, last is the send time
 		}
 		if r := a.open[st.Request]; r != nil {
-			r.byteAt(last)
+			a.byteAt(r, last)
 			r.chunks = max(r.chunks, st.Chunks)
 			r.queuedSeen = r.queuedSeen || (!r.output && queued)
 		}
@@ -190,8 +285,37 @@ func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 			r.lastByteS = min(r.lastByteS, s.TS-o.StallAfterS)
 			continue
 		}
-		r.byteAt(s.TS - bound)
+		a.byteAt(r, s.TS-bound)
 	}
+}
+
+// settle counts the last stretch of every silence that ended since the previous sample at
+// the lag this sample measured over it (lagNowS), in place of the lag carried from before.
+func (a *Analyzer) settle() {
+	for i := a.settled; i < len(a.stalls); i++ { // only those added since can be pending
+		a.stalls[i].settle(a.lagNowS)
+	}
+	a.settled = len(a.stalls)
+	for _, r := range a.open {
+		r.longest.settle(a.lagNowS)
+	}
+}
+
+// settle counts the pending last stretch of s at lagS.
+func (s *silence) settle(lagS float64) {
+	if s.pending {
+		s.behindS = min(s.baseS+min(lagS, s.tailS), s.lengthS)
+		s.pending = false
+	}
+}
+
+// behindThrough adds, to every silence still going on at the sample at tS, the lag that
+// sample measured over the stretch of the silence since the previous sample.
+func (a *Analyzer) behindThrough(tS float64) {
+	for _, r := range a.open {
+		r.behindS = a.behind(r, tS)
+	}
+	a.sampleS = tS
 }
 
 // progress records that a byte flowed or a request ended at t.

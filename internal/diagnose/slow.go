@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -26,43 +25,19 @@ type little struct {
 	measuredS    float64 // mean e2e latency of successful requests
 }
 
-// little computes the check at nowS. Its rate counts every token streamed — by requests that
-// failed, were cancelled or are still open as well as by those that finished — so that a run
-// cut short is not credited with a rate near zero.
+// little computes the check at nowS, from r filled at nowS. Its rate is the run's
+// tokens.output_per_second, which counts every token streamed — by requests that failed,
+// were cancelled or are still open as well as by those that finished — so that a run cut
+// short is not credited with a rate near zero.
 func (a *Analyzer) little(nowS float64, r *results.Results) (little, bool) {
 	out := float64(r.Tokens.Reasoning + r.Tokens.Content)
-	streamed := a.streamedTokens(out)
-	if r.Requests.OK == 0 || out == 0 || nowS <= 0 {
+	if r.Requests.OK == 0 || out == 0 || nowS <= 0 || r.Tokens.OutputPerSecond <= 0 {
 		return little{}, false
 	}
 	l := little{inFlight: a.meanInFlight(nowS), tokensPerReq: out / float64(r.Requests.OK),
-		tokPerS: streamed / nowS, measuredS: r.Latency.E2E.Mean}
+		tokPerS: r.Tokens.OutputPerSecond, measuredS: r.Latency.E2E.Mean}
 	l.expectedS = l.inFlight * l.tokensPerReq / l.tokPerS
 	return l, true
-}
-
-// streamedTokens estimates the output tokens streamed so far: okTokens, the usage of the
-// requests that finished ok, plus the chunks of every other request (ended or open) at the
-// tokens per chunk the finished ones showed.
-func (a *Analyzer) streamedTokens(okTokens float64) float64 {
-	chunks := a.otherChunks
-	for _, r := range a.open {
-		chunks += int64(r.chunks)
-	}
-	perChunk := 1.0
-	if a.okChunks > 0 && okTokens > 0 {
-		perChunk = okTokens / float64(a.okChunks)
-	}
-	return okTokens + float64(chunks)*perChunk
-}
-
-// onChunks counts the chunks of a request that ended, by whether it ended ok.
-func (a *Analyzer) onChunks(e events.Event) {
-	if e.Kind == events.Done {
-		a.okChunks += int64(e.Chunks)
-	} else {
-		a.otherChunks += int64(e.Chunks)
-	}
 }
 
 // alone reports whether about one request was in flight at a time.
@@ -160,8 +135,7 @@ func (a *Analyzer) healthy(v *view, r *results.Results) results.Verdict {
 
 // flowLine says that tokens flow and how recently.
 func (a *Analyzer) flowLine(nowS float64, r *results.Results) string {
-	out := float64(r.Tokens.Reasoning + r.Tokens.Content)
-	streamed := a.streamedTokens(out)
+	streamed := r.Tokens.OutputPerSecond * nowS
 	return fmt.Sprintf("tokens flow: %.0f output tokens streamed at %s aggregate over %s; last byte or request end %s ago",
 		streamed, rate(streamed/max(nowS, 1e-9)), secs(nowS), secs(nowS-a.lastProgressS))
 }

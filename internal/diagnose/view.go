@@ -50,7 +50,7 @@ type waiter struct {
 func (a *Analyzer) view(nowS float64) *view {
 	v := &view{nowS: nowS, agents: len(a.agents), limit: a.limit()}
 	for _, r := range a.open {
-		if r.silenceS(nowS) >= a.stallS {
+		if a.heardSilenceS(r, nowS) >= a.stallS {
 			v.silent = append(v.silent, r)
 		}
 	}
