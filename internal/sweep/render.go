@@ -28,7 +28,11 @@ const none = "—"
 // WriteTable writes the table as the console shows it: a header line, one row per cell, and
 // notes on runs that did not finish or whose harness lag distorted them. Times are simulated.
 func WriteTable(w io.Writer, s *Summary) error {
-	fmt.Fprintf(w, "sweep of %s: %d cells × %d seeds; verdicts per cell across seeds; times simulated\n", s.Workload, len(s.Cells), s.Seeds)
+	seeds := "seeds"
+	if s.Seeds == 1 {
+		seeds = "seed"
+	}
+	fmt.Fprintf(w, "sweep of %s: %d cells × %d %s; verdicts per cell across seeds; times simulated\n", s.Workload, len(s.Cells), s.Seeds, seeds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := append(append([]string{}, s.Keys...), "fault", "verdicts", "goodput", "e2e p50", "e2e p99", "pacer wait p99", "first stall")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
