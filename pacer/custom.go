@@ -18,9 +18,10 @@ import (
 // lock of its own; they must not block. Every time is simulated.
 type Decider interface {
 	// Admit decides whether req may be sent at now, while the permits in held (oldest
-	// first; len(held) requests in flight) are held. When it may not, retryAfter > 0 asks Custom to ask again that much later; whatever
-	// retryAfter says, Custom asks again as soon as a request ends. Only the oldest blocked
-	// request is asked, so requests go first come, first served.
+	// first; len(held) requests in flight) are held. When it may not, retryAfter > 0 asks
+	// Custom to ask again that much later (simulated time); whatever retryAfter says, Custom
+	// asks again as soon as a request ends. Only the oldest blocked request is asked, so
+	// requests go first come, first served.
 	Admit(now time.Time, req Demand, held []Holding) (ok bool, retryAfter time.Duration)
 	// Released tells the decider that the request holding p ended at now with outcome o.
 	Released(now time.Time, p Holding, o Outcome)

@@ -29,7 +29,7 @@ func faultServer(t *testing.T, fault string, params ...string) *testServer {
 
 // admissionProfile is the default profile with the head and role chunk sent at admission. The
 // fault tests use it to watch a stream from the moment it is admitted, a silent one included;
-// what the default profile sends before the first token is TestFirstByte's.
+// what the default profile sends before the first token is TestFirstByteAtToken's.
 func admissionProfile() *engine.Profile {
 	p := engine.DSV4PD()
 	p.FirstByte = engine.FirstByteAtAdmission

@@ -193,10 +193,13 @@ type LineError struct {
 	Err  error
 }
 
+// Error returns the file name, line and problem, e.g. "trace.jsonl:12: seq = 2: …"; a joined
+// error prints on one line, its parts separated by "; ".
 func (e *LineError) Error() string {
 	return fmt.Sprintf("%s:%d: %s", e.Name, e.Line, joinLines(e.Err))
 }
 
+// Unwrap returns the problem without its position, for errors.Is and errors.As.
 func (e *LineError) Unwrap() error { return e.Err }
 
 // joinLines prints a joined error on one line, its parts (and their parts) separated by "; ".

@@ -417,8 +417,9 @@ func (s *sweepCmd) runLocal(c *cobra.Command, spec *sweepSpec, dir string) error
 	if auto {
 		parallel = runtime.NumCPU()
 	}
-	fmt.Fprintf(out, "agentsim sweep: %d runs (%d cells × %d seeds) in %s; %d to run, %d at once%s\n",
-		len(spec.plan.Runs), len(spec.plan.Runs)/len(spec.plan.Seeds), len(spec.plan.Seeds), dir, len(pending), parallel, autoNote(auto))
+	fmt.Fprintf(out, "agentsim sweep: %s (%s × %s) in %s; %d to run, %d at once%s\n",
+		counted(len(spec.plan.Runs), "run"), counted(len(spec.plan.Runs)/len(spec.plan.Seeds), "cell"), counted(len(spec.plan.Seeds), "seed"),
+		dir, len(pending), parallel, autoNote(auto))
 	exe, exeArgs, env, err := sweepProcess()
 	if err != nil {
 		return runtimeError(err)

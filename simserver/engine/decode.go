@@ -60,7 +60,7 @@ func (b *batchLoop) run(ctx context.Context) {
 		}
 		if decoding == 0 && len(prefilling) == 0 {
 			if !b.idleLogged {
-				e.logDecode(0, len(b.waiting))
+				e.logDecode(e.clk.Now(), 0, len(b.waiting))
 				b.idleLogged = true
 			}
 			clock.reset()
@@ -89,7 +89,7 @@ func (b *batchLoop) run(ctx context.Context) {
 			return
 		}
 		if b.steps++; b.steps%e.prof.DecodeLogInterval == 0 {
-			e.logDecode(b.count(), len(b.waiting))
+			e.logDecode(clock.next, b.count(), len(b.waiting))
 		}
 	}
 }

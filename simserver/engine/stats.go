@@ -116,10 +116,13 @@ func (e *Engine) logPrefill(batch int, chunks []int) {
 	e.loggedMu.Unlock()
 }
 
-// logDecode refreshes the decode-side logged gauges.
-func (e *Engine) logDecode(running, waiting int) {
+// logDecode refreshes the decode-side logged gauges at simulated time now. The decode loop
+// passes the scheduled end of its last step, not the clock's reading: when the loop catches up
+// a lag (see timeline), steps run back to back in little clock time, and a rate over clock
+// time would read a burst of many times the engine's speed.
+func (e *Engine) logDecode(now time.Time, running, waiting int) {
 	s := &e.stats
-	now, gen := e.clk.Now(), s.generated.Load()
+	gen := s.generated.Load()
 	e.loggedMu.Lock()
 	l := &e.logged
 	if dt := now.Sub(l.lastLog).Seconds(); !l.lastLog.IsZero() && dt > 0 {

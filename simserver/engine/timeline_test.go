@@ -39,3 +39,25 @@ func TestTimelineAbsorbsLoopWork(t *testing.T) {
 		assert.Equal(t, 1056*time.Millisecond, clk.Since(start), "after idle the step starts now")
 	})
 }
+
+// TestGenThroughputOverScheduledTime checks that the logged generation rate counts the steps'
+// scheduled time: 400 tokens over steps that end 1 s after the previous log read 400 tokens/s
+// even when the loop ran them back to back to catch up a lag, in almost no clock time.
+func TestGenThroughputOverScheduledTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.Real()
+		e, err := NewEngine(clk, DSV4PD(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := clk.Now()
+		e.logDecode(start, 1, 0)
+		e.stats.generated.Add(400)
+		time.Sleep(time.Millisecond) // the clock barely moves while the steps catch up
+		e.logDecode(start.Add(time.Second), 1, 0)
+		assert.InDelta(t, 400, e.Stats().Logged.GenThroughput, 1e-9, "tokens per scheduled second")
+
+		e.logDecode(clk.Now(), 0, 0)
+		assert.Zero(t, e.Stats().Logged.GenThroughput, "an idle decode engine generates nothing")
+	})
+}
