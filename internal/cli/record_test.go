@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 max_tokens is the field the inference servers agentsim targets read.
+
 package cli
 
 import (

@@ -155,7 +155,7 @@ func flat(w *workloads.Workload) map[string]string {
 	walk = func(prefix string, n *yaml.Node) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key, v := prefix+n.Content[i].Value, n.Content[i+1]
-			if v.Kind == yaml.MappingNode && slices.Contains(workloads.Keys(), key) == false && key != gate.Key {
+			if v.Kind == yaml.MappingNode && !slices.Contains(workloads.Keys(), key) && key != gate.Key {
 				walk(key+".", v)
 				continue
 			}
