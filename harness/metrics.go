@@ -54,8 +54,11 @@ func (m *MetricsEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Close stops serving, waiting up to a second for scrapes in progress, and returns when the
-// serving goroutine has ended. It is safe to call twice.
+// serving goroutine has ended. It is safe to call twice, and on a nil endpoint (nothing served).
 func (m *MetricsEndpoint) Close() error {
+	if m == nil { // no --metrics-addr: nothing is served
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	err := m.srv.Shutdown(ctx)

@@ -94,9 +94,7 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 		discard()
 		return err
 	}
-	if k.metrics != nil {
-		defer k.metrics.Close()
-	}
+	defer k.metrics.Close()
 	t, err := startWith(k.start, c, cfg.Target)
 	if err != nil {
 		discard()

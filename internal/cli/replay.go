@@ -143,9 +143,7 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 		discard()
 		return err
 	}
-	if metrics != nil {
-		defer metrics.Close()
-	}
+	defer metrics.Close()
 	target, err := startTarget(c, cfg.Target)
 	if err != nil {
 		discard()

@@ -132,9 +132,7 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		discard()
 		return err
 	}
-	if metrics != nil {
-		defer metrics.Close()
-	}
+	defer metrics.Close()
 	target, err := startWith(r.start, c, cfg.Target)
 	if err != nil {
 		discard()
