@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -40,9 +39,6 @@ type Options struct {
 	// first at the start of the run, the last at its end) and the one-line description of the
 	// server gauges found so far, on the sampler's goroutine; it must return quickly.
 	Sampled func(s events.Sample, metrics string)
-	// Ended, when set, is handed every request as it ends, with the arrival of each of its
-	// data frames (simulated time); agentsim's bench measures decode throughput from them.
-	Ended agents.Tap
 	// NewPacer, when set, builds the run's pacer on the clock it is given (the run's, which
 	// measures its waits) instead of the workload's pacer section. The run's events name the
 	// pacer by its String, and its verdict assumes nothing of the design beyond what its Stats
@@ -71,11 +67,6 @@ type Options struct {
 	// context window: 0 does not (a workload too large for the window is only warned
 	// about), FitToServer fits the window /v1/models lists, > 0 that many tokens.
 	FitContext int
-
-	// Scripts, when set, replays recorded sessions: one Script per agent (len(Scripts) must be
-	// Workload.Agents), whose turns take the place of the workload's rounds and distributions.
-	// The planned rounds are then the scripts' turns.
-	Scripts []*agents.Script
 }
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept

@@ -29,9 +29,9 @@ func (r *run) results(interrupted bool) *results.Results {
 	}
 	res.Rounds.Planned = w.Agents * w.Rounds
 	res.Harness = r.harnessResults(res.Latency.E2E.P50)
-	if r.o.Scripts != nil {
+	if r.extras.Scripts != nil {
 		res.Rounds.Planned = 0
-		for _, s := range r.o.Scripts {
+		for _, s := range r.extras.Scripts {
 			res.Rounds.Planned += len(s.Turns)
 		}
 	}

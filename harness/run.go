@@ -63,11 +63,15 @@ func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	}
 	defer r.close()
 	r.notes, r.contextWarned = p.notes, p.contextWarned
+	// bench's tap and replay's scripts come in the context (agents.WithExtras), not in the
+	// public Options.
+	r.extras = agents.ExtrasFrom(ctx)
 	return r.execute(ctx)
 }
 
 // run is one run in progress.
 type run struct {
+	extras   agents.Extras // bench's tap, replay's scripts
 	o        Options
 	start    time.Time
 	wallFrom time.Time
@@ -207,7 +211,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
 	shape := fmt.Sprintf("%d agents × %d rounds", w.Agents, w.Rounds)
-	if r.o.Scripts != nil {
+	if r.extras.Scripts != nil {
 		shape = fmt.Sprintf("%d agents replaying recorded sessions", w.Agents)
 	}
 	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %s, pacer %s, server %s, model %s",
@@ -219,7 +223,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
-		Calibration: agents.NewCalibration(), Tap: r.o.Ended, Scripts: r.o.Scripts}
+		Calibration: agents.NewCalibration(), Tap: r.extras.Tap, Scripts: r.extras.Scripts}
 	var agentsDone sync.WaitGroup
 	for i := range w.Agents {
 		agentsDone.Go(func() { agents.NewAgent(i, env).Run(rounds, requests) })

@@ -118,9 +118,9 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	}
 	p.Start = o.Clock.Now()
 	p.offsetS = p.Start.Sub(runStart).Seconds()
-	p.Results, err = harness.RunChecked(ctx, harness.Options{
+	p.Results, err = harness.RunChecked(agents.WithExtras(ctx, agents.Extras{Tap: ended}), harness.Options{
 		Command: "bench", Workload: w, Clock: o.Clock, Target: o.Target, Dir: dir, Out: o.Out, HTTPClient: o.HTTPClient,
-		Sampled: sampled, Ended: ended, Served: o.Served, Model: o.Choice, Metrics: o.Metrics,
+		Sampled: sampled, Served: o.Served, Model: o.Choice, Metrics: o.Metrics,
 	})
 	if err != nil {
 		return nil, err

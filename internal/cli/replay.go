@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/internal/replay"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -150,11 +151,11 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 		return err
 	}
 	defer target.stop()
-	res, err := harness.Run(c.Context(), harness.Options{
+	res, err := harness.Run(agents.WithExtras(c.Context(), agents.Extras{Scripts: plan.Scripts}), harness.Options{
 		Command: "replay", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), Progress: true, Metrics: metrics,
-		HTTPClient: target.client, Scripts: plan.Scripts,
-		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
+		HTTPClient: target.client,
+		Reproduce:  newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
 	})
 	if err != nil {
 		discard()

@@ -38,9 +38,10 @@ func runOn(t *testing.T, w *workloads.Workload, scripts []*agents.Script) (*resu
 	if scripts != nil {
 		command = "replay"
 	}
-	res, err := harness.Run(context.Background(), harness.Options{Command: command, Workload: w, Clock: clk,
+	ctx := agents.WithExtras(context.Background(), agents.Extras{Scripts: scripts})
+	res, err := harness.Run(ctx, harness.Options{Command: command, Workload: w, Clock: clk,
 		Target: harness.Target{URL: simtest.MemoryURL, Kind: results.Embedded, Profile: "dsv4-pd"},
-		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client(), Scripts: scripts})
+		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client()})
 	require.NoError(t, err)
 	return res, dir
 }
