@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -38,7 +39,7 @@ func needOf(w *workloads.Workload) contextNeed {
 		n.maxTokens = out
 	}
 	n.how = fmt.Sprintf("system %d + initial %d + %d round%s × ≤ %d read + %d × ≤ %d output",
-		c.SystemTokens, c.InitialTokens, w.Rounds, plural(w.Rounds), read, w.Rounds-1, out)
+		c.SystemTokens, c.InitialTokens, w.Rounds, plural.S(w.Rounds), read, w.Rounds-1, out)
 	if grown > c.MaxContextTokens {
 		n.how = fmt.Sprintf("context.max_context_tokens %d", c.MaxContextTokens)
 	}

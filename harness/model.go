@@ -3,6 +3,8 @@ package harness
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentsim/agentsim/internal/plural"
 )
 
 // ModelSource says where the model name a run sends came from.
@@ -47,7 +49,7 @@ type ModelError struct {
 // Error names the model asked for and lists the served ones.
 func (e *ModelError) Error() string {
 	return fmt.Sprintf("model %q is not served by %s; it serves %d model%s: %s — choose one with --model NAME (the workload key model)",
-		e.Want, e.Server, len(e.Served), plural(len(e.Served)), strings.Join(e.Served, ", "))
+		e.Want, e.Server, len(e.Served), plural.S(len(e.Served)), strings.Join(e.Served, ", "))
 }
 
 // ChooseModel picks the model name a run sends: want (the workload's model; "" for no
@@ -83,10 +85,3 @@ func ChooseModel(want string, pinned bool, served *Served, server string) (Model
 // fallbackModel is sent when nothing names a model: no preference and a server that lists
 // none (servers that serve one model, as SGLang does, accept any name).
 const fallbackModel = "default"
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}

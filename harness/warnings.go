@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -140,7 +141,7 @@ func contextRefused(r *results.Results, w *workloads.Workload) []string {
 		}
 		n := needOf(w)
 		return []string{fmt.Sprintf("context: %d request%s refused for their length (%s: %q): the server's context window is below the workload's requests (prompts up to ~%d tokens plus max_tokens %d) — rerun with %s to scale the workload's context keys to fit",
-			f.Count, plural(f.Count), f.Key(), f.FirstMessage, n.prompt, n.maxTokens, fit)}
+			f.Count, plural.S(f.Count), f.Key(), f.FirstMessage, n.prompt, n.maxTokens, fit)}
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/record"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/workloads"
@@ -175,7 +176,7 @@ func (r *recordCmd) serve(c *cobra.Command, p *record.Proxy, w *record.Watcher, 
 	}
 	<-watched
 	err := p.Close()
-	fmt.Fprintf(c.ErrOrStderr(), "recorded %s to %s\n", counted(p.Recorded(), "request"), cfg.Out)
+	fmt.Fprintf(c.ErrOrStderr(), "recorded %s to %s\n", plural.Of(p.Recorded(), "request"), cfg.Out)
 	if w != nil {
 		v := w.Verdict(p.Now())
 		fmt.Fprintf(c.OutOrStdout(), "verdict: %s — %s\n", v.Kind, v.Summary)

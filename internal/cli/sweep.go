@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/sweep"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -418,7 +419,7 @@ func (s *sweepCmd) runLocal(c *cobra.Command, spec *sweepSpec, dir string) error
 		parallel = runtime.NumCPU()
 	}
 	fmt.Fprintf(out, "agentsim sweep: %s (%s × %s) in %s; %d to run, %d at once%s\n",
-		counted(len(spec.plan.Runs), "run"), counted(len(spec.plan.Runs)/len(spec.plan.Seeds), "cell"), counted(len(spec.plan.Seeds), "seed"),
+		plural.Of(len(spec.plan.Runs), "run"), plural.Of(len(spec.plan.Runs)/len(spec.plan.Seeds), "cell"), plural.Of(len(spec.plan.Seeds), "seed"),
 		dir, len(pending), parallel, autoNote(auto))
 	exe, exeArgs, env, err := sweepProcess()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/tracefit"
 	"github.com/agentsim/agentsim/internal/traceimport"
 	"github.com/agentsim/agentsim/internal/tracestats"
@@ -160,7 +161,7 @@ func writeImported(c *cobra.Command, tr *traceimport.Trace, out string) error {
 	if err := errors.Join(tr.Write(f), f.Close()); err != nil {
 		return runtimeError(fmt.Errorf("trace import: write %s: %w", out, err))
 	}
-	fmt.Fprintf(c.ErrOrStderr(), "wrote %s in %s to %s\n", counted(tr.Header.Requests, "request"), counted(tr.Header.Sessions, "session"), out)
+	fmt.Fprintf(c.ErrOrStderr(), "wrote %s in %s to %s\n", plural.Of(tr.Header.Requests, "request"), plural.Of(tr.Header.Sessions, "session"), out)
 	return nil
 }
 
@@ -257,14 +258,6 @@ func (t *traceShowCmd) run(c *cobra.Command, args []string) error {
 		return runtimeError(err)
 	}
 	return nil
-}
-
-// counted says "1 request", "2 requests".
-func counted(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // traceFitCmd is `agentsim trace fit FILE|-`.

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -62,7 +63,7 @@ func (a *Analyzer) streamLines(rs []*request, nowS float64) []string {
 		if r.permit != 0 && r.permit < 1<<63 {
 			s += fmt.Sprintf(", permit %d", r.permit)
 		}
-		got := fmt.Sprintf("%d chunk%s received", r.chunks, plural(r.chunks))
+		got := fmt.Sprintf("%d chunk%s received", r.chunks, plural.S(r.chunks))
 		if r.queued() {
 			got = "no output token received"
 		}
@@ -134,5 +135,5 @@ func (a *Analyzer) pastStalls(r *results.Results) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%d request%s went ≥ %s without a byte before ending, none of them a stall: each waited for its first token in the server's queue, or was cancelled by the run's stop",
-		r.Requests.Stalled, plural(r.Requests.Stalled), secs(a.stallS))}
+		r.Requests.Stalled, plural.S(r.Requests.Stalled), secs(a.stallS))}
 }

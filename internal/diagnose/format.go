@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -42,7 +43,7 @@ func pct(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) }
 
 // agentList names up to maxNamed agents: "agents 3, 7, 9 and 11 more".
 func agentList(ids []int) string {
-	return "agent" + plural(len(ids)) + " " + listed(len(ids), func(i int) string { return strconv.Itoa(ids[i]) })
+	return "agent" + plural.S(len(ids)) + " " + listed(len(ids), func(i int) string { return strconv.Itoa(ids[i]) })
 }
 
 // maxNamed is how many agents, requests or permits one evidence line names.
@@ -59,11 +60,4 @@ func listed(n int, name func(int) string) string {
 		s += fmt.Sprintf(" and %d more", n-maxNamed)
 	}
 	return s
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/scrape"
 )
 
@@ -103,11 +104,11 @@ func (a *Analyzer) scrapeDownEvidence(nowS float64) string {
 	var what string
 	switch {
 	case h.timedOut == h.failed:
-		what = fmt.Sprintf("timed out %d time%s", h.failed, plural(h.failed))
+		what = fmt.Sprintf("timed out %d time%s", h.failed, plural.S(h.failed))
 	case h.timedOut > 0:
 		what = fmt.Sprintf("failed %d times (%d timed out)", h.failed, h.timedOut)
 	default:
-		what = fmt.Sprintf("failed %d time%s (%s)", h.failed, plural(h.failed), h.lastErr)
+		what = fmt.Sprintf("failed %d time%s (%s)", h.failed, plural.S(h.failed), h.lastErr)
 	}
 	line := fmt.Sprintf("server /metrics %s in the last %s: its gauges are unknown since t=%s", what, secs(nowS-h.fromS), secs(h.fromS))
 	var last []string

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -112,5 +113,5 @@ func (a *Analyzer) proxyLines() []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("seen from a recording proxy: %d session%s as agents; the harness's pacer, tool and think time are invisible to it, so the time between a session's requests counts as thinking",
-		len(a.agents), plural(len(a.agents)))}
+		len(a.agents), plural.S(len(a.agents)))}
 }

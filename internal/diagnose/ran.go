@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -116,7 +117,7 @@ func (a *Analyzer) nothingRule(v *view, r *results.Results) (results.Verdict, bo
 	case q.OK == 0:
 		return results.Verdict{Kind: results.Errors,
 			Summary: fmt.Sprintf("nothing finished: %d request%s sent, none ok (%d failed, %d cancelled) in %s",
-				q.Sent, plural(q.Sent), q.Failed, q.Cancelled, secs(v.nowS)),
+				q.Sent, plural.S(q.Sent), q.Failed, q.Cancelled, secs(v.nowS)),
 			Evidence: a.nothingEvidence(r)}, true
 	case rounds.Planned > 0 && 2*own > rounds.Planned:
 		return results.Verdict{Kind: results.Errors,
@@ -185,7 +186,7 @@ func (a *Analyzer) runLines(r *results.Results) []string {
 	}
 	if q := r.Requests; q.Retries > 0 {
 		out = append(out, fmt.Sprintf("retries: %d (%s of %d attempts sent; reasons: %s); %d request%s succeeded on a retry, %d failed in the end",
-			q.Retries, pct(float64(q.Retries)/float64(max(q.Sent, 1))), q.Sent, reasonList(q.RetryReasons), q.RetriedOK, plural(q.RetriedOK), q.Failed))
+			q.Retries, pct(float64(q.Retries)/float64(max(q.Sent, 1))), q.Sent, reasonList(q.RetryReasons), q.RetriedOK, plural.S(q.RetriedOK), q.Failed))
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -95,7 +96,7 @@ func (a *Analyzer) recoveredRule(v *view, r *results.Results) (results.Verdict, 
 	ev := []string{
 		fmt.Sprintf("longest silence %s: request %s (agent %d) %s %s, %s", secs(long.lengthS), long.id, long.agent, when, where, how),
 		fmt.Sprintf("%d request%s went ≥ %s without a byte and then went on; no stream is silent now (last byte or request end %s ago)",
-			len(ps), plural(len(ps)), secs(a.stallS), secs(v.quietS)),
+			len(ps), plural.S(len(ps)), secs(a.stallS), secs(v.quietS)),
 		fmt.Sprintf("rounds: %d completed, %d failed; requests: %d ok, %d failed", r.Rounds.Completed, r.Rounds.Failed, r.Requests.OK, r.Requests.Failed),
 	}
 	if l, ok := a.little(v.nowS, r); ok {
@@ -104,7 +105,7 @@ func (a *Analyzer) recoveredRule(v *view, r *results.Results) (results.Verdict, 
 	return results.Verdict{
 		Kind: results.StalledStreams,
 		Summary: fmt.Sprintf("%d stream%s stalled for ≥ %s (longest %s) and then went on: a stall that ends is still a stall",
-			len(ps), plural(len(ps)), secs(a.stallS), secs(long.lengthS)),
+			len(ps), plural.S(len(ps)), secs(a.stallS), secs(long.lengthS)),
 		Evidence: a.withGauges(ev, v.nowS),
 	}, true
 }

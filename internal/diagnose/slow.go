@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -90,7 +91,7 @@ func (a *Analyzer) slowRule(v *view, r *results.Results) (results.Verdict, bool)
 	}
 	e := r.Latency.E2E
 	ev := []string{fmt.Sprintf("%d request%s ok with mean e2e latency %s (p50 %s, p90 %s, max %s) ≥ the slow threshold of %s; TTFT p50 %s",
-		r.Requests.OK, plural(r.Requests.OK), secs(e.Mean), secs(e.P50), secs(e.P90), secs(e.Max), secs(a.slowS), secs(r.Latency.TTFT.P50))}
+		r.Requests.OK, plural.S(r.Requests.OK), secs(e.Mean), secs(e.P50), secs(e.P90), secs(e.Max), secs(a.slowS), secs(r.Latency.TTFT.P50))}
 	ev = append(ev, l.lines()...)
 	ev = append(ev, a.flowLine(v.nowS, r))
 	ev = append(ev, a.pastStalls(r)...)
@@ -100,7 +101,7 @@ func (a *Analyzer) slowRule(v *view, r *results.Results) (results.Verdict, bool)
 	return results.Verdict{
 		Kind: results.Slow,
 		Summary: fmt.Sprintf("requests complete but slowly: mean latency %s (p50 %s) over %d request%s, %s",
-			secs(e.Mean), secs(e.P50), r.Requests.OK, plural(r.Requests.OK), l.why()),
+			secs(e.Mean), secs(e.P50), r.Requests.OK, plural.S(r.Requests.OK), l.why()),
 		Evidence: a.withGauges(ev, v.nowS),
 	}, true
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -62,6 +63,6 @@ func (a *Analyzer) stopped(nowS float64) (results.Verdict, bool) {
 	v := s.verdict
 	v.Evidence = append(v.Evidence[:len(v.Evidence):len(v.Evidence)], fmt.Sprintf(
 		"judged as the run stood at t=%s, when the harness began stopping it: the stop then cancelled %d request%s in flight and %d pacer wait%s",
-		secs(s.atS), s.cancelled, plural(s.cancelled), s.abandoned, plural(s.abandoned)))
+		secs(s.atS), s.cancelled, plural.S(s.cancelled), s.abandoned, plural.S(s.abandoned)))
 	return v, true
 }

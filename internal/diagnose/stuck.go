@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 )
@@ -112,7 +113,7 @@ func (a *Analyzer) stalledRule(v *view, r *results.Results) (results.Verdict, bo
 	return results.Verdict{
 		Kind: results.StalledStreams,
 		Summary: fmt.Sprintf("%d open stream%s received no byte for ≥ %s (longest %s) %s",
-			len(v.stalled), plural(len(v.stalled)), secs(minSilence(v.stalled, v.nowS)), secs(v.stalled[0].silenceS(v.nowS)), rest),
+			len(v.stalled), plural.S(len(v.stalled)), secs(minSilence(v.stalled, v.nowS)), secs(v.stalled[0].silenceS(v.nowS)), rest),
 		Evidence: a.withGauges(ev, v.nowS),
 	}, true
 }
@@ -120,5 +121,5 @@ func (a *Analyzer) stalledRule(v *view, r *results.Results) (results.Verdict, bo
 // queuedLine says which silent requests are queueing at the server rather than stalled.
 func (a *Analyzer) queuedLine(v *view) string {
 	return fmt.Sprintf("%d silent request%s have no output token yet while the server reports %s requests queued: queueing, not a stall (longest wait %s)",
-		len(v.queued), plural(len(v.queued)), num(a.gauges[scrape.Queued].value), secs(v.queued[0].silenceS(v.nowS)))
+		len(v.queued), plural.S(len(v.queued)), num(a.gauges[scrape.Queued].value), secs(v.queued[0].silenceS(v.nowS)))
 }

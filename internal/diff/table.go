@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentsim/agentsim/gate"
+	"github.com/agentsim/agentsim/internal/plural"
 )
 
 // Rows are the figures the table shows, in order (docs/gate.md lists every figure; thresholds
@@ -87,12 +88,5 @@ func describe(r *Run) string {
 	if r.Results.Server.Kind == "" && server == "" {
 		server = "server not recorded (no results.json: figures re-derived from the events)"
 	}
-	return fmt.Sprintf("%s, %s × %s, model %s, seed %d, %s", w.Name, plural(w.Agents, "agent"), plural(w.Rounds, "round"), w.Model, w.Seed, server)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return fmt.Sprintf("%s, %s × %s, model %s, seed %d, %s", w.Name, plural.Of(w.Agents, "agent"), plural.Of(w.Rounds, "round"), w.Model, w.Seed, server)
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -25,19 +26,11 @@ const (
 // none is what the table shows for a figure no run had.
 const none = "—"
 
-// counted says "1 cell", "2 cells".
-func counted(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // WriteTable writes the table as the console shows it: a header line, one row per cell, and
 // notes on runs that did not finish or whose harness lag distorted them. Times are simulated.
 func WriteTable(w io.Writer, s *Summary) error {
 	fmt.Fprintf(w, "sweep of %s: %s × %s; verdicts per cell across seeds; times simulated\n", s.Workload,
-		counted(len(s.Cells), "cell"), counted(s.Seeds, "seed"))
+		plural.Of(len(s.Cells), "cell"), plural.Of(s.Seeds, "seed"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := append(append([]string{}, s.Keys...), "fault", "verdicts", "goodput", "e2e p50", "e2e p99", "pacer wait p99", "first stall")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/trace"
 )
 
@@ -62,7 +63,7 @@ func AccessLog(r io.Reader, name string, unit Unit) (*Trace, error) {
 	}
 	t.finish()
 	if other > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("skipped %s of other methods than POST (health checks, metrics, model lists)", plural(other, "request line")))
+		t.Notes = append(t.Notes, fmt.Sprintf("skipped %s of other methods than POST (health checks, metrics, model lists)", plural.Of(other, "request line")))
 	}
 	if len(t.Requests) == 0 {
 		return nil, fmt.Errorf("%s: no request lines: an access log has lines like %q", name,
@@ -160,10 +161,3 @@ func unixSeconds(t time.Time) float64 {
 
 // roundMicro rounds seconds to the microsecond, the finest a log's timestamps give.
 func roundMicro(s float64) float64 { return math.Round(s*1e6) / 1e6 }
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
