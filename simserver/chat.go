@@ -91,6 +91,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 
 // generate submits the request to the engine and delivers its generation.
 func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, job engine.Job, start time.Time) {
+	job.Received = start
 	gen, err := s.engine.Submit(job)
 	if err != nil {
 		var rej *engine.Rejection

@@ -39,6 +39,7 @@ func (x *exchange) complete() {
 	h.Set("Content-Type", "application/json")
 	x.w.WriteHeader(http.StatusOK)
 	_, _ = x.w.Write(append(body, '\n'))
+	x.s.engine.Delivered(x.gen)
 }
 
 // chatCompletion is the non-streaming response object.

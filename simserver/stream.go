@@ -51,6 +51,7 @@ func (x *exchange) stream() {
 			x.abort()
 		}
 		x.s.metrics.chunk(n, interval, x.gen.Pending())
+		x.s.engine.Delivered(x.gen)
 		x.delivered(n)
 	}
 	if !x.sendRole(enc) {

@@ -23,6 +23,10 @@ type batchLoop struct {
 	waiting, running, wedged []*Gen
 	steps                    int
 	idleLogged               bool
+	// due is when the model says the latest step ended, late how much later it did (see
+	// timeline): the lateness of the tokens it emits.
+	due  time.Time
+	late time.Duration
 }
 
 // newBatchLoop builds the loop for the engine's profile.
@@ -44,13 +48,18 @@ func (e *Engine) newBatchLoop() *batchLoop {
 func (b *batchLoop) run(ctx context.Context) {
 	e := b.e
 	clock := timeline{clk: e.clk}
+	idle := false
 	for {
+		var taken []*Gen
 		if b.colocated {
-			b.waiting = append(b.waiting, e.take(&e.prefill)...)
+			taken = e.take(&e.prefill)
 		} else {
 			e.drainPrealloc()
 		}
-		b.waiting = append(b.waiting, e.take(&e.decode)...)
+		taken = append(taken, e.take(&e.decode)...)
+		e.joined(taken, clock.late(), idle)
+		idle = false
+		b.waiting = append(b.waiting, taken...)
 		b.sweep()
 		b.admit()
 		chunks, prior, prefilling := b.plan()
@@ -64,6 +73,8 @@ func (b *batchLoop) run(ctx context.Context) {
 				b.idleLogged = true
 			}
 			clock.reset()
+			e.decodeBehind.Store(0)
+			idle = true
 			if !b.wait(ctx) {
 				return
 			}
@@ -76,7 +87,10 @@ func (b *batchLoop) run(ctx context.Context) {
 		if !clock.step(ctx, b.stepTime(decoding > 0, chunks, prior)) {
 			return
 		}
+		e.stepOverhead(ctx)
+		b.due, b.late = clock.due(), clock.late()
 		b.apply(decoding > 0, prefilling, chunks)
+		publishBehind(&e.decodeBehind, b.running, b.late)
 		if b.colocated && len(prefilling) > 0 {
 			// The prefill gauges are the prefill engine's; a disaggregated decode engine's
 			// recomputes do not show in them.
@@ -267,7 +281,7 @@ func (b *batchLoop) apply(decode bool, prefilling []*Gen, chunks []int) {
 			kept = append(kept, g) // cancelled ones are swept, with their KV, at the top of the loop
 			continue
 		}
-		switch e.emit(g) {
+		switch e.emit(g, b.due, b.late) {
 		case stateWedged:
 			b.wedged = append(b.wedged, g)
 		case stateRunning:
@@ -289,12 +303,14 @@ const (
 	stateWedged
 )
 
-// emit produces one token for a running request and applies what follows: its end, the
-// stall-stream pause, the long-context wedge.
-func (e *Engine) emit(g *Gen) genState {
+// emit produces one token for a running request at the end of a step the model says ended at
+// due and that ends late, and applies what follows: its end, the stall-stream pause, the
+// long-context wedge.
+func (e *Engine) emit(g *Gen, due time.Time, late time.Duration) genState {
 	g.kv++
 	e.stats.kvUsed.Add(1)
 	e.stats.generated.Add(1)
+	g.due.Store(due.Add(-g.lateness()).UnixNano()) // before the reader is woken
 	n := g.emit()
 	switch {
 	case n >= g.Output:
@@ -304,6 +320,7 @@ func (e *Engine) emit(g *Gen) genState {
 		return stateDone
 	case g.Plan.StallAt > 0 && n >= g.Plan.StallAt && !g.stalled:
 		g.stalled = true
+		g.leave(late)
 		g.phase.Store(int32(phasePaused))
 		e.stats.decodeRunning.Add(-1)
 		e.stats.decodePaused.Add(1)

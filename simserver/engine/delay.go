@@ -89,7 +89,11 @@ func (q *delayQueue) due(now time.Time) (ready []delayed, next time.Time, ok boo
 func (e *Engine) delayLoop(ctx context.Context) {
 	for {
 		ready, next, pending := e.delays.due(e.clk.Now())
+		now := e.clk.Now()
 		for _, d := range ready {
+			if d.g != nil {
+				d.g.fallBehind(now.Sub(d.at)) // the model delivers it at d.at
+			}
 			e.deliver(d)
 		}
 		if len(ready) > 0 {

@@ -40,7 +40,15 @@ type Engine struct {
 	// request is refused.
 	crashed atomic.Bool
 
-	stats    liveStats
+	stats liveStats
+	// lag records how late tokens are delivered; prefillBehind and decodeBehind are how far
+	// behind its model each loop's generations were at its latest step, nanoseconds
+	// (simulated). See lag.go.
+	lag                         clock.Lag
+	prefillBehind, decodeBehind atomic.Int64
+	// overhead is simulated time each loop burns after a step, standing for the simulator's
+	// own work; only tests set it (see stepOverhead).
+	overhead time.Duration
 	loggedMu sync.Mutex
 	logged   LoggedStats
 
@@ -158,6 +166,9 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 	rng := e.faults.rngFor(j.Key ^ uint64(occurrence)*0xbf58476d1ce4e5b9)
 	g := &Gen{ID: id, Prompt: j.PromptTokens, Submitted: e.clk.Now(), job: j, rng: rng, notify: make(chan struct{}, 1),
 		target: j.PromptTokens}
+	if !j.Received.IsZero() {
+		g.fallBehind(g.Submitted.Sub(j.Received)) // the server's reading and counting of the request
+	}
 	e.decideLength(g)
 	g.Plan = e.faults.plan(rng)
 	g.Plan.place(g.Output)
@@ -174,6 +185,7 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 	e.stats.promptTokens.Add(int64(j.PromptTokens))
 	if e.prof.engine() != EngineDisaggregated {
 		e.stats.prefillQueued.Add(1)
+		g.queuedAt = g.Submitted
 		e.prefill.items = append(e.prefill.items, g)
 		e.mu.Unlock()
 		e.prefill.signal()
@@ -220,6 +232,7 @@ func (e *Engine) reserveLocked() {
 		e.stats.kvUsed.Add(int64(g.Prompt))
 		g.phase.Store(int32(phasePrefillQueue))
 		e.stats.prefillQueued.Add(1)
+		g.queuedAt = e.clk.Now()
 		e.prefill.items = append(e.prefill.items, g)
 		if e.prof.WaitingTimeout > 0 && !g.Plan.Pinned {
 			e.delays.push(e.clk.Now().Add(e.prof.WaitingTimeout), g, delayWaitingTimeout)
@@ -344,6 +357,7 @@ func (e *Engine) enqueueDecode(g *Gen) {
 	g.phase.Store(int32(phaseDecodeWaiting))
 	e.stats.decodeWaiting.Add(1)
 	e.mu.Lock()
+	g.queuedAt = e.clk.Now()
 	e.decode.items = append(e.decode.items, g)
 	e.mu.Unlock()
 	e.decode.signal()

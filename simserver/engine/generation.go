@@ -32,6 +32,10 @@ type Job struct {
 	// Key identifies the request's content; with the seed it makes every random decision about
 	// the request deterministic.
 	Key uint64
+	// Received is the simulated time the request reached the server (zero: unknown); the
+	// time until Submit is the simulator's own work, which the model does not count, so it
+	// counts towards the engine's lag (see Engine.Lag).
+	Received time.Time
 }
 
 // phase is where a generation is in the engine.
@@ -74,6 +78,10 @@ type Gen struct {
 	phase     atomic.Int32
 	notify    chan struct{}
 	consumed  int // reader-owned
+	// late is how far behind its model the generation has fallen at its hand-offs, and due
+	// the model's time of its newest token (UnixNano, 0 before the first): nanoseconds,
+	// simulated (see lag.go).
+	late, due atomic.Int64
 
 	// Engine-owned fields: touched only by the goroutine whose queue holds the generation.
 	job      Job
@@ -84,6 +92,8 @@ type Gen struct {
 	holdsKV  bool // decode KV is allocated (running, paused, wedged)
 	// prefilled says the step that just ended completed the request's context.
 	prefilled bool
+	// queuedAt is when it entered a loop's inbox; set and read under Engine.mu.
+	queuedAt time.Time
 	// retractedNeed is the KV a retracted request waits for (counted in Engine.retractedKV).
 	retractedNeed int
 	stalled       bool // the stall-stream pause has happened

@@ -12,12 +12,18 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 	var queue, pinned []*Gen
 	var transferFree time.Time
 	clock := timeline{clk: e.clk}
+	idle := false
 	for {
-		queue = append(queue, e.take(&e.prefill)...)
+		taken := e.take(&e.prefill)
+		e.joined(taken, clock.late(), idle)
+		idle = false
+		queue = append(queue, taken...)
 		queue = e.sweep(queue, func(g *Gen) { e.stats.prefillQueued.Add(-1); e.freeKV(g) })
 		pinned = e.sweep(pinned, func(g *Gen) { e.stats.prefillInflight.Add(-1); e.freeKV(g) })
 		if len(queue) == 0 {
 			clock.reset()
+			e.prefillBehind.Store(0)
+			idle = true
 			if !wait(ctx, &e.prefill) {
 				return
 			}
@@ -28,6 +34,8 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 		if !clock.step(ctx, e.prof.PrefillStep(chunks, prior)) {
 			return
 		}
+		e.stepOverhead(ctx)
+		late := clock.late()
 		e.stats.prefillRunning.Store(0)
 		done := 0
 		for i, g := range batch {
@@ -39,6 +47,7 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 			cache.insert(g.job.Prefix)
 			e.stats.prefillQueued.Add(-1)
 			e.stats.prefillInflight.Add(1)
+			g.leave(late)
 			if g.Plan.Pinned {
 				g.phase.Store(int32(phasePinned))
 				pinned = append(pinned, g)
@@ -48,6 +57,7 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 			transferFree = e.scheduleTransfer(g, transferFree)
 		}
 		queue = queue[done:]
+		publishBehind(&e.prefillBehind, queue, late)
 		e.logPrefill(len(batch), chunks)
 	}
 }

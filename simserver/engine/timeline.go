@@ -13,27 +13,50 @@ import (
 // handlers) would otherwise leak into simulated time and slow the modelled engine; instead
 // the loop catches up by running late steps back to back. A lag beyond maxLagWall of wall
 // time (a GC pause, an overloaded machine) is forgiven rather than caught up in a burst.
+//
+// Whatever the loop does not catch up is the simulator's own lateness (docs/engine.md,
+// "The simulator's own lag"): due and late say, after each step, when the model says the
+// step ended and how much later it really did.
 type timeline struct {
 	clk  *clock.Clock
 	next time.Time // simulated end of the last scheduled step; zero after idle
+	// forgiven is the lateness forgiven when the current step started, simulated: the
+	// schedule restarted from then, so due reports the step's end without it.
+	forgiven time.Duration
 }
 
 // maxLagWall is the largest wall-time lag the timeline catches up.
 const maxLagWall = 50 * time.Millisecond
 
 // reset forgets the schedule; the next step starts now. Call it when the loop goes idle.
-func (t *timeline) reset() { t.next = time.Time{} }
+func (t *timeline) reset() { t.next, t.forgiven = time.Time{}, 0 }
 
 // step waits until a step of duration d, scheduled after the previous one, has ended. It
 // returns false when ctx ends first.
 func (t *timeline) step(ctx context.Context, d time.Duration) bool {
 	now := t.clk.Now()
-	if t.next.IsZero() || now.Sub(t.next) > t.clk.ToSim(maxLagWall) {
+	t.forgiven = 0
+	if t.next.IsZero() {
 		t.next = now
+	} else if late := now.Sub(t.next); late > t.clk.ToSim(maxLagWall) {
+		t.next, t.forgiven = now, late
 	}
 	t.next = t.next.Add(d)
 	if wait := t.next.Sub(now); wait > 0 {
 		return t.clk.Sleep(ctx, wait) == nil
 	}
 	return ctx.Err() == nil
+}
+
+// due returns the simulated time the model says the last step ended: its scheduled end,
+// before any lateness forgiven when it started.
+func (t *timeline) due() time.Time { return t.next.Add(-t.forgiven) }
+
+// late returns how much later than due the last step is ending now, in simulated time (≥ 0):
+// how far behind its schedule the loop is; 0 while it is idle.
+func (t *timeline) late() time.Duration {
+	if t.next.IsZero() {
+		return 0
+	}
+	return max(0, t.clk.Now().Sub(t.due()))
 }

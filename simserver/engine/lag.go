@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentsim/agentsim/clock"
+)
+
+// The simulator's own lag (docs/engine.md, "The simulator's own lag"). At a high --speedup the
+// wall time the simulator spends on its own work — reading and counting a request, computing
+// a step, waking a loop, writing frames — can exceed the simulated time it stands for, and
+// the engine falls behind its model. Each generation carries how far behind it has fallen
+// (Gen.late): the hand-offs that restart a schedule from the clock's now — admission, a loop
+// waking from idle, a step that hands the request on (KV transfer, stall pause), a timed event
+// delivered late — add what they were late by. A token's model time (Gen.due) is the end of
+// its step as the loop's timeline scheduled it, less that. The reader reports each delivery
+// (Delivered), and the engine records how late it was: that is the lag a client sees.
+
+// Lag returns the distribution of how late, in simulated time, the engine delivered tokens
+// compared with when its model says they were generated: one observation per Delivered.
+func (e *Engine) Lag() *clock.Lag { return &e.lag }
+
+// Behind returns how far behind its model the engine is now, in simulated time: the largest
+// lateness carried by a generation in a prefill or decode step or waiting for a timed event
+// (KV transfer, stall resume) that is due. It is 0 when the engine keeps up.
+func (e *Engine) Behind() time.Duration {
+	b := max(time.Duration(e.prefillBehind.Load()), time.Duration(e.decodeBehind.Load()))
+	now := e.clk.Now()
+	e.delays.mu.Lock()
+	defer e.delays.mu.Unlock()
+	for _, d := range e.delays.items {
+		if d.g != nil && (d.kind == delayTransfer || d.kind == delayResume) {
+			b = max(b, d.g.lateness()+max(0, now.Sub(d.at)))
+		}
+	}
+	return b
+}
+
+// Delivered tells the engine that the reader of g has just handed its newest tokens to the
+// client; it records how late they are (see Lag). Deliveries before the first token record
+// nothing.
+func (e *Engine) Delivered(g *Gen) {
+	if due := g.due.Load(); due != 0 {
+		e.lag.Record(e.clk.Now().Sub(time.Unix(0, due)))
+	}
+}
+
+// lateness is how far behind its model the generation has fallen at its hand-offs so far;
+// inside a loop it is relative to the loop's lateness (see joined), and may be negative.
+func (g *Gen) lateness() time.Duration { return time.Duration(g.late.Load()) }
+
+// fallBehind adds d to the generation's lateness when positive.
+func (g *Gen) fallBehind(d time.Duration) {
+	if d > 0 {
+		g.late.Add(int64(d))
+	}
+}
+
+// joined accounts for generations a loop has just taken from its inbox. A loop behind its
+// schedule by late does not delay a newcomer by that much — it runs its next step at once —
+// but every token the newcomer gets in the loop comes as late as the loop then is, less what
+// it was when the newcomer joined: so the generation's lateness is rebased by -late while it
+// is in the loop, and its tokens' lateness is that plus the loop's at their step (see emit;
+// leave undoes the rebase). A loop waking from idle (woke) starts their step when it wakes,
+// where the model's loop would have started it when they arrived: they carry the wait.
+func (e *Engine) joined(gens []*Gen, late time.Duration, woke bool) {
+	now := e.clk.Now()
+	for _, g := range gens {
+		if woke {
+			g.fallBehind(now.Sub(g.queuedAt))
+		}
+		g.late.Add(-int64(late))
+	}
+}
+
+// leave bakes the loop's lateness into a generation that leaves the loop for a hand-off
+// scheduled from the clock's now (a KV transfer, a stall pause).
+func (g *Gen) leave(late time.Duration) { g.late.Add(int64(late)) }
+
+// publishBehind stores, in v, the largest lateness of the generations in a loop whose
+// latest step is ending late: what Behind reports for that loop until its next step.
+func publishBehind(v *atomic.Int64, gens []*Gen, late time.Duration) {
+	var most time.Duration
+	for _, g := range gens {
+		most = max(most, g.lateness()+late)
+	}
+	v.Store(int64(most))
+}
+
+// stepOverhead burns d of simulated time after a step, as the simulator's own work would at
+// a speedup it cannot keep up with; tests set Engine.overhead to make the engine late in a
+// synctest bubble, where computing costs no time.
+func (e *Engine) stepOverhead(ctx context.Context) {
+	if e.overhead > 0 {
+		_ = e.clk.Sleep(ctx, e.overhead)
+	}
+}
