@@ -54,6 +54,11 @@ type Sample struct {
 	// later than due, in simulated seconds, a wait it scheduled ended (see clock.Lag).
 	// Absent when zero.
 	LagS float64 `json:"lag_s,omitempty"`
+	// SimLagS is the embedded simulator's own lag at this sample: how much later than its
+	// model, in simulated seconds, it delivered tokens since the previous sample, or how far
+	// behind its model it is now, the larger (see simserver/engine's Engine.Lag and Behind).
+	// Absent when zero, and against an external server.
+	SimLagS float64 `json:"sim_lag_s,omitempty"`
 	// Open summarises every open request; absent in files that list every open stream.
 	Open *OpenStreams `json:"open,omitempty"`
 	// Streams lists open requests (sent, no terminal event yet), longest silence first: the

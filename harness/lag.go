@@ -45,13 +45,27 @@ func lagLimit(stallAfter time.Duration, e2eP50 float64) (float64, string) {
 // speedup changes, so the simulated lag scales with the speedup, and the warning names the
 // speedup that would bring p99 within the limit.
 func lagWarning(s clock.LagStats, speedup float64, stallAfter time.Duration, e2eP50 float64) string {
-	limit, what := lagLimit(stallAfter, e2eP50)
+	return paceWarning("harness lag", "the harness, not the server,", s, speedup, stallAfter, e2eP50)
+}
+
+// simLagWarning is lagWarning for the embedded simulator's lag: its own work costs wall time
+// the model does not count, and at a speedup the machine cannot keep up with, every token
+// comes that much later in simulated time.
+func simLagWarning(s clock.LagStats, speedup float64, stallAfter time.Duration, e2eP50 float64) string {
+	return paceWarning("simulator lag", "the simulator, not the server being modelled,", s, speedup, stallAfter, e2eP50)
+}
+
+// paceWarning is the warning that the lag named what, of statistics s, exceeds the limit
+// (see lagLimit): who is setting the pace instead of the server, and the speedup that would
+// bring p99 within the limit.
+func paceWarning(what, who string, s clock.LagStats, speedup float64, stallAfter time.Duration, e2eP50 float64) string {
+	limit, of := lagLimit(stallAfter, e2eP50)
 	p99 := s.P99.Seconds()
 	if s.N < lagMinWaits || p99 <= limit {
 		return ""
 	}
-	msg := fmt.Sprintf("harness lag p99 %s (simulated) exceeds %s (%s): the harness, not the server, is setting the pace, so latencies and stall times are inflated",
-		results.Seconds(p99), results.Seconds(limit), what)
+	msg := fmt.Sprintf("%s p99 %s (simulated) exceeds %s (%s): %s is setting the pace, so latencies and stall times are inflated",
+		what, results.Seconds(p99), results.Seconds(limit), of, who)
 	if speedup > 1 {
 		msg += fmt.Sprintf("; use --speedup %s or lower", roundDown(speedup*limit/p99))
 	}
@@ -81,10 +95,31 @@ func (r *run) checkLag() string {
 	return w
 }
 
-// harnessResults summarises the run's lag for results.json, judged against stall_after and the
-// run's median end-to-end latency.
+// checkSimLag gives the live warning on the embedded simulator's lag once, as checkLag does
+// for the harness's; it returns the warning or "".
+func (r *run) checkSimLag() string {
+	sim := r.o.Target.SimLag
+	if r.simLagWarned || sim == nil {
+		return ""
+	}
+	w := simLagWarning(sim.Lag().Stats(), r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, 0)
+	if w != "" {
+		r.simLagWarned = true
+		w = "warning: " + w
+	}
+	return w
+}
+
+// harnessResults summarises the run's lag, and the embedded simulator's, for results.json,
+// judged against stall_after and the run's median end-to-end latency.
 func (r *run) harnessResults(e2eP50 float64) *results.Harness {
 	s := r.o.Clock.Lag().Stats()
-	return &results.Harness{Lag: lagSummary(s),
-		Warning: lagWarning(s, r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, e2eP50)}
+	stallAfter, speedup := r.o.Workload.Watchdog.StallAfter, r.o.Clock.Speedup()
+	h := &results.Harness{Lag: lagSummary(s), Warning: lagWarning(s, speedup, stallAfter, e2eP50)}
+	if sim := r.o.Target.SimLag; sim != nil {
+		s := sim.Lag().Stats()
+		l := lagSummary(s)
+		h.SimulatorLag, h.SimulatorWarning = &l, simLagWarning(s, speedup, stallAfter, e2eP50)
+	}
+	return h
 }

@@ -84,8 +84,9 @@ type run struct {
 	metrics  *runMetrics // nil without Options.Metrics
 	// now holds the agents' events of the latest simulated instant (see instant); guarded by mu.
 	now instant
-	// lagWarned is set once the live lag warning was given; only the sampler reads it.
-	lagWarned bool
+	// lagWarned and simLagWarned are set once the live lag warning on the harness and on the
+	// embedded simulator was given; only the sampler reads them.
+	lagWarned, simLagWarned bool
 	// lastSampleS is when the previous sample was taken, in simulated seconds since the start;
 	// lateWarned is set once the sampler's falling behind was warned about. Only the sampler
 	// uses them.

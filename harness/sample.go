@@ -34,7 +34,7 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 		}
 		s, warning, ending := r.sample()
 		free = r.o.Clock.WallNow()
-		for _, w := range []string{warning, r.checkLag(), r.checkLate(s)} {
+		for _, w := range []string{warning, r.checkLag(), r.checkSimLag(), r.checkLate(s)} {
 			if w != "" {
 				status.clear()
 				fmt.Fprintf(r.o.Out, "%s\n", w)
@@ -70,6 +70,9 @@ func (r *run) sample() (events.Sample, string, bool) {
 	s.ServerErrors = server.Errors
 	s.Pacer = r.pacerSample(now, waits)
 	s.LagS = r.o.Clock.Lag().TakeRecentMax().Seconds()
+	if sim := r.o.Target.SimLag; sim != nil {
+		s.SimLagS = max(sim.Lag().TakeRecentMax(), sim.Behind()).Seconds()
+	}
 	if r.o.Sampled != nil {
 		r.o.Sampled(s, r.scraper.Found())
 	}

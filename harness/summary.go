@@ -86,7 +86,8 @@ func label(i int, name string) string {
 	return ""
 }
 
-// harnessRows renders the harness's scheduling lag and its warning, if any.
+// harnessRows renders the harness's scheduling lag, the embedded simulator's, and their
+// warnings, if any.
 func harnessRows(h *results.Harness) [][2]string {
 	if h == nil {
 		return nil
@@ -95,6 +96,13 @@ func harnessRows(h *results.Harness) [][2]string {
 		results.Seconds(h.Lag.P50), results.Seconds(h.Lag.P99), results.Seconds(h.Lag.Max), h.Lag.N)}}
 	if h.Warning != "" {
 		rows = append(rows, [2]string{"", "WARNING: " + h.Warning})
+	}
+	if s := h.SimulatorLag; s != nil {
+		rows = append(rows, [2]string{"simulator lag", fmt.Sprintf("p50 %s  p99 %s  max %s  (simulated, over %d deliveries)",
+			results.Seconds(s.P50), results.Seconds(s.P99), results.Seconds(s.Max), s.N)})
+	}
+	if h.SimulatorWarning != "" {
+		rows = append(rows, [2]string{"", "WARNING: " + h.SimulatorWarning})
 	}
 	return rows
 }

@@ -1,6 +1,9 @@
 package harness
 
 import (
+	"time"
+
+	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/results"
 )
@@ -21,6 +24,22 @@ type Target struct {
 	// MetricsURLs are the Prometheus /metrics URLs scraped every sample interval (empty:
 	// URL/metrics).
 	MetricsURLs []string
+	// SimLag, when set, reads the embedded simulator's own lag (the engine of package
+	// simserver/engine is one): the run samples it, records it in results.json beside the
+	// harness's lag, warns when it is large, and judges silences net of it
+	// (docs/verdicts.md). nil for an external server.
+	SimLag SimLag
+}
+
+// SimLag is what a run reads of the embedded simulator's own lag: how far, in simulated
+// time, the simulator runs behind its model when its own work costs more wall time than the
+// simulated time it stands for.
+type SimLag interface {
+	// Lag is how late, in simulated time, the simulator delivered tokens compared with when
+	// its model generated them.
+	Lag() *clock.Lag
+	// Behind is how far behind its model the simulator is now, in simulated time.
+	Behind() time.Duration
 }
 
 // Server describes the target as results.json records it, credentials in the URL masked;

@@ -179,7 +179,7 @@ func startSim(t *testing.T, cfg Config, clk *clock.Clock) (*simtest.Server, harn
 		t.Fatalf("harnesstest: Config.Faults, Config.FaultParams: %v", err)
 	}
 	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Profile: prof, Faults: faults})
-	return sim, harness.Target{URL: sim.URL, Kind: results.Embedded, Profile: prof.Name, Faults: faults.Names()}
+	return sim, harness.Target{URL: sim.URL, Kind: results.Embedded, Profile: prof.Name, Faults: faults.Names(), SimLag: sim.Sim.Engine()}
 }
 
 // loadWorkload resolves cfg's workload: Spec validated, or Workload with Set applied.

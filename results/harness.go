@@ -9,6 +9,13 @@ type Harness struct {
 	// Warning is set when the lag was large enough to distort the run's figures; it says by
 	// how much and which speedup would keep the lag small.
 	Warning string `json:"warning,omitempty"`
+	// SimulatorLag is the embedded simulator's own lag: for every delivery of tokens, how
+	// much later than its model said they were generated the simulator delivered them, in
+	// simulated seconds. Absent against an external server.
+	SimulatorLag *LagSummary `json:"simulator_lag_seconds,omitempty"`
+	// SimulatorWarning is set when the simulator's lag was large enough to distort the run's
+	// figures, as Warning is for the harness's.
+	SimulatorWarning string `json:"simulator_warning,omitempty"`
 }
 
 // LagSummary is a scheduling-lag distribution in simulated seconds: the median, the 99th

@@ -70,7 +70,7 @@ func newMetrics(e *engine.Engine, model string) *metrics {
 	for _, r := range []string{finishStop, finishLength, finishAbort, finishError} {
 		m.success[r] = success.WithLabelValues(r)
 	}
-	m.registry.MustRegister(success, newStatsCollector(e, model))
+	m.registry.MustRegister(success, newStatsCollector(e, model), newLagCollector(e, model))
 	counter := func(name, help string) prometheus.Counter {
 		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: prometheus.Labels{"model_name": model}})
 		m.registry.MustRegister(c)

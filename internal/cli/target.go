@@ -102,7 +102,7 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 	}()
 	url := "http://" + ln.Addr().String()
 	info := harness.Target{URL: url, Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names(),
-		APIKey: t.APIKey, MetricsURLs: t.MetricsURLs}
+		APIKey: t.APIKey, MetricsURLs: t.MetricsURLs, SimLag: srv.Engine()}
 	return &target{info: info, clock: clk, stop: func() { cancel(); <-done }}, nil
 }
 
