@@ -48,6 +48,7 @@ func (a *Analyzer) capSilence(r *request, e events.Event) {
 	}
 	s.lengthS = gap
 	s.behindS, s.baseS = min(s.behindS, gap), min(s.baseS, gap)
+	s.simS = min(s.simS, gap-s.behindS)
 }
 
 // recovered returns the stalls that ended, those of open requests included, that queueing

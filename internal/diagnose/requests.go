@@ -31,6 +31,9 @@ type request struct {
 	// behindS is how long, in simulated seconds, the harness was behind its schedule during
 	// the silence since lastByteS, up to the latest sample (see Analyzer.behind).
 	behindS float64
+	// simFromS is the embedded simulator's lag when the silence since lastByteS began: 0
+	// from the send, else the lag its byte was delivered with (see simLag).
+	simFromS float64
 	// longest is the longest silence the request has ended so far (a byte came after it), by
 	// heardS.
 	longest silence
@@ -46,6 +49,12 @@ type silence struct {
 	// baseS is behindS without that stretch.
 	behindS, baseS, tailS float64
 	pending               bool
+	// simS is how much of it the embedded simulator's lag explains: how much later its
+	// closing byte came than the one that opened it (simFromS), both against the
+	// simulator's model. simPending is set while the sample that measures the closing byte's
+	// lag is still to come (see simLag).
+	simS, simFromS float64
+	simPending     bool
 	// beforeOutput is set when the silence ended before the request's first output token;
 	// queued when, besides, the server reported queued work during it. untimed is set when
 	// only its length is known (from a terminal event's max_gap_s), not when it happened.
@@ -53,9 +62,9 @@ type silence struct {
 }
 
 // heardS is the part of the silence the harness can vouch for: its length less the time the
-// harness was behind its schedule during it. A silence counts as a stall when this reaches
-// StallAfter.
-func (s silence) heardS() float64 { return s.lengthS - s.behindS }
+// harness was behind its schedule during it and less the embedded simulator's lag over it. A
+// silence counts as a stall when this reaches StallAfter.
+func (s silence) heardS() float64 { return s.lengthS - s.behindS - s.simS }
 
 // byteAt records that a byte arrived on r at t, ending the silence since the last one.
 func (a *Analyzer) byteAt(r *request, t float64) {
@@ -72,11 +81,13 @@ func (a *Analyzer) byteAt(r *request, t float64) {
 	tail := max(0, t-max(a.sampleS, r.lastByteS))
 	s := silence{lengthS: gap, endS: t, behindS: a.behind(r, t), baseS: r.behindS, tailS: tail, pending: tail > 0,
 		beforeOutput: !r.output, queued: !r.output && (r.queuedSeen || a.queuedNow)}
+	a.sim.open(&s, r.simFromS, t)
 	if s.heardS() > r.longest.heardS() {
 		r.longest = s
 	}
 	r.lastByteS = t
 	r.behindS = 0
+	r.simFromS = a.sim.nowS
 }
 
 // behind returns how long the harness was behind its schedule during r's silence up to t, in
@@ -89,9 +100,10 @@ func (a *Analyzer) behind(r *request, t float64) float64 {
 }
 
 // heardSilenceS returns how long r has been silent at nowS, less the time the harness was
-// behind its schedule during the silence.
+// behind its schedule during the silence and less the embedded simulator's lag over it.
 func (a *Analyzer) heardSilenceS(r *request, nowS float64) float64 {
-	return r.silenceS(nowS) - a.behind(r, nowS)
+	left := r.silenceS(nowS) - a.behind(r, nowS)
+	return left - a.sim.credit(r.simFromS, left)
 }
 
 // canEnd reports whether an armed timeout of t can still end the request: the whole-request
@@ -175,6 +187,7 @@ func (a *Analyzer) cancelledSilence(r *request, e events.Event) {
 	} else if tail := a.heardSilenceS(r, e.TS); tail > s.heardS() {
 		last := max(0, e.TS-max(a.sampleS, r.lastByteS))
 		s = silence{lengthS: e.TS - r.lastByteS, endS: e.TS, behindS: a.behind(r, e.TS), baseS: r.behindS, tailS: last, pending: last > 0}
+		a.sim.open(&s, r.simFromS, e.TS)
 	}
 	if s.lengthS >= a.stallS {
 		a.stalls = append(a.stalls, pastStall{id: r.id, agent: r.agent, silence: s, ended: e.Kind})
@@ -225,6 +238,7 @@ func (a *Analyzer) onStreams(s events.Sample) {
 	// does not count: a sampler late because a /metrics scrape took long says nothing of how
 	// late the harness read its streams.
 	a.lagNowS = s.LagS
+	a.sim.sample(s)
 	a.settle()
 	defer a.behindThrough(s.TS)
 	for _, st := range s.Streams {
@@ -293,20 +307,26 @@ func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 // the lag this sample measured over it (lagNowS), in place of the lag carried from before.
 func (a *Analyzer) settle() {
 	for i := a.settled; i < len(a.stalls); i++ { // only those added since can be pending
-		a.stalls[i].settle(a.lagNowS)
+		a.stalls[i].settle(a.lagNowS, &a.sim)
 	}
 	a.settled = len(a.stalls)
 	for _, r := range a.open {
-		r.longest.settle(a.lagNowS)
+		r.longest.settle(a.lagNowS, &a.sim)
 	}
 }
 
-// settle counts the pending last stretch of s at lagS.
-func (s *silence) settle(lagS float64) {
+// settle counts the pending last stretch of s at lagS, and the simulator's lag over s at what
+// sim now holds when that was pending.
+func (s *silence) settle(lagS float64, sim *simLag) {
 	if s.pending {
 		s.behindS = min(s.baseS+min(lagS, s.tailS), s.lengthS)
 		s.pending = false
 	}
+	if s.simPending {
+		s.simS = sim.credit(s.simFromS, s.lengthS-s.behindS)
+		s.simPending = false
+	}
+	s.simS = min(s.simS, max(0, s.lengthS-s.behindS))
 }
 
 // behindThrough adds, to every silence still going on at the sample at tS, the lag that
@@ -319,4 +339,17 @@ func (a *Analyzer) behindThrough(tS float64) {
 }
 
 // progress records that a byte flowed or a request ended at t.
-func (a *Analyzer) progress(t float64) { a.lastProgressS = max(a.lastProgressS, t) }
+func (a *Analyzer) progress(t float64) {
+	if t > a.lastProgressS {
+		a.lastProgressS = t
+		a.sim.progressS = a.sim.nowS
+	}
+}
+
+// quietS returns how long nothing has moved at nowS — no byte, no request end — less the
+// embedded simulator's lag over that time: with the simulator behind its model, the next
+// byte could not have come sooner.
+func (a *Analyzer) quietS(nowS float64) float64 {
+	q := nowS - a.lastProgressS
+	return q - a.sim.credit(a.sim.progressS, q)
+}

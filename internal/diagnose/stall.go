@@ -9,7 +9,8 @@ import (
 // watchdog should do about it.
 type Stall struct {
 	// NoProgressS is the time since any byte flowed or any request ended, in simulated
-	// seconds (since the run started when nothing has flowed yet).
+	// seconds (since the run started when nothing has flowed yet), less the embedded
+	// simulator's lag over it (docs/verdicts.md).
 	NoProgressS float64
 	// Warn is true on the first Stall call of a stall episode, when NoProgressS has reached
 	// StallAfter while agents still run: print the warning then, once. An episode ends when
@@ -39,7 +40,7 @@ const episodeTolerance = 1e-3
 // remembers one thing: whether the current stall episode was already warned about.
 func (a *Analyzer) Stall(nowS float64) Stall {
 	v := a.view(nowS)
-	st := Stall{NoProgressS: nowS - a.lastProgressS, NothingCanWake: a.nothingCanWake(v), Stalled: len(v.stalled)}
+	st := Stall{NoProgressS: v.quietS, NothingCanWake: a.nothingCanWake(v), Stalled: len(v.stalled)}
 	pending := v.running > 0
 	// A new episode needs progress past the one warned about, by more than the rounding of
 	// "sample time − silence" (sub-microsecond) that moves the same last byte a hair.

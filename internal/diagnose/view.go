@@ -28,9 +28,9 @@ type view struct {
 	heldSilent []*request
 	limit      int
 	ser        serialization
-	// quietS is how long nothing has moved (no byte, no request end); hung is set once that
-	// reaches HangAfter while agents still run: only then may the run be called stuck for
-	// good (deadlock) and ended.
+	// quietS is how long nothing has moved (no byte, no request end), less the embedded
+	// simulator's lag (Analyzer.quietS); hung is set once that reaches HangAfter while agents
+	// still run: only then may the run be called stuck for good (deadlock) and ended.
 	quietS float64
 	hung   bool
 	// queued lists the silent requests that are queueing rather than stalled: no output
@@ -59,7 +59,7 @@ func (a *Analyzer) view(nowS float64) *view {
 	})
 	a.viewAgents(v)
 	a.viewPermits(v)
-	v.quietS = nowS - a.lastProgressS
+	v.quietS = a.quietS(nowS)
 	v.hung = v.running > 0 && v.quietS >= a.hangS
 	serverQueues := a.gauges[scrape.Queued] != nil && a.gauges[scrape.Queued].value > 0
 	for _, r := range v.silent {
@@ -83,7 +83,7 @@ func (a *Analyzer) viewAgents(v *view) {
 		case ag.state == events.StatePacerWait:
 			v.waiting = append(v.waiting, waiter{agent: id, waitS: v.nowS - ag.sinceS})
 		case ag.state == events.StateRequesting:
-			if r := a.open[ag.request]; r != nil && r.silenceS(v.nowS) >= a.stallS {
+			if r := a.open[ag.request]; r != nil && a.heardSilenceS(r, v.nowS) >= a.stallS {
 				v.silentRequesting++
 			}
 		default:
@@ -114,7 +114,7 @@ func (a *Analyzer) viewPermits(v *view) {
 		switch r := byPermit[p.id]; {
 		case p.leaked:
 			v.leaked = append(v.leaked, p)
-		case r != nil && r.silenceS(v.nowS) >= a.stallS:
+		case r != nil && a.heardSilenceS(r, v.nowS) >= a.stallS:
 			v.heldSilent = append(v.heldSilent, r)
 		}
 	}
