@@ -32,6 +32,7 @@ func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
 		return
 	}
 	job := buildJob(req)
+	job.Received = sentAt(r.Header, start)
 	req.Messages = nil // the job has what the engine needs; a long stream need not keep the text
 	if aerr := s.checkContext(job, req.maxTokensParam); aerr != nil {
 		writeError(w, aerr)
@@ -91,7 +92,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 
 // generate submits the request to the engine and delivers its generation.
 func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, job engine.Job, start time.Time) {
-	job.Received = start
 	gen, err := s.engine.Submit(job)
 	if err != nil {
 		var rej *engine.Rejection
