@@ -61,3 +61,34 @@ func TestGenThroughputOverScheduledTime(t *testing.T) {
 		assert.Zero(t, e.Stats().Logged.GenThroughput, "an idle decode engine generates nothing")
 	})
 }
+
+// TestTimelineLate checks what the timeline reports after each step: when the model says the
+// step ended (due) and how much later it is ending (late) — the loop's own work between steps
+// while it catches up, and the lag it forgives, which moves the schedule but not the model.
+func TestTimelineLate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.Real()
+		start := clk.Now()
+		tl := timeline{clk: clk}
+		ctx := context.Background()
+		assert.Zero(t, tl.late(), "an idle loop is not late")
+		tl.step(ctx, 10*time.Millisecond)
+		assert.Equal(t, start.Add(10*time.Millisecond), tl.due())
+		assert.Zero(t, tl.late(), "on schedule")
+
+		time.Sleep(15 * time.Millisecond) // the loop's own work: 5 ms past the next step's end
+		tl.step(ctx, 10*time.Millisecond)
+		assert.Equal(t, start.Add(20*time.Millisecond), tl.due())
+		assert.Equal(t, 5*time.Millisecond, tl.late(), "run back to back, 5 ms late")
+
+		time.Sleep(time.Second) // beyond maxLagWall: forgiven, the schedule restarts from now
+		tl.step(ctx, 10*time.Millisecond)
+		assert.Equal(t, start.Add(30*time.Millisecond), tl.due(), "the model's end of the step")
+		assert.Equal(t, 1005*time.Millisecond, tl.late(), "the forgiven lag is still late")
+
+		tl.step(ctx, 10*time.Millisecond)
+		assert.Zero(t, tl.late(), "the next step is on the new schedule")
+		tl.reset()
+		assert.Zero(t, tl.late())
+	})
+}

@@ -1,0 +1,103 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
+)
+
+// firstTokenRun feeds one agent's request sent at t=11 whose first token comes at t=161 (a
+// silence of 150 s) and that finishes at t=170, with samples at t=10 and t=200, the second
+// measuring the embedded simulator's lag simS.
+func firstTokenRun(t *testing.T, simS float64) (results.Verdict, results.Results) {
+	t.Helper()
+	a := New(Config{Agents: 1})
+	a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+	a.Sample(events.Sample{TS: 10})
+	a.Event(events.Event{TS: 11, Kind: events.RequestSent, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 161, Kind: events.Headers, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 161, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 170, Kind: events.Done, Request: "a0-r1-0", LatencyS: 159, TTFTS: 150,
+		CompletionTokens: 900, MaxGapS: 1, Chunks: 900})
+	a.Event(events.Event{TS: 170, Kind: events.RoundDone, Outcome: events.RoundOK})
+	a.Event(events.Event{TS: 170, Kind: events.AgentDone})
+	a.Sample(events.Sample{TS: 200, SimLagS: simS})
+	var r results.Results
+	a.Fill(&r, 200)
+	return r.Verdict, r
+}
+
+// A simulator behind its model delivers the first token late by its lag: the silence since the
+// send is that much longer than the server it models would have made it. A first token 140 s
+// late leaves 10 s of the 150 s silence: no stall.
+func TestSimulatorLagIsNoStall(t *testing.T) {
+	v, r := firstTokenRun(t, 140)
+	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	assert.Equal(t, 0, r.Requests.Stalled, "requests.stalled counts what the verdict counts")
+
+	v, r = firstTokenRun(t, 0)
+	require.Equal(t, results.StalledStreams, v.Kind, "a simulator that keeps up explains nothing")
+	assert.Equal(t, 1, r.Requests.Stalled)
+
+	v, r = firstTokenRun(t, 20)
+	require.Equal(t, results.StalledStreams, v.Kind, "150 s less 20 s of lag is still ≥ stall_after (120 s)")
+	assert.Equal(t, 1, r.Requests.Stalled)
+}
+
+// A silence between two bytes is longer than the model's only by how much later its closing
+// byte came than its opening one: a simulator that was 100 s behind at both ends explains none
+// of a 180 s stall mid-stream; one that fell 70 s further behind meanwhile explains 70 s.
+func TestSimulatorLagCountsItsGrowth(t *testing.T) {
+	run := func(fromS, toS float64) (results.Verdict, results.Results) {
+		a := New(Config{Agents: 1})
+		a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+		a.Event(events.Event{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"})
+		a.Event(events.Event{TS: 2, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+		a.Sample(events.Sample{TS: 10, SimLagS: fromS, InFlight: 1, Streams: []events.Stream{
+			{Request: "a0-r1-0", Agent: 0, SentAgoS: 9, SinceLastByteS: 0, Chunks: 50}}})
+		a.Event(events.Event{TS: 190, Kind: events.Done, Request: "a0-r1-0", LatencyS: 189, TTFTS: 1,
+			CompletionTokens: 100, MaxGapS: 180, Chunks: 100})
+		a.Event(events.Event{TS: 190, Kind: events.RoundDone, Outcome: events.RoundOK})
+		a.Event(events.Event{TS: 190, Kind: events.AgentDone})
+		a.Sample(events.Sample{TS: 200, SimLagS: toS})
+		var r results.Results
+		a.Fill(&r, 200)
+		return r.Verdict, r
+	}
+	v, r := run(100, 100)
+	require.Equal(t, results.StalledStreams, v.Kind, "a steady lag delays both ends alike")
+	assert.Equal(t, 1, r.Requests.Stalled)
+
+	v, r = run(100, 170)
+	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	assert.Equal(t, 0, r.Requests.Stalled)
+}
+
+// The watchdog judges an open silence, and the run's quiet time, net of the simulator's lag: a
+// request silent since its send 189 s ago while the simulator is 185 s behind its model is not
+// silent ≥ stall_after, and the run has not been quiet for hang_after — it is not ended.
+func TestWatchdogNetOfSimulatorLag(t *testing.T) {
+	watch := func(simS float64) Stall {
+		a := New(Config{Agents: 1, StallAfter: 20 * time.Second, HangAfter: 150 * time.Second})
+		a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+		a.Sample(events.Sample{TS: 10})
+		a.Event(events.Event{TS: 11, Kind: events.RequestSent, Request: "a0-r1-0"})
+		a.Sample(events.Sample{TS: 200, SimLagS: simS, InFlight: 1, Streams: []events.Stream{
+			{Request: "a0-r1-0", Agent: 0, SentAgoS: 189, SinceLastByteS: 189}}})
+		return a.Stall(200)
+	}
+	st := watch(185)
+	assert.False(t, st.Hang, st.Message)
+	assert.Zero(t, st.Stalled, st.Message)
+	assert.InDelta(t, 15, st.NoProgressS, 1e-9, "200 s since the start less 185 s of lag")
+
+	st = watch(0)
+	assert.True(t, st.Hang, "without the simulator's lag the run is hung: %s", st.Message)
+	assert.Equal(t, 1, st.Stalled)
+}

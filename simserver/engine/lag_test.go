@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/clock"
+)
+
+// readAll reads g's tokens one delivery at a time, telling e of each as the HTTP front does,
+// and returns Behind as it stood after the first delivery.
+func readAll(t *testing.T, e *Engine, g *Gen) (behind time.Duration) {
+	t.Helper()
+	for first := true; ; first = false {
+		n, done, err := g.Next(context.Background(), 1)
+		require.NoError(t, err)
+		if n > 0 {
+			e.Delivered(g)
+		}
+		if first {
+			behind = e.Behind()
+		}
+		if done {
+			return behind
+		}
+	}
+}
+
+// TestLagCountsWhatTheModelDoesNot: tokens come as late as the simulator's own work made them
+// — the overhead of each step (standing in for its compute at a speedup the machine cannot
+// keep up with), the time between the client's send and Submit — and no later. On the
+// disaggregated profile the prefill engine's lateness carries over the KV transfer, which is
+// scheduled from the clock's now: a token comes two overheads late. On a colocated profile,
+// one. A simulator that keeps up delivers every token on time.
+func TestLagCountsWhatTheModelDoesNot(t *testing.T) {
+	const overhead = 2 * time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		profile  string
+		overhead time.Duration
+		sentAgo  time.Duration // Job.Received this long before Submit
+		want     time.Duration // every token's lateness
+	}{
+		{"keeps up", "dsv4-pd", 0, 0, 0},
+		{"step overhead, disaggregated", "dsv4-pd", overhead, 0, 2 * overhead},
+		{"step overhead, colocated", "vllm-llama3-8b-h100", overhead, 0, overhead},
+		{"late to Submit", "dsv4-pd", 0, 3 * time.Second, 3 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				clk := clock.Real()
+				prof, err := LookupProfile(tc.profile)
+				require.NoError(t, err)
+				e, err := NewEngine(clk, prof, nil)
+				require.NoError(t, err)
+				e.overhead = tc.overhead
+				e.Start()
+				defer e.Stop()
+				job := Job{PromptTokens: 1000, MaxTokens: 50, IgnoreEOS: true, Key: 1}
+				if tc.sentAgo > 0 {
+					job.Received = clk.Now().Add(-tc.sentAgo)
+				}
+				g, err := e.Submit(job)
+				require.NoError(t, err)
+				behind := readAll(t, e, g)
+
+				s := e.Lag().Stats()
+				assert.Equal(t, int64(50), s.N, "one observation per delivery")
+				assert.Equal(t, tc.want, s.Max, "latest token")
+				assert.Equal(t, tc.want, s.P50, "median token")
+				assert.Equal(t, tc.want, behind, "how far behind the engine is while it decodes")
+				synctest.Wait()
+				assert.Zero(t, e.Behind(), "an idle engine is behind nothing")
+			})
+		})
+	}
+}
+
+// TestLagCarriesOverAPause: a stall-stream pause is scheduled from the clock's now, so the
+// lateness a request has when it pauses carries over the pause: the tokens after it are late by
+// that plus the overhead of the step they come in (3 ms), not on time again, and the pause
+// itself, which the model has, counts for nothing.
+func TestLagCarriesOverAPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, err := ParseFaults([]string{"stall-stream"}, []string{"fraction=1", "duration=30s"}, 1)
+		require.NoError(t, err)
+		e, err := NewEngine(clock.Real(), DSV4PD(), f)
+		require.NoError(t, err)
+		e.overhead = time.Millisecond
+		e.Start()
+		defer e.Stop()
+		g, err := e.Submit(Job{PromptTokens: 1000, MaxTokens: 50, IgnoreEOS: true, Key: 1})
+		require.NoError(t, err)
+		require.Positive(t, g.Plan.StallAt, "the request pauses")
+		readAll(t, e, g)
+		s := e.Lag().Stats()
+		assert.Equal(t, 3*time.Millisecond, s.Max, "after the pause")
+		assert.Contains(t, []time.Duration{2 * time.Millisecond, 3 * time.Millisecond}, s.P50, "before the pause: the prefill's overhead and the step's")
+	})
+}
