@@ -87,7 +87,7 @@ func (a *Analyzer) byteAt(r *request, t float64) {
 	}
 	r.lastByteS = t
 	r.behindS = 0
-	r.simFromS = a.sim.nowS
+	r.simFromS = a.sim.lagS()
 }
 
 // behind returns how long the harness was behind its schedule during r's silence up to t, in
@@ -315,15 +315,15 @@ func (a *Analyzer) settle() {
 	}
 }
 
-// settle counts the pending last stretch of s at lagS, and the simulator's lag over s at what
-// sim now holds when that was pending.
+// settle counts the pending last stretch of s at lagS, and, when that was pending, the
+// simulator's lag over s at what sim now holds if more (see simLag).
 func (s *silence) settle(lagS float64, sim *simLag) {
 	if s.pending {
 		s.behindS = min(s.baseS+min(lagS, s.tailS), s.lengthS)
 		s.pending = false
 	}
 	if s.simPending {
-		s.simS = sim.credit(s.simFromS, s.lengthS-s.behindS)
+		s.simS = max(s.simS, sim.credit(s.simFromS, s.lengthS-s.behindS))
 		s.simPending = false
 	}
 	s.simS = min(s.simS, max(0, s.lengthS-s.behindS))
@@ -342,7 +342,7 @@ func (a *Analyzer) behindThrough(tS float64) {
 func (a *Analyzer) progress(t float64) {
 	if t > a.lastProgressS {
 		a.lastProgressS = t
-		a.sim.progressS = a.sim.nowS
+		a.sim.progressS = a.sim.lagS()
 	}
 }
 

@@ -7,29 +7,38 @@ import "github.com/agentsim/agentsim/events"
 // puts it behind its model: a byte it delivers comes that much later than the model says,
 // though the server it models sent it on time. A silence between two bytes is then longer
 // than the model's by how much later its closing byte came than its opening one; a silence
-// since the send (the harness's own timestamp) by all of the closing byte's lag. The lag a
-// byte came with is not known per request: it is the lag of the sample interval it came in —
-// the largest lateness of any delivery in that interval, or how far behind the simulator was
-// at its end — so the credit errs generous, never by more than that lag.
+// since the send (the harness's own timestamp) by all of the closing byte's lag.
+//
+// The lag a byte came with is not known per request, only per sample interval: the largest
+// lateness of any delivery in it, or how far behind the simulator was at its end. And the
+// harness may read a byte after the simulator delivered it, in the interval before the one it
+// reads it in. So a byte is taken to have come with the larger lag of the two samples around
+// it (an open silence: of the latest two): the credit errs generous, never by more than the
+// lag the simulator measured then.
 type simLag struct {
-	// nowS is the latest sample's sim_lag_s, atS that sample's time, simulated seconds.
-	nowS, atS float64
-	// progressS is nowS when the run last made progress (a byte, a request end).
+	// nowS and prevS are the sim_lag_s of the latest sample and of the one before; atS is the
+	// latest sample's time. Simulated seconds.
+	nowS, prevS, atS float64
+	// progressS is lagS() when the run last made progress (a byte, a request end).
 	progressS float64
 }
 
 // sample takes the lag a sample measured over the interval it ends.
-func (l *simLag) sample(s events.Sample) { l.nowS, l.atS = s.SimLagS, s.TS }
+func (l *simLag) sample(s events.Sample) { l.prevS, l.nowS, l.atS = l.nowS, s.SimLagS, s.TS }
+
+// lagS is the lag a byte read now is taken to have come with: the larger of the latest two
+// samples'.
+func (l *simLag) lagS() float64 { return max(l.prevS, l.nowS) }
 
 // credit returns how much of a silence the simulator's lag explains: the lag now less the lag
 // fromS it began with, within [0, leftS] (leftS is what the harness's lag leaves of it).
 func (l *simLag) credit(fromS, leftS float64) float64 {
-	return min(max(0, l.nowS-fromS), max(0, leftS))
+	return min(max(0, l.lagS()-fromS), max(0, leftS))
 }
 
 // open credits a silence that a byte at t closes, which began with the simulator's lag fromS.
-// A byte after the latest sample came in the interval the next sample measures: it is
-// credited at the lag known now and settled at the next sample's (silence.settle).
+// A byte after the latest sample may have come in the interval the next sample measures: it
+// is credited at the lag known now and again, if more, at the next sample's (silence.settle).
 func (l *simLag) open(s *silence, fromS, t float64) {
 	s.simFromS = fromS
 	s.simS = l.credit(fromS, s.lengthS-s.behindS)

@@ -101,3 +101,27 @@ func TestWatchdogNetOfSimulatorLag(t *testing.T) {
 	assert.True(t, st.Hang, "without the simulator's lag the run is hung: %s", st.Message)
 	assert.Equal(t, 1, st.Stalled)
 }
+
+// The harness may read a byte after the simulator delivered it: the first token of a request
+// sent at t=11, delivered 140 s late before the sample at t=150 measured that, read at t=161,
+// after it. The sample at t=200, which measures the interval the harness read it in, finds the
+// simulator on time again; the byte still came 140 s late.
+func TestSimulatorLagOfAByteReadLate(t *testing.T) {
+	a := New(Config{Agents: 1})
+	a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+	a.Sample(events.Sample{TS: 10})
+	a.Event(events.Event{TS: 11, Kind: events.RequestSent, Request: "a0-r1-0"})
+	a.Sample(events.Sample{TS: 150, SimLagS: 140, InFlight: 1, Streams: []events.Stream{
+		{Request: "a0-r1-0", Agent: 0, SentAgoS: 139, SinceLastByteS: 139}}})
+	a.Event(events.Event{TS: 161, Kind: events.Headers, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 161, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 170, Kind: events.Done, Request: "a0-r1-0", LatencyS: 159, TTFTS: 150,
+		CompletionTokens: 900, MaxGapS: 1, Chunks: 900})
+	a.Event(events.Event{TS: 170, Kind: events.RoundDone, Outcome: events.RoundOK})
+	a.Event(events.Event{TS: 170, Kind: events.AgentDone})
+	a.Sample(events.Sample{TS: 200})
+	var r results.Results
+	a.Fill(&r, 200)
+	assert.NotEqual(t, results.StalledStreams, r.Verdict.Kind, "%s\n%s", r.Verdict.Summary, strings.Join(r.Verdict.Evidence, "\n"))
+	assert.Equal(t, 0, r.Requests.Stalled)
+}
