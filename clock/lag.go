@@ -77,6 +77,10 @@ func (l *Lag) TakeRecentMax() time.Duration {
 	return time.Duration(l.recent.Swap(0))
 }
 
+// RecentMax returns the largest lag recorded since the previous TakeRecentMax (or since the
+// start) without starting a new period.
+func (l *Lag) RecentMax() time.Duration { return time.Duration(l.recent.Load()) }
+
 // LagStats summarises the lags recorded so far, in simulated time. P50 and P99 are the upper
 // bounds of the histogram buckets holding those quantiles, capped at Max, so they err high by
 // at most 12.5 % (or 1 µs); Max is exact.

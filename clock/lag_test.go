@@ -35,8 +35,10 @@ func TestLagStatsQuantiles(t *testing.T) {
 	assert.InDelta(t, 50e-3, s.P50.Seconds(), 50e-3*0.125, "p50")
 	assert.InDelta(t, 99e-3, s.P99.Seconds(), 99e-3*0.125, "p99")
 	assert.LessOrEqual(t, s.P99, s.Max, "p99 is capped at max")
+	assert.Equal(t, 100*time.Millisecond, l.RecentMax(), "read without ending the period")
 	assert.Equal(t, 100*time.Millisecond, l.TakeRecentMax())
 	assert.Zero(t, l.TakeRecentMax(), "a new period starts empty")
+	assert.Zero(t, l.RecentMax())
 }
 
 func TestMeasuredClockRecordsLateness(t *testing.T) {

@@ -90,4 +90,9 @@ type Event struct {
 	// ScheduleLagS (request_sent of an open-loop replay) is how late the request was sent
 	// after its scheduled time: pacer wait and the load generator's own delay.
 	ScheduleLagS float64 `json:"schedule_lag_s,omitempty"`
+
+	// SimLagS (stop) is the embedded simulator's lag when the harness began stopping, as a
+	// sample's sim_lag_s measures it over the time since the latest sample: a sampler that
+	// fell behind leaves the verdict judged at the stop without it otherwise.
+	SimLagS float64 `json:"sim_lag_s,omitempty"`
 }

@@ -284,5 +284,5 @@ func (r *run) stopPhases(ctx context.Context, rounds context.Context, finished <
 
 // stopping records why the run is stopping, before the stop cancels anything.
 func (r *run) stopping(reason events.EndReason, why string) {
-	r.Record(events.Event{Kind: events.Stop, Agent: -1, Reason: reason, Message: why})
+	r.Record(events.Event{Kind: events.Stop, Agent: -1, Reason: reason, Message: why, SimLagS: r.simLagNow(false)})
 }

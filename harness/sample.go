@@ -70,9 +70,7 @@ func (r *run) sample() (events.Sample, string, bool) {
 	s.ServerErrors = server.Errors
 	s.Pacer = r.pacerSample(now, waits)
 	s.LagS = r.o.Clock.Lag().TakeRecentMax().Seconds()
-	if sim := r.o.Target.SimLag; sim != nil {
-		s.SimLagS = max(sim.Lag().TakeRecentMax(), sim.Behind()).Seconds()
-	}
+	s.SimLagS = r.simLagNow(true)
 	if r.o.Sampled != nil {
 		r.o.Sampled(s, r.scraper.Found())
 	}

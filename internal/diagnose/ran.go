@@ -29,6 +29,9 @@ type runMarks struct {
 func (a *Analyzer) onRunEvent(e events.Event) {
 	switch e.Kind {
 	case events.Stop:
+		if e.SimLagS > 0 {
+			a.sim.observe(e.TS, e.SimLagS)
+		}
 		if a.run.stop == "" {
 			a.run.stop, a.run.stopS = e.Reason, e.TS
 		}

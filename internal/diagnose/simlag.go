@@ -24,7 +24,11 @@ type simLag struct {
 }
 
 // sample takes the lag a sample measured over the interval it ends.
-func (l *simLag) sample(s events.Sample) { l.prevS, l.nowS, l.atS = l.nowS, s.SimLagS, s.TS }
+func (l *simLag) sample(s events.Sample) { l.observe(s.TS, s.SimLagS) }
+
+// observe takes the lag lagS measured at tS over the time since the previous measure: a
+// sample's, or a stop event's (events.Event.SimLagS).
+func (l *simLag) observe(tS, lagS float64) { l.prevS, l.nowS, l.atS = l.nowS, lagS, tS }
 
 // lagS is the lag a byte read now is taken to have come with: the larger of the latest two
 // samples'.

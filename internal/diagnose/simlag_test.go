@@ -125,3 +125,25 @@ func TestSimulatorLagOfAByteReadLate(t *testing.T) {
 	assert.NotEqual(t, results.StalledStreams, r.Verdict.Kind, "%s\n%s", r.Verdict.Summary, strings.Join(r.Verdict.Evidence, "\n"))
 	assert.Equal(t, 0, r.Requests.Stalled)
 }
+
+// A sampler that fell behind takes no sample between the requests' send and the run's stop:
+// the stop event carries the simulator's lag then, and the verdict judged at the stop counts
+// it. Requests sent at t=11 and still silent at the grace stop at t=150, with the simulator
+// 135 s behind, are not stalled streams; without that lag they are.
+func TestSimulatorLagAtTheStop(t *testing.T) {
+	run := func(simS float64) results.Verdict {
+		a := New(Config{Agents: 1, StallAfter: 20 * time.Second})
+		a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+		a.Sample(events.Sample{TS: 10})
+		a.Event(events.Event{TS: 11, Kind: events.RequestSent, Request: "a0-r1-0"})
+		a.Event(events.Event{TS: 150, Kind: events.Stop, Agent: -1, Reason: events.EndGrace, SimLagS: simS})
+		a.Event(events.Event{TS: 150, Kind: events.Cancelled, Request: "a0-r1-0", SinceLastByteS: 139})
+		a.Event(events.Event{TS: 150, Kind: events.RoundDone, Outcome: events.RoundFailed})
+		a.Event(events.Event{TS: 150, Kind: events.AgentDone})
+		return a.Verdict(150)
+	}
+	v := run(135)
+	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	v = run(0)
+	assert.Equal(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+}
