@@ -31,6 +31,7 @@ func (a *Analyzer) onRunEvent(e events.Event) {
 	case events.Stop:
 		if e.SimLagS > 0 {
 			a.sim.observe(e.TS, e.SimLagS)
+			a.settleSim()
 		}
 		if a.run.stop == "" {
 			a.run.stop, a.run.stopS = e.Reason, e.TS

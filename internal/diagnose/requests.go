@@ -32,8 +32,10 @@ type request struct {
 	// the silence since lastByteS, up to the latest sample (see Analyzer.behind).
 	behindS float64
 	// simFromS is the embedded simulator's lag when the silence since lastByteS began: 0
-	// from the send, else the lag its byte was delivered with (see simLag).
-	simFromS float64
+	// from the send, else the lag its byte was delivered with (see simLag); simFromPending
+	// is set while the sample that measures that byte's lag is still to come.
+	simFromS       float64
+	simFromPending bool
 	// longest is the longest silence the request has ended so far (a byte came after it), by
 	// heardS.
 	longest silence
@@ -87,7 +89,7 @@ func (a *Analyzer) byteAt(r *request, t float64) {
 	}
 	r.lastByteS = t
 	r.behindS = 0
-	r.simFromS = a.sim.lagS()
+	r.simFromS, r.simFromPending = a.sim.opening(t)
 }
 
 // behind returns how long the harness was behind its schedule during r's silence up to t, in
@@ -239,6 +241,7 @@ func (a *Analyzer) onStreams(s events.Sample) {
 	// late the harness read its streams.
 	a.lagNowS = s.LagS
 	a.sim.sample(s)
+	a.settleSim()
 	a.settle()
 	defer a.behindThrough(s.TS)
 	for _, st := range s.Streams {
@@ -307,26 +310,46 @@ func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 // the lag this sample measured over it (lagNowS), in place of the lag carried from before.
 func (a *Analyzer) settle() {
 	for i := a.settled; i < len(a.stalls); i++ { // only those added since can be pending
-		a.stalls[i].settle(a.lagNowS, &a.sim)
+		a.stalls[i].settle(a.lagNowS)
 	}
 	a.settled = len(a.stalls)
 	for _, r := range a.open {
-		r.longest.settle(a.lagNowS, &a.sim)
+		r.longest.settle(a.lagNowS)
 	}
 }
 
-// settle counts the pending last stretch of s at lagS, and, when that was pending, the
-// simulator's lag over s at what sim now holds if more (see simLag).
-func (s *silence) settle(lagS float64, sim *simLag) {
+// settle counts the pending last stretch of s at lagS.
+func (s *silence) settle(lagS float64) {
 	if s.pending {
 		s.behindS = min(s.baseS+min(lagS, s.tailS), s.lengthS)
 		s.pending = false
 	}
+	s.simS = min(s.simS, max(0, s.lengthS-s.behindS))
+}
+
+// settleSim takes the simulator's lag just measured (a sample's, or a stop's) for the bytes
+// that came since the measure before (see simLag): it raises the credit of the silences they
+// closed to it, if more, and lowers the lag of the silences they opened to it, if less.
+func (a *Analyzer) settleSim() {
+	for i := a.settled; i < len(a.stalls); i++ { // only those added since can be pending
+		a.stalls[i].settleSim(&a.sim)
+	}
+	for _, r := range a.open {
+		r.longest.settleSim(&a.sim)
+		if r.simFromPending {
+			r.simFromS, r.simFromPending = min(r.simFromS, a.sim.nowS), false
+		}
+	}
+	a.sim.settle()
+}
+
+// settleSim raises the simulator's credit of s, when its closing byte's lag was pending, to
+// what the latest measure gives.
+func (s *silence) settleSim(sim *simLag) {
 	if s.simPending {
 		s.simS = max(s.simS, sim.credit(s.simFromS, s.lengthS-s.behindS))
 		s.simPending = false
 	}
-	s.simS = min(s.simS, max(0, s.lengthS-s.behindS))
 }
 
 // behindThrough adds, to every silence still going on at the sample at tS, the lag that
@@ -342,7 +365,7 @@ func (a *Analyzer) behindThrough(tS float64) {
 func (a *Analyzer) progress(t float64) {
 	if t > a.lastProgressS {
 		a.lastProgressS = t
-		a.sim.progressS = a.sim.lagS()
+		a.sim.progressS, a.sim.progressPending = a.sim.opening(t)
 	}
 }
 

@@ -12,15 +12,18 @@ import "github.com/agentsim/agentsim/events"
 // The lag a byte came with is not known per request, only per sample interval: the largest
 // lateness of any delivery in it, or how far behind the simulator was at its end. And the
 // harness may read a byte after the simulator delivered it, in the interval before the one it
-// reads it in. So a byte is taken to have come with the larger lag of the two samples around
-// it (an open silence: of the latest two): the credit errs generous, never by more than the
-// lag the simulator measured then.
+// reads it in. So the credit errs generous, never by more than the lag the simulator measured
+// then: the byte closing a silence is taken to have come with the larger lag of the two
+// samples around it (an open silence: of the latest two), the byte opening one with the
+// smaller.
 type simLag struct {
-	// nowS and prevS are the sim_lag_s of the latest sample and of the one before; atS is the
-	// latest sample's time. Simulated seconds.
+	// nowS and prevS are the sim_lag_s of the latest sample (or stop) and of the one before;
+	// atS is the latest one's time. Simulated seconds.
 	nowS, prevS, atS float64
-	// progressS is lagS() when the run last made progress (a byte, a request end).
-	progressS float64
+	// progressS is the lag of the run's latest progress (a byte, a request end), as an
+	// opening byte's; progressPending is set while the measure of it is still to come.
+	progressS       float64
+	progressPending bool
 }
 
 // sample takes the lag a sample measured over the interval it ends.
@@ -30,9 +33,26 @@ func (l *simLag) sample(s events.Sample) { l.observe(s.TS, s.SimLagS) }
 // sample's, or a stop event's (events.Event.SimLagS).
 func (l *simLag) observe(tS, lagS float64) { l.prevS, l.nowS, l.atS = l.nowS, lagS, tS }
 
-// lagS is the lag a byte read now is taken to have come with: the larger of the latest two
-// samples'.
+// lagS is the lag a byte read now that closes a silence is taken to have come with: the
+// larger of the latest two samples'.
 func (l *simLag) lagS() float64 { return max(l.prevS, l.nowS) }
+
+// opening returns the lag a byte at t that opens a silence is taken to have come with: the
+// smaller of the two samples around it; when t is after the latest sample, that sample's for
+// now and pending, to be lowered by the next (Analyzer.settleSim).
+func (l *simLag) opening(t float64) (lagS float64, pending bool) {
+	if t > l.atS {
+		return l.nowS, true
+	}
+	return min(l.prevS, l.nowS), false
+}
+
+// settle lowers the lag of the run's latest progress, when pending, to the latest measure.
+func (l *simLag) settle() {
+	if l.progressPending {
+		l.progressS, l.progressPending = min(l.progressS, l.nowS), false
+	}
+}
 
 // credit returns how much of a silence the simulator's lag explains: the lag now less the lag
 // fromS it began with, within [0, leftS] (leftS is what the harness's lag leaves of it).

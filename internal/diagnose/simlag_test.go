@@ -51,14 +51,17 @@ func TestSimulatorLagIsNoStall(t *testing.T) {
 }
 
 // A silence between two bytes is longer than the model's only by how much later its closing
-// byte came than its opening one: a simulator that was 100 s behind at both ends explains none
-// of a 180 s stall mid-stream; one that fell 70 s further behind meanwhile explains 70 s.
+// byte came than its opening one: a simulator that was 100 s behind at both ends (by the
+// samples around each) explains none of a 180 s stall mid-stream; one that fell 70 s further
+// behind meanwhile explains 70 s.
 func TestSimulatorLagCountsItsGrowth(t *testing.T) {
 	run := func(fromS, toS float64) (results.Verdict, results.Results) {
 		a := New(Config{Agents: 1})
 		a.Event(events.Event{TS: 0, Kind: events.RoundStart})
 		a.Event(events.Event{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"})
 		a.Event(events.Event{TS: 2, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+		a.Sample(events.Sample{TS: 5, SimLagS: fromS, InFlight: 1, Streams: []events.Stream{
+			{Request: "a0-r1-0", Agent: 0, SentAgoS: 4, SinceLastByteS: 0, Chunks: 25}}})
 		a.Sample(events.Sample{TS: 10, SimLagS: fromS, InFlight: 1, Streams: []events.Stream{
 			{Request: "a0-r1-0", Agent: 0, SentAgoS: 9, SinceLastByteS: 0, Chunks: 50}}})
 		a.Event(events.Event{TS: 190, Kind: events.Done, Request: "a0-r1-0", LatencyS: 189, TTFTS: 1,
@@ -143,6 +146,37 @@ func TestSimulatorLagAtTheStop(t *testing.T) {
 		return a.Verdict(150)
 	}
 	v := run(135)
+	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	v = run(0)
+	assert.Equal(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+}
+
+// A silence that ended after the latest sample is credited again when the stop measures the
+// simulator's lag: a stream silent from t=10 to t=100, its closing byte 95 s late by the stop's
+// measure, is no stall in the verdict judged at the stop.
+func TestSimulatorLagAtTheStopSettles(t *testing.T) {
+	run := func(simS float64) results.Verdict {
+		a := New(Config{Agents: 2, StallAfter: 20 * time.Second})
+		a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+		a.Event(events.Event{TS: 0, Kind: events.RoundStart, Agent: 1})
+		a.Event(events.Event{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"})
+		a.Event(events.Event{TS: 2, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+		a.Event(events.Event{TS: 3, Kind: events.RequestSent, Agent: 1, Request: "a1-r1-0"})
+		a.Event(events.Event{TS: 4, Kind: events.FirstReasoning, Agent: 1, Request: "a1-r1-0"})
+		a.Sample(events.Sample{TS: 10, InFlight: 2, Streams: []events.Stream{
+			{Request: "a0-r1-0", Agent: 0, SentAgoS: 9, SinceLastByteS: 0, Chunks: 50},
+			{Request: "a1-r1-0", Agent: 1, SentAgoS: 7, SinceLastByteS: 0, Chunks: 50}}})
+		a.Event(events.Event{TS: 100, Kind: events.Done, Request: "a0-r1-0", LatencyS: 99, TTFTS: 1,
+			CompletionTokens: 100, MaxGapS: 90, Chunks: 100})
+		a.Event(events.Event{TS: 100, Kind: events.RoundDone, Outcome: events.RoundOK})
+		a.Event(events.Event{TS: 100, Kind: events.AgentDone})
+		a.Event(events.Event{TS: 110, Kind: events.Stop, Agent: -1, Reason: events.EndGrace, SimLagS: simS})
+		a.Event(events.Event{TS: 110, Kind: events.Cancelled, Agent: 1, Request: "a1-r1-0", SinceLastByteS: 0.1, MaxGapS: 0.1})
+		a.Event(events.Event{TS: 110, Kind: events.RoundDone, Agent: 1, Outcome: events.RoundFailed})
+		a.Event(events.Event{TS: 110, Kind: events.AgentDone, Agent: 1})
+		return a.Verdict(110)
+	}
+	v := run(95)
 	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
 	v = run(0)
 	assert.Equal(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))

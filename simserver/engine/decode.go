@@ -310,7 +310,7 @@ func (e *Engine) emit(g *Gen, due time.Time, late time.Duration) genState {
 	g.kv++
 	e.stats.kvUsed.Add(1)
 	e.stats.generated.Add(1)
-	g.due.Store(due.Add(-g.lateness()).UnixNano()) // before the reader is woken
+	g.generated(due.Add(-g.lateness())) // before the reader is woken
 	n := g.emit()
 	switch {
 	case n >= g.Output:

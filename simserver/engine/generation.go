@@ -78,10 +78,10 @@ type Gen struct {
 	phase     atomic.Int32
 	notify    chan struct{}
 	consumed  int // reader-owned
-	// late is how far behind its model the generation has fallen at its hand-offs, and due
-	// the model's time of its newest token (UnixNano, 0 before the first): nanoseconds,
-	// simulated (see lag.go).
-	late, due atomic.Int64
+	// late is how far behind its model the generation has fallen at its hand-offs; due is the
+	// model's time of its newest token, and oldest of the oldest token its reader has not
+	// delivered (UnixNano, 0 when none): nanoseconds, simulated (see lag.go).
+	late, due, oldest atomic.Int64
 
 	// Engine-owned fields: touched only by the goroutine whose queue holds the generation.
 	job      Job

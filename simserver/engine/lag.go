@@ -38,13 +38,30 @@ func (e *Engine) Behind() time.Duration {
 	return b
 }
 
-// Delivered tells the engine that the reader of g has just handed its newest tokens to the
-// client; it records how late they are (see Lag). Deliveries before the first token record
-// nothing.
+// Delivered tells the engine that the reader of g has just handed tokens to the client; it
+// records how late the oldest of them is (see Lag): a reader that fell behind delivers its
+// backlog late by the wait of its first token, not of its newest. Only the reader may call it,
+// after Next; deliveries before the first token record nothing.
 func (e *Engine) Delivered(g *Gen) {
-	if due := g.due.Load(); due != 0 {
-		e.lag.Record(e.clk.Now().Sub(time.Unix(0, due)))
+	oldest := g.oldest.Load()
+	if oldest == 0 {
+		return
 	}
+	e.lag.Record(e.clk.Now().Sub(time.Unix(0, oldest)))
+	// The tokens still waiting are newer; the newest's model time stands for them (a lower
+	// bound of their lateness). A token generated meanwhile may lose its own, for a step.
+	next := int64(0)
+	if g.Pending() > 0 {
+		next = g.due.Load()
+	}
+	g.oldest.CompareAndSwap(oldest, next)
+}
+
+// generated records the model's time of a token about to be counted as produced.
+func (g *Gen) generated(at time.Time) {
+	ns := at.UnixNano()
+	g.due.Store(ns)
+	g.oldest.CompareAndSwap(0, ns)
 }
 
 // lateness is how far behind its model the generation has fallen at its hand-offs so far;

@@ -103,3 +103,30 @@ func TestLagCarriesOverAPause(t *testing.T) {
 		assert.Contains(t, []time.Duration{2 * time.Millisecond, 3 * time.Millisecond}, s.P50, "before the pause: the prefill's overhead and the step's")
 	})
 }
+
+// TestLagOfABacklog: a reader that falls behind delivers its backlog as late as its oldest
+// token waited — half a second here, less the one step after the first token — not as late as
+// its newest, which is just out.
+func TestLagOfABacklog(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.Real()
+		e, err := NewEngine(clk, DSV4PD(), nil)
+		require.NoError(t, err)
+		e.Start()
+		defer e.Stop()
+		g, err := e.Submit(Job{PromptTokens: 1000, MaxTokens: 200, IgnoreEOS: true, Key: 1})
+		require.NoError(t, err)
+		ctx := context.Background()
+		_, _, err = g.Next(ctx, 1)
+		require.NoError(t, err)
+		e.Delivered(g)
+		require.NoError(t, clk.Sleep(ctx, 500*time.Millisecond)) // the reader does not run
+		n, _, err := g.Next(ctx, 1000)
+		require.NoError(t, err)
+		require.Greater(t, n, 10, "a backlog")
+		e.Delivered(g)
+		step := DSV4PD().DecodeStep(1, 1001)
+		assert.InDelta(t, (500*time.Millisecond - step).Seconds(), e.Lag().Stats().Max.Seconds(), step.Seconds()/2)
+		readAll(t, e, g)
+	})
+}
