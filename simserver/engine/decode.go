@@ -60,6 +60,9 @@ func (b *batchLoop) run(ctx context.Context) {
 		e.joined(taken, clock.late(), idle)
 		idle = false
 		b.waiting = append(b.waiting, taken...)
+		if len(taken) > 0 {
+			publishBehind(&e.decodeBehind, clock.late(), b.running, b.waiting)
+		}
 		b.sweep()
 		b.admit()
 		chunks, prior, prefilling := b.plan()
@@ -90,7 +93,7 @@ func (b *batchLoop) run(ctx context.Context) {
 		e.stepOverhead(ctx)
 		b.due, b.late = clock.due(), clock.late()
 		b.apply(decoding > 0, prefilling, chunks)
-		publishBehind(&e.decodeBehind, b.running, b.late)
+		publishBehind(&e.decodeBehind, b.late, b.running, b.waiting)
 		if b.colocated && len(prefilling) > 0 {
 			// The prefill gauges are the prefill engine's; a disaggregated decode engine's
 			// recomputes do not show in them.

@@ -23,11 +23,19 @@ import (
 func (e *Engine) Lag() *clock.Lag { return &e.lag }
 
 // Behind returns how far behind its model the engine is now, in simulated time: the largest
-// lateness carried by a generation in a prefill or decode step or waiting for a timed event
-// (KV transfer, stall resume) that is due. It is 0 when the engine keeps up.
+// lateness carried by a generation waiting for its KV reservation or in a loop's inbox, in a
+// prefill or decode step, or waiting for a timed event (KV transfer, stall resume) that is
+// due. It is 0 when the engine keeps up.
 func (e *Engine) Behind() time.Duration {
 	b := max(time.Duration(e.prefillBehind.Load()), time.Duration(e.decodeBehind.Load()))
 	now := e.clk.Now()
+	e.mu.Lock()
+	for _, q := range [][]*Gen{e.prealloc, e.prefill.items, e.decode.items} {
+		for _, g := range q {
+			b = max(b, g.lateness())
+		}
+	}
+	e.mu.Unlock()
 	e.delays.mu.Lock()
 	defer e.delays.mu.Unlock()
 	for _, d := range e.delays.items {
@@ -96,12 +104,15 @@ func (e *Engine) joined(gens []*Gen, late time.Duration, woke bool) {
 // scheduled from the clock's now (a KV transfer, a stall pause).
 func (g *Gen) leave(late time.Duration) { g.late.Add(int64(late)) }
 
-// publishBehind stores, in v, the largest lateness of the generations in a loop whose
-// latest step is ending late: what Behind reports for that loop until its next step.
-func publishBehind(v *atomic.Int64, gens []*Gen, late time.Duration) {
+// publishBehind stores, in v, the largest lateness of the generations in a loop (its lists)
+// that is late behind its schedule: what Behind reports for that loop until it publishes
+// again, after its next step or when it takes new generations.
+func publishBehind(v *atomic.Int64, late time.Duration, lists ...[]*Gen) {
 	var most time.Duration
-	for _, g := range gens {
-		most = max(most, g.lateness()+late)
+	for _, gens := range lists {
+		for _, g := range gens {
+			most = max(most, g.lateness()+late)
+		}
 	}
 	v.Store(int64(most))
 }

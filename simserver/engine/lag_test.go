@@ -130,3 +130,20 @@ func TestLagOfABacklog(t *testing.T) {
 		readAll(t, e, g)
 	})
 }
+
+// TestBehindCountsQueuedRequests: a request that reached Submit 3 s after its client sent it is
+// that far behind before any loop takes it.
+func TestBehindCountsQueuedRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, name := range []string{"dsv4-pd", "vllm-llama3-8b-h100"} {
+			clk := clock.Real()
+			prof, err := LookupProfile(name)
+			require.NoError(t, err)
+			e, err := NewEngine(clk, prof, nil)
+			require.NoError(t, err)
+			_, err = e.Submit(Job{PromptTokens: 1000, Key: 1, Received: clk.Now().Add(-3 * time.Second)})
+			require.NoError(t, err)
+			assert.Equal(t, 3*time.Second, e.Behind(), name)
+		}
+	})
+}

@@ -18,6 +18,9 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 		e.joined(taken, clock.late(), idle)
 		idle = false
 		queue = append(queue, taken...)
+		if len(taken) > 0 {
+			publishBehind(&e.prefillBehind, clock.late(), queue)
+		}
 		queue = e.sweep(queue, func(g *Gen) { e.stats.prefillQueued.Add(-1); e.freeKV(g) })
 		pinned = e.sweep(pinned, func(g *Gen) { e.stats.prefillInflight.Add(-1); e.freeKV(g) })
 		if len(queue) == 0 {
@@ -57,7 +60,7 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 			transferFree = e.scheduleTransfer(g, transferFree)
 		}
 		queue = queue[done:]
-		publishBehind(&e.prefillBehind, queue, late)
+		publishBehind(&e.prefillBehind, late, queue)
 		e.logPrefill(len(batch), chunks)
 	}
 }
