@@ -99,6 +99,7 @@ type runMetrics struct {
 	pacerWait    prometheus.Histogram
 	simSeconds   prometheus.Gauge
 	lag          prometheus.Gauge
+	simLag       prometheus.Gauge
 }
 
 // The agent states, so every state is exported (as 0) from the first scrape on.
@@ -153,6 +154,8 @@ func newRunMetrics(stallAfterS float64) (*runMetrics, *prometheus.Registry) {
 	m.simSeconds = g("agentsim_sim_seconds", "Simulated seconds since the run started, at the last sample.")
 	m.lag = g("agentsim_scheduling_lag_seconds",
 		"Largest scheduling lag of the harness between the last two samples: how much later than due a wait it scheduled ended, in simulated seconds.")
+	m.simLag = g("agentsim_simulator_lag_sample_seconds",
+		"The embedded simulator's own lag at the last sample (sim_lag_s): how much later than its model it delivered tokens since the sample before, or how far behind its model it is, the larger, in simulated seconds.")
 	for _, s := range metricStates {
 		m.agents.WithLabelValues(string(s))
 	}
@@ -187,6 +190,7 @@ func (m *runMetrics) event(e events.Event) {
 func (m *runMetrics) sample(s events.Sample) {
 	m.simSeconds.Set(s.TS)
 	m.lag.Set(s.LagS)
+	m.simLag.Set(s.SimLagS)
 	for _, st := range metricStates {
 		m.agents.WithLabelValues(string(st)).Set(float64(s.Agents[st]))
 	}

@@ -38,7 +38,8 @@ func TestMetricsAgreeWithResults(t *testing.T) {
 		assert.Equal(t, float64(res.Requests.Sent), got[`agentsim_stream_max_gap_seconds_count`])
 		assert.Greater(t, got[`agentsim_sim_seconds`], 0.0)
 		for _, name := range []string{"agentsim_pacer_holders", "agentsim_pacer_waiters", "agentsim_streams_silent",
-			"agentsim_stream_oldest_silence_seconds", "agentsim_pacer_wait_seconds_count", "agentsim_scheduling_lag_seconds"} {
+			"agentsim_stream_oldest_silence_seconds", "agentsim_pacer_wait_seconds_count", "agentsim_scheduling_lag_seconds",
+			"agentsim_simulator_lag_sample_seconds"} {
 			assert.Contains(t, got, name, "every documented metric is exported")
 		}
 	})
