@@ -33,6 +33,11 @@
 // testing/synctest bubble they pass in virtual time. Rates (Stats.Logged.GenThroughput) are
 // per simulated second.
 //
+// At a speedup the machine cannot keep up with, the simulator's own work falls behind the
+// model it runs; Lag measures how late, in simulated time, tokens are delivered compared with
+// the model (the HTTP front reports each delivery with Delivered), and Behind how far behind
+// the model the engine is now (docs/engine.md, "The simulator's own lag").
+//
 // # Rejections and endings
 //
 // Submit refuses a request before its generation with a *Rejection whose Reason (TooLong,
