@@ -50,7 +50,7 @@ func TestStreamInterval(t *testing.T) {
 }
 
 // TestStreamBehind checks what happens when the writer cannot keep up (here: a client that
-// reads nothing for 5 s): without coalescing the backlog goes out one token a chunk and the
+// reads nothing for 120 s, longer than the transport buffers take to fill): without coalescing the backlog goes out one token a chunk and the
 // chunks written behind are counted; with stream_coalesce_tokens it is coalesced, and counted
 // as such. Nothing is silent.
 func TestStreamBehind(t *testing.T) {
@@ -63,21 +63,21 @@ func TestStreamBehind(t *testing.T) {
 				p := engine.DSV4PD()
 				p.StreamCoalesceTokens = tc.coalesce
 				ts := startServer(t, simserver.Options{Profile: p})
-				resp := ts.post(context.Background(), streamBody(`,"max_tokens":600,"ignore_eos":true`))
+				resp := ts.post(context.Background(), streamBody(`,"max_tokens":4000,"ignore_eos":true`))
 				defer resp.Body.Close()
-				ts.wait(5 * time.Second) // the client reads nothing: the server's writes block
+				ts.wait(120 * time.Second) // the client reads nothing: the server's writes block once the buffers are full
 				frames, err := readFrames(ts.clk, resp.Body)
 				require.NoError(t, err)
 				r := decodeStream(t, frames, simserver.FieldReasoningContent)
 				require.True(t, r.done)
 				chunks, tokens, behind, coalesced := ts.chunkCounts()
-				assert.Equal(t, 600.0, tokens)
+				assert.Equal(t, 4000.0, tokens)
 				assert.Positive(t, behind, "chunks written behind the engine are counted")
 				if tc.coalesce == 0 {
-					assert.Equal(t, 600.0, chunks, "one token a chunk, backlog included")
+					assert.Equal(t, 4000.0, chunks, "one token a chunk, backlog included")
 					assert.Zero(t, coalesced)
 				} else {
-					assert.Less(t, chunks, 600.0, "the backlog is coalesced")
+					assert.Less(t, chunks, 4000.0, "the backlog is coalesced")
 					assert.Positive(t, coalesced, "coalesced chunks are counted")
 				}
 			})
