@@ -258,7 +258,7 @@ type pipe struct {
 	readable   chan struct{} // signalled when bytes become readable or the body ends
 	writable   chan struct{} // signalled when the client reads or closes
 	serverDone <-chan struct{}
-	client     context.Context // the client's request context
+	client     context.Context    // the client's request context
 	cancel     context.CancelFunc // ends the handler's request
 }
 
