@@ -140,8 +140,8 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 		}
 		return nil, false
 	}
-	a.record(events.Event{Kind: events.PacerAcquired, Round: round, Permit: permit.ID,
-		PacerWaitS: a.env.Clock.Since(start).Seconds()})
+	a.recordAfter(events.Event{Kind: events.PacerAcquired, Round: round, Permit: permit.ID,
+		PacerWaitS: a.env.Clock.Since(start).Seconds()}, a.env.Clock.Now())
 	return permit, true
 }
 
@@ -186,11 +186,12 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, perm
 	if !a.scheduled.IsZero() && attempt == 0 {
 		sentEv.ScheduleLagS = max(0, sent.Sub(a.scheduled).Seconds())
 	}
-	a.record(sentEv)
+	a.recordAfter(sentEv, sent)
 	obs := &requestLog{a: a, round: round, id: id, stream: stream, keepFrames: a.env.Tap != nil}
 	res := a.env.Client.Call(ctx, req, obs)
+	ended := a.env.Clock.Now()
 	a.env.Board.close(stream, res.Usage.Completion)
-	a.record(terminalEvent(res, round, id, attempt))
+	a.recordAfter(terminalEvent(res, round, id, attempt), ended)
 	if a.env.Tap != nil {
 		a.env.Tap(a.ID, res, obs.frames)
 	}
@@ -203,9 +204,10 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, perm
 // release returns the permit with the request's outcome and records it.
 func (a *Agent) release(round int, permit *pacer.Permit, res Result) {
 	o := res.Outcome()
+	released := a.env.Clock.Now()
 	permit.Release(o)
 	leaked := o.Kind == pacer.Timeout && a.env.Workload.Pacer.LeakOnTimeout
-	a.record(events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: requestOutcome(o.Kind), Leaked: leaked})
+	a.recordAfter(events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: requestOutcome(o.Kind), Leaked: leaked}, released)
 }
 
 func (a *Agent) finish() {
@@ -229,6 +231,16 @@ func (a *Agent) set(s events.State) { a.env.Board.set(a.ID, s, a.env.Clock.Now()
 func (a *Agent) record(e events.Event) {
 	e.Agent = a.ID
 	a.env.Recorder.Record(e)
+}
+
+// recordAfter records e for a change of the board or the pacer made at at, and reports how
+// long the change went unrecorded as lag (clock.Lag.Raise): an agent can be descheduled
+// between the two, and a sample taken meanwhile sees the change without its event. The
+// verdict's conservation checks allow for disagreements no longer than that lag
+// (docs/verdicts.md).
+func (a *Agent) recordAfter(e events.Event, at time.Time) {
+	a.record(e)
+	a.env.Clock.Lag().Raise(a.env.Clock.Since(at))
 }
 
 // effort maps the workload's reasoning effort to the request field: "none" sends nothing.
