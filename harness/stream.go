@@ -1,0 +1,58 @@
+package harness
+
+import (
+	"fmt"
+
+	"github.com/agentsim/agentsim/internal/plural"
+	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/results"
+)
+
+// serverStream is the server's own account of the chunks it wrote while the run scraped it,
+// from the agentsim_stream_* metrics of its /metrics (agentsim's simulator, embedded or
+// served); nil for a server without them.
+func serverStream(s *scrape.Scraper) *results.ServerStream {
+	st, ok := s.Stream()
+	if !ok {
+		return nil
+	}
+	c := st.Counters
+	out := &results.ServerStream{
+		Chunks: int64(c[scrape.StreamChunks]), Tokens: int64(c[scrape.StreamTokens]),
+		Behind: int64(c[scrape.StreamBehind]), Coalesced: int64(c[scrape.StreamCoalesced]),
+		StreamInterval: int(st.Interval), CoalesceTokens: int(st.Coalesce),
+	}
+	if out.Chunks > 0 {
+		out.TokensPerChunk = float64(out.Tokens) / float64(out.Chunks)
+	}
+	return out
+}
+
+// streamWarning says when the simulator's chunking departed from its profile although the
+// profile did not ask for coalescing: chunks written behind the engine (the stream writers
+// could not keep up, so clients got tokens late) or carrying more than stream_interval
+// tokens. Chunking follows stream_interval at every speedup the machine keeps up with; where
+// it cannot, the deviation is measured and said (docs/engine.md §1), never silent. speedup is
+// the run's.
+func streamWarning(st results.Stream, speedup float64) []string {
+	srv := st.Server
+	if srv == nil || srv.CoalescingAsked() || (srv.Behind == 0 && srv.Coalesced == 0) {
+		return nil
+	}
+	msg := fmt.Sprintf("stream chunking: the simulator wrote %s of its %s chunks (%s %%) behind its engine, with more tokens already waiting, so clients got those tokens late",
+		num(float64(srv.Behind)), num(float64(srv.Chunks)), num(100*float64(srv.Behind)/float64(max(srv.Chunks, 1))))
+	if srv.Coalesced > 0 {
+		msg += fmt.Sprintf(", and %s chunks with more than the profile's stream_interval of %s", num(float64(srv.Coalesced)), plural.Of(srv.StreamInterval, "token"))
+	}
+	msg += fmt.Sprintf("; the profile asks for %s per chunk, the harness measured %s tokens per chunk (the server %s)",
+		plural.Of(srv.StreamInterval, "token"), perChunk(st.TokensPerChunk), perChunk(srv.TokensPerChunk))
+	if speedup > 1 {
+		msg += fmt.Sprintf("; at --speedup %g the machine cannot keep up with the streams, use a lower --speedup", speedup)
+	} else {
+		msg += "; the machine cannot keep up with the streams even at wall speed"
+	}
+	return []string{msg}
+}
+
+// perChunk renders tokens per chunk with two decimals: 1.00, 3.47.
+func perChunk(v float64) string { return fmt.Sprintf("%.2f", v) }
