@@ -25,7 +25,7 @@ func (r *run) results(interrupted bool) *results.Results {
 	r.mu.Unlock()
 	res.Stream.Server = serverStream(r.scraper)
 	res.Warnings = append(res.Warnings, outputWarning(res, w)...)
-	res.Warnings = append(res.Warnings, streamWarning(res.Stream, res.Speedup)...)
+	res.Warnings = append(res.Warnings, streamWarning(res)...)
 	if !r.contextWarned {
 		res.Warnings = append(res.Warnings, contextRefused(res, w)...)
 	}

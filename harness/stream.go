@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/scrape"
@@ -32,26 +33,46 @@ func serverStream(s *scrape.Scraper) *results.ServerStream {
 // profile did not ask for coalescing: chunks written behind the engine (the stream writers
 // could not keep up, so clients got tokens late) or carrying more than stream_interval
 // tokens. Chunking follows stream_interval at every speedup the machine keeps up with; where
-// it cannot, the deviation is measured and said (docs/engine.md §1), never silent. speedup is
-// the run's.
-func streamWarning(st results.Stream, speedup float64) []string {
+// it cannot, the deviation is measured and said (docs/engine.md §1), never silent.
+func streamWarning(r *results.Results) []string {
+	st, speedup := r.Stream, r.Speedup
 	srv := st.Server
 	if srv == nil || srv.CoalescingAsked() || (srv.Behind == 0 && srv.Coalesced == 0) {
 		return nil
 	}
-	msg := fmt.Sprintf("stream chunking: the simulator wrote %s of its %s chunks (%s %%) behind its engine, with more tokens already waiting, so clients got those tokens late",
-		num(float64(srv.Behind)), num(float64(srv.Chunks)), num(100*float64(srv.Behind)/float64(max(srv.Chunks, 1))))
+	msg := fmt.Sprintf("stream chunking: the simulator wrote %s of its %s chunks (%s) behind its engine, with more tokens already waiting, so clients got those tokens late",
+		count(srv.Behind), count(srv.Chunks), percent(srv.Behind, srv.Chunks))
 	if srv.Coalesced > 0 {
-		msg += fmt.Sprintf(", and %s chunks with more than the profile's stream_interval of %s", num(float64(srv.Coalesced)), plural.Of(srv.StreamInterval, "token"))
+		msg += fmt.Sprintf(", and %s chunks with more than the profile's stream_interval of %s", count(srv.Coalesced), plural.Of(srv.StreamInterval, "token"))
 	}
 	msg += fmt.Sprintf("; the profile asks for %s per chunk, the harness measured %s tokens per chunk (the server %s)",
 		plural.Of(srv.StreamInterval, "token"), perChunk(st.TokensPerChunk), perChunk(srv.TokensPerChunk))
-	if speedup > 1 {
+	switch {
+	case speedup > 1 && r.Server.Kind == results.External: // an agentsim serve whose speedup the run adopted
+		msg += fmt.Sprintf("; at --speedup %g the machine cannot keep up with the streams, serve the simulator at a lower --speedup", speedup)
+	case speedup > 1:
 		msg += fmt.Sprintf("; at --speedup %g the machine cannot keep up with the streams, use a lower --speedup", speedup)
-	} else {
-		msg += "; the machine cannot keep up with the streams even at wall speed"
+	default:
+		msg += "; at wall speed the harness read the streams more slowly than the engine made tokens (a loaded machine)"
 	}
 	return []string{msg}
+}
+
+// count renders a count, thousands grouped: 5, 1,234.
+func count(n int64) string {
+	if n > -10 && n < 10 {
+		return strconv.FormatInt(n, 10)
+	}
+	return num(float64(n))
+}
+
+// percent renders part of whole as a percentage, "25 %", never rounding a part to 0: "<0.1 %".
+func percent(part, whole int64) string {
+	p := 100 * float64(part) / float64(max(whole, 1))
+	if part > 0 && p < 0.05 {
+		return "<0.1 %"
+	}
+	return num(p) + " %"
 }
 
 // perChunk renders tokens per chunk with two decimals: 1.00, 3.47.

@@ -68,10 +68,10 @@ func summaryLine(s results.Summary) string {
 // token-carrying frame, and the server's own chunk count when it keeps one.
 func streamLine(s results.Stream) string {
 	line := fmt.Sprintf("%s frames, %s/s simulated, %s/s wall; %s tokens per chunk",
-		num(float64(s.Frames)), num(s.FramesPerSecond), num(s.FramesPerWallSecond), perChunk(s.TokensPerChunk))
+		count(s.Frames), num(s.FramesPerSecond), num(s.FramesPerWallSecond), perChunk(s.TokensPerChunk))
 	if v := s.Server; v != nil {
 		line += fmt.Sprintf("; server: %s chunks of %s tokens, %s behind, %s coalesced (stream_interval %s, coalesce limit %s)",
-			num(float64(v.Chunks)), perChunk(v.TokensPerChunk), num(float64(v.Behind)), num(float64(v.Coalesced)),
+			count(v.Chunks), perChunk(v.TokensPerChunk), count(v.Behind), count(v.Coalesced),
 			plural.Of(v.StreamInterval, "token"), plural.Of(v.CoalesceTokens, "token"))
 	}
 	return line
