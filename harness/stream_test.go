@@ -59,6 +59,20 @@ func streamWarnings(res *results.Results) []string {
 	return out
 }
 
+// liveStreamWarnings returns the stream chunking warnings the run gave while it ran.
+func liveStreamWarnings(t *testing.T, dir string) []string {
+	t.Helper()
+	evs, err := events.ReadFile[events.Event](dir + "/events.jsonl")
+	require.NoError(t, err)
+	var out []string
+	for _, e := range evs {
+		if e.Kind == events.Warning && e.Agent < 0 && strings.HasPrefix(e.Message, "warning: stream chunking: ") {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
 // TestStreamFiguresOnSimulator checks results.json's stream figures on a simulator that keeps
 // up, at the profile's stream_interval of 1: one token per token frame, as the harness
 // measured it and as the server counted it; frames that are the requests' own chunks; rates
@@ -92,6 +106,7 @@ func TestStreamFiguresOnSimulator(t *testing.T) {
 		assert.Equal(t, results.ServerStream{Chunks: tokenChunks, Tokens: tokens, TokensPerChunk: 1, StreamInterval: 1, CoalesceTokens: 1},
 			*st.Server, "the server wrote every token frame the harness received, one token each, none behind")
 		assert.Empty(t, streamWarnings(res))
+		assert.Empty(t, liveStreamWarnings(t, dir))
 
 		onDisk, err := results.Read(dir)
 		require.NoError(t, err)
@@ -104,8 +119,9 @@ func TestStreamFiguresOnSimulator(t *testing.T) {
 }
 
 // TestStreamBehindIsWarned checks that a harness that cannot read its streams as fast as the
-// simulator writes them gets the chunks written behind the engine counted and said, in
-// results.json's warnings and the summary, with the tokens per chunk measured and the remedy.
+// simulator writes them gets the chunks written behind the engine counted and said, while the
+// run goes on (once) and in results.json's warnings and the summary, with the tokens per chunk
+// measured and the remedy.
 func TestStreamBehindIsWarned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		res, dir := runSim(t, t.Context(), simCase{workload: "smoke", speedup: 20, readDelay: 5 * time.Millisecond})
@@ -121,6 +137,10 @@ func TestStreamBehindIsWarned(t *testing.T) {
 		var out bytes.Buffer
 		PrintSummary(&out, res, dir)
 		assert.Contains(t, out.String(), warns[0], "the summary says it")
+		live := liveStreamWarnings(t, dir)
+		require.Len(t, live, 1, "the run warned once while it ran")
+		assert.Regexp(t, `^warning: stream chunking: the simulator has written [\d,]+ of its [\d,]+ chunks .* behind its engine, .*; `+
+			`the profile asks for 1 token per chunk, the server's 1\.00 tokens per chunk so far; at --speedup 20 the machine cannot keep up with the streams, use a lower --speedup$`, live[0])
 	})
 }
 
@@ -130,7 +150,7 @@ func TestStreamBehindIsWarned(t *testing.T) {
 // was asked for.
 func TestStreamCoalescingAskedIsReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		res, _ := runSim(t, t.Context(), simCase{workload: "smoke", speedup: 20, coalesce: 8, readDelay: 5 * time.Millisecond})
+		res, dir := runSim(t, t.Context(), simCase{workload: "smoke", speedup: 20, coalesce: 8, readDelay: 5 * time.Millisecond})
 		srv := res.Stream.Server
 		require.NotNil(t, srv)
 		assert.Equal(t, []int{1, 8}, []int{srv.StreamInterval, srv.CoalesceTokens}, "stream_interval, coalesce limit")
@@ -138,6 +158,7 @@ func TestStreamCoalescingAskedIsReported(t *testing.T) {
 		assert.Greater(t, res.Stream.TokensPerChunk, 1.0, "the harness measured the larger chunks")
 		assert.Greater(t, srv.TokensPerChunk, 1.0, "the server counted them")
 		assert.Empty(t, streamWarnings(res), "coalescing was asked for")
+		assert.Empty(t, liveStreamWarnings(t, dir), "coalescing was asked for")
 	})
 }
 
