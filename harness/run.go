@@ -89,6 +89,9 @@ type run struct {
 	now instant
 	// lagWarned is set once the live lag warning was given; only the sampler reads it.
 	lagWarned bool
+	// streamWarned is set once the live stream chunking warning was given; only the sampler
+	// reads it.
+	streamWarned bool
 	// lastSampleS is when the previous sample was taken, in simulated seconds since the start;
 	// lateWarned is set once the sampler's falling behind was warned about. Only the sampler
 	// uses them.

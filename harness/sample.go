@@ -34,7 +34,7 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 		}
 		s, warning, ending := r.sample()
 		free = r.o.Clock.WallNow()
-		for _, w := range []string{warning, r.checkLag(), r.checkLate(s)} {
+		for _, w := range []string{warning, r.checkLag(), r.checkLate(s), r.checkStream()} {
 			if w != "" {
 				status.clear()
 				fmt.Fprintf(r.o.Out, "%s\n", w)

@@ -25,6 +25,18 @@ func (ts *testServer) chunkCounts() (chunks, tokens, behind, coalesced float64) 
 		get("agentsim_stream_chunks_behind_total"), get("agentsim_stream_chunks_coalesced_total")
 }
 
+// chunkSettings scrapes the settings the chunk counters are judged against: the tokens a
+// chunk carries and the most it carries when the writer has fallen behind.
+func (ts *testServer) chunkSettings() (interval, coalesce float64) {
+	fams := ts.scrape()
+	get := func(name string) float64 {
+		v, ok := metricValue(fams, name)
+		require.True(ts.t, ok, "no series %s", name)
+		return v
+	}
+	return get("agentsim_stream_interval_tokens"), get("agentsim_stream_coalesce_tokens")
+}
+
 // TestStreamInterval checks that every chunk carries the profile's stream_interval of tokens
 // (the last one what is left), and that a client that keeps up sees no chunk behind.
 func TestStreamInterval(t *testing.T) {
@@ -46,6 +58,9 @@ func TestStreamInterval(t *testing.T) {
 		chunks, tokens, behind, coalesced := ts.chunkCounts()
 		assert.Equal(t, []float64{11, 42, 0, 0}, []float64{chunks, tokens, behind, coalesced},
 			"chunks, tokens, chunks behind, chunks coalesced")
+		interval, coalesce := ts.chunkSettings()
+		assert.Equal(t, []float64{4, 4}, []float64{interval, coalesce},
+			"agentsim_stream_interval_tokens, agentsim_stream_coalesce_tokens: stream_interval, and no coalescing")
 	})
 }
 
@@ -79,6 +94,8 @@ func TestStreamBehind(t *testing.T) {
 				} else {
 					assert.Less(t, chunks, 4000.0, "the backlog is coalesced")
 					assert.Positive(t, coalesced, "coalesced chunks are counted")
+					_, limit := ts.chunkSettings()
+					assert.Equal(t, float64(tc.coalesce), limit, "agentsim_stream_coalesce_tokens is the profile's stream_coalesce_tokens")
 				}
 			})
 		})
