@@ -174,6 +174,7 @@ func TestStreamWarning(t *testing.T) {
 	}{
 		{"no server count", results.External, 100, nil, ""},
 		{"kept up", results.Embedded, 100, &results.ServerStream{Chunks: 1000, Tokens: 1000, StreamInterval: 1, CoalesceTokens: 1}, ""},
+		{"few behind", results.Embedded, 20, &results.ServerStream{Chunks: 1000, Tokens: 1000, TokensPerChunk: 1, Behind: 50, StreamInterval: 1, CoalesceTokens: 1}, ""},
 		{"coalescing asked", results.Embedded, 100, &results.ServerStream{Chunks: 200, Tokens: 1000, Behind: 150, Coalesced: 150, StreamInterval: 1, CoalesceTokens: 8}, ""},
 		{"embedded", results.Embedded, 100, behind, `^stream chunking: the simulator wrote 250 of its 1,000 chunks \(25 %\) behind .*; at --speedup 100 the machine cannot keep up with the streams, use a lower --speedup$`},
 		{"agentsim serve", results.External, 100, behind, `; at --speedup 100 .*, serve the simulator at a lower --speedup$`},
