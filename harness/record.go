@@ -61,8 +61,14 @@ func (q *inbox) take(buf []recorded, upTo float64) []recorded {
 	rest := copy(q.items, q.items[n:])
 	clear(q.items[rest:])
 	q.items = q.items[:rest]
+	if rest == 0 && cap(q.items) > keptEvents {
+		q.items = nil // a burst's backlog is not kept for the rest of the run
+	}
 	return buf
 }
+
+// keptEvents is the capacity, in events, the inbox and the writer keep between bursts.
+const keptEvents = 1024
 
 // writeEvents writes the recorded events as they arrive until ctx ends; the run's final
 // flush writes what is left.
@@ -95,4 +101,7 @@ func (r *run) flush(upTo float64) {
 		}
 	}
 	clear(r.taken)
+	if cap(r.taken) > keptEvents {
+		r.taken = nil
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,7 +39,12 @@ type Agent struct {
 	rng *rand.Rand
 
 	messages []openai.ChatCompletionMessage
-	words    int // words of text in messages, for the token estimate
+	// texts says how to make again each message's text that say generated (a zero textOf:
+	// the message's Content is its text). Generated text is made when a request is sent and
+	// not kept: 10,000 agents of a few thousand tokens each would otherwise hold their
+	// conversations while they wait and stream (docs/speed.md).
+	texts []textOf
+	words int // words of text in messages, for the token estimate
 
 	script    *Script   // nil: rounds from the workload's distributions
 	scheduled time.Time // an open-loop request's scheduled send; zero otherwise
@@ -116,6 +122,7 @@ func (a *Agent) round(rounds, requests context.Context, round int) bool {
 		return requests.Err() == nil && rounds.Err() == nil
 	}
 	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: res.Content})
+	a.texts = append(a.texts, textOf{})
 	a.words += countWords(res.Content)
 	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
 	a.set(events.StateThinking)
@@ -149,7 +156,7 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 // attempt's result.
 func (a *Agent) request(rounds, requests context.Context, round int, permit *pacer.Permit, est, output int) Result {
 	w := a.env.Workload
-	req := Request{Model: w.Model, Messages: a.messages, MaxTokens: w.Request.MaxTokens,
+	req := Request{Model: w.Model, Messages: a.messages, Conversation: a.conversation, MaxTokens: w.Request.MaxTokens,
 		ReasoningEffort: effort(w.Request.ReasoningEffort), Timeouts: w.Request.Timeouts}
 	if w.Request.ForceOutputLength {
 		req.MaxTokens, req.IgnoreEOS = output, true
@@ -215,15 +222,35 @@ func (a *Agent) finish() {
 	a.record(events.Event{Kind: events.AgentDone})
 }
 
-// say appends a message of about tokens tokens of deterministic text.
+// textOf names the deterministic text of a message: workloads.Text of the run's seed, the
+// agent, round, part and words.
+type textOf struct {
+	round int
+	part  string
+	words int // 0: not generated
+}
+
+// say appends a message of about tokens tokens of deterministic text; the text itself is made
+// when a request is sent (conversation).
 func (a *Agent) say(role, part string, round, tokens int) {
 	if tokens <= 0 {
 		return
 	}
 	words := workloads.WordsForTokens(tokens, a.env.Calibration.TokensPerWord())
-	text := workloads.Text(a.env.Workload.Seed, a.ID, round, part, words)
-	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: role, Content: text})
+	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: role})
+	a.texts = append(a.texts, textOf{round: round, part: part, words: words})
 	a.words += words
+}
+
+// conversation returns the messages with their generated text made again.
+func (a *Agent) conversation() []openai.ChatCompletionMessage {
+	out := slices.Clone(a.messages)
+	for i, t := range a.texts {
+		if t.words > 0 {
+			out[i].Content = workloads.Text(a.env.Workload.Seed, a.ID, t.round, t.part, t.words)
+		}
+	}
+	return out
 }
 
 func (a *Agent) set(s events.State) { a.env.Board.set(a.ID, s, a.env.Clock.Now()) }

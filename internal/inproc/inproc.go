@@ -250,6 +250,7 @@ func (w *responseWriter) sendHead() {
 type pipe struct {
 	mu      sync.Mutex
 	buf     []byte
+	pooled  *[]byte // where buf came from and goes back to; nil while the pipe holds none
 	off     int
 	visible int
 	end     error // io.EOF, or io.ErrUnexpectedEOF for a cut body, once the handler is done
@@ -266,12 +267,20 @@ type pipe struct {
 // as writes to a connection the peer closed fail.
 var errBodyClosed = errors.New("inproc: the client closed the response body")
 
+// buffers holds the buffers of drained pipes: a stream whose client keeps up holds none
+// between its writes, so thousands of streams share a few.
+var buffers = sync.Pool{New: func() any { return new([]byte) }}
+
 // write appends p to the unflushed bytes and returns how many are unflushed.
 func (p *pipe) write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return 0, errBodyClosed
+	}
+	if p.pooled == nil {
+		p.pooled = buffers.Get().(*[]byte)
+		p.buf = (*p.pooled)[:0]
 	}
 	p.buf = append(p.buf, b...)
 	return len(p.buf) - p.visible, nil
@@ -328,9 +337,13 @@ func (p *pipe) Read(b []byte) (int, error) {
 			n := copy(b, p.buf[p.off:p.visible])
 			p.off += n
 			if p.off == p.visible {
-				// Drained: keep the buffer, and move what is not yet flushed to its start.
+				// Drained: move what is not yet flushed to the start, or, when nothing is
+				// left, give the buffer back.
 				rest := copy(p.buf, p.buf[p.off:])
 				p.buf, p.off, p.visible = p.buf[:rest], 0, 0
+				if rest == 0 {
+					p.release()
+				}
 			}
 			p.mu.Unlock()
 			signal(p.writable)
@@ -354,12 +367,21 @@ func (p *pipe) Read(b []byte) (int, error) {
 func (p *pipe) Close() error {
 	p.mu.Lock()
 	p.closed = true
-	p.buf = nil
+	p.release()
 	p.off, p.visible = 0, 0
 	p.mu.Unlock()
 	p.cancel()
 	signal(p.writable)
 	return nil
+}
+
+// release gives the buffer back to the pool; the caller holds mu.
+func (p *pipe) release() {
+	if p.pooled != nil {
+		*p.pooled = p.buf[:0]
+		buffers.Put(p.pooled)
+	}
+	p.pooled, p.buf = nil, nil
 }
 
 // signal wakes the one waiter on c, if any, without blocking.
