@@ -61,6 +61,18 @@ func (l *Lag) Record(d time.Duration) {
 	raise(&l.recent, int64(d))
 }
 
+// Raise reports a delay d (simulated) that is not a wait but distorts the run as lag does —
+// a state change the harness made (a permit taken, a request opened) that went unrecorded for
+// d because its goroutine was not running. It raises the recent maximum TakeRecentMax
+// returns, so a sample taken meanwhile knows how far its view and the events may disagree,
+// and adds nothing to the distribution of waits. On a nil Lag (a clock not made by
+// Clock.Measured) it does nothing.
+func (l *Lag) Raise(d time.Duration) {
+	if l != nil {
+		raise(&l.recent, int64(d))
+	}
+}
+
 // raise sets v to x when x is larger.
 func raise(v *atomic.Int64, x int64) {
 	for {

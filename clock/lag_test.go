@@ -71,3 +71,19 @@ func TestMeasuredClockRecordsLateness(t *testing.T) {
 		base.Fired(time.Now().Add(-time.Hour)) // not measured: no effect, no panic
 	})
 }
+
+// TestLagRaise checks that Raise moves only the recent maximum: the distribution of waits and
+// its maximum are the waits' alone, and a nil Lag ignores it.
+func TestLagRaise(t *testing.T) {
+	var l Lag
+	l.Record(time.Millisecond)
+	l.Raise(2 * time.Second)
+	l.Raise(time.Second)
+	assert.Equal(t, 2*time.Second, l.TakeRecentMax())
+	assert.Zero(t, l.TakeRecentMax(), "a new period")
+	st := l.Stats()
+	assert.EqualValues(t, 1, st.N)
+	assert.Less(t, st.Max, 2*time.Millisecond)
+	var none *Lag
+	assert.NotPanics(t, func() { none.Raise(time.Second) })
+}

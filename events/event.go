@@ -79,6 +79,7 @@ type Event struct {
 	MaxGapS          float64 `json:"max_gap_s,omitempty"`
 	SinceLastByteS   float64 `json:"since_last_byte_s,omitempty"`
 	Chunks           int     `json:"chunks,omitempty"`
+	TokenChunks      int     `json:"token_chunks,omitempty"` // of Chunks, those carrying a reasoning or content token
 	PromptTokens     int     `json:"prompt_tokens,omitempty"`
 	CompletionTokens int     `json:"completion_tokens,omitempty"`
 	ReasoningTokens  int     `json:"reasoning_tokens,omitempty"`

@@ -38,8 +38,12 @@ func (l *Log) Record(e Event) {
 // Stamp sets e's simulated time since the run started and its wall time.
 func (l *Log) Stamp(e *Event) {
 	e.TS = l.Since()
-	e.Wall = l.clk.WallNow().UTC().Format(time.RFC3339Nano)
+	e.Wall = FormatWall(l.clk.WallNow())
 }
+
+// FormatWall renders a wall time as events and samples record it: RFC 3339 in UTC, to the
+// nanosecond.
+func FormatWall(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // Since returns the simulated seconds since the run started.
 func (l *Log) Since() float64 { return l.clk.Since(l.start).Seconds() }

@@ -82,11 +82,17 @@ type run struct {
 	scraper  *scrape.Scraper
 	watch    *watchdog
 	metrics  *runMetrics // nil without Options.Metrics
+	// inbox holds the events recorded and not yet written; taken is flush's buffer.
+	inbox *inbox
+	taken []recorded
 	// now holds the agents' events of the latest simulated instant (see instant); guarded by mu.
 	now instant
 	// lagWarned and simLagWarned are set once the live lag warning on the harness and on the
 	// embedded simulator was given; only the sampler reads them.
 	lagWarned, simLagWarned bool
+	// streamWarned is set once the live stream chunking warning was given; only the sampler
+	// reads it.
+	streamWarned bool
 	// lastSampleS is when the previous sample was taken, in simulated seconds since the start;
 	// lateWarned is set once the sampler's falling behind was warned about. Only the sampler
 	// uses them.
@@ -98,7 +104,7 @@ type run struct {
 	contextWarned bool
 	gauges        gaugeCheck // the server's gen_tok_s, to hold against the harness's own rate
 
-	mu sync.Mutex // serialises the watchdog's analyzer
+	mu sync.Mutex // serialises writing events and samples, and the watchdog's analyzer
 }
 
 func newRun(o Options) (*run, error) {
@@ -121,6 +127,7 @@ func newRun(o Options) (*run, error) {
 		return nil, fmt.Errorf("pacer: %w", err)
 	}
 	r := &run{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(), pacer: p}
+	r.inbox = newInbox(func(it *recorded) { it.e.TS, it.wall = r.log.Since(), r.o.Clock.WallNow() })
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
 	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
 	judged := o.Workload
@@ -168,20 +175,8 @@ func writeConfig(o Options) error {
 	return nil
 }
 
-// Record stamps an event and hands it to the log and the watchdog.
-func (r *run) Record(e events.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	// Stamping under the lock keeps the watchdog's records in time order.
-	r.log.Stamp(&e)
-	if e.Agent >= 0 {
-		r.now.add(e, r.emit)
-		return
-	}
-	// The harness's own events (start, stop, end) follow what happened before them.
-	r.now.release(r.emit)
-	r.emit(e)
-}
+// Record stamps an event and queues it for the log and the watchdog (see inbox).
+func (r *run) Record(e events.Event) { r.inbox.put(e) }
 
 // emit writes an event to the log and feeds it to the watchdog. The caller holds mu.
 func (r *run) emit(e events.Event) {
@@ -208,6 +203,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	}
 	bg, stopBG := context.WithCancel(context.Background())
 	var bgDone sync.WaitGroup
+	bgDone.Go(func() { r.writeEvents(bg) })
 	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
@@ -238,6 +234,9 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Wait()
 	r.sample() // the final state
 	r.Record(events.Event{Kind: events.RunEnd, Agent: -1})
+	r.mu.Lock()
+	r.flush(-1)
+	r.mu.Unlock()
 	res := r.results(interrupted)
 	if err := r.closeLogs(); err != nil {
 		return res, err

@@ -34,7 +34,7 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 		}
 		s, warning, ending := r.sample()
 		free = r.o.Clock.WallNow()
-		for _, w := range []string{warning, r.checkLag(), r.checkSimLag(), r.checkLate(s)} {
+		for _, w := range []string{warning, r.checkLag(), r.checkSimLag(), r.checkLate(s), r.checkStream()} {
 			if w != "" {
 				status.clear()
 				fmt.Fprintf(r.o.Out, "%s\n", w)
@@ -58,12 +58,15 @@ func (r *run) sample() (events.Sample, string, bool) {
 	before := r.o.Clock.Now()
 	server := r.scraper.Scrape(ctx)
 	cancel()
+	// The sample's instant, its snapshot and the events written before it are taken under mu,
+	// so that no event stamped after the instant is written before the sample.
+	r.mu.Lock()
 	now := r.o.Clock.Now()
 	r.scrapeS = now.Sub(before).Seconds()
 	s, waits := r.board.Snapshot(now, r.o.Workload.Watchdog.StallAfter)
 	s.TS = now.Sub(r.start).Seconds()
 	s.LateS = r.lateness(s.TS)
-	s.Wall = r.o.Clock.WallNow().UTC().Format(time.RFC3339Nano)
+	s.Wall = events.FormatWall(r.o.Clock.WallNow())
 	if len(server.Gauges) > 0 {
 		s.Server = server.Gauges
 	}
@@ -71,12 +74,9 @@ func (r *run) sample() (events.Sample, string, bool) {
 	s.Pacer = r.pacerSample(now, waits)
 	s.LagS = r.o.Clock.Lag().TakeRecentMax().Seconds()
 	s.SimLagS = r.simLagNow(true)
-	if r.o.Sampled != nil {
-		r.o.Sampled(s, r.scraper.Found())
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.now.release(r.emit) // the watchdog judges the sample against every event before it
+	// The watchdog judges the sample against every event before it; later ones follow it.
+	r.flush(s.TS)
+	r.now.release(r.emit)
 	r.samples.Write(s)
 	r.gauges.sample(s)
 	r.watch.sample(s)
@@ -84,6 +84,10 @@ func (r *run) sample() (events.Sample, string, bool) {
 		r.metrics.sample(s)
 	}
 	warning, ending := r.watch.check(s.TS)
+	r.mu.Unlock()
+	if r.o.Sampled != nil {
+		r.o.Sampled(s, r.scraper.Found())
+	}
 	return s, warning, ending
 }
 

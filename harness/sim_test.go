@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,6 +32,11 @@ type simCase struct {
 	firstByte engine.FirstByte
 	// metrics, when set, serves the run's Prometheus metrics.
 	metrics *MetricsEndpoint
+	// coalesce, when > 0, sets the profile's stream_coalesce_tokens.
+	coalesce int
+	// readDelay, when > 0, makes the harness read its streams slowly: each read of a
+	// response body waits that long (wall time, virtual in a bubble).
+	readDelay time.Duration
 }
 
 // runSim runs c to its end and returns its results and run directory. Call it inside a bubble.
@@ -56,12 +62,19 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	if c.firstByte != "" {
 		prof.FirstByte = c.firstByte
 	}
+	if c.coalesce > 0 {
+		prof.StreamCoalesceTokens = c.coalesce
+	}
 	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: faults, Profile: prof})
 	defer sim.Close()
+	client := sim.Client()
+	if c.readDelay > 0 {
+		client = slowReading(client, c.readDelay)
+	}
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk,
 		Target: Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: faults.Names()},
-		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client(), Metrics: c.metrics})
+		Dir:    dir, Out: io.Discard, HTTPClient: client, Metrics: c.metrics})
 	require.NoError(t, err)
 	return res, dir
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -28,6 +29,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 		{"pacer wait", summaryLine(r.Latency.PacerWait)},
 		{"tokens", fmt.Sprintf("%.1f output tok/s; prompt %d (cached %d), reasoning %d, content %d",
 			r.Tokens.OutputPerSecond, r.Tokens.Prompt, r.Tokens.Cached, r.Tokens.Reasoning, r.Tokens.Content)},
+		{"stream", streamLine(r.Stream)},
 		{"server", fmt.Sprintf("decode_running mean %.1f max %.0f; prefill_inflight mean %.1f max %.0f (%d samples)",
 			r.Server.DecodeRunning.Mean, r.Server.DecodeRunning.Max,
 			r.Server.PrefillInflight.Mean, r.Server.PrefillInflight.Max, r.Server.Samples)},
@@ -60,6 +62,19 @@ func summaryLine(s results.Summary) string {
 	}
 	return fmt.Sprintf("mean %s  p50 %s  p90 %s  p99 %s  max %s  (n=%d)",
 		results.Seconds(s.Mean), results.Seconds(s.P50), results.Seconds(s.P90), results.Seconds(s.P99), results.Seconds(s.Max), s.N)
+}
+
+// streamLine renders the stream figures: the frames received and their rates, the tokens per
+// token-carrying frame, and the server's own chunk count when it keeps one.
+func streamLine(s results.Stream) string {
+	line := fmt.Sprintf("%s frames, %s/s simulated, %s/s wall; %s tokens per chunk",
+		count(s.Frames), num(s.FramesPerSecond), num(s.FramesPerWallSecond), perChunk(s.TokensPerChunk))
+	if v := s.Server; v != nil {
+		line += fmt.Sprintf("; server: %s chunks of %s tokens, %s behind, %s coalesced (stream_interval %s, coalesce limit %s)",
+			count(v.Chunks), perChunk(v.TokensPerChunk), count(v.Behind), count(v.Coalesced),
+			plural.Of(v.StreamInterval, "token"), plural.Of(v.CoalesceTokens, "token"))
+	}
+	return line
 }
 
 // modelLine describes the model sent: "Qwen/Qwen3-0.6B (from the server; context window 8192

@@ -19,6 +19,11 @@ type Builder struct {
 	// those that ended otherwise (failed, timed out, cancelled), in the order they ended.
 	okChunks    int64
 	otherChunks []float64
+	// okTokenFrames counts the frames carrying tokens of the requests that ended ok with a
+	// usage, and okFrameTokens those requests' output tokens (see Stream).
+	okTokenFrames, okFrameTokens int64
+	// chunksIn is the latest sample's count of the chunks every request had received.
+	chunksIn int64
 	// lastFailed is, per agent, how its latest attempt failed ("" when it did not): a retry
 	// attempt sent after it makes that failure a retried one.
 	lastFailed map[int]string
@@ -142,6 +147,10 @@ func (b *Builder) terminal(e events.Event) {
 	delete(b.open, e.Request)
 	if e.Kind == events.Done {
 		b.okChunks += int64(e.Chunks)
+		if e.TokenChunks > 0 && e.CompletionTokens > 0 {
+			b.okTokenFrames += int64(e.TokenChunks)
+			b.okFrameTokens += int64(e.CompletionTokens)
+		}
 	} else if e.Chunks > 0 {
 		b.otherChunks = append(b.otherChunks, float64(e.Chunks))
 	}
@@ -173,6 +182,7 @@ func (b *Builder) done(e events.Event) {
 // Sample adds one sample.
 func (b *Builder) Sample(s events.Sample) {
 	b.samples++
+	b.chunksIn = max(b.chunksIn, s.ChunksIn)
 	for _, st := range s.Streams {
 		if c, ok := b.open[st.Request]; ok {
 			b.open[st.Request] = max(c, st.Chunks)
@@ -187,7 +197,9 @@ func (b *Builder) Sample(s events.Sample) {
 }
 
 // Fill writes the accumulated counts and statistics into r; simSeconds is the run's simulated
-// duration, used for the output rate.
+// duration, used for the output and frame rates, and r.WallSeconds, when set, its wall
+// duration, used for the frame rate per wall second. It leaves r.Stream.Server to the run,
+// which alone scraped the server.
 func (b *Builder) Fill(r *Results, simSeconds float64) {
 	r.Requests = b.requests
 	r.Requests.RetryReasons = maps.Clone(b.requests.RetryReasons)
@@ -205,6 +217,7 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 	}
 	r.Failures = b.failures.sorted()
 	r.Server.Gauges = Gauges{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Samples: b.samples}
+	r.Stream = b.stream(simSeconds, r.WallSeconds)
 }
 
 func clone(xs []float64) []float64 { return append([]float64(nil), xs...) }
@@ -215,6 +228,17 @@ func sum(xs []float64) float64 {
 		t += x
 	}
 	return t
+}
+
+// frames returns the data frames every request received: those of the ended requests plus
+// those of the open ones as the latest sample naming each counted them, or the latest
+// sample's chunks_in when that is more (a sample names only some open streams).
+func (b *Builder) frames() int64 {
+	n := b.okChunks + int64(sum(b.otherChunks))
+	for _, c := range b.open {
+		n += int64(c)
+	}
+	return max(n, b.chunksIn)
 }
 
 // streamed returns, per request, the output tokens it streamed: the usage of each request that

@@ -31,6 +31,7 @@ type Results struct {
 	Requests    Requests `json:"requests"`
 	Latency     Latency  `json:"latency_seconds"`
 	Tokens      Tokens   `json:"tokens"`
+	Stream      Stream   `json:"stream"` // the stream frames received; the simulator's own chunk count
 	Verdict     Verdict  `json:"verdict"`
 	Interrupted bool     `json:"interrupted"`
 	// Harness is the harness's own scheduling lag (run only).

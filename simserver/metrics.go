@@ -82,6 +82,18 @@ func newMetrics(e *engine.Engine, model string) *metrics {
 		"Stream chunks written while more tokens were already waiting: the writer had fallen behind the engine, so the client got them late.")
 	m.chunksCoalesced = counter("agentsim_stream_chunks_coalesced_total",
 		"Stream chunks carrying more tokens than the profile's stream_interval, because the writer had fallen behind and the profile allows coalescing.")
+	// The settings the chunk counters are judged against, so a client reading /metrics alone
+	// (the harness, over any transport) knows whether coalescing was asked for.
+	prof := e.Profile()
+	setting := func(name, help string, v int) {
+		g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: prometheus.Labels{"model_name": model}})
+		g.Set(float64(v))
+		m.registry.MustRegister(g)
+	}
+	setting("agentsim_stream_interval_tokens", "Tokens one stream chunk carries: the profile's stream_interval (at least 1).", prof.ChunkTokens())
+	setting("agentsim_stream_coalesce_tokens",
+		"Most tokens one stream chunk carries when the writer has fallen behind: the profile's stream_coalesce_tokens, at least agentsim_stream_interval_tokens; above it, the profile asks for coalescing.",
+		prof.CoalesceTokens())
 	return m
 }
 

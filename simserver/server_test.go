@@ -17,8 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// testServer is a simulator serving on the in-memory network for one test, with the requests
-// the tests send.
+// testServer is a simulator served in-process for one test, as commands serve their embedded
+// simulator (simserver.Local), with the requests the tests send. Tests of what only a socket
+// shows (hostile clients, declared lengths, read timeouts) use simtest.NewServer instead.
 type testServer struct {
 	*simtest.Server
 	t      testing.TB
@@ -31,7 +32,7 @@ type testServer struct {
 // ends. Inside a synctest bubble every goroutine it starts ends before the bubble does.
 func startServer(t testing.TB, o simserver.Options) *testServer {
 	t.Helper()
-	s := simtest.NewServer(t, o)
+	s := simtest.NewLocalServer(t, o)
 	return &testServer{Server: s, t: t, clk: s.Clock(), client: s.Client(), url: s.URL}
 }
 

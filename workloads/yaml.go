@@ -38,8 +38,8 @@ func (w *Workload) node() (*yaml.Node, error) {
 
 // Redacted renders the workload like YAML and appends the extra top-level keys the
 // caller's configuration holds (an API key, the server URL), in sorted order: a URL (a value
-// with "://") with its credentials masked by redact.URL, so that the embedded simulator's
-// loopback URL stays readable; any other value as "<redacted>" when set and "" when empty. It
+// with "://") with its credentials masked by redact.URL, so that a server's URL
+// stays readable; any other value as "<redacted>" when set and "" when empty. It
 // is the hook for config.yaml: whatever secrets a command adds never reach a file. An extra
 // key that is also a workload key is an error.
 func (w *Workload) Redacted(extra map[string]string) ([]byte, error) {

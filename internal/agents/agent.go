@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,7 +39,12 @@ type Agent struct {
 	rng *rand.Rand
 
 	messages []openai.ChatCompletionMessage
-	words    int // words of text in messages, for the token estimate
+	// texts says how to make again each message's text that say generated (a zero textOf:
+	// the message's Content is its text). Generated text is made when a request is sent and
+	// not kept: 10,000 agents of a few thousand tokens each would otherwise hold their
+	// conversations while they wait and stream (docs/speed.md).
+	texts []textOf
+	words int // words of text in messages, for the token estimate
 
 	script    *Script   // nil: rounds from the workload's distributions
 	scheduled time.Time // an open-loop request's scheduled send; zero otherwise
@@ -116,6 +122,7 @@ func (a *Agent) round(rounds, requests context.Context, round int) bool {
 		return requests.Err() == nil && rounds.Err() == nil
 	}
 	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: res.Content})
+	a.texts = append(a.texts, textOf{})
 	a.words += countWords(res.Content)
 	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
 	a.set(events.StateThinking)
@@ -140,8 +147,8 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 		}
 		return nil, false
 	}
-	a.record(events.Event{Kind: events.PacerAcquired, Round: round, Permit: permit.ID,
-		PacerWaitS: a.env.Clock.Since(start).Seconds()})
+	a.recordAfter(events.Event{Kind: events.PacerAcquired, Round: round, Permit: permit.ID,
+		PacerWaitS: a.env.Clock.Since(start).Seconds()}, a.env.Clock.Now())
 	return permit, true
 }
 
@@ -149,7 +156,7 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 // attempt's result.
 func (a *Agent) request(rounds, requests context.Context, round int, permit *pacer.Permit, est, output int) Result {
 	w := a.env.Workload
-	req := Request{Model: w.Model, Messages: a.messages, MaxTokens: w.Request.MaxTokens,
+	req := Request{Model: w.Model, Messages: a.messages, Conversation: a.conversation, MaxTokens: w.Request.MaxTokens,
 		ReasoningEffort: effort(w.Request.ReasoningEffort), Timeouts: w.Request.Timeouts}
 	if w.Request.ForceOutputLength {
 		req.MaxTokens, req.IgnoreEOS = output, true
@@ -186,11 +193,12 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, perm
 	if !a.scheduled.IsZero() && attempt == 0 {
 		sentEv.ScheduleLagS = max(0, sent.Sub(a.scheduled).Seconds())
 	}
-	a.record(sentEv)
+	a.recordAfter(sentEv, sent)
 	obs := &requestLog{a: a, round: round, id: id, stream: stream, keepFrames: a.env.Tap != nil}
 	res := a.env.Client.Call(ctx, req, obs)
+	ended := a.env.Clock.Now()
 	a.env.Board.close(stream, res.Usage.Completion)
-	a.record(terminalEvent(res, round, id, attempt))
+	a.recordAfter(terminalEvent(res, round, id, attempt), ended)
 	if a.env.Tap != nil {
 		a.env.Tap(a.ID, res, obs.frames)
 	}
@@ -203,9 +211,10 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, perm
 // release returns the permit with the request's outcome and records it.
 func (a *Agent) release(round int, permit *pacer.Permit, res Result) {
 	o := res.Outcome()
+	released := a.env.Clock.Now()
 	permit.Release(o)
 	leaked := o.Kind == pacer.Timeout && a.env.Workload.Pacer.LeakOnTimeout
-	a.record(events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: requestOutcome(o.Kind), Leaked: leaked})
+	a.recordAfter(events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: requestOutcome(o.Kind), Leaked: leaked}, released)
 }
 
 func (a *Agent) finish() {
@@ -213,15 +222,35 @@ func (a *Agent) finish() {
 	a.record(events.Event{Kind: events.AgentDone})
 }
 
-// say appends a message of about tokens tokens of deterministic text.
+// textOf names the deterministic text of a message: workloads.Text of the run's seed, the
+// agent, round, part and words.
+type textOf struct {
+	round int
+	part  string
+	words int // 0: not generated
+}
+
+// say appends a message of about tokens tokens of deterministic text; the text itself is made
+// when a request is sent (conversation).
 func (a *Agent) say(role, part string, round, tokens int) {
 	if tokens <= 0 {
 		return
 	}
 	words := workloads.WordsForTokens(tokens, a.env.Calibration.TokensPerWord())
-	text := workloads.Text(a.env.Workload.Seed, a.ID, round, part, words)
-	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: role, Content: text})
+	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: role})
+	a.texts = append(a.texts, textOf{round: round, part: part, words: words})
 	a.words += words
+}
+
+// conversation returns the messages with their generated text made again.
+func (a *Agent) conversation() []openai.ChatCompletionMessage {
+	out := slices.Clone(a.messages)
+	for i, t := range a.texts {
+		if t.words > 0 {
+			out[i].Content = workloads.Text(a.env.Workload.Seed, a.ID, t.round, t.part, t.words)
+		}
+	}
+	return out
 }
 
 func (a *Agent) set(s events.State) { a.env.Board.set(a.ID, s, a.env.Clock.Now()) }
@@ -229,6 +258,16 @@ func (a *Agent) set(s events.State) { a.env.Board.set(a.ID, s, a.env.Clock.Now()
 func (a *Agent) record(e events.Event) {
 	e.Agent = a.ID
 	a.env.Recorder.Record(e)
+}
+
+// recordAfter records e for a change of the board or the pacer made at at, and reports how
+// long the change went unrecorded as lag (clock.Lag.Raise): an agent can be descheduled
+// between the two, and a sample taken meanwhile sees the change without its event. The
+// verdict's conservation checks allow for disagreements no longer than that lag
+// (docs/verdicts.md).
+func (a *Agent) recordAfter(e events.Event, at time.Time) {
+	a.record(e)
+	a.env.Clock.Lag().Raise(a.env.Clock.Since(at))
 }
 
 // effort maps the workload's reasoning effort to the request field: "none" sends nothing.

@@ -141,11 +141,15 @@ func (k *call) frame(line []byte, now time.Time) error {
 	if f.isError() {
 		return frameError(line)
 	}
-	if r := f.reasoningText(); len(r.raw) > 0 {
+	r := f.reasoningText()
+	if len(r.raw) > 0 {
 		k.reasoningDelta(r, now)
 	}
 	if len(f.content.raw) > 0 {
 		k.contentDelta(f.content, now)
+	}
+	if len(r.raw) > 0 || len(f.content.raw) > 0 {
+		k.res.TokenChunks++
 	}
 	if f.finish.set && !f.finish.equals(k.res.FinishReason) {
 		k.res.FinishReason = string(f.finish.appendTo(nil))

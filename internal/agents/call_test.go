@@ -83,6 +83,7 @@ func assertReasoningResult(t *testing.T, res Result, start time.Time, tol time.D
 	assert.InDelta(t, 5*time.Second, res.TTFTContent, float64(tol), "TTFTContent")
 	assert.InDelta(t, 2900*time.Millisecond, res.MaxGap, float64(tol), "MaxGap")
 	assert.Equal(t, 8, res.Chunks, "Chunks (role, 2 reasoning, 2 content, finish, usage, [DONE])")
+	assert.Equal(t, 4, res.TokenChunks, "TokenChunks (2 reasoning, 2 content)")
 	assert.Equal(t, 2, res.FirstTokenChunk, "FirstTokenChunk (the first reasoning delta, after the role)")
 	assert.InDelta(t, 3200*time.Millisecond/6, res.ITL(), float64(tol),
 		"ITL: first token at 2 s to [DONE] at 5.2 s, over the 6 gaps between frames 2 and 8")

@@ -54,8 +54,11 @@ func wrapHTTPClient(hc *http.Client) *http.Client {
 type Request struct {
 	// Model is the model name sent to the server.
 	Model string
-	// Messages is the whole conversation so far.
+	// Messages is the whole conversation so far, unless Conversation is set.
 	Messages []openai.ChatCompletionMessage
+	// Conversation, when set, makes the conversation each time a request is sent, instead of
+	// Messages: text an agent can make again is not kept while the request streams.
+	Conversation func() []openai.ChatCompletionMessage
 	// MaxTokens caps the output, reasoning included, in tokens (max_tokens); 0 sends none.
 	MaxTokens int
 	// IgnoreEOS asks the server to generate exactly MaxTokens tokens (ignore_eos, an SGLang
@@ -75,9 +78,13 @@ var ignoreEOS = map[string]any{"ignore_eos": true}
 
 // chatRequest is the go-openai form of r; the stream always reports usage.
 func (r *Request) chatRequest() openai.ChatCompletionRequest {
+	msgs := r.Messages
+	if r.Conversation != nil {
+		msgs = r.Conversation()
+	}
 	return openai.ChatCompletionRequest{
 		Model:    r.Model,
-		Messages: r.Messages,
+		Messages: msgs,
 		//lint:ignore SA1019 max_tokens is the field SGLang, vLLM and llama.cpp read; it bounds reasoning plus content there.
 		MaxTokens:       r.MaxTokens,
 		ReasoningEffort: r.ReasoningEffort,

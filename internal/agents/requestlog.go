@@ -47,7 +47,7 @@ func (o *requestLog) Chunk(t time.Time) {
 // terminalEvent is the one event that ends a request.
 func terminalEvent(r Result, round int, id string, attempt int) events.Event {
 	e := events.Event{Round: round, Request: id, Attempt: attempt,
-		LatencyS: r.End.Sub(r.Sent).Seconds(), Chunks: r.Chunks, MaxGapS: r.MaxGap.Seconds(),
+		LatencyS: r.End.Sub(r.Sent).Seconds(), Chunks: r.Chunks, TokenChunks: r.TokenChunks, MaxGapS: r.MaxGap.Seconds(),
 		PromptTokens: r.Usage.Prompt, CompletionTokens: r.Usage.Completion,
 		ReasoningTokens: r.Usage.Reasoning, CachedTokens: r.Usage.Cached}
 	if !r.Last.IsZero() {

@@ -36,6 +36,9 @@ type Result struct {
 	TTFTContent time.Duration
 	// Chunks counts the data frames received, the [DONE] terminator included.
 	Chunks int
+	// TokenChunks counts the data frames among Chunks that carried a non-empty reasoning or
+	// content delta: not the role frame, an empty finish frame, the usage frame or [DONE].
+	TokenChunks int
 	// FirstTokenChunk is the number, counted from 1 among Chunks, of the data frame that
 	// carried the first token of either kind; 0 when no token arrived.
 	FirstTokenChunk int

@@ -43,9 +43,44 @@ func (t bodyFieldsTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	out := req.Clone(req.Context())
 	out.ContentLength = int64(len(body))
-	out.Body = io.NopCloser(bytes.NewReader(body))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	once := &onceBody{full: body, b: body}
+	out.Body, out.GetBody = once, once.again
 	return t.next.RoundTrip(out)
+}
+
+// onceBody is a request body sent once. It lets go of its bytes when read to the end or
+// closed: the request stays referenced by its response for as long as the stream lasts, and
+// thousands of streams would otherwise each hold their whole conversation. Until then, again
+// gives the body anew, for a transport that retries a request whose body it has not sent
+// (HTTP/2's refused streams).
+type onceBody struct{ full, b []byte }
+
+// errBodyReleased is what again returns once the body has been sent.
+var errBodyReleased = errors.New("request body already sent and released")
+
+// Read implements io.Reader.
+func (o *onceBody) Read(p []byte) (int, error) {
+	if len(o.b) == 0 {
+		o.full, o.b = nil, nil
+		return 0, io.EOF
+	}
+	n := copy(p, o.b)
+	o.b = o.b[n:]
+	return n, nil
+}
+
+// Close implements io.Closer.
+func (o *onceBody) Close() error {
+	o.full, o.b = nil, nil
+	return nil
+}
+
+// again returns the body from its start while it is still held; it is the request's GetBody.
+func (o *onceBody) again() (io.ReadCloser, error) {
+	if o.full == nil {
+		return nil, errBodyReleased
+	}
+	return &onceBody{full: o.full, b: o.full}, nil
 }
 
 // mergeSlack is the room readBody leaves after a body for the fields mergeFields adds, in bytes.

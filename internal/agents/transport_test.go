@@ -83,10 +83,8 @@ func TestBodyFieldsTransport(t *testing.T) {
 	assert.Equal(t, int64(len(want)), sent.ContentLength)
 	assert.NotSame(t, req, sent, "RoundTrip must not modify its request")
 	assert.True(t, orig.closed, "the original body is closed")
-	again, err := sent.GetBody()
-	require.NoError(t, err)
-	b, _ := io.ReadAll(again)
-	assert.Equal(t, want, string(b), "GetBody replays the merged body")
+	_, err = sent.GetBody()
+	assert.ErrorIs(t, err, errBodyReleased, "once sent, the merged body is let go (TestOnceBodyReleases)")
 
 	// Without fields, or for a GET, the request passes through untouched.
 	plain, _ := http.NewRequest(http.MethodPost, "http://x/", strings.NewReader(`{}`))
@@ -148,4 +146,24 @@ func TestParseRetryAfter(t *testing.T) {
 		assert.Equal(t, tc.want, got, "parseRetryAfter(%v)", tc.header)
 		assert.Equal(t, tc.ok, ok, "parseRetryAfter(%v) ok", tc.header)
 	}
+}
+
+// TestOnceBodyReleases checks that the body sent with added fields lets go of its bytes once
+// read to the end or closed, and can be had again only until then.
+func TestOnceBodyReleases(t *testing.T) {
+	o := &onceBody{full: []byte("abc"), b: []byte("abc")}
+	again, err := o.again()
+	require.NoError(t, err)
+	b, err := io.ReadAll(o)
+	require.NoError(t, err)
+	assert.Equal(t, "abc", string(b))
+	assert.Nil(t, o.full, "released at EOF")
+	_, err = o.again()
+	assert.ErrorIs(t, err, errBodyReleased)
+	b, err = io.ReadAll(again)
+	require.NoError(t, err)
+	assert.Equal(t, "abc", string(b), "a body had before the release is whole")
+	c := &onceBody{full: []byte("x"), b: []byte("x")}
+	require.NoError(t, c.Close())
+	assert.Nil(t, c.full, "released at Close")
 }

@@ -21,7 +21,6 @@ type benchCmd struct {
 	env      []string       // the process environment, as Execute read it
 	settings *pflag.FlagSet // the flags bound to v
 	v        *viper.Viper
-	start    starter // nil: startTarget
 }
 
 // benchConfig is bench's settings, decoded once from its flags and the environment.
@@ -95,14 +94,14 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureOpenFiles(openFileLimit, concurrencyFlag(o), maxOf(o.Concurrency), cfg.Target.Server == ""); err != nil {
+	if err := ensureOpenFiles(openFileLimit, concurrencyFlag(o), maxOf(o.Concurrency), cfg.Target.Server != ""); err != nil {
 		return err
 	}
 	dir, discard, err := newRunDir(cfg.Out, cfg.Force, "bench", time.Now())
 	if err != nil {
 		return err
 	}
-	t, err := startWith(b.start, c, cfg.Target)
+	t, err := startTarget(c, cfg.Target)
 	if err != nil {
 		discard()
 		return err

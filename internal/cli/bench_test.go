@@ -21,27 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/simserver/simtest"
 )
-
-// memStarter starts the embedded simulator as startTarget does, configured by the command's
-// --sim-* and --speedup flags, but on an in-memory network, so a whole command can run inside
-// a synctest bubble.
-func memStarter(t testing.TB) starter {
-	return func(_ *cobra.Command, tc targetConfig) (*target, error) {
-		cfg := tc.sim()
-		srv, clk, _, err := buildSimServer(cfg)
-		if err != nil {
-			return nil, err
-		}
-		sim := simtest.Serve(t, srv)
-		info := harness.Target{URL: sim.URL, Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names(),
-			APIKey: tc.APIKey, MetricsURLs: tc.MetricsURLs}
-		return &target{info: info, clock: clk, client: sim.Client(), stop: sim.Close}, nil
-	}
-}
 
 // runCommand runs one command as Execute would and returns its exit code, stdout and stderr.
 func runCommand(t *testing.T, c *cobra.Command, args ...string) (int, string, string) {
@@ -80,7 +61,7 @@ var benchResult = regexp.MustCompile(`(?m)^RESULT N=(\d+) max_tokens=(\d+) wall=
 func TestBenchEmbedded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "run")
-		code, out, stderr := runCommand(t, (&benchCmd{start: memStarter(t)}).command(), "--speedup", "20", "--out", dir)
+		code, out, stderr := runCommand(t, (&benchCmd{}).command(), "--speedup", "20", "--out", dir)
 		require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 		assert.Contains(t, out, "agentsim bench: 16 requests at once × 128 output tokens, ~200-token prompts, against embedded simulator dsv4-pd (faults none), speedup 20")
 		assert.Regexp(t, `(?m)^server metrics: decode_running ← `, out)
@@ -111,7 +92,7 @@ func TestBenchInterrupted(t *testing.T) {
 		defer cancel()
 		time.AfterFunc(2*time.Second, cancel)
 		dir := filepath.Join(t.TempDir(), "run")
-		code, out, stderr := runCommandIn(t, ctx, (&benchCmd{start: memStarter(t)}).command(), "--out", dir)
+		code, out, stderr := runCommandIn(t, ctx, (&benchCmd{}).command(), "--out", dir)
 		require.Equal(t, ExitInterrupted, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 		assert.Regexp(t, `(?m)^RESULT N=16 max_tokens=128 wall=2\.0s ok=0/16 lat_min=n/a`, out)
 		res, err := results.Read(dir)

@@ -22,7 +22,6 @@ type compareCmd struct {
 	settings *pflag.FlagSet // the flags bound to v
 	v        *viper.Viper
 	over     overrides
-	start    starter      // nil: startTarget
 	target   targetConfig // the server's settings, once run has read them
 	metrics  *harness.MetricsEndpoint
 }
@@ -80,10 +79,10 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureOpenFiles(openFileLimit, "--concurrency", o.Concurrency[0], cfg.Target.Server == ""); err != nil {
+	if err := ensureOpenFiles(openFileLimit, "--concurrency", o.Concurrency[0], cfg.Target.Server != ""); err != nil {
 		return err
 	}
-	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server == ""); err != nil {
+	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server != ""); err != nil {
 		return err
 	}
 	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, "compare", time.Now())
@@ -95,7 +94,7 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer k.metrics.Close()
-	t, err := startWith(k.start, c, cfg.Target)
+	t, err := startTarget(c, cfg.Target)
 	if err != nil {
 		discard()
 		return err

@@ -20,7 +20,7 @@ import (
 func TestCompareLongContextWedge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "run")
-		code, out, stderr := runCommand(t, (&compareCmd{start: memStarter(t)}).command(),
+		code, out, stderr := runCommand(t, (&compareCmd{}).command(),
 			"--sim-fault", "long-context-wedge", "--speedup", "100", "--out", dir,
 			"--agents", "8", "--set", "request.max_tokens=600", "--set", "sample_interval=5s", "--sim-fault-param", "threshold_tokens=24000")
 		require.Equal(t, ExitVerdict, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
@@ -53,7 +53,7 @@ func TestCompareLongContextWedge(t *testing.T) {
 func TestCompareHealthy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "run")
-		code, out, stderr := runCommand(t, (&compareCmd{start: memStarter(t)}).command(),
+		code, out, stderr := runCommand(t, (&compareCmd{}).command(),
 			"--workload", "smoke", "--concurrency", "4", "--speedup", "20", "--out", dir)
 		require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 		assert.Regexp(t, `(?m)^conclusion: synthetic healthy \(4/4 in [\d.]+ s\); agentic healthy .* — the server handles both$`, out)

@@ -35,7 +35,7 @@ func runSmoke(t *testing.T, dir string, seed int, extra ...string) (int, string,
 	t.Helper()
 	args := append([]string{"--workload", "smoke", "--agents", "8", "--rounds", "4", "--speedup", "20",
 		"--set", "seed=" + strconv.Itoa(seed), "--sim-seed", strconv.Itoa(seed), "--out", dir}, extra...)
-	return runCommand(t, (&runCmd{start: memStarter(t)}).command(), args...)
+	return runCommand(t, (&runCmd{}).command(), args...)
 }
 
 // TestGateNoiseAndSlowDecode is the gate's promise: two runs of one configuration with
@@ -103,9 +103,9 @@ func TestDiffRefuses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tmp := t.TempDir()
 		a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
-		code, out, stderr := runCommand(t, (&runCmd{start: memStarter(t)}).command(), "--workload", "smoke", "--out", a)
+		code, out, stderr := runCommand(t, (&runCmd{}).command(), "--workload", "smoke", "--out", a)
 		require.Equal(t, ExitOK, code, "%s\n%s", out, stderr)
-		code, out, stderr = runCommand(t, (&runCmd{start: memStarter(t)}).command(), "--workload", "smoke", "--agents", "2", "--out", b)
+		code, out, stderr = runCommand(t, (&runCmd{}).command(), "--workload", "smoke", "--agents", "2", "--out", b)
 		require.Equal(t, ExitOK, code, "%s\n%s", out, stderr)
 
 		code, _, stderr = agentsim(t, "diff", a, b)

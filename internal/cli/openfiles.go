@@ -15,25 +15,23 @@ type fileLimit interface {
 	set(soft uint64) error
 }
 
-// ensureOpenFiles checks, before anything starts, that conns connections fit within the
-// open-file limit: each connection takes one file, two with the embedded simulator (its
-// server side is in the same process), plus openFilesReserve. When the soft limit is too low
-// it is raised as far as needed, up to the hard limit; when even the hard limit is too low the
-// command is refused (exit 2), naming the flag, its value, the files needed and the largest
-// value that fits. Where the limit cannot be read (not a Unix system) nothing is checked.
-func ensureOpenFiles(lim fileLimit, flag string, conns int, embedded bool) error {
-	if lim == nil {
+// ensureOpenFiles checks, before anything starts, that conns connections to an external
+// server fit within the open-file limit: one file per connection, plus openFilesReserve. The
+// embedded simulator is reached without sockets (simserver.Local), so a command that uses it
+// (external false) needs no file per connection and nothing is checked. When the soft limit is
+// too low it is raised as far as needed, up to the hard limit; when even the hard limit is too
+// low the command is refused (exit 2), naming the flag, its value, the files needed and the
+// largest value that fits. Where the limit cannot be read (not a Unix system) nothing is
+// checked.
+func ensureOpenFiles(lim fileLimit, flag string, conns int, external bool) error {
+	if lim == nil || !external {
 		return nil
 	}
 	soft, hard, err := lim.get()
 	if err != nil {
 		return nil // no limit to check against; a shortage shows as failed connections
 	}
-	per := uint64(1)
-	if embedded {
-		per = 2
-	}
-	need := uint64(conns)*per + openFilesReserve
+	need := uint64(conns) + openFilesReserve
 	if need <= soft {
 		return nil
 	}
@@ -44,12 +42,8 @@ func ensureOpenFiles(lim fileLimit, flag string, conns int, embedded bool) error
 	}
 	fits := 0
 	if hard > openFilesReserve {
-		fits = int((hard - openFilesReserve) / per)
+		fits = int(hard - openFilesReserve)
 	}
-	how := "one per connection"
-	if embedded {
-		how = "two per connection, the client's and the embedded simulator's"
-	}
-	return usageError(fmt.Errorf("%s %d needs %d open files (%s, and %d more), above the open-file limit of %d (hard limit %d): "+
-		"want %s at most %d here, or raise the limit first (ulimit -n %d)", flag, conns, need, how, openFilesReserve, soft, hard, flag, fits, need))
+	return usageError(fmt.Errorf("%s %d needs %d open files (one per connection to the server, and %d more), above the open-file limit of %d (hard limit %d): "+
+		"want %s at most %d here, or raise the limit first (ulimit -n %d)", flag, conns, need, openFilesReserve, soft, hard, flag, fits, need))
 }

@@ -132,7 +132,7 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	if c.Context().Err() != nil {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the replay started")}
 	}
-	if err := ensureOpenFiles(openFileLimit, "sessions", w.Agents, cfg.Target.Server == ""); err != nil {
+	if err := ensureOpenFiles(openFileLimit, "sessions", w.Agents, cfg.Target.Server != ""); err != nil {
 		return err
 	}
 	dir, discard, err := newRunDir(cfg.Out, cfg.Force, w.Name, time.Now())

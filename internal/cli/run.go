@@ -22,7 +22,6 @@ type runCmd struct {
 	settings *pflag.FlagSet // the flags bound to v
 	v        *viper.Viper
 	over     overrides
-	start    starter // nil: startTarget
 }
 
 // runConfig is run's settings, decoded once from its flags and the environment.
@@ -115,7 +114,7 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	if c.Context().Err() != nil {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the run started")}
 	}
-	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server == ""); err != nil {
+	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server != ""); err != nil {
 		return err
 	}
 	g, err := newRunGate(cfg, w)
@@ -133,7 +132,7 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	defer metrics.Close()
-	target, err := startWith(r.start, c, cfg.Target)
+	target, err := startTarget(c, cfg.Target)
 	if err != nil {
 		discard()
 		return err

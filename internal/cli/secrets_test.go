@@ -54,15 +54,15 @@ func TestCredentialsNeverShown(t *testing.T) {
 	assert.Contains(t, stderr, "http://redacted@")
 }
 
-// TestEmbeddedServerURLShown checks that config.yaml keeps the embedded simulator's loopback
-// URL readable: only credentials are redacted, not whole URLs.
+// TestEmbeddedServerURLShown checks that config.yaml keeps the embedded simulator's URL
+// readable: only credentials are redacted, not whole URLs.
 func TestEmbeddedServerURLShown(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, _, stderr := execute(t, "run", "--workload", writeFile(t, "tiny.yaml", tinyShape), "--speedup", "1000", "--out", dir)
 	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "stderr: %s", stderr)
 	cfg, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
 	require.NoError(t, err)
-	assert.Contains(t, string(cfg), "\nserver: http://127.0.0.1:")
+	assert.Contains(t, string(cfg), "\nserver: "+simserver.LocalURL+"\n")
 }
 
 // TestRunRecordsHowToReproduce checks config.yaml's reproduce section: the build, the command

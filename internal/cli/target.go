@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,6 +15,7 @@ import (
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -51,20 +50,9 @@ func (t targetConfig) sim() simConfig {
 // simFlags are the flags that configure the embedded simulator.
 var simFlags = []string{"sim-profile", "sim-fault", "sim-fault-param", "speedup", "sim-seed"}
 
-// starter starts the server a command talks to; commands use startTarget, tests an in-memory
-// simulator.
-type starter func(*cobra.Command, targetConfig) (*target, error)
-
-// startWith starts the target with s, or with startTarget when s is nil.
-func startWith(s starter, c *cobra.Command, t targetConfig) (*target, error) {
-	if s == nil {
-		s = startTarget
-	}
-	return s(c, t)
-}
-
 // startTarget returns the external server named by --server, refusing simulator-only flags
-// given on the command line, or starts the embedded simulator on a loopback port.
+// given on the command line, or starts the embedded simulator in this process (see
+// simserver.Local: no sockets, so thousands of agents cost no file descriptors).
 func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 	if err := configError(t.check(c.Flags())); err != nil {
 		return nil, err
@@ -90,20 +78,13 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 	if err != nil {
 		return nil, simFlagNames(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	local, err := srv.ServeLocal()
 	if err != nil {
 		return nil, runtimeError(fmt.Errorf("embedded simulator: %w", err))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ctx, ln)
-	}()
-	url := "http://" + ln.Addr().String()
-	info := harness.Target{URL: url, Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names(),
+	info := harness.Target{URL: simserver.LocalURL, Kind: results.Embedded, Profile: cfg.Profile, Faults: srv.Engine().Faults().Names(),
 		APIKey: t.APIKey, MetricsURLs: t.MetricsURLs, SimLag: srv.Engine()}
-	return &target{info: info, clock: clk, stop: func() { cancel(); <-done }}, nil
+	return &target{info: info, clock: clk, client: local.Client(), stop: local.Close}, nil
 }
 
 // check returns the problems of the target settings that can be found before anything

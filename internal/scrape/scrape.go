@@ -39,6 +39,7 @@ type Scraper struct {
 	found   map[string]string // canonical → metric name it was read from
 	failed  map[string]string // url → why it could not be read (last failure)
 	counter map[string]counterPoint
+	stream  map[string]*streamSeen // url → its stream chunk metrics (see Stream)
 }
 
 type counterPoint struct {
@@ -52,7 +53,8 @@ func New(urls []string, client *http.Client, clk *clock.Clock) *Scraper {
 		client = &http.Client{Timeout: 5 * time.Second}
 	}
 	return &Scraper{urls: urls, client: client, clk: clk,
-		found: map[string]string{}, failed: map[string]string{}, counter: map[string]counterPoint{}}
+		found: map[string]string{}, failed: map[string]string{}, counter: map[string]counterPoint{},
+		stream: map[string]*streamSeen{}}
 }
 
 // Scrape reads every URL once. A URL that fails is reported in Reading.Errors; the others still
@@ -72,6 +74,7 @@ func (s *Scraper) Scrape(ctx context.Context) Reading {
 		delete(s.failed, u)
 		s.mu.Unlock()
 		s.mapFamilies(u, families, out.Gauges)
+		s.noteStream(u, families)
 	}
 	return out
 }

@@ -143,3 +143,46 @@ func TestFirstURLWinsAcrossEngines(t *testing.T) {
 	assert.Equal(t, 7.0, got.Gauges[PrefillInflight])
 	assert.Equal(t, 9.0, got.Gauges[DecodeRunning], "unlabelled series count for any engine")
 }
+
+// simStreamText is the simulator's stream chunk metrics after chunks chunks of which behind
+// were written behind the engine.
+const simStreamText = `# TYPE agentsim_stream_chunks_total counter
+agentsim_stream_chunks_total{model_name="m"} %d
+# TYPE agentsim_stream_chunk_tokens_total counter
+agentsim_stream_chunk_tokens_total{model_name="m"} %d
+# TYPE agentsim_stream_chunks_behind_total counter
+agentsim_stream_chunks_behind_total{model_name="m"} %d
+# TYPE agentsim_stream_chunks_coalesced_total counter
+agentsim_stream_chunks_coalesced_total{model_name="m"} 0
+# TYPE agentsim_stream_interval_tokens gauge
+agentsim_stream_interval_tokens{model_name="m"} 1
+# TYPE agentsim_stream_coalesce_tokens gauge
+agentsim_stream_coalesce_tokens{model_name="m"} 1
+`
+
+// TestStreamCountsGrowthSinceFirstScrape: the simulator's stream counters are reported as
+// their growth since the first scrape (a server that served before the run is not charged
+// with that), and a server without them reports none.
+func TestStreamCountsGrowthSinceFirstScrape(t *testing.T) {
+	var chunks atomic.Int64
+	chunks.Store(100)
+	url := serve(t, func() (int, string) {
+		c := chunks.Load()
+		return 200, fmt.Sprintf(simStreamText, c, 2*c, c/10)
+	})
+	s := New([]string{url}, nil, clock.Real())
+	_, ok := s.Stream()
+	assert.False(t, ok, "Stream before any scrape")
+	s.Scrape(t.Context())
+	chunks.Store(350)
+	s.Scrape(t.Context())
+	got, ok := s.Stream()
+	require.True(t, ok)
+	assert.Equal(t, map[string]float64{StreamChunks: 250, StreamTokens: 500, StreamBehind: 25, StreamCoalesced: 0}, got.Counters)
+	assert.Equal(t, []float64{1, 1}, []float64{got.Interval, got.Coalesce}, "interval, coalesce limit")
+
+	other := New([]string{serve(t, func() (int, string) { return 200, fmt.Sprintf(vllmText, 7) })}, nil, clock.Real())
+	other.Scrape(t.Context())
+	_, ok = other.Stream()
+	assert.False(t, ok, "Stream of a vLLM /metrics")
+}

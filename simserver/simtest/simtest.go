@@ -6,7 +6,8 @@
 // it works both on its own and inside a testing/synctest bubble, where every read and write
 // blocks durably and the simulator's clock runs in virtual time; real sockets do not. The
 // in-memory URL is "http://sim" and only Client reaches it. NewLoopbackServer, or replacing
-// Listener before Start, serves on a real socket instead, for clients that dial by address.
+// Listener before Start, serves on a real socket instead, for clients that dial by address;
+// NewLocalServer serves without any connection, as commands serve their embedded simulator.
 //
 // Inside a bubble, call NewServer from the bubble's goroutine: every goroutine the server
 // starts then belongs to the bubble and ends, at the test's cleanup, before the bubble does.
@@ -42,6 +43,7 @@ type Server struct {
 	Sim *simserver.Server
 
 	tb        testing.TB
+	local     *simserver.Local // serving in-process (NewLocalServer), or nil
 	transport *http.Transport
 	client    *http.Client
 	stop      context.CancelFunc
@@ -70,6 +72,22 @@ func NewLoopbackServer(tb testing.TB, opts simserver.Options) *Server {
 	}
 	s.Listener = ln
 	s.Start()
+	return s
+}
+
+// NewLocalServer is NewServer served as commands serve their embedded simulator: in-process,
+// through simserver.Local, without connections. Its URL is simserver.LocalURL and only Client
+// reaches it; Listener is nil. It works inside a synctest bubble.
+func NewLocalServer(tb testing.TB, opts simserver.Options) *Server {
+	tb.Helper()
+	s := NewUnstartedServer(tb, opts)
+	s.Listener = nil
+	local, err := s.Sim.ServeLocal()
+	if err != nil {
+		tb.Fatalf("simtest: %v", err)
+	}
+	s.local, s.URL, s.client = local, simserver.LocalURL, local.Client()
+	tb.Cleanup(s.Close)
 	return s
 }
 
@@ -108,7 +126,7 @@ func newUnstarted(tb testing.TB, sim *simserver.Server) *Server {
 // may be called once.
 func (s *Server) Start() {
 	s.tb.Helper()
-	if s.served != nil {
+	if s.served != nil || s.local != nil {
 		s.tb.Fatal("simtest: Start called twice")
 	}
 	s.transport = &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1024}
@@ -146,6 +164,10 @@ func (s *Server) OpenAIClient(apiKey string) *openai.Client {
 // twice; the test's cleanup calls it.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		if s.local != nil {
+			s.local.Close()
+			return
+		}
 		if s.served == nil {
 			return
 		}

@@ -1,0 +1,118 @@
+package harness
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/agentsim/agentsim/internal/plural"
+	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/results"
+)
+
+// serverStream is the server's own account of the chunks it wrote while the run scraped it,
+// from the agentsim_stream_* metrics of its /metrics (agentsim's simulator, embedded or
+// served); nil for a server without them.
+func serverStream(s *scrape.Scraper) *results.ServerStream {
+	st, ok := s.Stream()
+	if !ok {
+		return nil
+	}
+	c := st.Counters
+	out := &results.ServerStream{
+		Chunks: int64(c[scrape.StreamChunks]), Tokens: int64(c[scrape.StreamTokens]),
+		Behind: int64(c[scrape.StreamBehind]), Coalesced: int64(c[scrape.StreamCoalesced]),
+		StreamInterval: int(st.Interval), CoalesceTokens: int(st.Coalesce),
+	}
+	if out.Chunks > 0 {
+		out.TokensPerChunk = float64(out.Tokens) / float64(out.Chunks)
+	}
+	return out
+}
+
+// streamWarning says when the simulator's chunking departed from its profile although the
+// profile did not ask for coalescing: chunks written behind the engine (the stream writers
+// could not keep up, so clients got tokens late) or carrying more than stream_interval
+// tokens. Chunking follows stream_interval at every speedup the machine keeps up with; where
+// it cannot, the deviation is measured and said (docs/engine.md §1), never silent.
+func streamWarning(r *results.Results) []string {
+	w := chunkingWarning(r.Stream.Server, r.Server.Kind, r.Speedup, "wrote", fmt.Sprintf("the harness measured %s tokens per chunk (the server %s)",
+		perChunk(r.Stream.TokensPerChunk), perChunk(serverPerChunk(r.Stream.Server))))
+	if w == "" {
+		return nil
+	}
+	return []string{w}
+}
+
+// serverPerChunk is the server's tokens per chunk; 0 without a server count.
+func serverPerChunk(srv *results.ServerStream) float64 {
+	if srv == nil {
+		return 0
+	}
+	return srv.TokensPerChunk
+}
+
+// checkStream gives the live stream warning, once, as soon as the simulator's counters show a
+// chunk written behind its engine or coalesced unasked; it returns the warning or "".
+func (r *run) checkStream() string {
+	if r.streamWarned {
+		return ""
+	}
+	srv := serverStream(r.scraper)
+	w := chunkingWarning(srv, r.o.Target.Kind, r.o.Clock.Speedup(), "has written", fmt.Sprintf("the server's %s tokens per chunk so far", perChunk(serverPerChunk(srv))))
+	if w == "" {
+		return ""
+	}
+	r.streamWarned = true
+	return "warning: " + w
+}
+
+// behindShare is the share of chunks that may go out behind the engine before the run warns.
+// A writer a step late now and then is a loaded machine's noise, counted in results.json all
+// the same; past the share it is a deviation from the profile, as the lag warning's 5 % is
+// (harness/lag.go).
+const behindShare = 0.05
+
+// chunkingWarning is the stream warning for the server's count srv, or "" when there is
+// nothing to say: no count, coalescing asked for, or no chunk above stream_interval and at
+// most behindShare of them written behind. wrote is the verb's tense; measured says the
+// tokens per chunk seen.
+func chunkingWarning(srv *results.ServerStream, kind results.ServerKind, speedup float64, wrote, measured string) string {
+	if srv == nil || srv.CoalescingAsked() || (srv.Coalesced == 0 && float64(srv.Behind) <= behindShare*float64(srv.Chunks)) {
+		return ""
+	}
+	msg := fmt.Sprintf("stream chunking: the simulator %s %s of its %s chunks (%s) behind its engine, with more tokens already waiting, so clients got those tokens late",
+		wrote, count(srv.Behind), count(srv.Chunks), percent(srv.Behind, srv.Chunks))
+	if srv.Coalesced > 0 {
+		msg += fmt.Sprintf(", and %s chunks with more than the profile's stream_interval of %s", count(srv.Coalesced), plural.Of(srv.StreamInterval, "token"))
+	}
+	msg += fmt.Sprintf("; the profile asks for %s per chunk, %s", plural.Of(srv.StreamInterval, "token"), measured)
+	switch {
+	case speedup > 1 && kind == results.External: // an agentsim serve whose speedup the run adopted
+		msg += fmt.Sprintf("; at --speedup %g the machine cannot keep up with the streams, serve the simulator at a lower --speedup", speedup)
+	case speedup > 1:
+		msg += fmt.Sprintf("; at --speedup %g the machine cannot keep up with the streams, use a lower --speedup", speedup)
+	default:
+		msg += "; at wall speed the harness read the streams more slowly than the engine made tokens (a loaded machine)"
+	}
+	return msg
+}
+
+// count renders a count, thousands grouped: 5, 1,234.
+func count(n int64) string {
+	if n > -10 && n < 10 {
+		return strconv.FormatInt(n, 10)
+	}
+	return num(float64(n))
+}
+
+// percent renders part of whole as a percentage, "25 %", never rounding a part to 0: "<0.1 %".
+func percent(part, whole int64) string {
+	p := 100 * float64(part) / float64(max(whole, 1))
+	if part > 0 && p < 0.05 {
+		return "<0.1 %"
+	}
+	return num(p) + " %"
+}
+
+// perChunk renders tokens per chunk with two decimals: 1.00, 3.47.
+func perChunk(v float64) string { return fmt.Sprintf("%.2f", v) }

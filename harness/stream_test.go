@@ -1,0 +1,207 @@
+package harness
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
+)
+
+// slowReading returns a client that reads the bodies of chat completions through c, each read
+// waiting delay first: a harness that cannot keep up with the streams. /metrics is read at
+// full speed.
+func slowReading(c *http.Client, delay time.Duration) *http.Client {
+	slow := *c
+	slow.Transport = slowTransport{next: c.Transport, delay: delay}
+	return &slow
+}
+
+type slowTransport struct {
+	next  http.RoundTripper
+	delay time.Duration
+}
+
+func (s slowTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := s.next.RoundTrip(req)
+	if err == nil && strings.HasPrefix(req.URL.Path, "/v1/chat/") {
+		resp.Body = slowBody{ReadCloser: resp.Body, delay: s.delay}
+	}
+	return resp, err
+}
+
+type slowBody struct {
+	io.ReadCloser
+	delay time.Duration
+}
+
+func (b slowBody) Read(p []byte) (int, error) {
+	time.Sleep(b.delay) // virtual time: the test runs in a bubble
+	return b.ReadCloser.Read(p)
+}
+
+// streamWarnings returns the warnings about stream chunking.
+func streamWarnings(res *results.Results) []string {
+	var out []string
+	for _, w := range res.Warnings {
+		if strings.HasPrefix(w, "stream chunking: ") {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// liveStreamWarnings returns the stream chunking warnings the run gave while it ran.
+func liveStreamWarnings(t *testing.T, dir string) []string {
+	t.Helper()
+	evs, err := events.ReadFile[events.Event](dir + "/events.jsonl")
+	require.NoError(t, err)
+	var out []string
+	for _, e := range evs {
+		if e.Kind == events.Warning && e.Agent < 0 && strings.HasPrefix(e.Message, "warning: stream chunking: ") {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
+// TestStreamFiguresOnSimulator checks results.json's stream figures on a simulator that keeps
+// up, at the profile's stream_interval of 1: one token per token frame, as the harness
+// measured it and as the server counted it; frames that are the requests' own chunks; rates
+// that are frames over the run's simulated and wall seconds; and no warning.
+func TestStreamFiguresOnSimulator(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res, dir := runSim(t, t.Context(), simCase{workload: "smoke", speedup: 20})
+		require.Equal(t, res.Requests.Sent, res.Requests.OK, "every request ok: %+v", res.Requests)
+		evs, err := events.ReadFile[events.Event](dir + "/events.jsonl")
+		require.NoError(t, err)
+		var chunks, tokenChunks, tokens int64
+		for _, e := range evs {
+			if e.Kind.Terminal() {
+				chunks += int64(e.Chunks)
+				tokenChunks += int64(e.TokenChunks)
+				tokens += int64(e.CompletionTokens)
+			}
+		}
+		st := res.Stream
+		assert.Equal(t, chunks, st.Frames, "frames: the terminal events' chunks")
+		assert.Equal(t, tokenChunks, st.TokenFrames, "token frames: the done events' token_chunks")
+		assert.Equal(t, int64(res.Requests.OK)*4, st.Frames-st.TokenFrames,
+			"four frames a request carry no token: role, finish, usage, [DONE]")
+		assert.Equal(t, 1.0, st.TokensPerChunk, "%d tokens over %d token frames", tokens, tokenChunks)
+		assert.InDelta(t, float64(st.Frames)/res.SimSeconds, st.FramesPerSecond, 1e-9, "frames per simulated second")
+		assert.InDelta(t, float64(st.Frames)/res.WallSeconds, st.FramesPerWallSecond, 1e-9, "frames per wall second")
+		assert.InDelta(t, 20*st.FramesPerSecond, st.FramesPerWallSecond, 0.05*20*st.FramesPerSecond,
+			"at --speedup 20 a wall second holds 20 simulated ones")
+
+		require.NotNil(t, st.Server, "the simulator's own chunk count")
+		assert.Equal(t, results.ServerStream{Chunks: tokenChunks, Tokens: tokens, TokensPerChunk: 1, StreamInterval: 1, CoalesceTokens: 1},
+			*st.Server, "the server wrote every token frame the harness received, one token each, none behind")
+		assert.Empty(t, streamWarnings(res))
+		assert.Empty(t, liveStreamWarnings(t, dir))
+
+		onDisk, err := results.Read(dir)
+		require.NoError(t, err)
+		assert.Equal(t, st, onDisk.Stream, "results.json's stream")
+		var out bytes.Buffer
+		PrintSummary(&out, res, dir)
+		assert.Regexp(t, `(?m)^  stream +\d+ frames, [\d.,]+/s simulated, [\d.,]+/s wall; 1\.00 tokens per chunk; server: \d+ chunks of 1\.00 tokens, 0 behind, 0 coalesced \(stream_interval 1 token, coalesce limit 1 token\)$`,
+			out.String())
+	})
+}
+
+// TestStreamBehindIsWarned checks that a harness that cannot read its streams as fast as the
+// simulator writes them gets the chunks written behind the engine counted and said, while the
+// run goes on (once) and in results.json's warnings and the summary, with the tokens per chunk
+// measured and the remedy.
+func TestStreamBehindIsWarned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res, dir := runSim(t, t.Context(), simCase{workload: "smoke", speedup: 20, readDelay: 5 * time.Millisecond})
+		srv := res.Stream.Server
+		require.NotNil(t, srv)
+		assert.Positive(t, srv.Behind, "chunks written behind: %+v", *srv)
+		assert.Zero(t, srv.Coalesced, "the profile does not coalesce")
+		assert.Equal(t, 1.0, res.Stream.TokensPerChunk, "still one token a chunk, only late")
+		warns := streamWarnings(res)
+		require.Len(t, warns, 1, "warnings %q", res.Warnings)
+		assert.Regexp(t, `^stream chunking: the simulator wrote [\d,]+ of its [\d,]+ chunks \([\d.,]+ %\) behind its engine, with more tokens already waiting, so clients got those tokens late; `+
+			`the profile asks for 1 token per chunk, the harness measured 1\.00 tokens per chunk \(the server 1\.00\); at --speedup 20 the machine cannot keep up with the streams, use a lower --speedup$`, warns[0])
+		var out bytes.Buffer
+		PrintSummary(&out, res, dir)
+		assert.Contains(t, out.String(), warns[0], "the summary says it")
+		live := liveStreamWarnings(t, dir)
+		require.Len(t, live, 1, "the run warned once while it ran")
+		assert.Regexp(t, `^warning: stream chunking: the simulator has written [\d,]+ of its [\d,]+ chunks .* behind its engine, .*; `+
+			`the profile asks for 1 token per chunk, the server's 1\.00 tokens per chunk so far; at --speedup 20 the machine cannot keep up with the streams, use a lower --speedup$`, live[0])
+	})
+}
+
+// TestStreamCoalescingAskedIsReported checks that a profile that asks for coalescing
+// (stream_coalesce_tokens above stream_interval, as raw-throughput runs do) gets its
+// coalesced chunks counted and its larger chunks measured, without a warning: the deviation
+// was asked for.
+func TestStreamCoalescingAskedIsReported(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res, dir := runSim(t, t.Context(), simCase{workload: "smoke", speedup: 20, coalesce: 8, readDelay: 5 * time.Millisecond})
+		srv := res.Stream.Server
+		require.NotNil(t, srv)
+		assert.Equal(t, []int{1, 8}, []int{srv.StreamInterval, srv.CoalesceTokens}, "stream_interval, coalesce limit")
+		assert.Positive(t, srv.Coalesced, "coalesced chunks: %+v", *srv)
+		assert.Greater(t, res.Stream.TokensPerChunk, 1.0, "the harness measured the larger chunks")
+		assert.Greater(t, srv.TokensPerChunk, 1.0, "the server counted them")
+		assert.Empty(t, streamWarnings(res), "coalescing was asked for")
+		assert.Empty(t, liveStreamWarnings(t, dir), "coalescing was asked for")
+	})
+}
+
+// TestStreamWarning checks when the stream warning is given and the remedy it names.
+func TestStreamWarning(t *testing.T) {
+	behind := &results.ServerStream{Chunks: 1000, Tokens: 1000, TokensPerChunk: 1, Behind: 250, StreamInterval: 1, CoalesceTokens: 1}
+	for _, tc := range []struct {
+		name    string
+		kind    results.ServerKind
+		speedup float64
+		server  *results.ServerStream
+		want    string // a pattern the warning matches; "" for none
+	}{
+		{"no server count", results.External, 100, nil, ""},
+		{"kept up", results.Embedded, 100, &results.ServerStream{Chunks: 1000, Tokens: 1000, StreamInterval: 1, CoalesceTokens: 1}, ""},
+		{"few behind", results.Embedded, 20, &results.ServerStream{Chunks: 1000, Tokens: 1000, TokensPerChunk: 1, Behind: 50, StreamInterval: 1, CoalesceTokens: 1}, ""},
+		{"coalescing asked", results.Embedded, 100, &results.ServerStream{Chunks: 200, Tokens: 1000, Behind: 150, Coalesced: 150, StreamInterval: 1, CoalesceTokens: 8}, ""},
+		{"embedded", results.Embedded, 100, behind, `^stream chunking: the simulator wrote 250 of its 1,000 chunks \(25 %\) behind .*; at --speedup 100 the machine cannot keep up with the streams, use a lower --speedup$`},
+		{"agentsim serve", results.External, 100, behind, `; at --speedup 100 .*, serve the simulator at a lower --speedup$`},
+		{"wall speed", results.Embedded, 1, behind, `; at wall speed the harness read the streams more slowly than the engine made tokens \(a loaded machine\)$`},
+		{"coalesced unasked", results.Embedded, 10, &results.ServerStream{Chunks: 10, Tokens: 40, TokensPerChunk: 4, Behind: 5, Coalesced: 5, StreamInterval: 2, CoalesceTokens: 2},
+			`behind its engine, .*, and 5 chunks with more than the profile's stream_interval of 2 tokens; the profile asks for 2 tokens per chunk, the harness measured 3\.50 tokens per chunk \(the server 4\.00\);`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &results.Results{Server: results.Server{Kind: tc.kind}, Speedup: tc.speedup,
+				Stream: results.Stream{TokensPerChunk: 3.5, Server: tc.server}}
+			got := streamWarning(r)
+			if tc.want == "" {
+				assert.Empty(t, got, "streamWarning(%+v)", r.Stream)
+				return
+			}
+			require.Len(t, got, 1, "streamWarning(%+v)", r.Stream)
+			assert.Regexp(t, tc.want, got[0])
+		})
+	}
+}
+
+// TestPercent: a share of chunks never reads as 0 when it is not.
+func TestPercent(t *testing.T) {
+	for _, tc := range []struct {
+		part, whole int64
+		want        string
+	}{{250, 1000, "25 %"}, {1, 100000, "<0.1 %"}, {0, 10, "0 %"}, {3, 1000, "0.3 %"}} {
+		assert.Equal(t, tc.want, percent(tc.part, tc.whole), "percent(%d, %d)", tc.part, tc.whole)
+	}
+}

@@ -1,0 +1,393 @@
+// Package inproc serves HTTP inside one process: a Transport is an http.RoundTripper that
+// answers each request by running a handler in a goroutine of its own and streaming the
+// response body through memory. No socket, no connection and no HTTP/1.1 framing is involved,
+// so a client and a server in the same process cost one goroutine per request in flight (the
+// handler's) and one buffer of unread response bytes, instead of two sockets, four buffers and
+// four goroutines per connection.
+//
+// What a client sees is what net/http's client sees from net/http's server, in the ways a
+// streaming client can tell:
+//   - The response head arrives when the handler flushes, when it has written more than
+//     FlushBytes of body, or when it returns — not at WriteHeader. A handler that sends its head
+//     only with the first token is seen as such.
+//   - Body bytes become readable when they are flushed (or at FlushBytes, or at the end).
+//   - A handler that panics with http.ErrAbortHandler cuts the response: before the head,
+//     RoundTrip fails with an error wrapping io.EOF (a connection closed without an answer);
+//     after it, the body's Read fails with io.ErrUnexpectedEOF (a truncated chunked body).
+//     Other panics are logged with their stack, as net/http logs them, and cut the response
+//     the same way.
+//   - The handler's request context is cancelled when the client's request context is, when
+//     the client closes the body before its end, when the Transport's Context is cancelled,
+//     and when the handler returns.
+//   - A handler that writes faster than the client reads blocks once more than Window unread
+//     bytes are buffered, as it would on a full socket, until the client reads, closes the body, or the
+//     request's context ends.
+//   - Once Close is called, RoundTrip fails as a refused connection does: an error wrapping
+//     *net.OpError{Op: "dial"} and net.ErrClosed.
+//
+// Inside a testing/synctest bubble every wait is on a channel, so a Transport runs in virtual
+// time.
+package inproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
+)
+
+const (
+	// FlushBytes is the body a handler may write before it is sent without a Flush: net/http's
+	// server buffers 4 KiB per connection.
+	FlushBytes = 4 << 10
+	// Window is the most unread response body a handler may have sent before its writes block:
+	// about what a loopback socket's buffers hold.
+	Window = 256 << 10
+)
+
+// Transport answers requests with Handler in this process. Its zero value is not usable: set
+// Handler. Close it when done; it is safe for concurrent use.
+type Transport struct {
+	// Handler serves every request, whatever its URL's host.
+	Handler http.Handler
+	// Context is the parent of every request's context on the handler's side: cancelling it
+	// ends the requests in flight, as a server stopping does. nil means context.Background.
+	Context context.Context
+	// ErrorLog receives handler panics other than http.ErrAbortHandler, with their stack; nil
+	// means the log package's standard logger.
+	ErrorLog *log.Logger
+
+	mu       sync.Mutex
+	closed   bool
+	handlers sync.WaitGroup
+}
+
+// errClosed is what RoundTrip returns once the transport is closed: a refused dial.
+var errClosed = &net.OpError{Op: "dial", Net: "inproc", Err: net.ErrClosed}
+
+// Close refuses new requests and waits for every handler to return. Handlers still streaming
+// return when their clients close the bodies or their contexts end: cancel Context first to
+// end them. Close is safe to call more than once.
+func (t *Transport) Close() {
+	t.mu.Lock()
+	t.closed = true
+	t.mu.Unlock()
+	t.handlers.Wait()
+}
+
+// RoundTrip implements http.RoundTripper: it starts the handler on req and returns when the
+// handler has sent its response head, or fails when the handler cuts the response first or
+// req's context ends.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	body := req.Body
+	if body == nil {
+		body = http.NoBody
+	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		_ = body.Close()
+		return nil, errClosed
+	}
+	t.handlers.Add(1)
+	t.mu.Unlock()
+
+	parent := t.Context
+	if parent == nil {
+		parent = context.Background()
+	}
+	// The handler's context descends from the server's, as net/http's BaseContext, and ends
+	// when the client's does: it carries neither the client's values nor its deadline.
+	ctx, cancel := context.WithCancel(parent)
+	stopClient := context.AfterFunc(req.Context(), cancel)
+	sreq := req.WithContext(ctx)
+	sreq.Body = body
+	sreq.RequestURI = req.URL.RequestURI()
+	sreq.RemoteAddr = "inproc"
+	if sreq.Host == "" {
+		sreq.Host = req.URL.Host
+	}
+	w := &responseWriter{header: make(http.Header), head: make(chan struct{}), req: req,
+		body: &pipe{readable: make(chan struct{}, 1), writable: make(chan struct{}, 1),
+			serverDone: ctx.Done(), client: req.Context(), cancel: cancel}}
+	go func() {
+		defer t.handlers.Done()
+		defer stopClient()
+		defer cancel()
+		defer func() { _ = body.Close() }()
+		w.serve(t, sreq)
+	}()
+	select {
+	case <-w.head:
+		if w.cut {
+			return nil, fmt.Errorf("inproc: the server closed the connection without answering: %w", io.EOF)
+		}
+		return w.resp, nil
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+}
+
+// responseWriter is the handler's side of one exchange.
+type responseWriter struct {
+	req    *http.Request
+	header http.Header
+	body   *pipe
+
+	status   int         // 0 until WriteHeader
+	sent     http.Header // the head as sent, snapshot at WriteHeader
+	head     chan struct{}
+	headOnce sync.Once
+	resp     *http.Response // set before head closes, unless cut
+	cut      bool           // the handler aborted before its head went out
+}
+
+// serve runs the handler and ends the exchange: the head goes out if it has not, and the body
+// ends (cut when the handler panicked).
+func (w *responseWriter) serve(t *Transport, r *http.Request) {
+	aborted := true
+	defer func() {
+		if aborted {
+			if v := recover(); v != nil && v != http.ErrAbortHandler {
+				logf := log.Printf
+				if t.ErrorLog != nil {
+					logf = t.ErrorLog.Printf
+				}
+				buf := make([]byte, 64<<10)
+				buf = buf[:runtime.Stack(buf, false)]
+				logf("inproc: panic serving %s %s: %v\n%s", r.Method, r.URL.Path, v, buf)
+			}
+			w.headOnce.Do(func() {
+				w.cut = true
+				close(w.head)
+			})
+			w.body.finish(io.ErrUnexpectedEOF)
+			return
+		}
+		w.sendHead()
+		w.body.finish(io.EOF)
+	}()
+	t.Handler.ServeHTTP(w, r)
+	aborted = false
+}
+
+// Header implements http.ResponseWriter.
+func (w *responseWriter) Header() http.Header { return w.header }
+
+// WriteHeader implements http.ResponseWriter. As with net/http, the head is fixed now and sent
+// at the first flush; informational (1xx) codes are not passed on.
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status != 0 || (code >= 100 && code < 200) {
+		return
+	}
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	w.status = code
+	w.sent = w.header.Clone()
+}
+
+// Write implements http.ResponseWriter: p is buffered and becomes readable at the next flush,
+// or at once when more than FlushBytes are waiting.
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		if w.header.Get("Content-Type") == "" {
+			w.header.Set("Content-Type", http.DetectContentType(p))
+		}
+		w.WriteHeader(http.StatusOK)
+	}
+	pending, err := w.body.write(p)
+	if err != nil {
+		return 0, err
+	}
+	if pending > FlushBytes {
+		return len(p), w.FlushError()
+	}
+	return len(p), nil
+}
+
+// FlushError sends the head, when it has not gone out, and makes what was written readable;
+// it blocks while the client has more than Window unread bytes, and fails once the client has
+// closed the body or the request has ended.
+func (w *responseWriter) FlushError() error {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	w.sendHead()
+	return w.body.flush()
+}
+
+// Flush implements http.Flusher.
+func (w *responseWriter) Flush() { _ = w.FlushError() }
+
+// sendHead hands the response to RoundTrip, once.
+func (w *responseWriter) sendHead() {
+	w.headOnce.Do(func() {
+		if w.status == 0 {
+			w.WriteHeader(http.StatusOK)
+		}
+		length := int64(-1)
+		if n, err := strconv.ParseInt(w.sent.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+			length = n
+		}
+		w.resp = &http.Response{
+			Status: strconv.Itoa(w.status) + " " + http.StatusText(w.status), StatusCode: w.status,
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: w.sent, Body: w.body, ContentLength: length, Request: w.req,
+		}
+		close(w.head)
+	})
+}
+
+// pipe carries one response body from the handler to the client: buf[off:visible] is
+// readable, buf[visible:] written but not yet flushed.
+type pipe struct {
+	mu      sync.Mutex
+	buf     []byte
+	pooled  *[]byte // where buf came from and goes back to; nil while the pipe holds none
+	off     int
+	visible int
+	end     error // io.EOF, or io.ErrUnexpectedEOF for a cut body, once the handler is done
+	closed  bool  // the client closed the body
+
+	readable   chan struct{} // signalled when bytes become readable or the body ends
+	writable   chan struct{} // signalled when the client reads or closes
+	serverDone <-chan struct{}
+	client     context.Context    // the client's request context
+	cancel     context.CancelFunc // ends the handler's request
+}
+
+// errBodyClosed is what the handler's writes return once the client has closed the body,
+// as writes to a connection the peer closed fail.
+var errBodyClosed = errors.New("inproc: the client closed the response body")
+
+// buffers holds the buffers of drained pipes: a stream whose client keeps up holds none
+// between its writes, so thousands of streams share a few.
+var buffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// write appends p to the unflushed bytes and returns how many are unflushed.
+func (p *pipe) write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return 0, errBodyClosed
+	}
+	if p.pooled == nil {
+		p.pooled = buffers.Get().(*[]byte)
+		p.buf = (*p.pooled)[:0]
+	}
+	p.buf = append(p.buf, b...)
+	return len(p.buf) - p.visible, nil
+}
+
+// flush makes the written bytes readable, then waits while more than Window are unread.
+func (p *pipe) flush() error {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return errBodyClosed
+		}
+		grew := p.visible < len(p.buf)
+		p.visible = len(p.buf)
+		unread := p.visible - p.off
+		p.mu.Unlock()
+		if grew {
+			signal(p.readable)
+		}
+		if unread <= Window {
+			return nil
+		}
+		select {
+		case <-p.writable:
+		case <-p.serverDone:
+			return context.Canceled
+		}
+	}
+}
+
+// finish ends the body with end after making every written byte readable.
+func (p *pipe) finish(end error) {
+	p.mu.Lock()
+	p.visible = len(p.buf)
+	p.end = end
+	p.mu.Unlock()
+	signal(p.readable)
+}
+
+// Read implements io.Reader for the client. Once the client's request context ends, Read
+// fails with its error, as net/http's response bodies do.
+func (p *pipe) Read(b []byte) (int, error) {
+	for {
+		if err := p.client.Err(); err != nil {
+			return 0, err
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return 0, http.ErrBodyReadAfterClose
+		}
+		if p.off < p.visible {
+			n := copy(b, p.buf[p.off:p.visible])
+			p.off += n
+			if p.off == p.visible {
+				// Drained: move what is not yet flushed to the start, or, when nothing is
+				// left, give the buffer back.
+				rest := copy(p.buf, p.buf[p.off:])
+				p.buf, p.off, p.visible = p.buf[:rest], 0, 0
+				if rest == 0 {
+					p.release()
+				}
+			}
+			p.mu.Unlock()
+			signal(p.writable)
+			return n, nil
+		}
+		end := p.end
+		p.mu.Unlock()
+		if end != nil {
+			return 0, end
+		}
+		select {
+		case <-p.readable:
+		case <-p.client.Done():
+			return 0, p.client.Err()
+		}
+	}
+}
+
+// Close implements io.Closer for the client: unread bytes are dropped and, when the body had
+// not ended, the handler's request is cancelled, as closing a connection mid-response does.
+func (p *pipe) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.release()
+	p.off, p.visible = 0, 0
+	p.mu.Unlock()
+	p.cancel()
+	signal(p.writable)
+	return nil
+}
+
+// release gives the buffer back to the pool; the caller holds mu.
+func (p *pipe) release() {
+	if p.pooled != nil {
+		*p.pooled = p.buf[:0]
+		buffers.Put(p.pooled)
+	}
+	p.pooled, p.buf = nil, nil
+}
+
+// signal wakes the one waiter on c, if any, without blocking.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
