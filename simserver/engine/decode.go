@@ -47,7 +47,7 @@ func (e *Engine) newBatchLoop() *batchLoop {
 // run steps the batch until ctx ends or the scheduler crashes.
 func (b *batchLoop) run(ctx context.Context) {
 	e := b.e
-	clock := timeline{clk: e.clk}
+	clock := timeline{clk: e.clk, published: &e.decodeBehind.due}
 	idle := false
 	for {
 		var taken []*Gen
@@ -61,7 +61,7 @@ func (b *batchLoop) run(ctx context.Context) {
 		idle = false
 		b.waiting = append(b.waiting, taken...)
 		if len(taken) > 0 {
-			publishBehind(&e.decodeBehind, clock.late(), b.running, b.waiting)
+			e.decodeBehind.publish(b.running, b.waiting)
 		}
 		b.sweep()
 		b.admit()
@@ -76,7 +76,7 @@ func (b *batchLoop) run(ctx context.Context) {
 				b.idleLogged = true
 			}
 			clock.reset()
-			e.decodeBehind.Store(0)
+			e.decodeBehind.idle()
 			idle = true
 			if !b.wait(ctx) {
 				return
@@ -93,7 +93,7 @@ func (b *batchLoop) run(ctx context.Context) {
 		e.stepOverhead(ctx)
 		b.due, b.late = clock.due(), clock.late()
 		b.apply(decoding > 0, prefilling, chunks)
-		publishBehind(&e.decodeBehind, b.late, b.running, b.waiting)
+		e.decodeBehind.publish(b.running, b.waiting)
 		if b.colocated && len(prefilling) > 0 {
 			// The prefill gauges are the prefill engine's; a disaggregated decode engine's
 			// recomputes do not show in them.

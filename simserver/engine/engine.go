@@ -41,11 +41,10 @@ type Engine struct {
 	crashed atomic.Bool
 
 	stats liveStats
-	// lag records how late tokens are delivered; prefillBehind and decodeBehind are how far
-	// behind its model each loop's generations were at its latest step, nanoseconds
-	// (simulated). See lag.go.
+	// lag records how late tokens are delivered; prefillBehind and decodeBehind say how far
+	// behind its model each loop's generations are (see lag.go).
 	lag                         clock.Lag
-	prefillBehind, decodeBehind atomic.Int64
+	prefillBehind, decodeBehind loopBehind
 	// overhead is simulated time each loop burns after a step, standing for the simulator's
 	// own work; only tests set it (see stepOverhead).
 	overhead time.Duration

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -27,8 +28,8 @@ func (e *Engine) Lag() *clock.Lag { return &e.lag }
 // prefill or decode step, or waiting for a timed event (KV transfer, stall resume) that is
 // due. It is 0 when the engine keeps up.
 func (e *Engine) Behind() time.Duration {
-	b := max(time.Duration(e.prefillBehind.Load()), time.Duration(e.decodeBehind.Load()))
 	now := e.clk.Now()
+	b := max(e.prefillBehind.behind(now), e.decodeBehind.behind(now))
 	e.mu.Lock()
 	for _, q := range [][]*Gen{e.prealloc, e.prefill.items, e.decode.items} {
 		for _, g := range q {
@@ -104,17 +105,43 @@ func (e *Engine) joined(gens []*Gen, late time.Duration, woke bool) {
 // scheduled from the clock's now (a KV transfer, a stall pause).
 func (g *Gen) leave(late time.Duration) { g.late.Add(int64(late)) }
 
-// publishBehind stores, in v, the largest lateness of the generations in a loop (its lists)
-// that is late behind its schedule: what Behind reports for that loop until it publishes
-// again, after its next step or when it takes new generations.
-func publishBehind(v *atomic.Int64, late time.Duration, lists ...[]*Gen) {
-	var most time.Duration
+// loopBehind is what Behind reads of an engine loop, written by the loop's goroutine: the
+// largest lateness of its generations relative to the loop (see joined) and the model's end of
+// the step it is in or has just ended. The loop's own lateness is read live from the clock,
+// so a loop that does not get to run — the process starved of CPU — shows falling behind.
+type loopBehind struct {
+	busy atomic.Bool
+	rel  atomic.Int64 // nanoseconds, simulated
+	due  atomic.Int64 // UnixNano, simulated; 0: not stepping yet
+}
+
+// publish stores the largest lateness of the generations in the loop's lists; none: idle.
+func (l *loopBehind) publish(lists ...[]*Gen) {
+	most, any := time.Duration(math.MinInt64), false
 	for _, gens := range lists {
 		for _, g := range gens {
-			most = max(most, g.lateness()+late)
+			most, any = max(most, g.lateness()), true
 		}
 	}
-	v.Store(int64(most))
+	if any {
+		l.rel.Store(int64(most))
+	}
+	l.busy.Store(any)
+}
+
+// idle says the loop holds no generation.
+func (l *loopBehind) idle() { l.busy.Store(false) }
+
+// behind returns how far behind its model the loop's most late generation is at now.
+func (l *loopBehind) behind(now time.Time) time.Duration {
+	if !l.busy.Load() {
+		return 0
+	}
+	late := time.Duration(0)
+	if due := l.due.Load(); due != 0 {
+		late = max(0, now.Sub(time.Unix(0, due)))
+	}
+	return max(0, time.Duration(l.rel.Load())+late)
 }
 
 // stepOverhead burns d of simulated time after a step, as the simulator's own work would at

@@ -13,7 +13,8 @@ import (
 )
 
 // readAll reads g's tokens one delivery at a time, telling e of each as the HTTP front does,
-// and returns Behind as it stood after the first delivery.
+// and returns Behind as it stood after the first delivery, once the engine's goroutines had
+// gone on to their next wait.
 func readAll(t *testing.T, e *Engine, g *Gen) (behind time.Duration) {
 	t.Helper()
 	for first := true; ; first = false {
@@ -23,6 +24,7 @@ func readAll(t *testing.T, e *Engine, g *Gen) (behind time.Duration) {
 			e.Delivered(g)
 		}
 		if first {
+			synctest.Wait()
 			behind = e.Behind()
 		}
 		if done {
@@ -36,7 +38,9 @@ func readAll(t *testing.T, e *Engine, g *Gen) (behind time.Duration) {
 // keep up with), the time between the client's send and Submit — and no later. On the
 // disaggregated profile the prefill engine's lateness carries over the KV transfer, which is
 // scheduled from the clock's now: a token comes two overheads late. On a colocated profile,
-// one. A simulator that keeps up delivers every token on time.
+// one. While the decode loop waits for its next step, on schedule, the engine is behind by
+// what the request carries in: the prefill's overhead, or the time to Submit. A simulator that
+// keeps up delivers every token on time.
 func TestLagCountsWhatTheModelDoesNot(t *testing.T) {
 	const overhead = 2 * time.Millisecond
 	for _, tc := range []struct {
@@ -45,11 +49,12 @@ func TestLagCountsWhatTheModelDoesNot(t *testing.T) {
 		overhead time.Duration
 		sentAgo  time.Duration // Job.Received this long before Submit
 		want     time.Duration // every token's lateness
+		behind   time.Duration // Behind between two decode steps
 	}{
-		{"keeps up", "dsv4-pd", 0, 0, 0},
-		{"step overhead, disaggregated", "dsv4-pd", overhead, 0, 2 * overhead},
-		{"step overhead, colocated", "vllm-llama3-8b-h100", overhead, 0, overhead},
-		{"late to Submit", "dsv4-pd", 0, 3 * time.Second, 3 * time.Second},
+		{"keeps up", "dsv4-pd", 0, 0, 0, 0},
+		{"step overhead, disaggregated", "dsv4-pd", overhead, 0, 2 * overhead, overhead},
+		{"step overhead, colocated", "vllm-llama3-8b-h100", overhead, 0, overhead, 0},
+		{"late to Submit", "dsv4-pd", 0, 3 * time.Second, 3 * time.Second, 3 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -73,7 +78,7 @@ func TestLagCountsWhatTheModelDoesNot(t *testing.T) {
 				assert.Equal(t, int64(50), s.N, "one observation per delivery")
 				assert.Equal(t, tc.want, s.Max, "latest token")
 				assert.Equal(t, tc.want, s.P50, "median token")
-				assert.Equal(t, tc.want, behind, "how far behind the engine is while it decodes")
+				assert.Equal(t, tc.behind, behind, "how far behind the engine is while it decodes")
 				synctest.Wait()
 				assert.Zero(t, e.Behind(), "an idle engine is behind nothing")
 			})
@@ -145,5 +150,32 @@ func TestBehindCountsQueuedRequests(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, 3*time.Second, e.Behind(), name)
 		}
+	})
+}
+
+// TestBehindGrowsWhileALoopIsLate: a loop that does not get to run — its step overhead of 1 s,
+// longer than a decode step, standing in for a process starved of CPU — is read falling
+// further behind while it is stuck, not as it stood at its last step.
+func TestBehindGrowsWhileALoopIsLate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.Real()
+		prof, err := LookupProfile("vllm-llama3-8b-h100")
+		require.NoError(t, err)
+		e, err := NewEngine(clk, prof, nil)
+		require.NoError(t, err)
+		e.overhead = time.Second
+		e.Start()
+		defer e.Stop()
+		g, err := e.Submit(Job{PromptTokens: 1000, MaxTokens: 3, IgnoreEOS: true, Key: 1})
+		require.NoError(t, err)
+		ctx := context.Background()
+		_, _, err = g.Next(ctx, 1)
+		require.NoError(t, err)
+		synctest.Wait() // the loop is in the overhead after its next step's end was due
+		before := e.Behind()
+		require.NoError(t, clk.Sleep(ctx, 100*time.Millisecond))
+		assert.Positive(t, before)
+		assert.Equal(t, 100*time.Millisecond, e.Behind()-before, "live")
+		readAll(t, e, g)
 	})
 }

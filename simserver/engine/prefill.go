@@ -11,7 +11,7 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 	cache := newPrefixCache(e.prof.PrefixCacheTokens)
 	var queue, pinned []*Gen
 	var transferFree time.Time
-	clock := timeline{clk: e.clk}
+	clock := timeline{clk: e.clk, published: &e.prefillBehind.due}
 	idle := false
 	for {
 		taken := e.take(&e.prefill)
@@ -19,13 +19,13 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 		idle = false
 		queue = append(queue, taken...)
 		if len(taken) > 0 {
-			publishBehind(&e.prefillBehind, clock.late(), queue)
+			e.prefillBehind.publish(queue)
 		}
 		queue = e.sweep(queue, func(g *Gen) { e.stats.prefillQueued.Add(-1); e.freeKV(g) })
 		pinned = e.sweep(pinned, func(g *Gen) { e.stats.prefillInflight.Add(-1); e.freeKV(g) })
 		if len(queue) == 0 {
 			clock.reset()
-			e.prefillBehind.Store(0)
+			e.prefillBehind.idle()
 			idle = true
 			if !wait(ctx, &e.prefill) {
 				return
@@ -60,7 +60,7 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 			transferFree = e.scheduleTransfer(g, transferFree)
 		}
 		queue = queue[done:]
-		publishBehind(&e.prefillBehind, late, queue)
+		e.prefillBehind.publish(queue)
 		e.logPrefill(len(batch), chunks)
 	}
 }

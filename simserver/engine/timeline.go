@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
@@ -23,13 +24,21 @@ type timeline struct {
 	// forgiven is the lateness forgiven when the current step started, simulated: the
 	// schedule restarted from then, so due reports the step's end without it.
 	forgiven time.Duration
+	// published, when set, receives due as each step starts (UnixNano; 0 after reset), for
+	// Engine.Behind to read how late the loop is while it runs.
+	published *atomic.Int64
 }
 
 // maxLagWall is the largest wall-time lag the timeline catches up.
 const maxLagWall = 50 * time.Millisecond
 
 // reset forgets the schedule; the next step starts now. Call it when the loop goes idle.
-func (t *timeline) reset() { t.next, t.forgiven = time.Time{}, 0 }
+func (t *timeline) reset() {
+	t.next, t.forgiven = time.Time{}, 0
+	if t.published != nil {
+		t.published.Store(0)
+	}
+}
 
 // step waits until a step of duration d, scheduled after the previous one, has ended. It
 // returns false when ctx ends first.
@@ -42,6 +51,9 @@ func (t *timeline) step(ctx context.Context, d time.Duration) bool {
 		t.next, t.forgiven = now, late
 	}
 	t.next = t.next.Add(d)
+	if t.published != nil {
+		t.published.Store(t.due().UnixNano())
+	}
 	if wait := t.next.Sub(now); wait > 0 {
 		return t.clk.Sleep(ctx, wait) == nil
 	}
