@@ -241,7 +241,6 @@ func (a *Analyzer) onStreams(s events.Sample) {
 	// late the harness read its streams.
 	a.lagNowS = s.LagS
 	a.sim.sample(s)
-	a.settleSim()
 	a.settle()
 	defer a.behindThrough(s.TS)
 	for _, st := range s.Streams {
@@ -307,7 +306,8 @@ func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 }
 
 // settle counts the last stretch of every silence that ended since the previous sample at
-// the lag this sample measured over it (lagNowS), in place of the lag carried from before.
+// the lag this sample measured over it (lagNowS), in place of the lag carried from before; then
+// the simulator's lag, over what the harness's leaves (settleSim).
 func (a *Analyzer) settle() {
 	for i := a.settled; i < len(a.stalls); i++ { // only those added since can be pending
 		a.stalls[i].settle(a.lagNowS)
@@ -316,6 +316,7 @@ func (a *Analyzer) settle() {
 	for _, r := range a.open {
 		r.longest.settle(a.lagNowS)
 	}
+	a.settleSim()
 }
 
 // settle counts the pending last stretch of s at lagS.
@@ -331,9 +332,10 @@ func (s *silence) settle(lagS float64) {
 // that came since the measure before (see simLag): it raises the credit of the silences they
 // closed to it, if more, and lowers the lag of the silences they opened to it, if less.
 func (a *Analyzer) settleSim() {
-	for i := a.settled; i < len(a.stalls); i++ { // only those added since can be pending
+	for i := a.sim.settled; i < len(a.stalls); i++ { // only those added since can be pending
 		a.stalls[i].settleSim(&a.sim)
 	}
+	a.sim.settled = len(a.stalls)
 	for _, r := range a.open {
 		r.longest.settleSim(&a.sim)
 		if r.simFromPending {

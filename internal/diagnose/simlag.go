@@ -24,6 +24,8 @@ type simLag struct {
 	// opening byte's; progressPending is set while the measure of it is still to come.
 	progressS       float64
 	progressPending bool
+	// settled is the number of past stalls whose closing byte's lag has been measured.
+	settled int
 }
 
 // sample takes the lag a sample measured over the interval it ends.

@@ -181,3 +181,26 @@ func TestSimulatorLagAtTheStopSettles(t *testing.T) {
 	v = run(0)
 	assert.Equal(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
 }
+
+// The simulator's credit counts against what the harness's lag leaves of a silence once both
+// are settled: a first token 91 s after the send, with the harness 25 s behind in the sample
+// before it and 2 s in the one after, and the simulator 89 s behind in the one after, is no
+// stall (a smoke run at --speedup 10000 where the order of the two settlements made it one).
+func TestSimulatorLagAfterTheHarnessLag(t *testing.T) {
+	a := New(Config{Agents: 1, StallAfter: 20 * time.Second})
+	a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+	a.Sample(events.Sample{TS: 64.71, SimLagS: 24})
+	a.Event(events.Event{TS: 99.25, Kind: events.RequestSent, Request: "a0-r2-0"})
+	a.Sample(events.Sample{TS: 133.48, LagS: 25.3, SimLagS: 29.3, InFlight: 1, Streams: []events.Stream{
+		{Request: "a0-r2-0", Agent: 0, SentAgoS: 34.23, SinceLastByteS: 34.23}}})
+	a.Event(events.Event{TS: 190.23, Kind: events.Headers, Request: "a0-r2-0"})
+	a.Event(events.Event{TS: 190.25, Kind: events.FirstReasoning, Request: "a0-r2-0"})
+	a.Event(events.Event{TS: 192, Kind: events.Done, Request: "a0-r2-0", LatencyS: 92.75, TTFTS: 91,
+		CompletionTokens: 100, MaxGapS: 1, Chunks: 100})
+	a.Event(events.Event{TS: 192, Kind: events.RoundDone, Outcome: events.RoundOK})
+	a.Event(events.Event{TS: 192, Kind: events.AgentDone})
+	a.Sample(events.Sample{TS: 195.94, LagS: 1.86, SimLagS: 88.6})
+	v := a.Verdict(195.94)
+	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	assert.Zero(t, a.stalledCount(195.94))
+}
