@@ -64,7 +64,7 @@ func (l *simLag) credit(fromS, leftS float64) float64 {
 
 // open credits a silence that a byte at t closes, which began with the simulator's lag fromS.
 // A byte after the latest sample may have come in the interval the next sample measures: it
-// is credited at the lag known now and again, if more, at the next sample's (silence.settle).
+// is credited at the lag known now and again, if more, at the next measure (Analyzer.settleSim).
 func (l *simLag) open(s *silence, fromS, t float64) {
 	s.simFromS = fromS
 	s.simS = l.credit(fromS, s.lengthS-s.behindS)
