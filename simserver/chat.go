@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentsim/agentsim/internal/freshstack"
 	"github.com/agentsim/agentsim/simserver/engine"
 )
 
@@ -18,26 +19,40 @@ import (
 // and ranges, then the model name, then the context length), admit it, then stream or answer
 // whole.
 func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
-	body, aerr := s.readBody(w, r)
+	var (
+		req  *chatRequest
+		job  engine.Job
+		aerr *apiError
+	)
+	// Decoding a request takes a deep stack and a stream then waits on it for minutes:
+	// thousands of streams would each keep the deep one (internal/freshstack).
+	freshstack.Run(func() { req, job, aerr = s.admit(w, r) })
 	if aerr != nil {
 		writeError(w, aerr)
 		return
+	}
+	s.generate(w, r.Context(), req, job, start)
+}
+
+// admit reads and checks a request and makes its engine job, or says why it is refused.
+func (s *Server) admit(w *respWriter, r *http.Request) (*chatRequest, engine.Job, *apiError) {
+	body, aerr := s.readBody(w, r)
+	if aerr != nil {
+		return nil, engine.Job{}, aerr
 	}
 	req, aerr := parseChatRequest(body, s.efforts)
 	if aerr == nil {
 		aerr = s.checkModel(req.Model)
 	}
 	if aerr != nil {
-		writeError(w, aerr)
-		return
+		return nil, engine.Job{}, aerr
 	}
 	job := buildJob(req)
 	req.Messages = nil // the job has what the engine needs; a long stream need not keep the text
 	if aerr := s.checkContext(job, req.maxTokensParam); aerr != nil {
-		writeError(w, aerr)
-		return
+		return nil, engine.Job{}, aerr
 	}
-	s.generate(w, r.Context(), req, job, start)
+	return req, job, nil
 }
 
 // checkModel answers 404, as vLLM does, for a model the server does not serve.
