@@ -65,7 +65,14 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	if c.coalesce > 0 {
 		prof.StreamCoalesceTokens = c.coalesce
 	}
-	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: faults, Profile: prof})
+	// In-process, as commands serve it; a slow reader needs the in-memory network instead,
+	// whose connections (net.Pipe) buffer nothing, so that the simulator's writes block at once
+	// rather than after the transport's window fills.
+	newServer := simtest.NewLocalServer
+	if c.readDelay > 0 {
+		newServer = simtest.NewServer
+	}
+	sim := newServer(t, simserver.Options{Clock: clk, Faults: faults, Profile: prof})
 	defer sim.Close()
 	client := sim.Client()
 	if c.readDelay > 0 {
@@ -73,7 +80,7 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk,
-		Target: Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: faults.Names()},
+		Target: Target{URL: sim.URL, Kind: results.Embedded, Profile: "dsv4-pd", Faults: faults.Names()},
 		Dir:    dir, Out: io.Discard, HTTPClient: client, Metrics: c.metrics})
 	require.NoError(t, err)
 	return res, dir

@@ -158,8 +158,9 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 	return &Result{Results: res, Verdict: res.Verdict, Events: evs, Samples: samples, Dir: dir}
 }
 
-// startSim starts the simulator cfg describes on the in-memory network, on clk, and returns
-// it and the target that describes it to the harness.
+// startSim starts the simulator cfg describes in-process (simtest.NewLocalServer, as commands
+// serve their embedded simulator), on clk, and returns it and the target that describes it to
+// the harness.
 func startSim(t *testing.T, cfg Config, clk *clock.Clock) (*simtest.Server, harness.Target) {
 	t.Helper()
 	name := cfg.Profile
@@ -178,7 +179,7 @@ func startSim(t *testing.T, cfg Config, clk *clock.Clock) (*simtest.Server, harn
 	if err != nil {
 		t.Fatalf("harnesstest: Config.Faults, Config.FaultParams: %v", err)
 	}
-	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Profile: prof, Faults: faults})
+	sim := simtest.NewLocalServer(t, simserver.Options{Clock: clk, Profile: prof, Faults: faults})
 	return sim, harness.Target{URL: sim.URL, Kind: results.Embedded, Profile: prof.Name, Faults: faults.Names(), SimLag: sim.Sim.Engine()}
 }
 

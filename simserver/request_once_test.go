@@ -1,6 +1,9 @@
 package simserver
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,5 +83,23 @@ func BenchmarkParseChatRequest(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkReadBody measures reading a 6.5 KB request body of declared length, the size of
+// smoke's first request: one allocation of its size, not io.ReadAll's doublings.
+func BenchmarkReadBody(b *testing.B) {
+	s, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := strings.Repeat("x", 6500)
+	w := httptest.NewRecorder()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
+		got, aerr := s.readBody(w, r)
+		if aerr != nil || len(got) != len(body) {
+			b.Fatalf("read %d bytes, %v", len(got), aerr)
+		}
 	}
 }

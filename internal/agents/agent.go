@@ -46,6 +46,8 @@ type Agent struct {
 	texts []textOf
 	words int // words of text in messages, for the token estimate
 
+	result Result // the round's request, as it ended: kept here, not on the stack (see request)
+
 	script    *Script   // nil: rounds from the workload's distributions
 	scheduled time.Time // an open-loop request's scheduled send; zero otherwise
 }
@@ -86,36 +88,60 @@ func (a *Agent) Run(rounds, requests context.Context) {
 }
 
 // round runs one round; false ends the agent. Every round that starts ends with one round_done:
-// ok, failed, or cancelled when it ends before its request is sent.
+// ok, failed, or cancelled when it ends before its request is sent. The agent waits in round
+// for as long as its request streams, so what comes before and after the request is done in
+// prepare and conclude, whose frames are gone by then (see request).
 func (a *Agent) round(rounds, requests context.Context, round int) bool {
+	permit, est, output, ok := a.prepare(rounds, round)
+	if !ok {
+		return false
+	}
+	res := &a.result
+	*res = Result{}
+	a.request(rounds, requests, round, permit, est, output, res)
+	return a.conclude(rounds, requests, round, permit, res)
+}
+
+// prepare does a round's work before its request: the tool call, the read, the context
+// check and the pacer. false means the round ended there, cancelled.
+//
+//go:noinline
+func (a *Agent) prepare(rounds context.Context, round int) (permit *pacer.Permit, est, output int, ok bool) {
 	w := a.env.Workload
 	a.record(events.Event{Kind: events.RoundStart, Round: round})
 	a.set(events.StateReading)
 	if a.env.Clock.Sleep(rounds, w.ToolTime.Sample(a.rng)) != nil {
 		a.cancelled(round, "")
-		return false
+		return nil, 0, 0, false
 	}
 	read := w.Context.ReadTokens.Sample(a.rng)
 	a.say(openai.ChatMessageRoleUser, "read", round, read)
-	est := a.env.Calibration.Tokens(a.words, len(a.messages))
+	est = a.env.Calibration.Tokens(a.words, len(a.messages))
 	a.record(events.Event{Kind: events.ReadDone, Round: round, ReadTokens: read, ContextTokens: est})
-	output := w.Request.OutputTokens.Sample(a.rng)
+	output = w.Request.OutputTokens.Sample(a.rng)
 	if est+output > w.Context.MaxContextTokens {
 		a.record(events.Event{Kind: events.Warning, Round: round, ContextTokens: est, Reason: events.EndContextFull,
 			Message: fmt.Sprintf("context of %d tokens + %d output would exceed max_context_tokens %d: agent stops", est, output, w.Context.MaxContextTokens)})
 		a.cancelled(round, events.EndContextFull)
-		return false
+		return nil, 0, 0, false
 	}
-	permit, ok := a.acquire(rounds, round, est, output)
+	permit, ok = a.acquire(rounds, round, est, output)
 	if !ok {
 		reason := events.EndPacerRefused
 		if rounds.Err() != nil {
 			reason = ""
 		}
 		a.cancelled(round, reason)
-		return false
+		return nil, 0, 0, false
 	}
-	res := a.request(rounds, requests, round, permit, est, output)
+	return permit, est, output, true
+}
+
+// conclude does a round's work after its request: the release, the reply added to the
+// conversation, round_done and the think time. false ends the agent.
+//
+//go:noinline
+func (a *Agent) conclude(rounds, requests context.Context, round int, permit *pacer.Permit, res *Result) bool {
 	a.release(round, permit, res)
 	if res.Err != nil {
 		a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: string(res.Class)})
@@ -126,7 +152,7 @@ func (a *Agent) round(rounds, requests context.Context, round int) bool {
 	a.words += countWords(res.Content)
 	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
 	a.set(events.StateThinking)
-	return a.env.Clock.Sleep(rounds, w.ThinkTime.Sample(a.rng)) == nil
+	return a.env.Clock.Sleep(rounds, a.env.Workload.ThinkTime.Sample(a.rng)) == nil
 }
 
 // cancelled ends a round that did not send its request, with the agent's own reason or, when
@@ -152,64 +178,97 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 	return permit, true
 }
 
-// request sends the round's request, retrying as the policy allows, and returns the last
-// attempt's result.
-func (a *Agent) request(rounds, requests context.Context, round int, permit *pacer.Permit, est, output int) Result {
+// request sends the round's request, retrying as the policy allows, and leaves the last
+// attempt's result in res. From here down to the stream's reader the agent's frames hold no
+// event, Result or Request by value: the goroutine waits in them for as long as the stream
+// lasts, and its stack keeps the size they need (docs/speed.md).
+func (a *Agent) request(rounds, requests context.Context, round int, permit *pacer.Permit, est, output int, res *Result) {
 	w := a.env.Workload
-	req := Request{Model: w.Model, Messages: a.messages, Conversation: a.conversation, MaxTokens: w.Request.MaxTokens,
+	req := &Request{Model: w.Model, Messages: a.messages, Conversation: a.conversation, MaxTokens: w.Request.MaxTokens,
 		ReasoningEffort: effort(w.Request.ReasoningEffort), Timeouts: w.Request.Timeouts}
 	if w.Request.ForceOutputLength {
 		req.MaxTokens, req.IgnoreEOS = output, true
 	}
-	return a.send(rounds, requests, round, permit, req, est)
+	a.send(rounds, requests, round, permit, req, est, res)
 }
 
-// send sends req, retrying as the policy allows, and returns the last attempt's result.
-func (a *Agent) send(rounds, requests context.Context, round int, permit *pacer.Permit, req Request, est int) Result {
+// send sends req, retrying as the policy allows, and leaves the last attempt's result in res.
+func (a *Agent) send(rounds, requests context.Context, round int, permit *pacer.Permit, req *Request, est int, res *Result) {
 	w := a.env.Workload
 	for attempt := 0; ; attempt++ {
-		id := fmt.Sprintf("a%d-r%d-%d", a.ID, round, attempt)
-		res := a.attempt(requests, round, attempt, id, permit.ID, req, est)
+		a.attempt(requests, round, attempt, permit.ID, req, est, res)
 		if res.Err == nil || !res.Retryable() || !w.Retry.ShouldRetry(attempt+1) || rounds.Err() != nil {
-			return res
+			return
 		}
-		delay := w.Retry.Delay(attempt+1, res.RetryAfter, a.rng.Float64())
-		a.record(events.Event{Kind: events.Retry, Round: round, Request: id, Attempt: attempt + 1,
-			BackoffS: delay.Seconds(), RetryAfterS: res.RetryAfter.Seconds()})
-		a.set(events.StateBackoff)
-		if a.env.Clock.Sleep(requests, delay) != nil {
-			return res
+		if !a.backoff(requests, round, attempt, res) {
+			return
 		}
 	}
 }
 
-// attempt sends one request and records its events.
-func (a *Agent) attempt(ctx context.Context, round, attempt int, id string, permit uint64, req Request, est int) Result {
+// backoff records a retry of attempt and waits its delay; false means requests ended first.
+//
+//go:noinline
+func (a *Agent) backoff(requests context.Context, round, attempt int, res *Result) bool {
+	delay := a.env.Workload.Retry.Delay(attempt+1, res.RetryAfter, a.rng.Float64())
+	a.record(events.Event{Kind: events.Retry, Round: round, Request: requestID(a.ID, round, attempt), Attempt: attempt + 1,
+		BackoffS: delay.Seconds(), RetryAfterS: res.RetryAfter.Seconds()})
+	a.set(events.StateBackoff)
+	return a.env.Clock.Sleep(requests, delay) == nil
+}
+
+// requestID names an attempt in the events: a<agent>-r<round>-<attempt>.
+func requestID(agent, round, attempt int) string {
+	return fmt.Sprintf("a%d-r%d-%d", agent, round, attempt)
+}
+
+// attempt sends one request, records its events and leaves its result in res.
+func (a *Agent) attempt(ctx context.Context, round, attempt int, permit uint64, req *Request, est int, res *Result) {
+	id := requestID(a.ID, round, attempt)
 	a.set(events.StateRequesting)
 	sent := a.env.Clock.Now()
 	stream := a.env.Board.open(id, a.ID, permit, sent)
-	sentEv := events.Event{Kind: events.RequestSent, Round: round, Request: id, Attempt: attempt,
-		ContextTokens: est, MaxTokens: req.MaxTokens}
-	if !a.scheduled.IsZero() && attempt == 0 {
-		sentEv.ScheduleLagS = max(0, sent.Sub(a.scheduled).Seconds())
-	}
-	a.recordAfter(sentEv, sent)
+	a.recordSent(round, attempt, id, req.MaxTokens, est, sent)
 	obs := &requestLog{a: a, round: round, id: id, stream: stream, keepFrames: a.env.Tap != nil}
-	res := a.env.Client.Call(ctx, req, obs)
+	a.env.Client.callInto(ctx, req, obs, res)
 	ended := a.env.Clock.Now()
 	a.env.Board.close(stream, res.Usage.Completion)
-	a.recordAfter(terminalEvent(res, round, id, attempt), ended)
+	a.recordEnd(res, round, id, attempt, ended)
 	if a.env.Tap != nil {
-		a.env.Tap(a.ID, res, obs.frames)
+		a.tap(res, obs.frames)
 	}
 	if res.Err == nil {
 		a.env.Calibration.Observe(a.words, len(req.Messages), res.Usage.Prompt)
 	}
-	return res
 }
 
+// recordSent records an attempt sent at sent. Its event is built here, not in attempt, whose
+// frame the agent keeps while it streams.
+//
+//go:noinline
+func (a *Agent) recordSent(round, attempt int, id string, maxTokens, est int, sent time.Time) {
+	e := events.Event{Kind: events.RequestSent, Round: round, Request: id, Attempt: attempt,
+		ContextTokens: est, MaxTokens: maxTokens}
+	if !a.scheduled.IsZero() && attempt == 0 {
+		e.ScheduleLagS = max(0, sent.Sub(a.scheduled).Seconds())
+	}
+	a.recordAfter(e, sent)
+}
+
+// recordEnd records the terminal event of an attempt that ended at ended (see recordSent).
+//
+//go:noinline
+func (a *Agent) recordEnd(res *Result, round int, id string, attempt int, ended time.Time) {
+	a.recordAfter(terminalEvent(*res, round, id, attempt), ended)
+}
+
+// tap hands the ended request to the Tap (see recordSent).
+//
+//go:noinline
+func (a *Agent) tap(res *Result, frames []time.Time) { a.env.Tap(a.ID, *res, frames) }
+
 // release returns the permit with the request's outcome and records it.
-func (a *Agent) release(round int, permit *pacer.Permit, res Result) {
+func (a *Agent) release(round int, permit *pacer.Permit, res *Result) {
 	o := res.Outcome()
 	released := a.env.Clock.Now()
 	permit.Release(o)
@@ -231,7 +290,10 @@ type textOf struct {
 }
 
 // say appends a message of about tokens tokens of deterministic text; the text itself is made
-// when a request is sent (conversation).
+// when a request is sent (conversation). It is not inlined into Run, which the agent's
+// goroutine stays in (see request).
+//
+//go:noinline
 func (a *Agent) say(role, part string, round, tokens int) {
 	if tokens <= 0 {
 		return

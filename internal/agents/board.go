@@ -156,7 +156,9 @@ func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) 
 			o.WithBytes++
 			lastByte = max(lastByte, lb)
 		}
-		x := silenceOf{st: st, silence: now.Sub(last).Seconds(), chunks: int(st.chunks.Load())}
+		// A byte that arrived after the snapshot's instant (stream readers stamp bytes without
+		// the board's lock) is a silence of 0, not a negative one.
+		x := silenceOf{st: st, silence: max(0, now.Sub(last).Seconds()), chunks: int(st.chunks.Load())}
 		o.Chunks += int64(x.chunks)
 		silent := x.silence >= stallS
 		if silent {
@@ -173,7 +175,7 @@ func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) 
 	n := len(b.silences)
 	s.InFlight = n
 	if lastByte != 0 {
-		o.LastByteAgoS = now.Sub(time.Unix(0, lastByte)).Seconds()
+		o.LastByteAgoS = max(0, now.Sub(time.Unix(0, lastByte)).Seconds())
 	}
 	if n == 0 {
 		return o
@@ -207,7 +209,7 @@ func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) 
 	s.Streams = make([]events.Stream, listed)
 	for i, x := range top[:listed] {
 		s.Streams[i] = events.Stream{Request: x.st.ID, Agent: x.st.Agent, Permit: x.st.Permit,
-			SentAgoS: now.Sub(x.st.Sent).Seconds(), SinceLastByteS: x.silence, Chunks: x.chunks}
+			SentAgoS: max(0, now.Sub(x.st.Sent).Seconds()), SinceLastByteS: x.silence, Chunks: x.chunks}
 	}
 	return o
 }

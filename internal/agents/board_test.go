@@ -107,3 +107,20 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	*c += countingWriter(len(p))
 	return len(p), nil
 }
+
+// TestSnapshotByteAfterInstant checks that a byte stamped after the snapshot's instant (stream
+// readers stamp without the board's lock) counts as a silence of 0, never a negative one, and
+// that a stream opened after it was sent 0 s ago.
+func TestSnapshotByteAfterInstant(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	b := NewBoard(1, t0)
+	s := b.open("a0-r1-0", 0, 1, t0.Add(2*time.Millisecond))
+	s.Chunk(t0.Add(3 * time.Millisecond))
+	snap, _ := b.Snapshot(t0, 20*time.Second)
+	require.NotNil(t, snap.Open)
+	assert.Equal(t, 0.0, snap.Open.LastByteAgoS)
+	assert.Equal(t, 0.0, snap.OldestSilenceS)
+	require.Len(t, snap.Streams, 1)
+	assert.Equal(t, 0.0, snap.Streams[0].SinceLastByteS)
+	assert.Equal(t, 0.0, snap.Streams[0].SentAgoS)
+}

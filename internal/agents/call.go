@@ -15,6 +15,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/freshstack"
 	"github.com/agentsim/agentsim/policy"
 )
 
@@ -61,7 +62,11 @@ func (k *call) run(ctx context.Context, api *openai.Client, req *Request) error 
 	// go-openai sends the request and reads error responses; the stream itself is read from
 	// the body the response hook kept (go-openai's own reader matches two regular expressions
 	// per line), which go-openai's stream would close on Close.
-	if _, err := api.CreateChatCompletionStream(ctx, req.chatRequest()); err != nil {
+	// Encoding the request takes a deep stack and the stream is then read for minutes:
+	// thousands of agents would each keep the deep one (internal/freshstack).
+	var err error
+	freshstack.Run(func() { _, err = api.CreateChatCompletionStream(ctx, req.chatRequest()) })
+	if err != nil {
 		return err
 	}
 	if k.body == nil {

@@ -98,13 +98,23 @@ func (r *Request) chatRequest() openai.ChatCompletionRequest {
 // by its Err, Class, Status and timings, never raised. Cancelling ctx ends the call promptly
 // with ClassCancelled and closes the connection, so the server sees the disconnect.
 func (c *Client) Call(ctx context.Context, req Request, obs Observer) Result {
+	var res Result
+	c.callInto(ctx, &req, obs, &res)
+	return res
+}
+
+// callInto is Call writing its result to *res. An agent's goroutine waits in it for as long
+// as a stream lasts, so its frame, and its callers', hold no Result or Request by value: at
+// thousands of agents, every kilobyte of the stack a streaming agent keeps is megabytes
+// (docs/speed.md).
+func (c *Client) callInto(ctx context.Context, req *Request, obs Observer, res *Result) {
 	if obs == nil {
 		obs = NopObserver{}
 	}
 	k := &call{clk: c.clk, obs: obs}
-	callCtx, cancel := k.contexts(ctx, &req)
+	callCtx, cancel := k.contexts(ctx, req)
 	defer cancel()
-	err := k.run(callCtx, c.api, &req)
+	err := k.run(callCtx, c.api, req)
 	k.finish(ctx, callCtx, err, req.Timeouts)
-	return k.res
+	*res = k.res
 }

@@ -238,14 +238,15 @@ func (a *Agent) turn(rounds, requests context.Context, k int, c convo, scheduled
 	if !ok {
 		return Result{}, false
 	}
-	res := a.send(rounds, requests, round, permit, req, est)
+	res := new(Result)
+	a.send(rounds, requests, round, permit, &req, est, res)
 	a.release(round, permit, res)
 	if res.Err != nil {
 		a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: string(res.Class)})
-		return res, requests.Err() == nil && rounds.Err() == nil
+		return *res, requests.Err() == nil && rounds.Err() == nil
 	}
 	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
-	return res, true
+	return *res, true
 }
 
 // extendedTokens is the recorded conversation (prompt and reply) of the turn turn k extends,

@@ -41,7 +41,9 @@ func (t bodyFieldsTransport) RoundTrip(req *http.Request) (*http.Response, error
 	if body, err = mergeFields(body, fields); err != nil {
 		return nil, err
 	}
-	out := req.Clone(req.Context())
+	// A shallow copy: only the body changes, and the original must stay as it was. A deep
+	// Clone would copy the headers of every request for the length of its stream.
+	out := req.WithContext(req.Context())
 	out.ContentLength = int64(len(body))
 	once := &onceBody{full: body, b: body}
 	out.Body, out.GetBody = once, once.again

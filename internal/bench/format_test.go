@@ -57,6 +57,9 @@ func TestResultLine(t *testing.T) {
 		// Failed requests count in N and wall, not in the latencies.
 		{"some failed", []agents.Result{ok(2000), failed},
 			"RESULT N=2 max_tokens=128 wall=2.0s ok=1/2 lat_min=2.0s lat_max=2.0s lat_mean=2.0s"},
+		// A fast server: milliseconds, not 0.0s.
+		{"fast", []agents.Result{ok(23), ok(31)},
+			"RESULT N=2 max_tokens=128 wall=0.031s ok=2/2 lat_min=0.023s lat_max=0.031s lat_mean=0.027s"},
 		// None completed: no latency to show.
 		{"all failed", []agents.Result{failed, failed},
 			"RESULT N=2 max_tokens=128 wall=0.1s ok=0/2 lat_min=n/a lat_max=n/a lat_mean=n/a"},

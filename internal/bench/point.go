@@ -65,14 +65,24 @@ func (p *Point) Failed() int { return len(p.Calls) - p.OK() }
 // ResultLine is the incident's one-line result, in simulated seconds:
 // "RESULT N=16 max_tokens=128 wall=5.4s ok=16/16 lat_min=3.9s lat_max=5.4s lat_mean=5.1s".
 // The latencies are the harness's end-to-end statistics, over completed requests; "n/a" when
-// none completed.
+// none completed. Times under 0.1 s get milliseconds (resultSeconds).
 func (p *Point) ResultLine(maxTokens int) string {
 	lat := "lat_min=n/a lat_max=n/a lat_mean=n/a"
 	if e := p.Results.Latency.E2E; e.N > 0 {
-		lat = fmt.Sprintf("lat_min=%.1fs lat_max=%.1fs lat_mean=%.1fs", e.Min, e.Max, e.Mean)
+		lat = fmt.Sprintf("lat_min=%s lat_max=%s lat_mean=%s", resultSeconds(e.Min), resultSeconds(e.Max), resultSeconds(e.Mean))
 	}
-	return fmt.Sprintf("RESULT N=%d max_tokens=%d wall=%.1fs ok=%d/%d %s",
-		p.Concurrency, maxTokens, p.WallS(), p.OK(), len(p.Calls), lat)
+	return fmt.Sprintf("RESULT N=%d max_tokens=%d wall=%s ok=%d/%d %s",
+		p.Concurrency, maxTokens, resultSeconds(p.WallS()), p.OK(), len(p.Calls), lat)
+}
+
+// resultSeconds renders a RESULT line's time in the incident's form, one decimal and "s"
+// ("5.4s"), with three decimals under 0.1 s, so that a fast server's 23 ms reads "0.023s", not
+// "0.0s".
+func resultSeconds(s float64) string {
+	if s > 0 && s < 0.1 {
+		return fmt.Sprintf("%.3fs", s)
+	}
+	return fmt.Sprintf("%.1fs", s)
 }
 
 // PromptTokens returns the mean prompt length the server counted (usage.prompt_tokens) over

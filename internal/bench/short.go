@@ -35,12 +35,25 @@ func (p *Point) Short(maxTokens int) (n, fewest int) {
 	return n, fewest
 }
 
-// shortLine says how many completed requests came back short, or "" when none did.
+// shortLine says how many completed requests came back short, and why, or "" when none did.
+// A request that ended with finish_reason "length" below max_tokens was stopped by the
+// server's context window (llama.cpp stops a slot at its edge), not by ignoring max_tokens.
 func (p *Point) shortLine(maxTokens int) string {
 	n, fewest := p.Short(maxTokens)
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d/%d completed with fewer than the %d output tokens asked (fewest %d): the server ignored max_tokens or ignore_eos, and the rates are not those of %d-token outputs",
-		n, p.OK(), maxTokens, fewest, maxTokens)
+	edge, atEdge := 0, 0
+	for i, c := range p.Calls {
+		if c.OK() && p.OutputTokens(i) < maxTokens && c.FinishReason == "length" && c.Usage.Prompt > 0 {
+			atEdge++
+			edge = max(edge, c.Usage.Prompt+c.Usage.Completion)
+		}
+	}
+	head := fmt.Sprintf("%d/%d completed with fewer than the %d output tokens asked (fewest %d)", n, p.OK(), maxTokens, fewest)
+	if atEdge == n {
+		return fmt.Sprintf("%s: the server stopped them at its context window (finish_reason length with prompt + output up to %d tokens), so the rates are not those of %d-token outputs: ask for fewer --max-tokens or a shorter prompt",
+			head, edge, maxTokens)
+	}
+	return fmt.Sprintf("%s: the server ignored max_tokens or ignore_eos, and the rates are not those of %d-token outputs", head, maxTokens)
 }

@@ -158,7 +158,7 @@ func TestBenchWithoutMetrics(t *testing.T) {
 	require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
 	assert.Contains(t, out, "server metrics: not available (GET "+srv.URL+"/metrics → 404)")
 	assert.Regexp(t, `(?m)^t= 0\.0s in_flight=\d+ chunks=\d+$`, out)
-	assert.Regexp(t, `(?m)^RESULT N=16 max_tokens=128 wall=\d+\.\ds ok=16/16 lat_min=`, out)
+	assert.Regexp(t, `(?m)^RESULT N=16 max_tokens=128 wall=\d+\.\d+s ok=16/16 lat_min=`, out)
 	assert.Contains(t, out, "200 tokens requested per request, 210 counted by the server")
 	res, err := results.Read(dir)
 	require.NoError(t, err)
@@ -275,4 +275,29 @@ func TestBenchServerIgnoresMaxTokens(t *testing.T) {
 			assert.Contains(t, strings.Join(res.Verdict.Evidence, "\n"), "2 returned fewer than 128 output tokens")
 		})
 	}
+}
+
+// TestBenchStoppedAtContextWindow checks a server that stops each request at its context window
+// (as llama.cpp stops a slot at its edge: finish_reason length below max_tokens): the short
+// line says so, with the prompt plus output it reached, instead of blaming max_tokens.
+func TestBenchStoppedAtContextWindow(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model"}]}`)
+	})
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"a\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" b\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":254,\"completion_tokens\":2,\"total_tokens\":256}}\n\n")
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	code, out, stderr := agentsim(t, "bench", "--server", srv.URL, "--concurrency", "2", "--out", filepath.Join(t.TempDir(), "run"))
+	assert.Equal(t, ExitVerdict, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Regexp(t, `(?m)^  short    2/2 completed with fewer than the 128 output tokens asked \(fewest 2\): the server stopped them at its context window \(finish_reason length with prompt \+ output up to 256 tokens\)`, out)
+	assert.NotContains(t, out, "ignored max_tokens")
 }

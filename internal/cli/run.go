@@ -41,8 +41,8 @@ func (r *runCmd) command() *cobra.Command {
 		Use:   "run",
 		Short: "Run a multi-agent workload against a server or the embedded simulator",
 		Long: `Run a workload (default ocbrowse: 30 agents, heavy reasoning, growing contexts) behind its
-pacer. Without --server, agentsim starts its simulated inference server in-process on a loopback
-port. The run directory gets events.jsonl, samples.jsonl, results.json and config.yaml; it is
+pacer. Without --server, agentsim starts its simulated inference server in the same process and
+reaches it without sockets. The run directory gets events.jsonl, samples.jsonl, results.json and config.yaml; it is
 runs/<UTC time>-<workload> (with -2, -3… when a run started in the same second took it), or
 --out, which must be new or empty (--force replaces the run it holds). config.yaml records how
 to reproduce the run: agentsim's version, the command line, seeds and simulator settings.

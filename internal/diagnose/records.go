@@ -11,6 +11,11 @@ import (
 // year, far beyond any run, and well inside the range a float64 holds to the millisecond.
 const maxRecordS = 366 * 24 * 3600
 
+// arrivalSkewS is how negative, in simulated seconds, a time since the latest byte in a
+// sample may be and still be read: runs written before samples clamped it could record a byte
+// that arrived while the sample was taken as a few microseconds in the future.
+const arrivalSkewS = 0.01
+
 // checkRecords refuses records that no run of w could have written, before they reach the
 // Analyzer: an agent number outside the run's agents (0 to agents−1; −1 is the run itself), a time negative
 // or beyond maxRecordS, a count below zero. Each error names the file, the record's number
@@ -66,7 +71,7 @@ func checkRecords(evs []events.Event, samples []events.Sample, agents int) error
 				v    float64
 			}{{"open.stall_after_s", o.StallAfterS}, {"open.last_byte_ago_s", o.LastByteAgoS},
 				{"open.unlisted_max_silence_s", o.UnlistedMaxSilenceS}, {"open.not_silent_max_s", o.NotSilentMaxS}} {
-				if math.IsNaN(f.v) || f.v < 0 || f.v > maxRecordS {
+				if math.IsNaN(f.v) || f.v < -arrivalSkewS || f.v > maxRecordS {
 					return fmt.Errorf("%s record %d: %s %g is not allowed: want seconds from 0 to %d", SamplesFile, n, f.name, f.v, maxRecordS)
 				}
 			}

@@ -133,6 +133,8 @@ func TestFromDirRefusesImpossibleRecords(t *testing.T) {
 		{"stream of no agent", SamplesFile, `{"t_s": 1, "streams": [{"request": "x", "agent": 99}]}`,
 			"samples.jsonl record 1: streams[].agent 99 is not allowed: want 0–9"},
 		{"negative count", SamplesFile, `{"t_s": 1, "in_flight": -1}`, "in_flight -1"},
+		{"silence far in the future", SamplesFile, `{"t_s": 1, "open": {"stall_after_s": 20, "last_byte_ago_s": -3}}`,
+			"open.last_byte_ago_s -3 is not allowed: want seconds from 0 to"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := finishedRun(t)
@@ -142,4 +144,15 @@ func TestFromDirRefusesImpossibleRecords(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// TestFromDirReadsByteDuringSample checks that a sample written while a byte arrived — its
+// time since the latest byte a few microseconds below 0, as runs before the board clamped it
+// could record — is read, not refused.
+func TestFromDirReadsByteDuringSample(t *testing.T) {
+	dir := finishedRun(t)
+	require.NoError(t, prepend(filepath.Join(dir, SamplesFile),
+		`{"t_s": 0.001, "open": {"stall_after_s": 20, "last_byte_ago_s": -1.5634e-05}}`+"\n"))
+	_, _, err := FromDir(dir)
+	require.NoError(t, err)
 }

@@ -141,7 +141,7 @@ type responseWriter struct {
 	body   *pipe
 
 	status   int         // 0 until WriteHeader
-	sent     http.Header // the head as sent, snapshot at WriteHeader
+	sent     http.Header // the head as sent, taken at WriteHeader
 	head     chan struct{}
 	headOnce sync.Once
 	resp     *http.Response // set before head closes, unless cut
@@ -178,7 +178,12 @@ func (w *responseWriter) serve(t *Transport, r *http.Request) {
 }
 
 // Header implements http.ResponseWriter.
-func (w *responseWriter) Header() http.Header { return w.header }
+func (w *responseWriter) Header() http.Header {
+	if w.header == nil {
+		w.header = make(http.Header) // after WriteHeader: changes are not sent
+	}
+	return w.header
+}
 
 // WriteHeader implements http.ResponseWriter. As with net/http, the head is fixed now and sent
 // at the first flush; informational (1xx) codes are not passed on.
@@ -190,14 +195,16 @@ func (w *responseWriter) WriteHeader(code int) {
 		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
 	}
 	w.status = code
-	w.sent = w.header.Clone()
+	// The map itself becomes the response's headers, not a copy: a stream's head costs no
+	// second map. A handler that changes headers after WriteHeader gets a new one (Header).
+	w.sent, w.header = w.header, nil
 }
 
 // Write implements http.ResponseWriter: p is buffered and becomes readable at the next flush,
 // or at once when more than FlushBytes are waiting.
 func (w *responseWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
-		if w.header.Get("Content-Type") == "" {
+		if w.Header().Get("Content-Type") == "" {
 			w.header.Set("Content-Type", http.DetectContentType(p))
 		}
 		w.WriteHeader(http.StatusOK)
