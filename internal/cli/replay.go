@@ -74,7 +74,9 @@ prompt of the recorded length whose prefix structure reproduces the trace's exte
 a window of it, --sessions N its first N sessions. The run directory, events, samples,
 results.json and verdict are run's; results.json's "replay" object compares the replay with
 the original where the trace has outcomes (e2e and TTFT per request, concurrency over time).
-The pacer, timeouts, retry and watchdog keys come from --config and --set (default: pacer
+A request is counted with the recorded token counts when its output matches and its prompt
+is within 2 % or 16 tokens; the differences are in results.json (prompt_tokens_diff). The
+pacer, timeouts, retry and watchdog keys come from --config and --set (default: pacer
 unlimited, no retries). See docs/trace.md.
 
 Exit codes: 0 healthy or slow, 1 runtime failure, 2 usage error or invalid trace, 3 any other
