@@ -28,6 +28,13 @@ type Replay struct {
 	// PromptDiff is the distribution of replay − recorded prompt tokens over the compared
 	// requests, in tokens; omitted when none was compared.
 	PromptDiff *Summary `json:"prompt_tokens_diff,omitempty"`
+	// OutputForced counts the replayed requests that completed with a forced output length
+	// (their recorded output_tokens, sent as max_tokens with ignore_eos); OutputMissed those
+	// of them whose output, as the server counted it, is another length, and OutputDiff the
+	// distribution of replay − recorded output tokens over those (omitted when none missed).
+	OutputForced int      `json:"output_forced"`
+	OutputMissed int      `json:"output_missed"`
+	OutputDiff   *Summary `json:"output_tokens_diff,omitempty"`
 	// E2E and TTFT are the distributions of the compared requests, original and replay;
 	// E2ERatio and TTFTRatio the distributions of the per-request ratios. All four are
 	// omitted when no request could be compared (the replay's own latencies are in

@@ -166,6 +166,7 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	if res.Replay, err = replay.Compare(dir, plan); err != nil {
 		return runtimeError(err)
 	}
+	res.Warnings = append(res.Warnings, replay.Warnings(res.Replay)...)
 	if err := results.Write(dir, res); err != nil {
 		return runtimeError(err)
 	}

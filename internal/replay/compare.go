@@ -83,7 +83,7 @@ func Compare(dir string, p *Plan) (*results.Replay, error) {
 
 // compareTurns fills the per-request comparisons and the concurrency of both sides.
 func compareTurns(out *results.Replay, p *Plan, got map[[2]int]*replayed) {
-	var e2eO, e2eR, ttftO, ttftR, e2eRatio, ttftRatio, promptDiff []float64
+	var e2eO, e2eR, ttftO, ttftR, e2eRatio, ttftRatio, promptDiff, outputDiff []float64
 	var ivO, ivR [][2]float64
 	for i, recs := range p.Recorded {
 		for k, rec := range recs {
@@ -95,6 +95,13 @@ func compareTurns(out *results.Replay, p *Plan, got map[[2]int]*replayed) {
 				continue
 			}
 			ivR = append(ivR, [2]float64{r.sentS, r.endS})
+			if forced := p.Scripts[i].Turns[k].OutputTokens; r.ok && forced > 0 {
+				out.OutputForced++
+				if r.output != forced {
+					out.OutputMissed++
+					outputDiff = append(outputDiff, float64(r.output-forced))
+				}
+			}
 			if !rec.OK || !r.ok {
 				continue
 			}
@@ -116,6 +123,10 @@ func compareTurns(out *results.Replay, p *Plan, got map[[2]int]*replayed) {
 		out.TTFT = &results.Sides{Original: results.Summarize(ttftO), Replay: results.Summarize(ttftR)}
 		e, t, d := results.Summarize(e2eRatio), results.Summarize(ttftRatio), results.Summarize(promptDiff)
 		out.E2ERatio, out.TTFTRatio, out.PromptDiff = &e, &t, &d
+	}
+	if len(outputDiff) > 0 {
+		d := results.Summarize(outputDiff)
+		out.OutputDiff = &d
 	}
 	out.Concurrency.Original.Mean, out.Concurrency.Original.Max = tracestats.Sweep(ivO)
 	out.Concurrency.Replay.Mean, out.Concurrency.Replay.Max = tracestats.Sweep(ivR)
@@ -155,4 +166,17 @@ func Lines(r *results.Replay) []string {
 		lines = append(lines, r.Note)
 	}
 	return lines
+}
+
+// Warnings says where the replay's server did not give the output lengths the replay forced:
+// each such request was sent its recorded output_tokens as max_tokens with ignore_eos, so a
+// different length is the server's doing, and the requests that extend it carry the reply it
+// gave. results.json's warnings and the summary show it.
+func Warnings(r *results.Replay) []string {
+	if r == nil || r.OutputMissed == 0 || r.OutputDiff == nil {
+		return nil
+	}
+	return []string{fmt.Sprintf("output lengths: %d of the %d completed requests forced to their recorded output length (max_tokens with ignore_eos) ended at another (replay − recorded: min %+.0f, max %+.0f tokens): "+
+		"the server did not honour ignore_eos, or stopped at its context window; the requests that extend them carry the replies it gave",
+		r.OutputMissed, r.OutputForced, r.OutputDiff.Min, r.OutputDiff.Max)}
 }
