@@ -24,7 +24,9 @@ func (r *run) results(interrupted bool) *results.Results {
 	res.Warnings = append(append([]string(nil), r.notes...), r.gauges.warning(res, r.scraper.Source(scrape.GenTokS))...)
 	r.mu.Unlock()
 	res.Stream.Server = serverStream(r.scraper)
-	res.Warnings = append(res.Warnings, outputWarning(res, w)...)
+	if r.extras.Scripts == nil { // see outputWarning
+		res.Warnings = append(res.Warnings, outputWarning(res, w)...)
+	}
 	res.Warnings = append(res.Warnings, streamWarning(res)...)
 	if !r.contextWarned {
 		res.Warnings = append(res.Warnings, contextRefused(res, w)...)

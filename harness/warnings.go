@@ -84,7 +84,9 @@ const (
 
 // outputWarning says when the server's outputs missed the workload's output_tokens: a real
 // model decides its own length unless request.force_output_length is set, and the contexts of
-// later rounds grow by what it wrote.
+// later rounds grow by what it wrote. A replay does not sample output_tokens — each request
+// forces its recorded length — so a run with scripts skips this check and the replay judges
+// each request against its own length instead (internal/replay.Warnings).
 func outputWarning(r *results.Results, w *workloads.Workload) []string {
 	ok := r.Requests.OK
 	if ok == 0 {
