@@ -80,6 +80,16 @@ type Request struct {
 	policy.Timeouts `mapstructure:",squash" yaml:",inline"`
 }
 
+// Reserved is the output, in tokens, that a request whose sampled output length is sampled
+// reserves in its context: what is sent as max_tokens bounds it, the sampled length itself
+// with ForceOutputLength, else at most MaxTokens.
+func (r *Request) Reserved(sampled int) int {
+	if r.ForceOutputLength {
+		return sampled
+	}
+	return min(sampled, r.MaxTokens)
+}
+
 // Watchdog sets the live watchdog's thresholds, in simulated time.
 type Watchdog struct {
 	// StallAfter is the time without progress (no token, no finished request) after which the
