@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -94,4 +95,30 @@ func TestFitContextTooSmall(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = fitContext(w, 39)
 	require.Error(t, err)
+}
+
+// TestContextRefusedAfterAFitToAWiderWindow: fitted to a window wider than the one the
+// server names in its refusal, the advice is the server's window; a refusal that counts no
+// prompt tokens still does not offer the fitted window again.
+func TestContextRefusedAfterAFitToAWiderWindow(t *testing.T) {
+	w := loadWith(t, "smoke")
+	refusal := func(msg string) *results.Results {
+		return &results.Results{Failures: []results.Failure{{Class: "http_status", Status: 400, Count: 2, FirstMessage: msg}}}
+	}
+	got := contextRefused(refusal("request (1103 tokens) exceeds the available context size (1024 tokens), try increasing it"),
+		w, &refusedPrompt{window: 2048, first: 500})
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "although the workload was fitted to a window of 2048 tokens: the server names a window of 1024 tokens — rerun with --fit-context=1024")
+
+	got = contextRefused(refusal("prompt is too long"), w, &refusedPrompt{window: 2048, first: 500})
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "although the workload was fitted to a window of 2048 tokens: the server counts more tokens than the harness planned")
+	assert.Contains(t, got[0], "rerun with a smaller --fit-context")
+	assert.NotContains(t, got[0], "--fit-context=2048")
+
+	got = contextRefused(refusal("request (1103 tokens) exceeds the available context size (1024 tokens), try increasing it"),
+		w, &refusedPrompt{window: 1024, first: 441})
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "the server counted 1103 prompt tokens where the harness estimated 441 (×2.50)")
+	assert.Contains(t, got[0], "rerun with --fit-context=409 (the window ÷ 2.50)")
 }
