@@ -59,7 +59,9 @@ type Context struct {
 	InitialTokens int `mapstructure:"initial_tokens" yaml:"initial_tokens"`
 	// ReadTokens is the size of the text appended by the read step, each round.
 	ReadTokens Dist `mapstructure:"read_tokens" yaml:"read_tokens"`
-	// MaxContextTokens is the model's context window; larger than SystemTokens + InitialTokens.
+	// MaxContextTokens is the model's context window, in tokens; larger than SystemTokens +
+	// InitialTokens. An agent stops before a round whose prompt and the output it reserves
+	// (Request.Reserved) would pass it.
 	MaxContextTokens int `mapstructure:"max_context_tokens" yaml:"max_context_tokens"`
 }
 
