@@ -31,6 +31,9 @@ type fakeServer struct {
 	itl    time.Duration
 	// metrics is the /metrics flavour: "vllm", "llamacpp" or "" (404).
 	metrics string
+	// tokensPerWord is how many prompt tokens the server counts per word (0: one), as a
+	// tokenizer unlike the harness's estimate does.
+	tokensPerWord int
 
 	mu        sync.Mutex
 	frozen    bool  // /metrics and every stream hang until their client gives up
@@ -144,6 +147,7 @@ func (f *fakeServer) serveChat(w http.ResponseWriter, r *http.Request) {
 	for _, m := range req.Messages {
 		prompt += len(strings.Fields(m.Content))
 	}
+	prompt *= max(1, f.tokensPerWord)
 	if f.window > 0 && prompt+req.MaxTokens > f.window {
 		vllmError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",

@@ -22,6 +22,8 @@ type prepared struct {
 	notes         []string
 	said          int
 	contextWarned bool
+	// fitted is the window, in tokens, the workload was fitted to with --fit-context; 0 without.
+	fitted int
 }
 
 // prepare settles what the run sends before anything is written: the model (Options.Model, or
@@ -61,7 +63,7 @@ func prepare(o Options) (Options, prepared, error) {
 		if note == "" {
 			note = fmt.Sprintf("context: the workload fits the window of %d tokens as it is (--fit-context changed nothing)", window)
 		}
-		w = *fit
+		w, p.fitted = *fit, window
 		p.notes = append(p.notes, note)
 	default:
 		if warn := contextWarning(&w, window); warn != "" {

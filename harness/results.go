@@ -21,6 +21,11 @@ func (r *run) results(interrupted bool) *results.Results {
 	}
 	r.mu.Lock()
 	r.watch.fill(res)
+	var fitted *refusedPrompt // a copy, read after mu is released
+	if r.refused != nil {
+		c := *r.refused
+		fitted = &c
+	}
 	res.Warnings = append(append([]string(nil), r.notes...), r.gauges.warning(res, r.scraper.Source(scrape.GenTokS))...)
 	r.mu.Unlock()
 	res.Stream.Server = serverStream(r.scraper)
@@ -29,7 +34,7 @@ func (r *run) results(interrupted bool) *results.Results {
 	}
 	res.Warnings = append(res.Warnings, streamWarning(res)...)
 	if !r.contextWarned {
-		res.Warnings = append(res.Warnings, contextRefused(res, w)...)
+		res.Warnings = append(res.Warnings, contextRefused(res, w, fitted)...)
 	}
 	res.Rounds.Planned = w.Agents * w.Rounds
 	res.Harness = r.harnessResults(res.Latency.E2E.P50)

@@ -63,6 +63,9 @@ func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	}
 	defer r.close()
 	r.notes, r.contextWarned = p.notes, p.contextWarned
+	if p.fitted > 0 {
+		r.refused = &refusedPrompt{window: p.fitted, est: map[string]int{}}
+	}
 	// bench's tap and replay's scripts come in the context (agents.WithExtras), not in the
 	// public Options.
 	r.extras = agents.ExtrasFrom(ctx)
@@ -101,7 +104,8 @@ type run struct {
 	notes       []string // what was said before the run: the model chosen, the context window
 	// contextWarned is set when a note said the workload does not fit the server's window.
 	contextWarned bool
-	gauges        gaugeCheck // the server's gen_tok_s, to hold against the harness's own rate
+	refused       *refusedPrompt // with --fit-context, what the first length refusal was planned at
+	gauges        gaugeCheck     // the server's gen_tok_s, to hold against the harness's own rate
 
 	mu sync.Mutex // serialises writing events and samples, and the watchdog's analyzer
 }
@@ -181,6 +185,9 @@ func (r *run) Record(e events.Event) { r.inbox.put(e) }
 func (r *run) emit(e events.Event) {
 	r.log.Write(e)
 	r.watch.event(e)
+	if r.refused != nil {
+		r.refused.event(e)
+	}
 	if r.metrics != nil {
 		r.metrics.event(e)
 	}
