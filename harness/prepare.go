@@ -52,7 +52,7 @@ func prepare(o Options) (Options, prepared, error) {
 	}
 	switch {
 	case o.FitContext != 0 && window <= 0:
-		return o, p, &FitError{fmt.Errorf("--fit-context: the server lists no context window (max_model_len) for model %s: give it in tokens, --fit-context=TOKENS", w.Model)}
+		return o, p, &FitError{fmt.Errorf("--fit-context: the server lists no context window (max_model_len, or llama.cpp's meta.n_ctx) for model %s: give it in tokens, --fit-context=TOKENS", w.Model)}
 	case o.FitContext != 0:
 		fit, note, err := fitContext(&w, window)
 		if err != nil {
@@ -64,7 +64,7 @@ func prepare(o Options) (Options, prepared, error) {
 		w = *fit
 		p.notes = append(p.notes, note)
 	default:
-		if warn := contextWarning(&w, window); warn != "" {
+		if warn := contextWarning(&w, window, choice.ContextSource); warn != "" {
 			p.notes, p.contextWarned = append(p.notes, warn), true
 		}
 	}
