@@ -10,7 +10,7 @@ import (
 )
 
 // FitToServer, as Options.FitContext, fits the workload to the context window the server
-// lists for its model (max_model_len).
+// lists for its model (max_model_len, else llama.cpp's per-slot meta.n_ctx).
 const FitToServer = -1
 
 // fitMargin is the share of the server's window a fitted workload plans to use: agentsim
@@ -69,14 +69,15 @@ func upper(d workloads.Dist) int {
 }
 
 // contextWarning says, before a run, that the workload asks for more tokens than the server's
-// window holds; "" when it fits or the window is unknown (0).
-func contextWarning(w *workloads.Workload, window int) string {
+// window holds; "" when it fits or the window is unknown (0). from names the /v1/models field
+// the window was read from.
+func contextWarning(w *workloads.Workload, window int, from string) string {
 	n := needOf(w)
 	if window <= 0 || n.total() <= window {
 		return ""
 	}
-	return fmt.Sprintf("context: the server's context window is %d tokens (max_model_len), below what the workload asks: prompts up to ~%d tokens (%s) plus max_tokens %d = %d; requests past %d tokens will be refused — --fit-context scales the workload's context keys to fit",
-		window, n.prompt, n.how, n.maxTokens, n.total(), window)
+	return fmt.Sprintf("context: the server's context window is %d tokens (%s), below what the workload asks: prompts up to ~%d tokens (%s) plus max_tokens %d = %d; requests past %d tokens will be refused — --fit-context scales the workload's context keys to fit",
+		window, from, n.prompt, n.how, n.maxTokens, n.total(), window)
 }
 
 // fitContext returns a copy of w whose requests fit in window tokens, prompt and max_tokens

@@ -54,7 +54,7 @@ func prepare(o Options) (Options, prepared, error) {
 	}
 	switch {
 	case o.FitContext != 0 && window <= 0:
-		return o, p, &FitError{fmt.Errorf("--fit-context: the server lists no context window (max_model_len) for model %s: give it in tokens, --fit-context=TOKENS", w.Model)}
+		return o, p, &FitError{fmt.Errorf("--fit-context: the server lists no context window (max_model_len, or llama.cpp's meta.n_ctx) for model %s: give it in tokens, --fit-context=TOKENS", w.Model)}
 	case o.FitContext != 0:
 		fit, note, err := fitContext(&w, window)
 		if err != nil {
@@ -66,7 +66,7 @@ func prepare(o Options) (Options, prepared, error) {
 		w, p.fitted = *fit, window
 		p.notes = append(p.notes, note)
 	default:
-		if warn := contextWarning(&w, window); warn != "" {
+		if warn := contextWarning(&w, window, choice.ContextSource); warn != "" {
 			p.notes, p.contextWarned = append(p.notes, warn), true
 		}
 	}

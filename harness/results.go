@@ -17,7 +17,8 @@ func (r *run) results(interrupted bool) *results.Results {
 	}
 	res.Server.Metrics = r.scraper.Found()
 	if m := r.o.Model; m != nil {
-		res.Server.Model, res.Server.ModelSource, res.Server.ContextWindow = m.Name, string(m.Source), m.ContextWindow
+		res.Server.Model, res.Server.ModelSource = m.Name, string(m.Source)
+		res.Server.ContextWindow, res.Server.ContextWindowSource = m.ContextWindow, m.ContextSource
 	}
 	r.mu.Lock()
 	r.watch.fill(res)

@@ -132,7 +132,7 @@ func newRun(o Options) (*run, error) {
 	r := &run{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(), pacer: p}
 	r.inbox = newInbox(func(it *recorded) { it.e.TS, it.wall = r.log.Since(), r.o.Clock.WallNow() })
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
-	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
+	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock).Authorize(o.Target.APIKey, o.Target.URL)
 	judged := o.Workload
 	if o.NewPacer != nil {
 		// The workload's pacer section does not describe this pacer: the verdict assumes

@@ -19,7 +19,8 @@ type Target struct {
 	// printed.
 	APIKey string
 	// MetricsURLs are the Prometheus /metrics URLs scraped every sample interval (empty:
-	// URL/metrics).
+	// URL/metrics). APIKey goes with the scrapes of those on URL's scheme, host and port only
+	// (scrape.Scraper.Authorize).
 	MetricsURLs []string
 }
 
