@@ -217,9 +217,35 @@ func TestOutputLengthsThatMissTheWorkload(t *testing.T) {
 		"output lengths: completed requests averaged 240 output tokens (n=4, reasoning included) against the workload's request.output_tokens {dist: uniform, min: 64, max: 128} (64–128 tokens): "+
 			"the model decides its own length unless request.force_output_length is set, and later rounds' contexts grow by what it writes")
 
-	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
+	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", append([]string{"request.reasoning_effort=none"}, quick...), nil)
 	require.NoError(t, r.err)
 	assert.Empty(t, r.res.Warnings, "forced lengths match the workload")
+}
+
+// TestReasoningAskedButNoneCame: a server that streams content only (llama.cpp with a model
+// that does not reason accepts any reasoning_effort) gets a warning when the workload asks for
+// reasoning, none when it does not; the simulator, which reasons, gets none either.
+func TestReasoningAskedButNoneCame(t *testing.T) {
+	f := &fakeServer{models: []string{"deepseek-v4-flash"}}
+	ts := f.start()
+	defer ts.Close()
+	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
+	require.NoError(t, r.err)
+	assert.Equal(t, []string{"reasoning: the workload asks for reasoning_effort low, but none of the 4 completed requests streamed any reasoning and the server counted no reasoning tokens: " +
+		"the server ignores reasoning_effort or its model does not reason, so the run lacks the reasoning phases the workload models"}, r.res.Warnings)
+	assert.Zero(t, r.res.Requests.Reasoned)
+
+	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", append([]string{"request.reasoning_effort=none"}, quick...), nil)
+	require.NoError(t, r.err)
+	assert.Empty(t, r.res.Warnings)
+
+	synctest.Test(t, func(t *testing.T) {
+		res, _ := runSim(t, t.Context(), simCase{workload: "smoke", speedup: 20, overrides: map[string]string{"rounds": "1"}})
+		assert.Equal(t, res.Requests.OK, res.Requests.Reasoned, "every request reasoned")
+		for _, w := range res.Warnings {
+			assert.NotContains(t, w, "reasoning:")
+		}
+	})
 }
 
 // TestGaugesAreEvidence: vLLM's generation counter bumped only when a request ends reads ~0

@@ -34,6 +34,7 @@ func (r *run) results(interrupted bool) *results.Results {
 		res.Warnings = append(res.Warnings, outputWarning(res, w)...)
 	}
 	res.Warnings = append(res.Warnings, streamWarning(res)...)
+	res.Warnings = append(res.Warnings, reasoningWarning(res, w)...)
 	if !r.contextWarned {
 		res.Warnings = append(res.Warnings, contextRefused(res, w, fitted)...)
 	}

@@ -106,6 +106,20 @@ func outputWarning(r *results.Results, w *workloads.Workload) []string {
 		num(mean), ok, d, lo, hi, why)}
 }
 
+// reasoningWarning says when the workload asks for reasoning and the server sent none: no
+// request streamed a reasoning delta and the server counted no reasoning tokens. llama.cpp,
+// for one, accepts any reasoning_effort and passes it to the chat template only; a model that
+// does not reason then answers at once, and the run lacks the long reasoning phases (and the
+// silences of content they cause) the workload models.
+func reasoningWarning(r *results.Results, w *workloads.Workload) []string {
+	effort := w.Request.ReasoningEffort
+	if effort == "" || effort == "none" || r.Requests.OK == 0 || r.Requests.Reasoned > 0 || r.Tokens.Reasoning > 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("reasoning: the workload asks for reasoning_effort %s, but none of the %s streamed any reasoning and the server counted no reasoning tokens: the server ignores reasoning_effort or its model does not reason, so the run lacks the reasoning phases the workload models",
+		effort, plural.Of(r.Requests.OK, "completed request"))}
+}
+
 // lower is a distribution's lower end in tokens: its minimum where it has one, else a value
 // few samples stay under (mean − 2 standard deviations, at least 0; 0 for the exponential).
 func lower(d workloads.Dist) int {

@@ -92,6 +92,8 @@ func (b *Builder) Event(e events.Event) {
 	case events.Cancelled:
 		b.terminal(e)
 		b.requests.Cancelled++
+	case events.FirstReasoning:
+		b.requests.Reasoned++
 	case events.Retry:
 		b.requests.Retries++
 	case events.PacerAcquired:

@@ -132,6 +132,9 @@ type Requests struct {
 	Failed int `json:"failed"`
 	// RetriedOK counts requests that succeeded after at least one retry.
 	RetriedOK int `json:"retried_ok"`
+	// Reasoned counts the requests that streamed any reasoning (a first_reasoning event),
+	// finished or not.
+	Reasoned int `json:"reasoned"`
 	// RetryReasons counts the retried attempts by how they failed ("http_status 429").
 	RetryReasons map[string]int `json:"retry_reasons,omitempty"`
 	// Stalled counts requests that went without a byte for at least the watchdog's
