@@ -27,6 +27,29 @@ type ServedModel struct {
 	// MaxModelLen is the model's context window in tokens, prompt and output together, as
 	// vLLM and servers shaped like it list it (max_model_len); 0 when the server does not say.
 	MaxModelLen int
+	// SlotContext is the context window of one request in tokens as llama.cpp's llama-server
+	// lists it (meta.n_ctx: its -c divided among its -np slots); 0 when the server does not
+	// say. meta.n_ctx_train, the model's own ceiling, is not what a request gets.
+	SlotContext int
+}
+
+// The fields of GET /v1/models a context window is read from, as results.json's
+// server.context_window_source records them.
+const (
+	FromMaxModelLen = "max_model_len" // vLLM and servers shaped like it
+	FromMetaNCtx    = "meta.n_ctx"    // llama.cpp's llama-server: one slot's window
+)
+
+// ContextWindow is the context window of one request in tokens and the field it was read
+// from: max_model_len when listed, else meta.n_ctx; 0 and "" when the server lists neither.
+func (m ServedModel) ContextWindow() (int, string) {
+	switch {
+	case m.MaxModelLen > 0:
+		return m.MaxModelLen, FromMaxModelLen
+	case m.SlotContext > 0:
+		return m.SlotContext, FromMetaNCtx
+	}
+	return 0, ""
 }
 
 // IDs returns the served model names, in the server's order.
@@ -55,7 +78,8 @@ func (s *Served) find(id string) (ServedModel, bool) {
 }
 
 // CheckServer makes sure the server answers before any agent starts: GET /v1/models must
-// return 2xx within timeout (wall time). A wrong API key (401/403) is reported as such.
+// return 2xx within timeout (wall time). A 401 or 403 is reported as a key refused, or, when
+// no key was given, as a key required.
 func CheckServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, timeout time.Duration) error {
 	_, err := AskServer(ctx, hc, baseURL, apiKey, timeout)
 	return err
@@ -87,6 +111,8 @@ func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, tim
 	}
 	defer resp.Body.Close()
 	switch {
+	case (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && apiKey == "":
+		return nil, fmt.Errorf("server %s requires an API key: GET /v1/models → %d without one; give it with --api-key or AGENTSIM_API_KEY", baseURL, resp.StatusCode)
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return nil, fmt.Errorf("server %s refused the API key: GET /v1/models → %d", baseURL, resp.StatusCode)
 	case resp.StatusCode/100 != 2:
@@ -94,8 +120,9 @@ func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, tim
 	}
 	var list struct {
 		Data []struct {
-			ID          string      `json:"id"`
-			MaxModelLen json.Number `json:"max_model_len"`
+			ID          string          `json:"id"`
+			MaxModelLen json.Number     `json:"max_model_len"`
+			Meta        json.RawMessage `json:"meta"`
 		} `json:"data"`
 	}
 	body := io.LimitReader(resp.Body, 1<<20)
@@ -110,7 +137,12 @@ func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, tim
 			continue
 		}
 		n, _ := m.MaxModelLen.Int64()
-		s.Models = append(s.Models, ServedModel{ID: m.ID, MaxModelLen: int(max(n, 0))})
+		var meta struct {
+			NCtx json.Number `json:"n_ctx"`
+		}
+		_ = json.Unmarshal(m.Meta, &meta) // a meta not shaped as llama-server's lists no window
+		slot, _ := meta.NCtx.Int64()
+		s.Models = append(s.Models, ServedModel{ID: m.ID, MaxModelLen: int(max(n, 0)), SlotContext: int(max(slot, 0))})
 	}
 	return s, nil
 }

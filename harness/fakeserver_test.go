@@ -29,8 +29,20 @@ type fakeServer struct {
 	// ignore_eos; itl the time between two of them.
 	tokens int
 	itl    time.Duration
-	// metrics is the /metrics flavour: "vllm", "llamacpp" or "" (404).
+	// metrics is the /metrics flavour: "vllm", "llamacpp", "llamacpp-off" (llama-server
+	// without --metrics: 501) or "" (404).
 	metrics string
+	// tokensPerWord is how many prompt tokens the server counts per word (0: one), as a
+	// tokenizer unlike the harness's estimate does.
+	tokensPerWord int
+	// nCtx is the per-slot window /v1/models lists as llama-server does, meta.n_ctx beside the
+	// model's n_ctx_train (0: no meta).
+	nCtx int
+	// apiKey, when set, is required as a bearer token on every path, /metrics included, as
+	// llama-server --api-key does: 401 without it.
+	apiKey string
+	// deferred is what llamacpp:requests_deferred reads.
+	deferred int
 
 	mu        sync.Mutex
 	frozen    bool  // /metrics and every stream hang until their client gives up
@@ -65,6 +77,10 @@ func (f *fakeServer) isFrozen() bool {
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.apiKey != "" && r.Header.Get("Authorization") != "Bearer "+f.apiKey {
+		llamaError(w, http.StatusUnauthorized, "authentication_error", "Invalid API Key")
+		return
+	}
 	switch r.URL.Path {
 	case "/v1/models":
 		f.serveModels(w)
@@ -78,17 +94,27 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeServer) serveModels(w http.ResponseWriter) {
+	type meta struct {
+		NCtx      int `json:"n_ctx"`
+		NCtxTrain int `json:"n_ctx_train"`
+		NVocab    int `json:"n_vocab"`
+	}
 	type card struct {
 		ID          string `json:"id"`
 		Object      string `json:"object"`
 		MaxModelLen int    `json:"max_model_len,omitempty"`
+		Meta        *meta  `json:"meta,omitempty"`
 	}
 	list := struct {
 		Object string `json:"object"`
 		Data   []card `json:"data"`
 	}{Object: "list", Data: []card{}}
 	for _, m := range f.models {
-		list.Data = append(list.Data, card{ID: m, Object: "model", MaxModelLen: f.listLen})
+		c := card{ID: m, Object: "model", MaxModelLen: f.listLen}
+		if f.nCtx > 0 {
+			c.Meta = &meta{NCtx: f.nCtx, NCtxTrain: 8192, NVocab: 256}
+		}
+		list.Data = append(list.Data, c)
 	}
 	_ = json.NewEncoder(w).Encode(list)
 }
@@ -112,12 +138,21 @@ func (f *fakeServer) serveMetrics(w http.ResponseWriter, r *http.Request) {
 			perRequest = float64(time.Second) / float64(f.itl)
 		}
 		fmt.Fprintf(w, "# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing %d\n", running)
-		fmt.Fprintf(w, "# TYPE llamacpp:requests_deferred gauge\nllamacpp:requests_deferred 0\n")
+		fmt.Fprintf(w, "# TYPE llamacpp:requests_deferred gauge\nllamacpp:requests_deferred %d\n", f.deferred)
 		fmt.Fprintf(w, "# TYPE llamacpp:predicted_tokens_seconds gauge\nllamacpp:predicted_tokens_seconds %g\n", perRequest)
 		fmt.Fprintf(w, "# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total %d\n", generated)
+	case "llamacpp-off":
+		llamaError(w, http.StatusNotImplemented, "not_supported_error", "This server does not support metrics endpoint. Start it with `--metrics`")
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// llamaError answers with llama-server's JSON error.
+func llamaError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg, "type": typ}})
 }
 
 // chatRequest is the part of a chat completion request the fake reads.
@@ -144,6 +179,7 @@ func (f *fakeServer) serveChat(w http.ResponseWriter, r *http.Request) {
 	for _, m := range req.Messages {
 		prompt += len(strings.Fields(m.Content))
 	}
+	prompt *= max(1, f.tokensPerWord)
 	if f.window > 0 && prompt+req.MaxTokens > f.window {
 		vllmError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",

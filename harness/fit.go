@@ -10,7 +10,7 @@ import (
 )
 
 // FitToServer, as Options.FitContext, fits the workload to the context window the server
-// lists for its model (max_model_len).
+// lists for its model (max_model_len, else llama.cpp's per-slot meta.n_ctx).
 const FitToServer = -1
 
 // fitMargin is the share of the server's window a fitted workload plans to use: agentsim
@@ -22,9 +22,14 @@ const fitMargin = 0.9
 // largest prompt plus the max_tokens it sends, with how it was reckoned. The largest prompt is
 // the last round's (system + initial + every round's read + every earlier round's output, each
 // at its distribution's upper end), capped at context.max_context_tokens, where agents stop.
+// An output is bounded by what is sent as max_tokens: the sampled length with
+// request.force_output_length, else request.max_tokens.
 type contextNeed struct {
 	prompt, maxTokens int
-	how               string
+	// outLow and outHigh are the ends of the output a request reserves in the agents' context
+	// check (agents.Reserved): the sampled length, capped at request.max_tokens unless forced.
+	outLow, outHigh int
+	how             string
 }
 
 func (n contextNeed) total() int { return n.prompt + n.maxTokens }
@@ -32,14 +37,17 @@ func (n contextNeed) total() int { return n.prompt + n.maxTokens }
 // needOf reckons the workload's contextNeed.
 func needOf(w *workloads.Workload) contextNeed {
 	c, r := w.Context, w.Request
-	read, out := upper(c.ReadTokens), upper(r.OutputTokens)
-	grown := c.SystemTokens + c.InitialTokens + w.Rounds*read + (w.Rounds-1)*out
-	n := contextNeed{prompt: min(grown, c.MaxContextTokens), maxTokens: r.MaxTokens}
+	read := upper(c.ReadTokens)
+	n := contextNeed{maxTokens: r.MaxTokens, outLow: lower(r.OutputTokens), outHigh: upper(r.OutputTokens)}
 	if r.ForceOutputLength {
-		n.maxTokens = out
+		n.maxTokens = n.outHigh
+	} else {
+		n.outLow, n.outHigh = min(n.outLow, r.MaxTokens), min(n.outHigh, r.MaxTokens)
 	}
+	grown := c.SystemTokens + c.InitialTokens + w.Rounds*read + (w.Rounds-1)*n.outHigh
+	n.prompt = min(grown, c.MaxContextTokens)
 	n.how = fmt.Sprintf("system %d + initial %d + %d round%s × ≤ %d read + %d × ≤ %d output",
-		c.SystemTokens, c.InitialTokens, w.Rounds, plural.S(w.Rounds), read, w.Rounds-1, out)
+		c.SystemTokens, c.InitialTokens, w.Rounds, plural.S(w.Rounds), read, w.Rounds-1, n.outHigh)
 	if grown > c.MaxContextTokens {
 		n.how = fmt.Sprintf("context.max_context_tokens %d", c.MaxContextTokens)
 	}
@@ -61,42 +69,37 @@ func upper(d workloads.Dist) int {
 }
 
 // contextWarning says, before a run, that the workload asks for more tokens than the server's
-// window holds; "" when it fits or the window is unknown (0).
-func contextWarning(w *workloads.Workload, window int) string {
+// window holds; "" when it fits or the window is unknown (0). from names the /v1/models field
+// the window was read from.
+func contextWarning(w *workloads.Workload, window int, from string) string {
 	n := needOf(w)
 	if window <= 0 || n.total() <= window {
 		return ""
 	}
-	return fmt.Sprintf("context: the server's context window is %d tokens (max_model_len), below what the workload asks: prompts up to ~%d tokens (%s) plus max_tokens %d = %d; requests past %d tokens will be refused — --fit-context scales the workload's context keys to fit",
-		window, n.prompt, n.how, n.maxTokens, n.total(), window)
+	return fmt.Sprintf("context: the server's context window is %d tokens (%s), below what the workload asks: prompts up to ~%d tokens (%s) plus max_tokens %d = %d; requests past %d tokens will be refused — --fit-context scales the workload's context keys to fit",
+		window, from, n.prompt, n.how, n.maxTokens, n.total(), window)
 }
 
 // fitContext returns a copy of w whose requests fit in window tokens, prompt and max_tokens
 // together, with a one-line account of what changed. Every context key and output length is
 // scaled by one factor, so the workload keeps its shape; max_context_tokens then stops agents
-// before a prompt and its max_tokens pass the window. A workload that fits already is returned
-// unchanged with "". The error says the window cannot hold the workload's first prompt.
+// before a prompt and its max_tokens pass the window. A request.max_tokens that would take
+// more than half the window is capped there and the prompts scaled to the rest (a prompt needs
+// room too). A workload that fits already is returned unchanged with "". The error says the
+// window cannot hold even one request of the workload, and the smallest window that can.
 func fitContext(w *workloads.Workload, window int) (*workloads.Workload, string, error) {
-	n := needOf(w)
-	budget := int(fitMargin * float64(window))
-	if n.total() <= budget {
+	fit, f, capped, err := fitTo(w, window)
+	if err != nil {
+		least := smallestWindow(w, window)
+		hint := ""
+		if least > 0 {
+			hint = fmt.Sprintf(" — the smallest window it fits is %d tokens (--fit-context=%d)", least, least)
+		}
+		return nil, "", fmt.Errorf("--fit-context: the server's window of %d tokens cannot hold even one request of this workload scaled by ×%.3g: %w%s",
+			window, f, err, hint)
+	}
+	if fit == w {
 		return w, "", nil
-	}
-	f := float64(budget) / float64(n.total())
-	fit := *w
-	c, r := &fit.Context, &fit.Request
-	c.SystemTokens, c.InitialTokens = scale(c.SystemTokens, f), scale(c.InitialTokens, f)
-	c.ReadTokens, r.OutputTokens = scaleDist(c.ReadTokens, f), scaleDist(r.OutputTokens, f)
-	r.MaxTokens = max(1, scale(r.MaxTokens, f))
-	// Agents stop before a prompt and its sampled output pass max_context_tokens; a forced
-	// length sends that output as max_tokens, any other request sends max_tokens whole.
-	room := budget
-	if !r.ForceOutputLength {
-		room -= r.MaxTokens
-	}
-	c.MaxContextTokens = min(scale(c.MaxContextTokens, f), room)
-	if err := fit.Validate(); err != nil {
-		return nil, "", fmt.Errorf("--fit-context: the server's window of %d tokens cannot hold this workload scaled by ×%.3g: %w", window, f, err)
 	}
 	var changed []string
 	add := func(key string, from, to any) {
@@ -104,14 +107,79 @@ func fitContext(w *workloads.Workload, window int) (*workloads.Workload, string,
 			changed = append(changed, fmt.Sprintf("%s %v→%v", key, from, to))
 		}
 	}
+	c, r := &fit.Context, &fit.Request
 	add("context.system_tokens", w.Context.SystemTokens, c.SystemTokens)
 	add("context.initial_tokens", w.Context.InitialTokens, c.InitialTokens)
 	add("context.read_tokens", w.Context.ReadTokens, c.ReadTokens)
 	add("context.max_context_tokens", w.Context.MaxContextTokens, c.MaxContextTokens)
 	add("request.output_tokens", w.Request.OutputTokens, r.OutputTokens)
 	add("request.max_tokens", w.Request.MaxTokens, r.MaxTokens)
-	return &fit, fmt.Sprintf("context: fitted to the server's window of %d tokens (%.0f%% of it planned, ×%.3g): %s",
+	if capped {
+		changed[len(changed)-1] += " (capped at half the planned window)"
+	}
+	return fit, fmt.Sprintf("context: fitted to the server's window of %d tokens (%.0f%% of it planned, ×%.3g): %s",
 		window, 100*fitMargin, f, strings.Join(changed, ", ")), nil
+}
+
+// fitTo fits w to window tokens (see fitContext): the fitted copy, or w itself when it fits
+// already; the factor applied; whether request.max_tokens was capped at half the planned
+// window; and the fitted workload's validation error.
+func fitTo(w *workloads.Workload, window int) (fit *workloads.Workload, f float64, capped bool, err error) {
+	n := needOf(w)
+	budget := int(fitMargin * float64(window))
+	// Agents stop before a prompt and its reserved output pass max_context_tokens. A forced
+	// length sends that output as max_tokens; any other request sends max_tokens whole, so
+	// its prompts must also leave room for the spread of the outputs they reserve.
+	spread := 0
+	if !w.Request.ForceOutputLength {
+		spread = n.outHigh - n.outLow
+	}
+	if n.total()+spread <= budget {
+		return w, 1, false, nil
+	}
+	f = float64(budget) / float64(n.total()+spread)
+	maxTokens := max(1, scale(w.Request.MaxTokens, f))
+	if half := budget / 2; !w.Request.ForceOutputLength && maxTokens > half && n.prompt+spread > 0 {
+		maxTokens, capped = max(1, half), true
+		f = min(1, float64(budget-maxTokens)/float64(n.prompt+spread))
+	}
+	cp := *w
+	c, r := &cp.Context, &cp.Request
+	c.SystemTokens, c.InitialTokens = scale(c.SystemTokens, f), scale(c.InitialTokens, f)
+	c.ReadTokens, r.OutputTokens = scaleDist(c.ReadTokens, f), scaleDist(r.OutputTokens, f)
+	if r.ForceOutputLength {
+		// Not sent (the sampled length is); kept within max_context_tokens as validation asks.
+		c.MaxContextTokens = min(scale(c.MaxContextTokens, f), budget)
+		r.MaxTokens = min(max(1, scale(r.MaxTokens, f)), c.MaxContextTokens)
+	} else {
+		r.MaxTokens = maxTokens
+		// An admitted prompt plus max_tokens stays within the budget even for the least output.
+		c.MaxContextTokens = min(scale(c.MaxContextTokens, f), budget-r.MaxTokens+min(lower(r.OutputTokens), r.MaxTokens))
+	}
+	if err := cp.Validate(); err != nil {
+		return nil, f, capped, err
+	}
+	return &cp, f, capped, nil
+}
+
+// smallestWindow is the smallest window above window, in tokens, that w fits (fitTo succeeds),
+// or 0 when none up to what w asks unscaled does.
+func smallestWindow(w *workloads.Workload, window int) int {
+	fits := func(n int) bool { _, _, _, err := fitTo(w, n); return err == nil }
+	n := needOf(w)
+	hi := int(math.Ceil(float64(n.total()+n.outHigh)/fitMargin)) + 1
+	if !fits(hi) {
+		return 0
+	}
+	lo := window // does not fit
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; fits(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 // scale multiplies a token count by f, rounding down.

@@ -28,9 +28,17 @@ type ModelChoice struct {
 	Source ModelSource
 	// Note says, in one line, why Name is not the workload's model; "" when it is.
 	Note string
-	// ContextWindow is the served model's context window in tokens (max_model_len), 0 when the
-	// server did not list one.
+	// ContextWindow is the context window of one request to the served model in tokens, 0
+	// when the server did not list one; ContextSource names the /v1/models field it was read
+	// from (FromMaxModelLen, FromMetaNCtx).
 	ContextWindow int
+	ContextSource string
+}
+
+// choiceOf returns the choice of m, with its context window.
+func choiceOf(m ServedModel, source ModelSource, note string) ModelChoice {
+	window, from := m.ContextWindow()
+	return ModelChoice{Name: m.ID, Source: source, Note: note, ContextWindow: window, ContextSource: from}
 }
 
 // ModelError is a model choice the harness refuses to make: the model asked for is not served
@@ -60,7 +68,7 @@ func (e *ModelError) Error() string {
 func ChooseModel(want string, pinned bool, served *Served, server string) (ModelChoice, error) {
 	ids := served.IDs()
 	if m, ok := served.find(want); ok {
-		return ModelChoice{Name: want, Source: ModelFromWorkload, ContextWindow: m.MaxModelLen}, nil
+		return choiceOf(m, ModelFromWorkload, ""), nil
 	}
 	switch {
 	case len(ids) == 0 && want != "":
@@ -73,11 +81,11 @@ func ChooseModel(want string, pinned bool, served *Served, server string) (Model
 		if len(ids) > 1 {
 			note = fmt.Sprintf("model: sending %s, the first of the %d models the server serves (%s); choose with --model", m.ID, len(ids), strings.Join(ids, ", "))
 		}
-		return ModelChoice{Name: m.ID, Source: ModelFromServer, Note: note, ContextWindow: m.MaxModelLen}, nil
+		return choiceOf(m, ModelFromServer, note), nil
 	case len(ids) == 1 && !pinned:
 		m := served.Models[0]
-		return ModelChoice{Name: m.ID, Source: ModelFromServer, ContextWindow: m.MaxModelLen,
-			Note: fmt.Sprintf("model: the server does not serve the workload's model %s; it serves one model, %s: sending that (choose with --model)", want, m.ID)}, nil
+		return choiceOf(m, ModelFromServer,
+			fmt.Sprintf("model: the server does not serve the workload's model %s; it serves one model, %s: sending that (choose with --model)", want, m.ID)), nil
 	}
 	return ModelChoice{}, &ModelError{Want: want, Pinned: pinned, Served: ids, Server: server}
 }

@@ -22,6 +22,8 @@ type prepared struct {
 	notes         []string
 	said          int
 	contextWarned bool
+	// fitted is the window, in tokens, the workload was fitted to with --fit-context; 0 without.
+	fitted int
 }
 
 // prepare settles what the run sends before anything is written: the model (Options.Model, or
@@ -52,7 +54,7 @@ func prepare(o Options) (Options, prepared, error) {
 	}
 	switch {
 	case o.FitContext != 0 && window <= 0:
-		return o, p, &FitError{fmt.Errorf("--fit-context: the server lists no context window (max_model_len) for model %s: give it in tokens, --fit-context=TOKENS", w.Model)}
+		return o, p, &FitError{fmt.Errorf("--fit-context: the server lists no context window (max_model_len, or llama.cpp's meta.n_ctx) for model %s: give it in tokens, --fit-context=TOKENS", w.Model)}
 	case o.FitContext != 0:
 		fit, note, err := fitContext(&w, window)
 		if err != nil {
@@ -61,10 +63,10 @@ func prepare(o Options) (Options, prepared, error) {
 		if note == "" {
 			note = fmt.Sprintf("context: the workload fits the window of %d tokens as it is (--fit-context changed nothing)", window)
 		}
-		w = *fit
+		w, p.fitted = *fit, window
 		p.notes = append(p.notes, note)
 	default:
-		if warn := contextWarning(&w, window); warn != "" {
+		if warn := contextWarning(&w, window, choice.ContextSource); warn != "" {
 			p.notes, p.contextWarned = append(p.notes, warn), true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -216,9 +217,35 @@ func TestOutputLengthsThatMissTheWorkload(t *testing.T) {
 		"output lengths: completed requests averaged 240 output tokens (n=4, reasoning included) against the workload's request.output_tokens {dist: uniform, min: 64, max: 128} (64–128 tokens): "+
 			"the model decides its own length unless request.force_output_length is set, and later rounds' contexts grow by what it writes")
 
-	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
+	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", append([]string{"request.reasoning_effort=none"}, quick...), nil)
 	require.NoError(t, r.err)
 	assert.Empty(t, r.res.Warnings, "forced lengths match the workload")
+}
+
+// TestReasoningAskedButNoneCame: a server that streams content only (llama.cpp with a model
+// that does not reason accepts any reasoning_effort) gets a warning when the workload asks for
+// reasoning, none when it does not; the simulator, which reasons, gets none either.
+func TestReasoningAskedButNoneCame(t *testing.T) {
+	f := &fakeServer{models: []string{"deepseek-v4-flash"}}
+	ts := f.start()
+	defer ts.Close()
+	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
+	require.NoError(t, r.err)
+	assert.Equal(t, []string{"reasoning: the workload asks for reasoning_effort low, but none of the 4 completed requests streamed any reasoning and the server counted no reasoning tokens: " +
+		"the server ignores reasoning_effort or its model does not reason, so the run lacks the reasoning phases the workload models"}, r.res.Warnings)
+	assert.Zero(t, r.res.Requests.Reasoned)
+
+	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", append([]string{"request.reasoning_effort=none"}, quick...), nil)
+	require.NoError(t, r.err)
+	assert.Empty(t, r.res.Warnings)
+
+	synctest.Test(t, func(t *testing.T) {
+		res, _ := runSim(t, t.Context(), simCase{workload: "smoke", speedup: 20, overrides: map[string]string{"rounds": "1"}})
+		assert.Equal(t, res.Requests.OK, res.Requests.Reasoned, "every request reasoned")
+		for _, w := range res.Warnings {
+			assert.NotContains(t, w, "reasoning:")
+		}
+	})
 }
 
 // TestGaugesAreEvidence: vLLM's generation counter bumped only when a request ends reads ~0
@@ -270,4 +297,42 @@ func TestFrozenMetricsAreSaid(t *testing.T) {
 		assert.Regexp(t, `server /metrics timed out \d+ times in the last \d+ s: its gauges are unknown since t=1\d s \(last read at t=[\d.]+ s: decode_running = 4, queued = 0\)`, ev)
 		assert.NotRegexp(t, `decode_running = 4 for`, ev)
 	})
+}
+
+// TestContextRefusedAfterAFit: a run fitted to the server's window whose requests are refused
+// for their length all the same does not offer the same --fit-context again: the server's
+// tokenizer counts more than the harness estimated (here 3 tokens a word), and the warning
+// gives both counts, their ratio and the window that allows for it, with which the run fits.
+func TestContextRefusedAfterAFit(t *testing.T) {
+	f := &fakeServer{models: []string{"deepseek-v4-flash"}, window: 512, tokens: 8, tokensPerWord: 3}
+	ts := f.start()
+	defer ts.Close()
+	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, func(o *Options) { o.FitContext = 512 })
+	require.NoError(t, r.err)
+	require.Equal(t, r.res.Requests.Sent, r.res.Requests.Errors, "%+v", r.res.Requests)
+	warn := strings.Join(r.res.Warnings, "\n")
+	assert.NotContains(t, warn, "rerun with --fit-context=512")
+	m := regexp.MustCompile(`although the workload was fitted to a window of 512 tokens: the server counted (\d+) prompt tokens where the harness estimated (\d+) \(×([0-9.]+)\): ` +
+		`its tokenizer counts more tokens per word of agentsim's text than the harness assumes, and the harness learns the server's count only from requests that succeed \(none succeeded\) — ` +
+		`rerun with --fit-context=(\d+) \(the window ÷ ([0-9.]+)\) to plan for the server's count`).FindStringSubmatch(warn)
+	require.NotNil(t, m, warn)
+	counted, _ := strconv.Atoi(m[1])
+	est, _ := strconv.Atoi(m[2])
+	window, _ := strconv.Atoi(m[4])
+	assert.Greater(t, counted, 2*est, "3 tokens a word, less the harness's framing")
+	assert.Equal(t, int(512*float64(est)/float64(counted)), window, "the window ÷ the ratio")
+	planned, refused := map[string]int{}, ""
+	for _, e := range r.evs {
+		if e.Kind == events.RequestSent {
+			planned[e.Request] = e.ContextTokens
+		}
+		if e.Kind == events.Error && refused == "" {
+			refused = e.Request
+		}
+	}
+	assert.Equal(t, planned[refused], est, "the estimate of the first request refused, %s", refused)
+
+	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, func(o *Options) { o.FitContext = window })
+	require.NoError(t, r.err)
+	assert.Equal(t, r.res.Requests.Sent, r.res.Requests.OK, "fitted to the window offered, every request fits: %+v %+v", r.res.Requests, r.res.Failures)
 }

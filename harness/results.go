@@ -17,17 +17,26 @@ func (r *run) results(interrupted bool) *results.Results {
 	}
 	res.Server.Metrics = r.scraper.Found()
 	if m := r.o.Model; m != nil {
-		res.Server.Model, res.Server.ModelSource, res.Server.ContextWindow = m.Name, string(m.Source), m.ContextWindow
+		res.Server.Model, res.Server.ModelSource = m.Name, string(m.Source)
+		res.Server.ContextWindow, res.Server.ContextWindowSource = m.ContextWindow, m.ContextSource
 	}
 	r.mu.Lock()
 	r.watch.fill(res)
+	var fitted *refusedPrompt // a copy, read after mu is released
+	if r.refused != nil {
+		c := *r.refused
+		fitted = &c
+	}
 	res.Warnings = append(append([]string(nil), r.notes...), r.gauges.warning(res, r.scraper.Source(scrape.GenTokS))...)
 	r.mu.Unlock()
 	res.Stream.Server = serverStream(r.scraper)
-	res.Warnings = append(res.Warnings, outputWarning(res, w)...)
+	if r.extras.Scripts == nil { // see outputWarning
+		res.Warnings = append(res.Warnings, outputWarning(res, w)...)
+	}
 	res.Warnings = append(res.Warnings, streamWarning(res)...)
+	res.Warnings = append(res.Warnings, reasoningWarning(res, w)...)
 	if !r.contextWarned {
-		res.Warnings = append(res.Warnings, contextRefused(res, w)...)
+		res.Warnings = append(res.Warnings, contextRefused(res, w, fitted)...)
 	}
 	res.Rounds.Planned = w.Agents * w.Rounds
 	res.Harness = r.harnessResults(res.Latency.E2E.P50)

@@ -63,6 +63,9 @@ func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	}
 	defer r.close()
 	r.notes, r.contextWarned = p.notes, p.contextWarned
+	if p.fitted > 0 {
+		r.refused = &refusedPrompt{window: p.fitted, est: map[string]int{}}
+	}
 	// bench's tap and replay's scripts come in the context (agents.WithExtras), not in the
 	// public Options.
 	r.extras = agents.ExtrasFrom(ctx)
@@ -102,7 +105,8 @@ type run struct {
 	notes       []string // what was said before the run: the model chosen, the context window
 	// contextWarned is set when a note said the workload does not fit the server's window.
 	contextWarned bool
-	gauges        gaugeCheck // the server's gen_tok_s, to hold against the harness's own rate
+	refused       *refusedPrompt // with --fit-context, what the first length refusal was planned at
+	gauges        gaugeCheck     // the server's gen_tok_s, to hold against the harness's own rate
 
 	mu sync.Mutex // serialises writing events and samples, and the watchdog's analyzer
 }
@@ -129,7 +133,7 @@ func newRun(o Options) (*run, error) {
 	r := &run{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(), pacer: p}
 	r.inbox = newInbox(func(it *recorded) { it.e.TS, it.wall = r.log.Since(), r.o.Clock.WallNow() })
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
-	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock)
+	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock).Authorize(o.Target.APIKey, o.Target.URL)
 	judged := o.Workload
 	if o.NewPacer != nil {
 		// The workload's pacer section does not describe this pacer: the verdict assumes
@@ -182,6 +186,9 @@ func (r *run) Record(e events.Event) { r.inbox.put(e) }
 func (r *run) emit(e events.Event) {
 	r.log.Write(e)
 	r.watch.event(e)
+	if r.refused != nil {
+		r.refused.event(e)
+	}
 	if r.metrics != nil {
 		r.metrics.event(e)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentsim/agentsim/internal/plural"
+	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -30,9 +31,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 		{"tokens", fmt.Sprintf("%.1f output tok/s; prompt %d (cached %d), reasoning %d, content %d",
 			r.Tokens.OutputPerSecond, r.Tokens.Prompt, r.Tokens.Cached, r.Tokens.Reasoning, r.Tokens.Content)},
 		{"stream", streamLine(r.Stream)},
-		{"server", fmt.Sprintf("decode_running mean %.1f max %.0f; prefill_inflight mean %.1f max %.0f (%d samples)",
-			r.Server.DecodeRunning.Mean, r.Server.DecodeRunning.Max,
-			r.Server.PrefillInflight.Mean, r.Server.PrefillInflight.Max, r.Server.Samples)},
+		{"server", gaugesLine(r.Server)},
 		{"", r.Server.Metrics},
 	}
 	if r.Server.Model != "" {
@@ -77,6 +76,35 @@ func streamLine(s results.Stream) string {
 	return line
 }
 
+// gaugesLine renders what the server's gauges showed: each gauge's mean and maximum over the
+// samples that read it, "not found" for decode_running and prefill_inflight when no sample
+// did, queued only when found; or, when /metrics could not be read at all, that the gauges are
+// not available (the line after it says why).
+func gaugesLine(s results.Server) string {
+	samples := fmt.Sprintf("(%d sample%s)", s.Samples, plural.S(s.Samples))
+	g := []struct {
+		name string
+		v    results.MeanMax
+	}{{scrape.DecodeRunning, s.DecodeRunning}, {scrape.PrefillInflight, s.PrefillInflight}, {scrape.Queued, s.Queued}}
+	read := false
+	for _, x := range g {
+		read = read || x.v.N > 0
+	}
+	if !read && scrape.Unavailable(s.Metrics) {
+		return "gauges not available: /metrics could not be read " + samples
+	}
+	var parts []string
+	for _, x := range g {
+		switch {
+		case x.v.N > 0:
+			parts = append(parts, fmt.Sprintf("%s mean %.1f max %.0f", x.name, x.v.Mean, x.v.Max))
+		case x.name != scrape.Queued:
+			parts = append(parts, x.name+" not found")
+		}
+	}
+	return strings.Join(parts, "; ") + " " + samples
+}
+
 // modelLine describes the model sent: "Qwen/Qwen3-0.6B (from the server; context window 8192
 // tokens)".
 func modelLine(s results.Server) string {
@@ -84,7 +112,10 @@ func modelLine(s results.Server) string {
 	if s.ModelSource != "" {
 		about = append(about, "from the "+s.ModelSource)
 	}
-	if s.ContextWindow > 0 {
+	switch {
+	case s.ContextWindow > 0 && s.ContextWindowSource == FromMetaNCtx:
+		about = append(about, fmt.Sprintf("context window %d tokens per slot, meta.n_ctx", s.ContextWindow))
+	case s.ContextWindow > 0:
 		about = append(about, fmt.Sprintf("context window %d tokens", s.ContextWindow))
 	}
 	if len(about) == 0 {

@@ -22,7 +22,8 @@ type Target struct {
 	// printed.
 	APIKey string
 	// MetricsURLs are the Prometheus /metrics URLs scraped every sample interval (empty:
-	// URL/metrics).
+	// URL/metrics). APIKey goes with the scrapes of those on URL's scheme, host and port only
+	// (scrape.Scraper.Authorize).
 	MetricsURLs []string
 	// SimLag, when set, reads the embedded simulator's own lag (the engine of package
 	// simserver/engine is one): the run samples it, records it in results.json beside the

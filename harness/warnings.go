@@ -84,7 +84,9 @@ const (
 
 // outputWarning says when the server's outputs missed the workload's output_tokens: a real
 // model decides its own length unless request.force_output_length is set, and the contexts of
-// later rounds grow by what it wrote.
+// later rounds grow by what it wrote. A replay does not sample output_tokens — each request
+// forces its recorded length — so a run with scripts skips this check and the replay judges
+// each request against its own length instead (internal/replay.Warnings).
 func outputWarning(r *results.Results, w *workloads.Workload) []string {
 	ok := r.Requests.OK
 	if ok == 0 {
@@ -102,6 +104,20 @@ func outputWarning(r *results.Results, w *workloads.Workload) []string {
 	}
 	return []string{fmt.Sprintf("output lengths: completed requests averaged %s output tokens (n=%d, reasoning included) against the workload's request.output_tokens %s (%d–%d tokens): %s",
 		num(mean), ok, d, lo, hi, why)}
+}
+
+// reasoningWarning says when the workload asks for reasoning and the server sent none: no
+// request streamed a reasoning delta and the server counted no reasoning tokens. llama.cpp,
+// for one, accepts any reasoning_effort and passes it to the chat template only; a model that
+// does not reason then answers at once, and the run lacks the long reasoning phases (and the
+// silences of content they cause) the workload models.
+func reasoningWarning(r *results.Results, w *workloads.Workload) []string {
+	effort := w.Request.ReasoningEffort
+	if effort == "" || effort == "none" || r.Requests.OK == 0 || r.Requests.Reasoned > 0 || r.Tokens.Reasoning > 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("reasoning: the workload asks for reasoning_effort %s, but none of the %s streamed any reasoning and the server counted no reasoning tokens: the server ignores reasoning_effort or its model does not reason, so the run lacks the reasoning phases the workload models",
+		effort, plural.Of(r.Requests.OK, "completed request"))}
 }
 
 // lower is a distribution's lower end in tokens: its minimum where it has one, else a value
@@ -125,25 +141,93 @@ var contextWords = regexp.MustCompile(`(?i)(?:maximum context length|context (?:
 // contextLengthRefusal reports whether a server's message refuses a request for its length.
 var contextLengthRefusal = regexp.MustCompile(`(?i)context (?:length|size|window)|max_model_len|n_ctx|too long|exceeds`)
 
+// promptCounted finds the prompt tokens a server counted in its refusal: llama.cpp says
+// "request (1103 tokens) exceeds the available context size", vLLM "(1100 in the messages, …)".
+var promptCounted = regexp.MustCompile(`(?i)request \((\d+) tokens\)|\((\d+) in the messages|(\d+) input tokens`)
+
+// refusedPrompt follows a fitted run's requests until the first one refused for its length and
+// keeps the prompt the harness estimated for it, to set beside what the server counted. It is
+// fed every event in order, under the run's mu.
+type refusedPrompt struct {
+	window int            // the window, in tokens, the workload was fitted to
+	est    map[string]int // per open request, its estimated prompt tokens; nil once found
+	first  int            // the first refused request's estimated prompt tokens
+}
+
+func (p *refusedPrompt) event(e events.Event) {
+	if p.est == nil {
+		return
+	}
+	switch e.Kind {
+	case events.RequestSent:
+		p.est[e.Request] = e.ContextTokens
+	case events.Error:
+		if e.Status == 400 && contextLengthRefusal.MatchString(e.Message) {
+			p.first, p.est = p.est[e.Request], nil
+			return
+		}
+		delete(p.est, e.Request)
+	case events.Done, events.Timeout, events.Cancelled:
+		delete(p.est, e.Request)
+	}
+}
+
 // contextRefused says when requests failed with 400 for their length: the server's window is
 // below the workload's contexts, and --fit-context scales them to fit. It quotes the window
-// the server named, when it named one.
-func contextRefused(r *results.Results, w *workloads.Workload) []string {
+// the server named, when it named one. When the run was fitted already (fitted not nil), it
+// sets the prompt tokens the server counted beside the harness's estimate instead, and offers
+// the window that allows for the difference.
+func contextRefused(r *results.Results, w *workloads.Workload, fitted *refusedPrompt) []string {
 	for _, f := range r.Failures {
 		if f.Status != 400 || !contextLengthRefusal.MatchString(f.FirstMessage) {
 			continue
 		}
-		fit := "--fit-context=TOKENS, the server's context window"
+		named := 0
 		if m := contextWords.FindStringSubmatch(f.FirstMessage); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
-				fit = "--fit-context=" + m[1]
-			}
+			named, _ = strconv.Atoi(m[1])
 		}
 		n := needOf(w)
-		return []string{fmt.Sprintf("context: %d request%s refused for their length (%s: %q): the server's context window is below the workload's requests (prompts up to ~%d tokens plus max_tokens %d) — rerun with %s to scale the workload's context keys to fit",
-			f.Count, plural.S(f.Count), f.Key(), f.FirstMessage, n.prompt, n.maxTokens, fit)}
+		head := fmt.Sprintf("context: %d request%s refused for their length (%s: %q)", f.Count, plural.S(f.Count), f.Key(), f.FirstMessage)
+		if fitted != nil {
+			return []string{head + refusedAfterFit(fitted, f.FirstMessage, named, n, r.Requests.OK)}
+		}
+		fit := "--fit-context=TOKENS, the server's context window"
+		if named > 0 {
+			fit = "--fit-context=" + strconv.Itoa(named)
+		}
+		return []string{fmt.Sprintf("%s: the server's context window is below the workload's requests (prompts up to ~%d tokens plus max_tokens %d) — rerun with %s to scale the workload's context keys to fit",
+			head, n.prompt, n.maxTokens, fit)}
 	}
 	return nil
+}
+
+// refusedAfterFit is the rest of contextRefused's sentence for a run fitted to a window: a
+// server that names a smaller window than the fit's, or counts more prompt tokens than the
+// harness estimated, given as a ratio and the window that allows for it.
+func refusedAfterFit(p *refusedPrompt, msg string, named int, n contextNeed, ok int) string {
+	s := fmt.Sprintf(" although the workload was fitted to a window of %d tokens", p.window)
+	if named > 0 && named < p.window {
+		return s + fmt.Sprintf(": the server names a window of %d tokens — rerun with --fit-context=%d", named, named)
+	}
+	counted := 0
+	if m := promptCounted.FindStringSubmatch(msg); m != nil {
+		for _, g := range m[1:] {
+			if g != "" {
+				counted, _ = strconv.Atoi(g)
+			}
+		}
+	}
+	if counted <= p.first || p.first <= 0 {
+		return s + fmt.Sprintf(": the server counts more tokens than the harness planned (prompts up to ~%d tokens plus max_tokens %d) — rerun with a smaller --fit-context",
+			n.prompt, n.maxTokens)
+	}
+	ratio := float64(counted) / float64(p.first)
+	learnt := "none succeeded"
+	if ok > 0 {
+		learnt = fmt.Sprintf("%d succeeded", ok)
+	}
+	return s + fmt.Sprintf(": the server counted %d prompt tokens where the harness estimated %d (×%.2f): its tokenizer counts more tokens per word of agentsim's text than the harness assumes, and the harness learns the server's count only from requests that succeed (%s) — rerun with --fit-context=%d (the window ÷ %.2f) to plan for the server's count",
+		counted, p.first, ratio, learnt, int(float64(p.window)/ratio), ratio)
 }
 
 // num renders a figure with at most one decimal, thousands grouped: 283, 5,812, 0.4.

@@ -33,6 +33,7 @@ type Builder struct {
 	lat        struct{ ttft, ttftContent, itl, tpot, e2e, pacerWait, output []float64 }
 	decode     gauge
 	prefill    gauge
+	queued     gauge
 	samples    int
 	failures   failures
 }
@@ -91,6 +92,8 @@ func (b *Builder) Event(e events.Event) {
 	case events.Cancelled:
 		b.terminal(e)
 		b.requests.Cancelled++
+	case events.FirstReasoning:
+		b.requests.Reasoned++
 	case events.Retry:
 		b.requests.Retries++
 	case events.PacerAcquired:
@@ -194,6 +197,9 @@ func (b *Builder) Sample(s events.Sample) {
 	if v, ok := s.Server[events.PrefillInflight]; ok {
 		b.prefill.add(v)
 	}
+	if v, ok := s.Server[events.Queued]; ok {
+		b.queued.add(v)
+	}
 }
 
 // Fill writes the accumulated counts and statistics into r; simSeconds is the run's simulated
@@ -216,7 +222,8 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 		E2E: Summarize(clone(b.lat.e2e)), PacerWait: Summarize(clone(b.lat.pacerWait)),
 	}
 	r.Failures = b.failures.sorted()
-	r.Server.Gauges = Gauges{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Samples: b.samples}
+	r.Server.Gauges = Gauges{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Queued: b.queued.meanMax(),
+		Samples: b.samples}
 	r.Stream = b.stream(simSeconds, r.WallSeconds)
 }
 

@@ -16,9 +16,25 @@ type Replay struct {
 	// in the original (a 2xx status with e2e_s) and in the replay.
 	Sent     int `json:"sent"`
 	Compared int `json:"compared"`
-	// SameTokens counts the compared requests whose prompt and output tokens, as the server
-	// counted them, equal the recorded ones.
+	// SameTokens counts the compared requests whose output tokens, as the server counted
+	// them, equal the recorded ones and whose prompt tokens are within the tolerance below of
+	// the recorded ones.
 	SameTokens int `json:"same_tokens"`
+	// PromptToleranceShare and PromptToleranceTokens are that tolerance: a prompt counts as
+	// the recorded one within the larger of this share of the recorded prompt and this many
+	// tokens, either way.
+	PromptToleranceShare  float64 `json:"prompt_tolerance_share"`
+	PromptToleranceTokens int     `json:"prompt_tolerance_tokens"`
+	// PromptDiff is the distribution of replay − recorded prompt tokens over the compared
+	// requests, in tokens; omitted when none was compared.
+	PromptDiff *Summary `json:"prompt_tokens_diff,omitempty"`
+	// OutputForced counts the replayed requests that completed with a forced output length
+	// (their recorded output_tokens, sent as max_tokens with ignore_eos); OutputMissed those
+	// of them whose output, as the server counted it, is another length, and OutputDiff the
+	// distribution of replay − recorded output tokens over those (omitted when none missed).
+	OutputForced int      `json:"output_forced"`
+	OutputMissed int      `json:"output_missed"`
+	OutputDiff   *Summary `json:"output_tokens_diff,omitempty"`
 	// E2E and TTFT are the distributions of the compared requests, original and replay;
 	// E2ERatio and TTFTRatio the distributions of the per-request ratios. All four are
 	// omitted when no request could be compared (the replay's own latencies are in

@@ -17,6 +17,18 @@ type Reproduction struct {
 	Server ServerKind `yaml:"server" json:"server"`
 	// Simulator is the embedded simulator's settings; nil with an external server.
 	Simulator *SimulatorSettings `yaml:"simulator,omitempty" json:"simulator,omitempty"`
+	// Replay is what a replay's workload came from; nil for any other command.
+	Replay *ReplaySource `yaml:"replay,omitempty" json:"replay,omitempty"`
+}
+
+// ReplaySource is a replay's part of a Reproduction: the trace replayed, and the workload keys
+// whose values came from it rather than from the defaults or the user.
+type ReplaySource struct {
+	// Trace is the trace file replayed ("-": standard input).
+	Trace string `yaml:"trace" json:"trace"`
+	// FromTrace says, one line per key, what the workload took from the trace and how, e.g.
+	// "model: tiny.gguf, named by 8 of the 8 requests replayed".
+	FromTrace []string `yaml:"from_trace" json:"from_trace"`
 }
 
 // SimulatorSettings is the embedded simulator's part of a Reproduction.

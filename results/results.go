@@ -65,9 +65,12 @@ type Server struct {
 	// "workload" (its model key) or "server" (the one model the server serves).
 	Model       string `json:"model,omitempty"`
 	ModelSource string `json:"model_source,omitempty"`
-	// ContextWindow is the model's context window the server lists (max_model_len), in
-	// tokens; 0 when it lists none.
-	ContextWindow int `json:"context_window,omitempty"`
+	// ContextWindow is the context window of one request the server lists for the model, in
+	// tokens; 0 when it lists none. ContextWindowSource names the GET /v1/models field it was
+	// read from: "max_model_len" (vLLM and servers shaped like it) or "meta.n_ctx" (llama.cpp's
+	// llama-server: one slot's window, its -c divided among its -np slots).
+	ContextWindow       int    `json:"context_window,omitempty"`
+	ContextWindowSource string `json:"context_window_source,omitempty"`
 	Gauges
 }
 
@@ -129,6 +132,9 @@ type Requests struct {
 	Failed int `json:"failed"`
 	// RetriedOK counts requests that succeeded after at least one retry.
 	RetriedOK int `json:"retried_ok"`
+	// Reasoned counts the requests that streamed any reasoning (a first_reasoning event),
+	// finished or not.
+	Reasoned int `json:"reasoned"`
 	// RetryReasons counts the retried attempts by how they failed ("http_status 429").
 	RetryReasons map[string]int `json:"retry_reasons,omitempty"`
 	// Stalled counts requests that went without a byte for at least the watchdog's
@@ -161,7 +167,9 @@ type Tokens struct {
 type Gauges struct {
 	DecodeRunning   MeanMax `json:"decode_running"`
 	PrefillInflight MeanMax `json:"prefill_inflight"`
-	Samples         int     `json:"samples"`
+	// Queued is the requests the server holds waiting for a slot or a batch (requests).
+	Queued  MeanMax `json:"queued"`
+	Samples int     `json:"samples"`
 }
 
 // MeanMax is the mean and maximum of a gauge over the samples that had it.

@@ -100,7 +100,7 @@ func (c *checker) firstRequest(w *Workload) {
 			"(a const or a uniform with min ≥ 1): it is sent as max_tokens, which servers refuse below 1")
 		return
 	}
-	if need := prompt + req.OutputTokens.least(); need > ctx.MaxContextTokens {
+	if need := prompt + req.Reserved(req.OutputTokens.least()); need > ctx.MaxContextTokens {
 		c.add("context.max_context_tokens", ctx.MaxContextTokens, fmt.Sprintf("at least the smallest first round: "+
 			"context.system_tokens + context.initial_tokens + the least context.read_tokens and request.output_tokens (%d)", need))
 	}

@@ -160,3 +160,26 @@ func TestMissingWorkload(t *testing.T) {
 		t.Fatal("testdata/nope.yaml exists; the test needs it not to")
 	}
 }
+
+// TestFirstRoundReservesWhatMaxTokensBounds: the first round must fit max_context_tokens with
+// the output it reserves, which request.max_tokens bounds unless the length is forced: as the
+// agents' context check reckons it.
+func TestFirstRoundReservesWhatMaxTokensBounds(t *testing.T) {
+	load := func(force string) error {
+		var over []Override
+		for _, kv := range [][2]string{{"request.force_output_length", force}, {"request.max_tokens", "50"},
+			{"context.read_tokens", "600"}, {"context.max_context_tokens", "1460"}} {
+			over = append(over, Override{Key: kv[0], Value: kv[1], Source: "--set"})
+		}
+		_, err := Load(LoadOptions{Workload: "smoke", Overrides: over})
+		return err
+	}
+	// 200 + 600 + 600 + min(64, 50) = 1450 fits 1460.
+	if err := load("false"); err != nil {
+		t.Errorf("an output bounded by max_tokens 50: %v", err)
+	}
+	// Forced, the sampled 64 is sent: 1464 does not.
+	if err := load("true"); err == nil || !strings.Contains(err.Error(), "(1464)") {
+		t.Errorf("a forced output of at least 64: %v; want the smallest first round, 1464", err)
+	}
+}

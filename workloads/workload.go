@@ -59,7 +59,9 @@ type Context struct {
 	InitialTokens int `mapstructure:"initial_tokens" yaml:"initial_tokens"`
 	// ReadTokens is the size of the text appended by the read step, each round.
 	ReadTokens Dist `mapstructure:"read_tokens" yaml:"read_tokens"`
-	// MaxContextTokens is the model's context window; larger than SystemTokens + InitialTokens.
+	// MaxContextTokens is the model's context window, in tokens; larger than SystemTokens +
+	// InitialTokens. An agent stops before a round whose prompt and the output it reserves
+	// (Request.Reserved) would pass it.
 	MaxContextTokens int `mapstructure:"max_context_tokens" yaml:"max_context_tokens"`
 }
 
@@ -78,6 +80,16 @@ type Request struct {
 	ForceOutputLength bool `mapstructure:"force_output_length" yaml:"force_output_length"`
 	// Timeouts are the keys timeout, ttft_timeout and idle_timeout; 0 means none.
 	policy.Timeouts `mapstructure:",squash" yaml:",inline"`
+}
+
+// Reserved is the output, in tokens, that a request whose sampled output length is sampled
+// reserves in its context: what is sent as max_tokens bounds it, the sampled length itself
+// with ForceOutputLength, else at most MaxTokens.
+func (r *Request) Reserved(sampled int) int {
+	if r.ForceOutputLength {
+		return sampled
+	}
+	return min(sampled, r.MaxTokens)
 }
 
 // Watchdog sets the live watchdog's thresholds, in simulated time.

@@ -118,7 +118,8 @@ func (a *Agent) prepare(rounds context.Context, round int) (permit *pacer.Permit
 	a.say(openai.ChatMessageRoleUser, "read", round, read)
 	est = a.env.Calibration.Tokens(a.words, len(a.messages))
 	a.record(events.Event{Kind: events.ReadDone, Round: round, ReadTokens: read, ContextTokens: est})
-	output = w.Request.OutputTokens.Sample(a.rng)
+	// The output is bounded by what is sent as max_tokens (the sampled length when forced).
+	output = w.Request.Reserved(w.Request.OutputTokens.Sample(a.rng))
 	if est+output > w.Context.MaxContextTokens {
 		a.record(events.Event{Kind: events.Warning, Round: round, ContextTokens: est, Reason: events.EndContextFull,
 			Message: fmt.Sprintf("context of %d tokens + %d output would exceed max_context_tokens %d: agent stops", est, output, w.Context.MaxContextTokens)})

@@ -20,7 +20,7 @@ type fitConfig struct {
 // /v1/models (harness.FitToServer); with a value, that many tokens.
 func addFitFlag(f *pflag.FlagSet) {
 	f.Int("fit-context", 0, "scale the workload's context keys and output lengths to fit the server's context window "+
-		"(max_model_len from /v1/models), or --fit-context=TOKENS")
+		"(max_model_len from /v1/models, else llama.cpp's per-slot meta.n_ctx), or --fit-context=TOKENS")
 	f.Lookup("fit-context").NoOptDefVal = "-1"
 }
 

@@ -42,6 +42,7 @@ type recordConfig struct {
 	MaxBody        int64         `mapstructure:"max-body"`
 	Watch          bool          `mapstructure:"watch"`
 	MetricsURL     string        `mapstructure:"metrics-url"`
+	APIKey         string        `mapstructure:"api-key"`
 	StallAfter     time.Duration `mapstructure:"stall-after"`
 	HangAfter      time.Duration `mapstructure:"hang-after"`
 	SlowAfter      time.Duration `mapstructure:"slow-after"`
@@ -69,7 +70,9 @@ marked tokens_estimated.
 --watch judges the harness live, as run judges its agents: events.jsonl, samples.jsonl,
 config.yaml and record.json are written beside the trace (agentsim diagnose DIR works on the
 directory), and a line is printed whenever the verdict changes: slow, its open streams all
-silent, or the harness itself stopped sending. --metrics-url adds the server's gauges.
+silent, or the harness itself stopped sending. --metrics-url adds the server's gauges; a
+server started with an API key (llama-server --api-key) needs --api-key for its /metrics, sent
+only when --metrics-url is on --upstream's scheme, host and port.
 
 Exit codes: 0 stopped by Ctrl-C, 1 the proxy could not listen or write, 2 bad flags.`,
 		Args: cobra.NoArgs,
@@ -84,6 +87,7 @@ Exit codes: 0 stopped by Ctrl-C, 1 the proxy could not listen or write, 2 bad fl
 	f.Int64("max-body", record.DefaultMaxBody, "largest request body parsed, in bytes; larger ones pass through unparsed")
 	f.Bool("watch", false, "judge the harness live and write events.jsonl and samples.jsonl beside the trace")
 	f.String("metrics-url", "", "with --watch: the server's Prometheus /metrics URL, for its gauges")
+	f.String("api-key", "", "with --watch: bearer token for --metrics-url when it is on --upstream's host (or AGENTSIM_API_KEY); never printed or written")
 	f.Duration("stall-after", workloads.DefaultStallAfter, "with --watch: silence after which streams or the harness count as stalled")
 	f.Duration("hang-after", workloads.DefaultHangAfter, "with --watch: time without progress after which the harness counts as hung")
 	f.Duration("slow-after", workloads.DefaultSlowAfter, "with --watch: mean request latency from which the harness counts as slow")
@@ -113,7 +117,7 @@ func (r *recordCmd) run(c *cobra.Command, _ []string) error {
 	}
 	clk := clock.Real()
 	if cfg.Watch { // judging the harness on the server's clock, when it is an agentsim server
-		if clk, err = serverClock(c, strings.TrimSuffix(strings.TrimRight(cfg.Upstream, "/"), "/v1"), ""); err != nil {
+		if clk, err = serverClock(c, strings.TrimSuffix(strings.TrimRight(cfg.Upstream, "/"), "/v1"), cfg.APIKey); err != nil {
 			return err
 		}
 	}
@@ -125,7 +129,7 @@ func (r *recordCmd) run(c *cobra.Command, _ []string) error {
 	var w *record.Watcher
 	if cfg.Watch {
 		w, err = record.NewWatcher(record.WatchOptions{Dir: filepath.Dir(cfg.Out), Upstream: redact.URL(cfg.Upstream),
-			TraceFile: filepath.Base(cfg.Out), MetricsURL: cfg.MetricsURL, Clock: clk, Out: c.OutOrStdout(),
+			TraceFile: filepath.Base(cfg.Out), MetricsURL: cfg.MetricsURL, APIKey: cfg.APIKey, Clock: clk, Out: c.OutOrStdout(),
 			Watchdog:       workloads.Watchdog{StallAfter: cfg.StallAfter, HangAfter: cfg.HangAfter, SlowAfter: cfg.SlowAfter},
 			SampleInterval: cfg.SampleInterval})
 		if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,20 +18,63 @@ import (
 )
 
 // replayBase is the workload a replay starts from: the trace gives the agents, their rounds,
-// prompts, output lengths and timing; the keys left — model, pacer, timeouts, retry,
-// watchdog, grace, seed — come from here, --config, the environment and --set.
-var replayBase = []byte(`name: replay
+// prompts, output lengths and timing, and here the model and reasoning effort most of its
+// requests named and the range of the output lengths it forces (each request its own); the
+// keys left — pacer, timeouts, retry, watchdog, grace, seed — are these defaults, beneath
+// --config, the environment and --set. A trace that names no model or effort keeps
+// workloads' default model and effort none; one without a known output length keeps 256
+// tokens, unforced, which no request samples (each sends its recorded max_tokens, else
+// request.max_tokens).
+func replayBase(p *replay.Plan) []byte {
+	model, effort, output, force := "deepseek-v4-flash", "none", "256", false
+	if p != nil && p.Model != "" {
+		model = p.Model
+	}
+	if p != nil && p.ReasoningEffort != "" {
+		effort = p.ReasoningEffort
+	}
+	if p != nil && p.Forced > 0 {
+		output, force = strconv.Itoa(p.OutputMin), true
+		if p.OutputMax > p.OutputMin {
+			output = fmt.Sprintf("{dist: uniform, min: %d, max: %d}", p.OutputMin, p.OutputMax)
+		}
+	}
+	return fmt.Appendf(nil, `name: replay
 agents: 1
 rounds: 1
 duration: 0s
 seed: 1
-model: deepseek-v4-flash
+model: %s
 context: {system_tokens: 0, initial_tokens: 1, read_tokens: 0, max_context_tokens: 1048576}
-request: {stream: true, reasoning_effort: none, max_tokens: 4096, output_tokens: 256}
+request: {stream: true, reasoning_effort: %s, max_tokens: 4096, output_tokens: %s, force_output_length: %t}
 retry: {max: 0}
 pacer: {kind: unlimited}
 grace: 30s
-`)
+`, strconv.Quote(model), strconv.Quote(effort), output, force)
+}
+
+// fromTrace says, one line per workload key, what w took from the trace of p: config.yaml's
+// reproduce.replay.from_trace. A key the user set (--config, the environment, --set)
+// to another value is not listed.
+func fromTrace(p *replay.Plan, w *workloads.Workload) []string {
+	others := func(n int) string {
+		if n < p.Requests {
+			return "; the others send their own"
+		}
+		return ""
+	}
+	out := []string{}
+	if p.Model != "" && w.Model == p.Model {
+		out = append(out, fmt.Sprintf("model: %s, named by %d of the %d requests replayed%s", p.Model, p.ModelRequests, p.Requests, others(p.ModelRequests)))
+	}
+	if p.ReasoningEffort != "" && w.Request.ReasoningEffort == p.ReasoningEffort {
+		out = append(out, fmt.Sprintf("request.reasoning_effort: %s, asked by %d of the %d requests replayed%s", p.ReasoningEffort, p.EffortRequests, p.Requests, others(p.EffortRequests)))
+	}
+	if p.Forced > 0 {
+		out = append(out, fmt.Sprintf("request.output_tokens: %d–%d tokens, the range of the %d recorded output lengths; each of those requests is forced to its own (max_tokens with ignore_eos)", p.OutputMin, p.OutputMax, p.Forced))
+	}
+	return out
+}
 
 // replayCmd is `agentsim replay FILE`: a trace against a server or the embedded simulator.
 type replayCmd struct {
@@ -74,8 +118,12 @@ prompt of the recorded length whose prefix structure reproduces the trace's exte
 a window of it, --sessions N its first N sessions. The run directory, events, samples,
 results.json and verdict are run's; results.json's "replay" object compares the replay with
 the original where the trace has outcomes (e2e and TTFT per request, concurrency over time).
-The pacer, timeouts, retry and watchdog keys come from --config and --set (default: pacer
-unlimited, no retries). See docs/trace.md.
+The model and reasoning effort are those most of the trace's requests named (a request that
+named another sends its own; --set model=… replaces the common one); config.yaml's
+reproduce.replay says what the workload took from the trace. A request is counted with the
+recorded token counts when its output matches and its prompt is within 2 % or 16 tokens; the
+differences are in results.json (prompt_tokens_diff). The pacer, timeouts, retry and watchdog
+keys come from --config and --set (default: pacer unlimited, no retries). See docs/trace.md.
 
 Exit codes: 0 healthy or slow, 1 runtime failure, 2 usage error or invalid trace, 3 any other
 verdict, 130 interrupted.`,
@@ -115,8 +163,9 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	if err := opts.Validate(); err != nil {
 		return usageError(fmt.Errorf("replay: %w", err))
 	}
-	w, err := loadReplayWorkload(problems, cfg.Config, env, &r.over)
-	if err != nil {
+	// The keys are checked before the trace is read, so a bad --set is named first; the
+	// workload is then resolved again on the trace's base.
+	if _, err := loadReplayWorkload(problems, nil, cfg.Config, env, &r.over); err != nil {
 		return err
 	}
 	in, name, closeIn, err := openInput(c, args[0])
@@ -127,6 +176,10 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	closeIn()
 	if err != nil {
 		return usageError(err)
+	}
+	w, err := loadReplayWorkload(problems, plan, cfg.Config, env, &r.over)
+	if err != nil {
+		return err
 	}
 	w.Agents = len(plan.Scripts)
 	if c.Context().Err() != nil {
@@ -151,19 +204,21 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 		return err
 	}
 	defer target.stop()
+	reproduce := newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded)
+	reproduce.Replay = &results.ReplaySource{Trace: name, FromTrace: fromTrace(plan, w)}
 	res, err := harness.Run(agents.WithExtras(c.Context(), agents.Extras{Scripts: plan.Scripts}), harness.Options{
 		Command: "replay", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), Progress: true, Metrics: metrics,
-		HTTPClient: target.client,
-		Reproduce:  newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
+		HTTPClient: target.client, PinModel: modelPinned(&r.over, env), Reproduce: reproduce,
 	})
 	if err != nil {
 		discard()
-		return runtimeError(err)
+		return harnessError(err)
 	}
 	if res.Replay, err = replay.Compare(dir, plan); err != nil {
 		return runtimeError(err)
 	}
+	res.Warnings = append(res.Warnings, replay.Warnings(res.Replay)...)
 	if err := results.Write(dir, res); err != nil {
 		return runtimeError(err)
 	}
@@ -178,8 +233,8 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	return verdictExit(res)
 }
 
-// loadReplayWorkload resolves the replay's workload: replayBase beneath --config, the
-// environment and --set.
-func loadReplayWorkload(problems []workloads.Problem, configFile string, env []string, o *overrides) (*workloads.Workload, error) {
-	return loadWith(problems, workloads.LoadOptions{Workload: "replay", Base: replayBase, ConfigFile: configFile, Env: env}, o)
+// loadReplayWorkload resolves the replay's workload: replayBase of p (nil: of no trace)
+// beneath --config, the environment and --set.
+func loadReplayWorkload(problems []workloads.Problem, p *replay.Plan, configFile string, env []string, o *overrides) (*workloads.Workload, error) {
+	return loadWith(problems, workloads.LoadOptions{Workload: "replay", Base: replayBase(p), ConfigFile: configFile, Env: env}, o)
 }

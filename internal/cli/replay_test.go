@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,4 +69,41 @@ func TestReplayRejectsBadInput(t *testing.T) {
 		assert.Equal(t, ExitUsage, code, "%s: %s", strings.Join(c.args, " "), stderr)
 		assert.Contains(t, stderr, c.want, "%s", strings.Join(c.args, " "))
 	}
+}
+
+// TestReplayStartsFromTheTrace: against a server of the trace's model, a replay sends that
+// model with no word of another, says in config.yaml what it took from the trace, and holds
+// the outputs against the recorded lengths it forced, not the workload's output_tokens.
+func TestReplayStartsFromTheTrace(t *testing.T) {
+	ts := vllmLike(t, "some/model", 8192) // 8 output tokens to every request
+	traceOf := func(output int) string {
+		return writeFile(t, "t.jsonl", fmt.Sprintf(`{"schema":"agentsim.trace/v1","source":"x","created":"x"}
+{"session":"a","seq":0,"t_s":0,"prompt_tokens":300,"output_tokens":%[1]d,"model":"some/model","reasoning_effort":"low","status":200,"e2e_s":0.5}
+{"session":"b","seq":0,"t_s":0,"prompt_tokens":400,"output_tokens":%[1]d,"model":"some/model","reasoning_effort":"low","status":200,"e2e_s":0.5}
+`, output))
+	}
+
+	out := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := execute(t, "replay", traceOf(8), "--server", ts.URL, "--out", out)
+	require.Equal(t, 0, code, "%s\n%s", stdout, stderr)
+	assert.NotContains(t, stdout+stderr, "does not serve")
+	assert.Contains(t, stdout, "model         some/model (from the workload")
+	assert.NotContains(t, stdout, "output lengths")
+	cfg, err := os.ReadFile(filepath.Join(out, "config.yaml"))
+	require.NoError(t, err)
+	for _, want := range []string{"model: some/model", "reasoning_effort: low", "output_tokens: 8", "force_output_length: true",
+		"'model: some/model, named by 2 of the 2 requests replayed'", "'request.reasoning_effort: low, asked by 2 of the 2 requests replayed'"} {
+		assert.Contains(t, string(cfg), want)
+	}
+
+	out = filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr = execute(t, "replay", traceOf(20), "--server", ts.URL, "--out", out)
+	require.Equal(t, 0, code, "%s\n%s", stdout, stderr)
+	assert.NotContains(t, stdout, "request.output_tokens")
+	assert.Contains(t, stdout, "output lengths: 2 of the 2 completed requests forced to their recorded output length (max_tokens with ignore_eos) ended at another (replay − recorded: min -12, max -12 tokens)")
+
+	// --set model=… names the model: a server that does not serve it refuses the replay, as run does.
+	code, _, stderr = execute(t, "replay", traceOf(8), "--server", ts.URL, "--set", "model=other", "--out", filepath.Join(t.TempDir(), "run"))
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, `model "other" is not served by`)
 }

@@ -31,6 +31,10 @@ type WatchOptions struct {
 	Upstream, TraceFile string
 	// MetricsURL is the server's /metrics, scraped every sample; "" reads no gauges.
 	MetricsURL string
+	// APIKey is sent as a bearer token with the scrapes of MetricsURL when it is on
+	// Upstream's scheme, host and port (a server started with a key refuses its /metrics
+	// without it), and never to another host; "" sends none.
+	APIKey string
 	// Client scrapes MetricsURL; nil means a client with a 5 s timeout.
 	Client *http.Client
 	// Clock paces the samples; it must be the proxy's.
@@ -120,7 +124,7 @@ func NewWatcher(o WatchOptions) (*Watcher, error) {
 		return nil, err
 	}
 	if o.MetricsURL != "" {
-		wt.scraper = scrape.New([]string{o.MetricsURL}, o.Client, o.Clock)
+		wt.scraper = scrape.New([]string{o.MetricsURL}, o.Client, o.Clock).Authorize(o.APIKey, o.Upstream)
 	}
 	return wt, nil
 }

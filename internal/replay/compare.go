@@ -2,12 +2,33 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/tracestats"
 	"github.com/agentsim/agentsim/results"
 )
+
+// A replayed prompt counts as the recorded one within the larger of PromptToleranceShare of
+// the recorded prompt and PromptToleranceTokens, either way. The replay writes prompts as text
+// of the recorded length as the harness counts it (one token per word, 4 per message, 3 per
+// prompt, calibrated from the server's usage; docs/trace.md §5), and a server's chat template
+// frames the messages with tokens of its own: against llama.cpp's llama-server, in three
+// replays of one recorded trace, the replayed prompts came out from 4 tokens under to 29 over
+// the recorded ones, on prompts of 1,087 to 2,114 tokens. The exact differences are in
+// prompt_tokens_diff.
+const (
+	PromptToleranceShare  = 0.02
+	PromptToleranceTokens = 16
+)
+
+// SamePrompt reports whether a replayed prompt of got tokens counts as the recorded one of
+// want tokens (PromptToleranceShare, PromptToleranceTokens).
+func SamePrompt(got, want int) bool {
+	tol := max(float64(PromptToleranceTokens), PromptToleranceShare*float64(want))
+	return math.Abs(float64(got-want)) <= tol
+}
 
 // replayed is what the replay's events say of one turn: its last attempt.
 type replayed struct {
@@ -27,7 +48,8 @@ func Compare(dir string, p *Plan) (*results.Replay, error) {
 		return nil, err
 	}
 	out := &results.Replay{Trace: p.Name, Mode: string(p.Mode), TimeScale: p.TimeScale,
-		Sessions: len(p.Scripts), Requests: p.Requests}
+		Sessions: len(p.Scripts), Requests: p.Requests,
+		PromptToleranceShare: PromptToleranceShare, PromptToleranceTokens: PromptToleranceTokens}
 	got := map[[2]int]*replayed{}
 	sent := map[string]float64{}
 	var lags []float64
@@ -61,7 +83,7 @@ func Compare(dir string, p *Plan) (*results.Replay, error) {
 
 // compareTurns fills the per-request comparisons and the concurrency of both sides.
 func compareTurns(out *results.Replay, p *Plan, got map[[2]int]*replayed) {
-	var e2eO, e2eR, ttftO, ttftR, e2eRatio, ttftRatio []float64
+	var e2eO, e2eR, ttftO, ttftR, e2eRatio, ttftRatio, promptDiff, outputDiff []float64
 	var ivO, ivR [][2]float64
 	for i, recs := range p.Recorded {
 		for k, rec := range recs {
@@ -73,11 +95,19 @@ func compareTurns(out *results.Replay, p *Plan, got map[[2]int]*replayed) {
 				continue
 			}
 			ivR = append(ivR, [2]float64{r.sentS, r.endS})
+			if forced := p.Scripts[i].Turns[k].OutputTokens; r.ok && forced > 0 {
+				out.OutputForced++
+				if r.output != forced {
+					out.OutputMissed++
+					outputDiff = append(outputDiff, float64(r.output-forced))
+				}
+			}
 			if !rec.OK || !r.ok {
 				continue
 			}
 			out.Compared++
-			if r.prompt == rec.Prompt && r.output == rec.Output {
+			promptDiff = append(promptDiff, float64(r.prompt-rec.Prompt))
+			if r.output == rec.Output && SamePrompt(r.prompt, rec.Prompt) {
 				out.SameTokens++
 			}
 			e2eO, e2eR = append(e2eO, rec.E2ES), append(e2eR, r.e2e)
@@ -91,8 +121,12 @@ func compareTurns(out *results.Replay, p *Plan, got map[[2]int]*replayed) {
 	if out.Compared > 0 {
 		out.E2E = &results.Sides{Original: results.Summarize(e2eO), Replay: results.Summarize(e2eR)}
 		out.TTFT = &results.Sides{Original: results.Summarize(ttftO), Replay: results.Summarize(ttftR)}
-		e, t := results.Summarize(e2eRatio), results.Summarize(ttftRatio)
-		out.E2ERatio, out.TTFTRatio = &e, &t
+		e, t, d := results.Summarize(e2eRatio), results.Summarize(ttftRatio), results.Summarize(promptDiff)
+		out.E2ERatio, out.TTFTRatio, out.PromptDiff = &e, &t, &d
+	}
+	if len(outputDiff) > 0 {
+		d := results.Summarize(outputDiff)
+		out.OutputDiff = &d
 	}
 	out.Concurrency.Original.Mean, out.Concurrency.Original.Max = tracestats.Sweep(ivO)
 	out.Concurrency.Replay.Mean, out.Concurrency.Replay.Max = tracestats.Sweep(ivR)
@@ -118,14 +152,31 @@ func Lines(r *results.Replay) []string {
 	lines = append(lines, conc)
 	if r.Compared > 0 {
 		lines = append(lines,
-			fmt.Sprintf("%d requests compared, %d with the recorded token counts", r.Compared, r.SameTokens),
+			fmt.Sprintf("%d requests compared, %d with the recorded token counts (output exact, prompt within %g %% or %d tokens)",
+				r.Compared, r.SameTokens, 100*r.PromptToleranceShare, r.PromptToleranceTokens),
 			fmt.Sprintf("e2e p50 %s vs %s, p90 %s vs %s; ratio p50 %.2f p90 %.2f", results.Seconds(r.E2E.Replay.P50), results.Seconds(r.E2E.Original.P50),
 				results.Seconds(r.E2E.Replay.P90), results.Seconds(r.E2E.Original.P90), r.E2ERatio.P50, r.E2ERatio.P90),
 			fmt.Sprintf("ttft p50 %s vs %s, p90 %s vs %s; ratio p50 %.2f p90 %.2f", results.Seconds(r.TTFT.Replay.P50), results.Seconds(r.TTFT.Original.P50),
 				results.Seconds(r.TTFT.Replay.P90), results.Seconds(r.TTFT.Original.P90), r.TTFTRatio.P50, r.TTFTRatio.P90))
+		if d := r.PromptDiff; d != nil && (d.Min != 0 || d.Max != 0) {
+			lines = append(lines, fmt.Sprintf("prompt tokens replay − recorded: p50 %+.0f, p90 %+.0f, min %+.0f, max %+.0f", d.P50, d.P90, d.Min, d.Max))
+		}
 	}
 	if r.Note != "" {
 		lines = append(lines, r.Note)
 	}
 	return lines
+}
+
+// Warnings says where the replay's server did not give the output lengths the replay forced:
+// each such request was sent its recorded output_tokens as max_tokens with ignore_eos, so a
+// different length is the server's doing, and the requests that extend it carry the reply it
+// gave. results.json's warnings and the summary show it.
+func Warnings(r *results.Replay) []string {
+	if r == nil || r.OutputMissed == 0 || r.OutputDiff == nil {
+		return nil
+	}
+	return []string{fmt.Sprintf("output lengths: %d of the %d completed requests forced to their recorded output length (max_tokens with ignore_eos) ended at another (replay − recorded: min %+.0f, max %+.0f tokens): "+
+		"the server did not honour ignore_eos, or stopped at its context window; the requests that extend them carry the replies it gave",
+		r.OutputMissed, r.OutputForced, r.OutputDiff.Min, r.OutputDiff.Max)}
 }

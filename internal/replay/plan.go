@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/trace"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // Mode says how requests are timed.
@@ -97,6 +98,17 @@ type Plan struct {
 	Outcomes bool
 	// Skipped counts the requests outside the window or the kept sessions.
 	Skipped int
+	// Model and ReasoningEffort are what most of the replayed requests named ("" when none
+	// did; the effort also when it is not one a workload accepts, see
+	// workloads.ReasoningEfforts), ties to the smallest; ModelRequests and EffortRequests
+	// count the requests that named them. The replay's workload starts from them, and a turn
+	// carries its own model or effort only when it differs, so that the workload's keys
+	// (--model, --set) and the model the run chooses apply to the rest.
+	Model, ReasoningEffort        string
+	ModelRequests, EffortRequests int
+	// Forced counts the turns whose recorded output length is forced (max_tokens with
+	// ignore_eos); OutputMin and OutputMax bound those lengths, in tokens (0 when none is).
+	Forced, OutputMin, OutputMax int
 }
 
 // session is one session while the trace is read.
@@ -153,7 +165,60 @@ func Load(r io.Reader, name string, o Options) (*Plan, error) {
 		p.Requests += len(s.turns)
 		p.MaxTurns = max(p.MaxTurns, len(s.turns))
 	}
+	p.common()
 	return p, nil
+}
+
+// common sets the plan's most common model and effort, clears them from the turns that name
+// them, and bounds the forced output lengths.
+func (p *Plan) common() {
+	models, efforts := map[string]int{}, map[string]int{}
+	for _, sc := range p.Scripts {
+		for _, t := range sc.Turns {
+			models[t.Model]++
+			efforts[t.ReasoningEffort]++
+			if t.OutputTokens > 0 {
+				if p.Forced == 0 || t.OutputTokens < p.OutputMin {
+					p.OutputMin = t.OutputTokens
+				}
+				p.OutputMax = max(p.OutputMax, t.OutputTokens)
+				p.Forced++
+			}
+		}
+	}
+	p.Model = mostCommon(models)
+	if e := mostCommon(efforts); slices.Contains(workloads.ReasoningEfforts, e) {
+		p.ReasoningEffort = e
+	}
+	p.ModelRequests, p.EffortRequests = models[p.Model], efforts[p.ReasoningEffort]
+	for _, sc := range p.Scripts {
+		for k := range sc.Turns {
+			t := &sc.Turns[k]
+			if p.Model != "" && t.Model == p.Model {
+				t.Model = ""
+			}
+			if p.ReasoningEffort != "" && t.ReasoningEffort == p.ReasoningEffort {
+				t.ReasoningEffort = ""
+			}
+		}
+	}
+	if p.ReasoningEffort == "" {
+		p.EffortRequests = 0
+	}
+	if p.Model == "" {
+		p.ModelRequests = 0
+	}
+}
+
+// mostCommon returns the most frequent non-empty key, ties to the smallest.
+func mostCommon(m map[string]int) string {
+	best, n := "", 0
+	for k, c := range m {
+		if k != "" && (c > n || (c == n && k < best)) {
+			best, n = k, c
+		}
+	}
+	return best
 }
 
 // read reads the requests in the window into sessions, ordered by their first send.

@@ -62,3 +62,35 @@ func TestLoadRefuses(t *testing.T) {
 	_, err := Load(strings.NewReader(`{"schema":"agentsim.trace/v2"}`), "t.jsonl", Options{})
 	assert.ErrorContains(t, err, "t.jsonl:1:")
 }
+
+// mixedTrace names two models and two efforts; its first request's output is unknown (an
+// estimate of a failed request), so it is not forced.
+const mixedTrace = `{"schema":"agentsim.trace/v1","source":"test","created":"2026-11-30T00:00:00Z"}
+{"session":"a","seq":0,"t_s":0,"prompt_tokens":100,"output_tokens":9,"tokens_estimated":true,"status":500,"model":"big","reasoning_effort":"low"}
+{"session":"a","seq":1,"t_s":1,"after_s":1,"prompt_tokens":100,"output_tokens":40,"model":"small","reasoning_effort":"low"}
+{"session":"b","seq":0,"t_s":0,"prompt_tokens":100,"output_tokens":70,"model":"small","reasoning_effort":"turbo"}
+{"session":"b","seq":1,"t_s":2,"after_s":1,"prompt_tokens":100,"output_tokens":55}
+`
+
+// TestLoadCommonModel: the plan names the model and effort most requests named, for the
+// replay's workload; a turn keeps its own only when it differs; the forced output lengths are
+// bounded.
+func TestLoadCommonModel(t *testing.T) {
+	p, err := Load(strings.NewReader(mixedTrace), "t.jsonl", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "small", p.Model)
+	assert.Equal(t, 2, p.ModelRequests)
+	assert.Equal(t, "low", p.ReasoningEffort)
+	assert.Equal(t, 2, p.EffortRequests)
+	a, b := p.Scripts[0].Turns, p.Scripts[1].Turns
+	assert.Equal(t, "big", a[0].Model, "another model is sent as recorded")
+	assert.Equal(t, "", a[1].Model, "the common model is the workload's")
+	assert.Equal(t, "", a[1].ReasoningEffort)
+	assert.Equal(t, "turbo", b[0].ReasoningEffort)
+	assert.Equal(t, []int{3, 40, 70}, []int{p.Forced, p.OutputMin, p.OutputMax}, "the failed request's output is not forced")
+
+	p, err = Load(strings.NewReader(planTrace), "t.jsonl", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "", p.Model, "a trace that names no model")
+	assert.Equal(t, 0, p.ModelRequests)
+}

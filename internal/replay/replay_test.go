@@ -176,3 +176,61 @@ func TestSessionsBehindThePacer(t *testing.T) {
 		assert.Greater(t, res.Latency.PacerWait.Max, 0.0)
 	})
 }
+
+// TestCompareTokens: a prompt within the tolerance counts as the recorded one, its difference
+// is in prompt_tokens_diff either way; an output other than the forced length is counted and
+// warned about.
+func TestCompareTokens(t *testing.T) {
+	var tr traceimport.Trace
+	tr.Header = trace.Header{Source: "test", Created: "2026-11-30T00:00:00Z"}
+	for i, prompt := range []int{500, 500, 3000, 3000} {
+		tr.Requests = append(tr.Requests, trace.Request{Session: fmt.Sprintf("s%d", i), PromptTokens: prompt, OutputTokens: 50, Status: 200, E2ES: 1})
+	}
+	p := planOf(t, &tr, replay.Options{})
+	dir := t.TempDir()
+	w, err := events.Create[events.Event](filepath.Join(dir, "events.jsonl"))
+	require.NoError(t, err)
+	// Replayed prompts: +16 of 500 (within 16 tokens), +17 (beyond), −60 (within 2 % of 3000),
+	// +61 (beyond); the last request ends 2 tokens short of its forced 50.
+	for i, got := range [][2]int{{516, 50}, {517, 50}, {2940, 50}, {3061, 48}} {
+		id := fmt.Sprintf("a%d-r1-0", i)
+		w.Write(events.Event{Kind: events.RequestSent, Agent: i, Round: 1, Request: id, TS: 0})
+		w.Write(events.Event{Kind: events.Done, Agent: i, Round: 1, Request: id, TS: 1, LatencyS: 1, PromptTokens: got[0], CompletionTokens: got[1]})
+	}
+	require.NoError(t, w.Close())
+	cmp, err := replay.Compare(dir, p)
+	require.NoError(t, err)
+	assert.Equal(t, 4, cmp.Compared)
+	assert.Equal(t, 2, cmp.SameTokens, "+16 of 500 and −60 of 3000 are within the tolerance")
+	require.NotNil(t, cmp.PromptDiff)
+	assert.Equal(t, []float64{-60, 61}, []float64{cmp.PromptDiff.Min, cmp.PromptDiff.Max})
+	assert.Equal(t, []int{4, 1}, []int{cmp.OutputForced, cmp.OutputMissed})
+	assert.Contains(t, replay.Lines(cmp), "4 requests compared, 2 with the recorded token counts (output exact, prompt within 2 % or 16 tokens)")
+	assert.Contains(t, replay.Lines(cmp), "prompt tokens replay − recorded: p50 +16, p90 +61, min -60, max +61")
+	warns := replay.Warnings(cmp)
+	require.Len(t, warns, 1)
+	assert.Contains(t, warns[0], "output lengths: 1 of the 4 completed requests forced to their recorded output length (max_tokens with ignore_eos) ended at another (replay − recorded: min -2, max -2 tokens)")
+}
+
+// TestReplayOutputLengths: a replay forces each request's recorded output length, so the
+// run's warnings do not hold the outputs against the workload's request.output_tokens (smoke's
+// 64–128 tokens here, against recorded 20s); the simulator gives every forced length.
+func TestReplayOutputLengths(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var tr traceimport.Trace
+		tr.Header = trace.Header{Source: "test", Created: "2026-11-30T00:00:00Z"}
+		for i := range 3 {
+			tr.Requests = append(tr.Requests, trace.Request{Session: fmt.Sprintf("s%d", i), PromptTokens: 300, OutputTokens: 20, Status: 200, E2ES: 1})
+		}
+		p := planOf(t, &tr, replay.Options{})
+		res, dir := runOn(t, load(t, "smoke", "agents", "3", "duration", "0s", "pacer.kind", "unlimited"), p.Scripts)
+		cmp, err := replay.Compare(dir, p)
+		require.NoError(t, err)
+		assert.Equal(t, 3, res.Requests.OK)
+		for _, w := range res.Warnings {
+			assert.NotContains(t, w, "output lengths")
+		}
+		assert.Equal(t, []int{3, 0}, []int{cmp.OutputForced, cmp.OutputMissed})
+		assert.Empty(t, replay.Warnings(cmp))
+	})
+}

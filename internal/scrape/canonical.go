@@ -58,9 +58,10 @@ var sources = map[string][]source{
 	GenTokS: {
 		{names: []string{"sglang:gen_throughput"}, engine: "decode"},
 		{names: []string{"vllm:generation_tokens_total"}, rate: true},
-		// Not llamacpp:predicted_tokens_seconds: that is the mean rate of one request, no
-		// aggregate.
-		{names: []string{"llamacpp:tokens_predicted_total"}, rate: true},
+		// None from llama-server: llamacpp:predicted_tokens_seconds is the mean rate of one
+		// request, no aggregate, and llamacpp:tokens_predicted_total grows only when a request
+		// ends, so its rate reads 0 while long requests stream and spikes when they end — a
+		// gauge that would contradict the harness on every long run (docs/files.md §2).
 	},
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -34,6 +35,7 @@ type Scraper struct {
 	urls   []string
 	client *http.Client
 	clk    *clock.Clock
+	keys   map[string]string // url → the bearer token sent with it (see Authorize)
 
 	mu      sync.Mutex
 	found   map[string]string // canonical → metric name it was read from
@@ -54,7 +56,48 @@ func New(urls []string, client *http.Client, clk *clock.Clock) *Scraper {
 	}
 	return &Scraper{urls: urls, client: client, clk: clk,
 		found: map[string]string{}, failed: map[string]string{}, counter: map[string]counterPoint{},
-		stream: map[string]*streamSeen{}}
+		stream: map[string]*streamSeen{}, keys: map[string]string{}}
+}
+
+// Authorize sends key as a bearer token with the scrapes of the URLs on server's own scheme,
+// host and port (a server started with an API key, as llama-server --api-key, refuses its
+// /metrics without it), and with no other: a /metrics URL on another host belongs to someone
+// else (an exporter, a router, another engine), and the server's key is not theirs to see. An
+// empty key, or a server URL that does not parse, authorizes nothing. It returns s, and is
+// called before the first Scrape.
+func (s *Scraper) Authorize(key, server string) *Scraper {
+	if key == "" {
+		return s
+	}
+	for _, u := range s.urls {
+		if SameOrigin(u, server) {
+			s.keys[u] = key
+		}
+	}
+	return s
+}
+
+// SameOrigin reports whether the URLs a and b have the same scheme, host and port (a missing
+// port is the scheme's default), so that a credential for one may go to the other.
+func SameOrigin(a, b string) bool {
+	ua, errA := neturl.Parse(a)
+	ub, errB := neturl.Parse(b)
+	if errA != nil || errB != nil || ua.Host == "" {
+		return false
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Hostname(), ub.Hostname()) &&
+		port(ua) == port(ub)
+}
+
+// port is u's port, or its scheme's default.
+func port(u *neturl.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }
 
 // Scrape reads every URL once. A URL that fails is reported in Reading.Errors; the others still
@@ -85,6 +128,9 @@ func (s *Scraper) fetch(ctx context.Context, url string) (map[string]*dto.Metric
 		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	req.Header.Set("Accept", accept)
+	if key := s.keys[url]; key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		if timedOut(ctx, err) {
@@ -214,6 +260,12 @@ func (s *Scraper) read(url string, families map[string]*dto.MetricFamily, src so
 	return (sum - prev.value) / dt, metric, true
 }
 
+// Unavailable reports whether line, a Found line (results.json's server.metrics), says no
+// /metrics URL could be read, so no gauge was seen.
+func Unavailable(line string) bool { return strings.HasPrefix(line, unavailable) }
+
+const unavailable = "server metrics: not available ("
+
 // Found describes, in one line, which server gauges were found and from which metrics, or why
 // none were, e.g. "server metrics: decode_running ← sglang:num_running_reqs, …" or
 // "server metrics: not available (GET http://…/metrics → 404)".
@@ -229,7 +281,7 @@ func (s *Scraper) Found() string {
 			why = append(why, w)
 		}
 		sort.Strings(why)
-		return "server metrics: not available (" + strings.Join(why, "; ") + ")"
+		return unavailable + strings.Join(why, "; ") + ")"
 	}
 	var parts []string
 	for _, name := range Canonical {

@@ -1,0 +1,124 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// loadWith loads a built-in workload with key=value overrides.
+func loadWith(t *testing.T, name string, overrides ...string) *workloads.Workload {
+	t.Helper()
+	var over []workloads.Override
+	for _, kv := range overrides {
+		k, v, _ := strings.Cut(kv, "=")
+		over = append(over, workloads.Override{Key: k, Value: v, Source: "--set"})
+	}
+	w, err := workloads.Load(workloads.LoadOptions{Workload: name, Overrides: over})
+	require.NoError(t, err)
+	return w
+}
+
+// TestFitContextKeepsEveryPlannedRequest: a fitted workload validates, every request it plans
+// (its largest prompt with the largest output it reserves) passes the agents' context check,
+// and what is sent (that prompt and the max_tokens sent) stays within the planned share of the
+// window — whatever max_tokens is beside the outputs, forced or not.
+func TestFitContextKeepsEveryPlannedRequest(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		overrides []string
+	}{
+		// A max_tokens far above the prompts: scaled, it took more than half the window and
+		// left max_context_tokens below it.
+		{"max_tokens above the prompts", []string{"rounds=1"}},
+		// Forced, the sampled length is sent; max_tokens is not, and scaled it passed
+		// max_context_tokens.
+		{"forced", []string{"rounds=1", "request.force_output_length=true"}},
+		{"forced, 8 rounds", []string{"request.force_output_length=true"}},
+		// A max_tokens below the outputs bounds them: the agents reserved the whole sampled
+		// output and stopped before sending.
+		{"max_tokens below the outputs", []string{"rounds=1", "request.max_tokens=1500"}},
+		{"8 rounds", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const window, budget = 8192, 7372 // fitMargin of the window
+			w := loadWith(t, "ocbrowse", c.overrides...)
+			fit, note, err := fitContext(w, window)
+			require.NoError(t, err)
+			require.NotEqual(t, "", note)
+			require.NoError(t, fit.Validate())
+			n := needOf(fit)
+			r := &fit.Request
+			if needOf(w).prompt < w.Context.MaxContextTokens { // else agents stop there, fitted or not
+				assert.LessOrEqual(t, n.prompt+r.Reserved(upper(r.OutputTokens)), fit.Context.MaxContextTokens,
+					"the largest planned prompt and output pass the agents' check: %s", note)
+			}
+			sent := r.MaxTokens
+			if r.ForceOutputLength {
+				sent = upper(r.OutputTokens)
+			}
+			assert.LessOrEqual(t, n.prompt+sent, budget, "sent within the planned share: %s", note)
+			// An admitted prompt with the least output it reserves, plus what is sent as
+			// max_tokens, stays within the window too (forced, what is sent is what is reserved).
+			if !r.ForceOutputLength {
+				least := r.Reserved(lower(r.OutputTokens))
+				assert.LessOrEqual(t, fit.Context.MaxContextTokens-least+sent, budget, note)
+			}
+		})
+	}
+}
+
+// TestFitContextCapsMaxTokens: a max_tokens that would take more than half the planned window
+// is capped there, said so, and the prompts are scaled to the rest.
+func TestFitContextCapsMaxTokens(t *testing.T) {
+	_, note, err := fitContext(loadWith(t, "ocbrowse", "rounds=1"), 8192)
+	require.NoError(t, err)
+	assert.Contains(t, note, "request.max_tokens 32768→3686 (capped at half the planned window)")
+	assert.Contains(t, note, "context.max_context_tokens 131072→4156")
+}
+
+// TestFitContextTooSmall: a window that cannot hold one request of the workload, even scaled,
+// is an error naming the key that fails and the smallest window that fits.
+func TestFitContextTooSmall(t *testing.T) {
+	w := loadWith(t, "smoke")
+	_, _, err := fitContext(w, 20)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--fit-context: the server's window of 20 tokens cannot hold even one request of this workload scaled by ×")
+	assert.Contains(t, err.Error(), "request.output_tokens: {dist: uniform, min: 0, max: 1} is not allowed")
+	assert.Contains(t, err.Error(), "the smallest window it fits is 40 tokens (--fit-context=40)")
+	_, _, err = fitContext(w, 40)
+	require.NoError(t, err)
+	_, _, err = fitContext(w, 39)
+	require.Error(t, err)
+}
+
+// TestContextRefusedAfterAFitToAWiderWindow: fitted to a window wider than the one the
+// server names in its refusal, the advice is the server's window; a refusal that counts no
+// prompt tokens still does not offer the fitted window again.
+func TestContextRefusedAfterAFitToAWiderWindow(t *testing.T) {
+	w := loadWith(t, "smoke")
+	refusal := func(msg string) *results.Results {
+		return &results.Results{Failures: []results.Failure{{Class: "http_status", Status: 400, Count: 2, FirstMessage: msg}}}
+	}
+	got := contextRefused(refusal("request (1103 tokens) exceeds the available context size (1024 tokens), try increasing it"),
+		w, &refusedPrompt{window: 2048, first: 500})
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "although the workload was fitted to a window of 2048 tokens: the server names a window of 1024 tokens — rerun with --fit-context=1024")
+
+	got = contextRefused(refusal("prompt is too long"), w, &refusedPrompt{window: 2048, first: 500})
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "although the workload was fitted to a window of 2048 tokens: the server counts more tokens than the harness planned")
+	assert.Contains(t, got[0], "rerun with a smaller --fit-context")
+	assert.NotContains(t, got[0], "--fit-context=2048")
+
+	got = contextRefused(refusal("request (1103 tokens) exceeds the available context size (1024 tokens), try increasing it"),
+		w, &refusedPrompt{window: 1024, first: 441})
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "the server counted 1103 prompt tokens where the harness estimated 441 (×2.50)")
+	assert.Contains(t, got[0], "rerun with --fit-context=409 (the window ÷ 2.50)")
+}
