@@ -94,6 +94,9 @@ type Event struct {
 
 	// SimLagS (stop) is the embedded simulator's lag when the harness began stopping, as a
 	// sample's sim_lag_s measures it over the time since the latest sample: a sampler that
-	// fell behind leaves the verdict judged at the stop without it otherwise.
+	// fell behind leaves the verdict judged at the stop without it otherwise. On a request's
+	// headers, first_reasoning, first_content and terminal events it is that request's own
+	// lag in the embedded simulator when the harness recorded the event (see
+	// Sample.SimLagPerRequest); absent when 0.
 	SimLagS float64 `json:"sim_lag_s,omitempty"`
 }

@@ -59,6 +59,11 @@ type Sample struct {
 	// behind its model it is now, the larger (see simserver/engine's Engine.Lag and Behind).
 	// Absent when zero, and against an external server.
 	SimLagS float64 `json:"sim_lag_s,omitempty"`
+	// SimLagPerRequest is set when the embedded simulator measures each request's own lag:
+	// Streams[].SimLagS, and the sim_lag_s of each request's byte and terminal events, then
+	// hold it, absent meaning 0. A silence is credited with its own request's lag only
+	// (docs/verdicts.md). Absent in older files and against an external server.
+	SimLagPerRequest bool `json:"sim_lag_per_request,omitempty"`
 	// Open summarises every open request; absent in files that list every open stream.
 	Open *OpenStreams `json:"open,omitempty"`
 	// Streams lists open requests (sent, no terminal event yet), longest silence first: the
@@ -129,6 +134,11 @@ type Stream struct {
 	Chunks         int     `json:"chunks"`
 	// Permit is the pacer permit the request's agent holds, 0 when none.
 	Permit uint64 `json:"permit,omitempty"`
+	// SimLagS is the request's own lag in the embedded simulator, in simulated seconds: how
+	// late its latest delivery was against the simulator's model, or how far behind its model
+	// it is at the sample, the larger; 0 while the model gives it no token (a wedged request).
+	// Only with Sample.SimLagPerRequest; absent when 0.
+	SimLagS float64 `json:"sim_lag_s,omitempty"`
 }
 
 // PacerSample is the pacer's state at a sampling instant.

@@ -180,7 +180,7 @@ func writeConfig(o Options) error {
 }
 
 // Record stamps an event and queues it for the log and the watchdog (see inbox).
-func (r *run) Record(e events.Event) { r.inbox.put(e) }
+func (r *run) Record(e events.Event) { r.inbox.put(r.requestSimLag(e)) }
 
 // emit writes an event to the log and feeds it to the watchdog. The caller holds mu.
 func (r *run) emit(e events.Event) {

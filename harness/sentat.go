@@ -5,12 +5,17 @@ import (
 	"strconv"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/agents"
 )
 
 // sentAtHeader is simserver.SentAtHeader: the harness tells its embedded simulator, which
 // shares its clock, when it sent each request, so that the simulator counts the time until
 // its handler starts in its own lag (docs/engine.md).
 const sentAtHeader = "Agentsim-Sent-At"
+
+// requestIDHeader is simserver.RequestIDHeader: the harness tells its embedded simulator its
+// id for each request, under which the simulator keeps the request's own lag (SimLag.RequestLag).
+const requestIDHeader = "Agentsim-Request-Id"
 
 // requestClient returns the HTTP client the agents send their requests with: Options'
 // client, stamping each request with its send time when the target is the embedded
@@ -31,7 +36,8 @@ func (r *run) requestClient() *http.Client {
 	return &c
 }
 
-// sentAtTransport adds sentAtHeader, the simulated time now, to every request.
+// sentAtTransport adds sentAtHeader, the simulated time now, to every request, and
+// requestIDHeader to an agent's.
 type sentAtTransport struct {
 	next http.RoundTripper
 	clk  *clock.Clock
@@ -41,5 +47,8 @@ type sentAtTransport struct {
 func (t sentAtTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set(sentAtHeader, strconv.FormatInt(t.clk.Now().UnixNano(), 10))
+	if id := agents.RequestIDOf(req.Context()); id != "" {
+		req.Header.Set(requestIDHeader, id)
+	}
 	return t.next.RoundTrip(req)
 }

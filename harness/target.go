@@ -41,6 +41,11 @@ type SimLag interface {
 	Lag() *clock.Lag
 	// Behind is how far behind its model the simulator is now, in simulated time.
 	Behind() time.Duration
+	// RequestLag is how far behind its model, in simulated time, the simulator is on the one
+	// request the harness sent with id (events.jsonl's request): its latest delivery's
+	// lateness or how far behind it is now, the larger; 0 while its model gives it no token.
+	// ok is false when the simulator does not know the request (not yet read, long ended).
+	RequestLag(id string) (lag time.Duration, ok bool)
 }
 
 // Server describes the target as results.json records it, credentials in the URL masked;

@@ -32,6 +32,7 @@ func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
 		return
 	}
 	job.Received = sentAt(r.Header, start)
+	job.RequestID = r.Header.Get(RequestIDHeader)
 	s.generate(w, r.Context(), req, job, start)
 }
 
@@ -142,6 +143,8 @@ func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, 
 		}
 		return
 	}
+	s.engine.Track(job.RequestID, gen)
+	defer s.engine.Untrack(job.RequestID)
 	model, _ := json.Marshal(req.Model)
 	x := &exchange{
 		s: s, w: w, ctx: ctx, req: req, gen: gen, start: start,

@@ -14,6 +14,13 @@ import (
 // send and the server's handler.
 const SentAtHeader = "Agentsim-Sent-At"
 
+// RequestIDHeader is the request header in which the harness of `agentsim run` tells its
+// embedded simulator its own id for the request (events.jsonl's request), under which the
+// engine keeps that request's own lag while it is open (engine.Engine.RequestLag): the run
+// judges each request's silences net of its own lateness, not of other requests'
+// (docs/verdicts.md).
+const RequestIDHeader = "Agentsim-Request-Id"
+
 // sentAt returns when the request was sent by its SentAtHeader, or start (when its handler
 // started) when the header is absent, unreadable or later than start.
 func sentAt(h http.Header, start time.Time) time.Time {

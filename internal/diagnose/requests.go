@@ -36,6 +36,8 @@ type request struct {
 	// is set while the sample that measures that byte's lag is still to come.
 	simFromS       float64
 	simFromPending bool
+	// own is the request's own lag in the simulator, as its events and the samples read it.
+	own ownLag
 	// longest is the longest silence the request has ended so far (a byte came after it), by
 	// heardS.
 	longest silence
@@ -54,9 +56,10 @@ type silence struct {
 	// simS is how much of it the embedded simulator's lag explains: how much later its
 	// closing byte came than the one that opened it (simFromS), both against the
 	// simulator's model. simPending is set while the sample that measures the closing byte's
-	// lag is still to come (see simLag).
-	simS, simFromS float64
-	simPending     bool
+	// lag is still to come (see simLag). simCapS is the most it may be credited with: its
+	// request's own lag when it ended (see simLag.limit).
+	simS, simFromS, simCapS float64
+	simPending              bool
 	// beforeOutput is set when the silence ended before the request's first output token;
 	// queued when, besides, the server reported queued work during it. untimed is set when
 	// only its length is known (from a terminal event's max_gap_s), not when it happened.
@@ -83,7 +86,7 @@ func (a *Analyzer) byteAt(r *request, t float64) {
 	tail := max(0, t-max(a.sampleS, r.lastByteS))
 	s := silence{lengthS: gap, endS: t, behindS: a.behind(r, t), baseS: r.behindS, tailS: tail, pending: tail > 0,
 		beforeOutput: !r.output, queued: !r.output && (r.queuedSeen || a.queuedNow)}
-	a.sim.open(&s, r.simFromS, t)
+	a.sim.open(&s, r.simFromS, t, a.sim.limit(r.own.s()))
 	if s.heardS() > r.longest.heardS() {
 		r.longest = s
 	}
@@ -105,7 +108,7 @@ func (a *Analyzer) behind(r *request, t float64) float64 {
 // behind its schedule during the silence and less the embedded simulator's lag over it.
 func (a *Analyzer) heardSilenceS(r *request, nowS float64) float64 {
 	left := r.silenceS(nowS) - a.behind(r, nowS)
-	return left - a.sim.credit(r.simFromS, left)
+	return left - min(a.sim.credit(r.simFromS, left), a.sim.limit(r.own.s()))
 }
 
 // canEnd reports whether an armed timeout of t can still end the request: the whole-request
@@ -137,6 +140,7 @@ func (a *Analyzer) onRequestEvent(e events.Event) {
 		a.open[e.Request] = &request{id: e.Request, agent: e.Agent, permit: v.permit, sentS: e.TS, lastByteS: e.TS, queuedSeen: a.queuedNow}
 	case e.Kind == events.Headers || e.Kind == events.FirstReasoning || e.Kind == events.FirstContent:
 		if r := a.open[e.Request]; r != nil {
+			r.own.read(e.SimLagS)
 			a.byteAt(r, e.TS)
 			r.output = r.output || e.Kind != events.Headers
 			if r.firstByteS == 0 {
@@ -160,6 +164,7 @@ func (a *Analyzer) endRequest(e events.Event) {
 		return
 	}
 	delete(a.open, e.Request)
+	r.own.read(e.SimLagS)
 	a.ended++
 	a.busyS += e.TS - r.sentS
 	v := a.agent(r.agent)
@@ -189,7 +194,7 @@ func (a *Analyzer) cancelledSilence(r *request, e events.Event) {
 	} else if tail := a.heardSilenceS(r, e.TS); tail > s.heardS() {
 		last := max(0, e.TS-max(a.sampleS, r.lastByteS))
 		s = silence{lengthS: e.TS - r.lastByteS, endS: e.TS, behindS: a.behind(r, e.TS), baseS: r.behindS, tailS: last, pending: last > 0}
-		a.sim.open(&s, r.simFromS, e.TS)
+		a.sim.open(&s, r.simFromS, e.TS, a.sim.limit(r.own.s()))
 	}
 	if s.lengthS >= a.stallS {
 		a.stalls = append(a.stalls, pastStall{id: r.id, agent: r.agent, silence: s, ended: e.Kind})
@@ -240,7 +245,13 @@ func (a *Analyzer) onStreams(s events.Sample) {
 	// does not count: a sampler late because a /metrics scrape took long says nothing of how
 	// late the harness read its streams.
 	a.lagNowS = s.LagS
+	a.sim.perRequest = a.sim.perRequest || s.SimLagPerRequest
 	a.sim.sample(s)
+	for _, st := range s.Streams { // each named request's own lag, before what it settles
+		if r := a.open[st.Request]; r != nil && s.SimLagPerRequest {
+			r.own.read(st.SimLagS)
+		}
+	}
 	a.settle()
 	defer a.behindThrough(s.TS)
 	for _, st := range s.Streams {
@@ -337,6 +348,7 @@ func (a *Analyzer) settleSim() {
 	}
 	a.sim.settled = len(a.stalls)
 	for _, r := range a.open {
+		r.longest.simCapS = max(r.longest.simCapS, a.sim.limit(r.own.s()))
 		r.longest.settleSim(&a.sim)
 		if r.simFromPending {
 			r.simFromS, r.simFromPending = min(r.simFromS, a.sim.nowS), false
@@ -349,7 +361,7 @@ func (a *Analyzer) settleSim() {
 // what the latest measure gives.
 func (s *silence) settleSim(sim *simLag) {
 	if s.simPending {
-		s.simS = max(s.simS, sim.credit(s.simFromS, s.lengthS-s.behindS))
+		s.simS = max(s.simS, min(sim.credit(s.simFromS, s.lengthS-s.behindS), s.simCapS))
 		s.simPending = false
 	}
 }
@@ -376,5 +388,9 @@ func (a *Analyzer) progress(t float64) {
 // byte could not have come sooner.
 func (a *Analyzer) quietS(nowS float64) float64 {
 	q := nowS - a.lastProgressS
-	return q - a.sim.credit(a.sim.progressS, q)
+	most := 0.0 // the largest own lag of an open request: what the simulator is late on
+	for _, r := range a.open {
+		most = max(most, r.own.s())
+	}
+	return q - min(a.sim.credit(a.sim.progressS, q), a.sim.limit(most))
 }

@@ -1,6 +1,10 @@
 package diagnose
 
-import "github.com/agentsim/agentsim/events"
+import (
+	"math"
+
+	"github.com/agentsim/agentsim/events"
+)
 
 // simLag follows the embedded simulator's own lag through the samples (events.Sample.SimLagS,
 // docs/verdicts.md). At a speedup the machine cannot keep up with, the simulator's own work
@@ -16,7 +20,15 @@ import "github.com/agentsim/agentsim/events"
 // then: the byte closing a silence is taken to have come with the larger lag of the two
 // samples around it (an open silence: of the latest two), the byte opening one with the
 // smaller.
+//
+// When the simulator measures each request's own lag (events.Sample.SimLagPerRequest), a
+// silence is credited with no more than its own request's: the larger of its latest two
+// readings (a sample naming its stream, its byte and terminal events) when the silence ended,
+// or now for an open one. The lag above is the simulator's largest, on any request; a request
+// the model gives no token (wedged) reads 0 and gets no credit however late the others are.
 type simLag struct {
+	// perRequest is set once a sample says each request's own lag is measured.
+	perRequest bool
 	// nowS and prevS are the sim_lag_s of the latest sample (or stop) and of the one before;
 	// atS is the latest one's time. Simulated seconds.
 	nowS, prevS, atS float64
@@ -62,11 +74,31 @@ func (l *simLag) credit(fromS, leftS float64) float64 {
 	return min(max(0, l.lagS()-fromS), max(0, leftS))
 }
 
-// open credits a silence that a byte at t closes, which began with the simulator's lag fromS.
-// A byte after the latest sample may have come in the interval the next sample measures: it
-// is credited at the lag known now and again, if more, at the next measure (Analyzer.settleSim).
-func (l *simLag) open(s *silence, fromS, t float64) {
-	s.simFromS = fromS
-	s.simS = l.credit(fromS, s.lengthS-s.behindS)
+// open credits a silence that a byte at t closes, which began with the simulator's lag fromS,
+// with no more than capS, its request's own lag (see limit). A byte after the latest sample
+// may have come in the interval the next sample measures: it is credited at the lag known now
+// and again, if more, at the next measure (Analyzer.settleSim).
+func (l *simLag) open(s *silence, fromS, t, capS float64) {
+	s.simFromS, s.simCapS = fromS, capS
+	s.simS = min(l.credit(fromS, s.lengthS-s.behindS), capS)
 	s.simPending = t > l.atS
 }
+
+// limit returns the most a silence of a request whose own lag is ownS may be credited with:
+// ownS when each request's lag is measured, no limit otherwise (older files: the run's lag).
+func (l *simLag) limit(ownS float64) float64 {
+	if l.perRequest {
+		return ownS
+	}
+	return math.Inf(1)
+}
+
+// ownLag is what the simulator measured of one request's own lag: its latest two readings,
+// simulated seconds (see simLag).
+type ownLag struct{ prevS, nowS float64 }
+
+// read takes a new reading.
+func (o *ownLag) read(lagS float64) { o.prevS, o.nowS = o.nowS, lagS }
+
+// s is the lag a byte read now is taken to have come with: the larger of the latest two.
+func (o ownLag) s() float64 { return max(o.prevS, o.nowS) }

@@ -48,6 +48,8 @@ type Engine struct {
 	// overhead is simulated time each loop burns after a step, standing for the simulator's
 	// own work; only tests set it (see stepOverhead).
 	overhead time.Duration
+	// reqLags tracks each open request's own lag under the client's id (see reqlag.go).
+	reqLags  requestLags
 	loggedMu sync.Mutex
 	logged   LoggedStats
 

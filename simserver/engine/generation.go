@@ -36,6 +36,9 @@ type Job struct {
 	// time until Submit is the simulator's own work, which the model does not count, so it
 	// counts towards the engine's lag (see Engine.Lag).
 	Received time.Time
+	// RequestID is the client's id for the request ("" when it gives none), under which the
+	// HTTP front tracks its lag (Engine.Track, RequestLag); the engine does not read it.
+	RequestID string
 }
 
 // phase is where a generation is in the engine.
@@ -82,6 +85,8 @@ type Gen struct {
 	// model's time of its newest token, and oldest of the oldest token its reader has not
 	// delivered (UnixNano, 0 when none): nanoseconds, simulated (see lag.go).
 	late, due, oldest atomic.Int64
+	// lastLag is how late its latest delivery was (see Engine.Delivered); nanoseconds, simulated.
+	lastLag atomic.Int64
 
 	// Engine-owned fields: touched only by the goroutine whose queue holds the generation.
 	job      Job

@@ -56,7 +56,9 @@ func (e *Engine) Delivered(g *Gen) {
 	if oldest == 0 {
 		return
 	}
-	e.lag.Record(e.clk.Now().Sub(time.Unix(0, oldest)))
+	late := e.clk.Now().Sub(time.Unix(0, oldest))
+	e.lag.Record(late)
+	g.lastLag.Store(int64(late))
 	// The tokens still waiting are newer; the newest's model time stands for them (a lower
 	// bound of their lateness). A token generated meanwhile may lose its own, for a step.
 	next := int64(0)
