@@ -204,3 +204,62 @@ func TestSimulatorLagAfterTheHarnessLag(t *testing.T) {
 	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
 	assert.Zero(t, a.stalledCount(195.94))
 }
+
+// perRequestRun feeds two agents' requests while the embedded simulator falls ever further
+// behind its model (sim_lag_s 10, 70, 100 s): a0-r1-0 gets its first token at t=2, then
+// wedges — its model gives it no more, so its own lag reads 0 — and is silent to t=100;
+// a1-r1-0, sent at t=2, gets its first token at t=61, 58 s late by its own lag, and finishes.
+// perRequest says whether the samples carry each request's own lag (older files do not).
+func perRequestRun(perRequest bool) (results.Verdict, results.Results) {
+	a := New(Config{Agents: 2, StallAfter: 20 * time.Second})
+	own := func(s float64) float64 {
+		if perRequest {
+			return s
+		}
+		return 0
+	}
+	a.Event(events.Event{TS: 0, Kind: events.RoundStart})
+	a.Event(events.Event{TS: 0, Kind: events.RoundStart, Agent: 1})
+	a.Sample(events.Sample{TS: 1, SimLagPerRequest: perRequest})
+	a.Event(events.Event{TS: 1, Kind: events.RequestSent, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 2, Kind: events.Headers, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 2, Kind: events.FirstReasoning, Request: "a0-r1-0"})
+	a.Event(events.Event{TS: 2, Kind: events.RequestSent, Agent: 1, Request: "a1-r1-0"})
+	a.Sample(events.Sample{TS: 5, SimLagS: 10, SimLagPerRequest: perRequest, InFlight: 2, Streams: []events.Stream{
+		{Request: "a0-r1-0", Agent: 0, SentAgoS: 4, SinceLastByteS: 3, Chunks: 5},
+		{Request: "a1-r1-0", Agent: 1, SentAgoS: 3, SinceLastByteS: 3}}})
+	a.Sample(events.Sample{TS: 60, SimLagS: 70, SimLagPerRequest: perRequest, InFlight: 2, Streams: []events.Stream{
+		{Request: "a0-r1-0", Agent: 0, SentAgoS: 59, SinceLastByteS: 58, Chunks: 5},
+		{Request: "a1-r1-0", Agent: 1, SentAgoS: 58, SinceLastByteS: 58, SimLagS: own(55)}}})
+	a.Event(events.Event{TS: 61, Kind: events.Headers, Agent: 1, Request: "a1-r1-0", SimLagS: own(58)})
+	a.Event(events.Event{TS: 61, Kind: events.FirstReasoning, Agent: 1, Request: "a1-r1-0", SimLagS: own(58)})
+	a.Event(events.Event{TS: 65, Kind: events.Done, Agent: 1, Request: "a1-r1-0", LatencyS: 63, TTFTS: 59,
+		CompletionTokens: 100, MaxGapS: 1, Chunks: 100, SimLagS: own(58)})
+	a.Event(events.Event{TS: 65, Kind: events.RoundDone, Agent: 1, Outcome: events.RoundOK})
+	a.Event(events.Event{TS: 65, Kind: events.AgentDone, Agent: 1})
+	a.Sample(events.Sample{TS: 100, SimLagS: 100, SimLagPerRequest: perRequest, InFlight: 1, Streams: []events.Stream{
+		{Request: "a0-r1-0", Agent: 0, SentAgoS: 99, SinceLastByteS: 98, Chunks: 5}}})
+	var r results.Results
+	a.Fill(&r, 100)
+	return r.Verdict, r
+}
+
+// Each request's silence is credited with its own lag in the simulator only: the wedged
+// request, though the simulator is 100 s behind on others, is a stalled stream; the one whose
+// first token came 58 s late by its own lag is not.
+func TestSimulatorLagIsEachRequests(t *testing.T) {
+	v, r := perRequestRun(true)
+	require.Equal(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	all := v.Summary + "\n" + strings.Join(v.Evidence, "\n")
+	assert.Contains(t, all, "a0-r1-0", "the wedged request is named")
+	assert.NotContains(t, all, "a1-r1-0", "the late one is not")
+	assert.Equal(t, 1, r.Requests.Stalled)
+}
+
+// Files without each request's lag keep the credit of the simulator's largest lag: the wedged
+// silence is credited with the others' lateness, as such runs were judged.
+func TestSimulatorLagWithoutPerRequest(t *testing.T) {
+	v, r := perRequestRun(false)
+	assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+	assert.Equal(t, 0, r.Requests.Stalled)
+}
