@@ -9,7 +9,9 @@ import "github.com/agentsim/agentsim/events"
 // simulator is on the others.
 
 // requestSimLag returns e with its request's own simulator lag when e is a byte or terminal
-// event of a request and the target is the embedded simulator; e as it is otherwise.
+// event of a request and the target is the embedded simulator; e as it is otherwise. A request
+// that ends before the simulator has read it (or that it has forgotten) is behind its model by
+// all the time since it was sent: its latency.
 func (r *run) requestSimLag(e events.Event) events.Event {
 	sim := r.o.Target.SimLag
 	if sim == nil || e.Request == "" {
@@ -19,13 +21,16 @@ func (r *run) requestSimLag(e events.Event) events.Event {
 	case e.Kind == events.Headers, e.Kind == events.FirstReasoning, e.Kind == events.FirstContent, e.Kind.Terminal():
 		if lag, ok := sim.RequestLag(e.Request); ok {
 			e.SimLagS = lag.Seconds()
+		} else if e.Kind.Terminal() {
+			e.SimLagS = e.LatencyS
 		}
 	}
 	return e
 }
 
 // streamsSimLag fills in each stream s names its request's own simulator lag, when the
-// target is the embedded simulator. A request the simulator has not read yet has none.
+// target is the embedded simulator. A request the simulator has not read yet is behind its
+// model, which would have read it when it was sent, by all the time since.
 func (r *run) streamsSimLag(s *events.Sample) {
 	sim := r.o.Target.SimLag
 	if sim == nil {
@@ -33,8 +38,11 @@ func (r *run) streamsSimLag(s *events.Sample) {
 	}
 	s.SimLagPerRequest = true
 	for i := range s.Streams {
-		if lag, ok := sim.RequestLag(s.Streams[i].Request); ok {
-			s.Streams[i].SimLagS = lag.Seconds()
+		st := &s.Streams[i]
+		if lag, ok := sim.RequestLag(st.Request); ok {
+			st.SimLagS = lag.Seconds()
+		} else {
+			st.SimLagS = st.SentAgoS
 		}
 	}
 }

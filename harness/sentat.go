@@ -36,8 +36,11 @@ func (r *run) requestClient() *http.Client {
 	return &c
 }
 
-// sentAtTransport adds sentAtHeader, the simulated time now, to every request, and
-// requestIDHeader to an agent's.
+// sentAtTransport adds sentAtHeader to every request and requestIDHeader to an agent's. The
+// send time is the request_sent event's for an agent's request — where the silence the
+// verdict judges begins: a process too slow for its speedup can take simulated seconds from
+// there to the transport, and that is agentsim's own lag, not the modelled server's — and the
+// simulated time now for any other.
 type sentAtTransport struct {
 	next http.RoundTripper
 	clk  *clock.Clock
@@ -46,8 +49,12 @@ type sentAtTransport struct {
 // RoundTrip stamps a copy of req and sends it.
 func (t sentAtTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	req.Header.Set(sentAtHeader, strconv.FormatInt(t.clk.Now().UnixNano(), 10))
-	if id := agents.RequestIDOf(req.Context()); id != "" {
+	id, sent := agents.SentRequest(req.Context())
+	if sent.IsZero() {
+		sent = t.clk.Now()
+	}
+	req.Header.Set(sentAtHeader, strconv.FormatInt(sent.UnixNano(), 10))
+	if id != "" {
 		req.Header.Set(requestIDHeader, id)
 	}
 	return t.next.RoundTrip(req)

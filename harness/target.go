@@ -27,8 +27,8 @@ type Target struct {
 	MetricsURLs []string
 	// SimLag, when set, reads the embedded simulator's own lag (the engine of package
 	// simserver/engine is one): the run samples it, records it in results.json beside the
-	// harness's lag, warns when it is large, and judges silences net of it
-	// (docs/verdicts.md). nil for an external server.
+	// harness's lag, warns when it is large, and judges each request's silences net of that
+	// request's own lag (docs/verdicts.md). nil for an external server.
 	SimLag SimLag
 }
 

@@ -231,7 +231,7 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, permit uint64, 
 	stream := a.env.Board.open(id, a.ID, permit, sent)
 	a.recordSent(round, attempt, id, req.MaxTokens, est, sent)
 	obs := &requestLog{a: a, round: round, id: id, stream: stream, keepFrames: a.env.Tap != nil}
-	a.env.Client.callInto(withRequestID(ctx, id), req, obs, res)
+	a.env.Client.callInto(withRequest(ctx, id, sent), req, obs, res)
 	ended := a.env.Clock.Now()
 	a.env.Board.close(stream, res.Usage.Completion)
 	a.recordEnd(res, round, id, attempt, ended)

@@ -1,19 +1,30 @@
 package agents
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
-// requestIDKey is the context key of the id of the request an HTTP call sends.
-type requestIDKey struct{}
+// sentKey is the context key of the request an HTTP call sends: its id and send time.
+type sentKey struct{}
 
-// withRequestID returns ctx carrying the id (events.jsonl's request) of the request sent
-// under it, for the HTTP transport to read (RequestIDOf).
-func withRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
+// sending is what the context of an HTTP call tells of the request it sends.
+type sending struct {
+	id   string
+	sent time.Time
 }
 
-// RequestIDOf returns the id of the request an HTTP call under ctx sends, "" when it is none
-// of the agents': the harness tells it its embedded simulator (simserver.RequestIDHeader).
-func RequestIDOf(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+// withRequest returns ctx carrying the id (events.jsonl's request) of the request sent under
+// it and when its request_sent event says it was sent, for the HTTP transport (SentRequest).
+func withRequest(ctx context.Context, id string, sent time.Time) context.Context {
+	return context.WithValue(ctx, sentKey{}, sending{id: id, sent: sent})
+}
+
+// SentRequest returns the id of the request an HTTP call under ctx sends and its send time,
+// simulated (its request_sent event's), or "" and the zero time when the call is none of the
+// agents'. The harness tells both its embedded simulator (simserver.RequestIDHeader,
+// simserver.SentAtHeader): the silence the verdict judges begins at that send time.
+func SentRequest(ctx context.Context) (id string, sent time.Time) {
+	s, _ := ctx.Value(sentKey{}).(sending)
+	return s.id, s.sent
 }

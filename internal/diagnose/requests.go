@@ -36,8 +36,10 @@ type request struct {
 	// is set while the sample that measures that byte's lag is still to come.
 	simFromS       float64
 	simFromPending bool
-	// own is the request's own lag in the simulator, as its events and the samples read it.
-	own ownLag
+	// own is the request's own lag in the simulator, as its events and the samples read it;
+	// ownFromS its reading when the silence since lastByteS began (0 from the send).
+	own      ownLag
+	ownFromS float64
 	// longest is the longest silence the request has ended so far (a byte came after it), by
 	// heardS.
 	longest silence
@@ -56,10 +58,10 @@ type silence struct {
 	// simS is how much of it the embedded simulator's lag explains: how much later its
 	// closing byte came than the one that opened it (simFromS), both against the
 	// simulator's model. simPending is set while the sample that measures the closing byte's
-	// lag is still to come (see simLag). simCapS is the most it may be credited with: its
-	// request's own lag when it ended (see simLag.limit).
-	simS, simFromS, simCapS float64
-	simPending              bool
+	// lag is still to come (see simLag). ownLag says they are its request's own lag, not
+	// the simulator's largest.
+	simS, simFromS     float64
+	simPending, ownLag bool
 	// beforeOutput is set when the silence ended before the request's first output token;
 	// queued when, besides, the server reported queued work during it. untimed is set when
 	// only its length is known (from a terminal event's max_gap_s), not when it happened.
@@ -86,13 +88,35 @@ func (a *Analyzer) byteAt(r *request, t float64) {
 	tail := max(0, t-max(a.sampleS, r.lastByteS))
 	s := silence{lengthS: gap, endS: t, behindS: a.behind(r, t), baseS: r.behindS, tailS: tail, pending: tail > 0,
 		beforeOutput: !r.output, queued: !r.output && (r.queuedSeen || a.queuedNow)}
-	a.sim.open(&s, r.simFromS, t, a.sim.limit(r.own.s()))
+	a.openSim(&s, r, t)
 	if s.heardS() > r.longest.heardS() {
 		r.longest = s
 	}
 	r.lastByteS = t
 	r.behindS = 0
 	r.simFromS, r.simFromPending = a.sim.opening(t)
+	r.ownFromS = r.own.nowS
+}
+
+// openSim credits s, r's silence that a byte at t closes, with the simulator's lag over it:
+// r's own when the simulator measures each request's, else the simulator's largest (simLag).
+func (a *Analyzer) openSim(s *silence, r *request, t float64) {
+	if !a.sim.perRequest {
+		a.sim.open(s, r.simFromS, t)
+		return
+	}
+	s.simFromS, s.ownLag = r.ownFromS, true
+	s.simS = r.own.credit(r.ownFromS, s.lengthS-s.behindS)
+	s.simPending = t > a.sim.atS
+}
+
+// simCredit returns how much of r's silence now, of which the harness's lag leaves leftS,
+// the simulator's lag explains (see openSim).
+func (a *Analyzer) simCredit(r *request, leftS float64) float64 {
+	if a.sim.perRequest {
+		return r.own.credit(r.ownFromS, leftS)
+	}
+	return a.sim.credit(r.simFromS, leftS)
 }
 
 // behind returns how long the harness was behind its schedule during r's silence up to t, in
@@ -108,7 +132,7 @@ func (a *Analyzer) behind(r *request, t float64) float64 {
 // behind its schedule during the silence and less the embedded simulator's lag over it.
 func (a *Analyzer) heardSilenceS(r *request, nowS float64) float64 {
 	left := r.silenceS(nowS) - a.behind(r, nowS)
-	return left - min(a.sim.credit(r.simFromS, left), a.sim.limit(r.own.s()))
+	return left - a.simCredit(r, left)
 }
 
 // canEnd reports whether an armed timeout of t can still end the request: the whole-request
@@ -165,6 +189,7 @@ func (a *Analyzer) endRequest(e events.Event) {
 	}
 	delete(a.open, e.Request)
 	r.own.read(e.SimLagS)
+	r.longest.settleOwn(r.own) // its closing byte's own lag is read again at the end
 	a.ended++
 	a.busyS += e.TS - r.sentS
 	v := a.agent(r.agent)
@@ -194,7 +219,7 @@ func (a *Analyzer) cancelledSilence(r *request, e events.Event) {
 	} else if tail := a.heardSilenceS(r, e.TS); tail > s.heardS() {
 		last := max(0, e.TS-max(a.sampleS, r.lastByteS))
 		s = silence{lengthS: e.TS - r.lastByteS, endS: e.TS, behindS: a.behind(r, e.TS), baseS: r.behindS, tailS: last, pending: last > 0}
-		a.sim.open(&s, r.simFromS, e.TS, a.sim.limit(r.own.s()))
+		a.openSim(&s, r, e.TS)
 	}
 	if s.lengthS >= a.stallS {
 		a.stalls = append(a.stalls, pastStall{id: r.id, agent: r.agent, silence: s, ended: e.Kind})
@@ -348,7 +373,7 @@ func (a *Analyzer) settleSim() {
 	}
 	a.sim.settled = len(a.stalls)
 	for _, r := range a.open {
-		r.longest.simCapS = max(r.longest.simCapS, a.sim.limit(r.own.s()))
+		r.longest.settleOwn(r.own)
 		r.longest.settleSim(&a.sim)
 		if r.simFromPending {
 			r.simFromS, r.simFromPending = min(r.simFromS, a.sim.nowS), false
@@ -360,8 +385,17 @@ func (a *Analyzer) settleSim() {
 // settleSim raises the simulator's credit of s, when its closing byte's lag was pending, to
 // what the latest measure gives.
 func (s *silence) settleSim(sim *simLag) {
-	if s.simPending {
-		s.simS = max(s.simS, min(sim.credit(s.simFromS, s.lengthS-s.behindS), s.simCapS))
+	if s.simPending && !s.ownLag {
+		s.simS = max(s.simS, sim.credit(s.simFromS, s.lengthS-s.behindS))
+		s.simPending = false
+	}
+}
+
+// settleOwn raises the credit of s, when it is its request's own lag and its closing byte's
+// was pending, to what the request's latest readings give (see openSim).
+func (s *silence) settleOwn(own ownLag) {
+	if s.simPending && s.ownLag {
+		s.simS = max(s.simS, own.credit(s.simFromS, s.lengthS-s.behindS))
 		s.simPending = false
 	}
 }
@@ -388,9 +422,14 @@ func (a *Analyzer) progress(t float64) {
 // byte could not have come sooner.
 func (a *Analyzer) quietS(nowS float64) float64 {
 	q := nowS - a.lastProgressS
-	most := 0.0 // the largest own lag of an open request: what the simulator is late on
-	for _, r := range a.open {
-		most = max(most, r.own.s())
+	if !a.sim.perRequest {
+		return q - a.sim.credit(a.sim.progressS, q)
 	}
-	return q - min(a.sim.credit(a.sim.progressS, q), a.sim.limit(most))
+	// Each request's own: the next byte could not have come sooner than the one of the open
+	// requests the simulator is most behind on would have.
+	most := 0.0
+	for _, r := range a.open {
+		most = max(most, a.simCredit(r, q))
+	}
+	return q - most
 }

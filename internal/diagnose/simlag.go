@@ -1,10 +1,6 @@
 package diagnose
 
-import (
-	"math"
-
-	"github.com/agentsim/agentsim/events"
-)
+import "github.com/agentsim/agentsim/events"
 
 // simLag follows the embedded simulator's own lag through the samples (events.Sample.SimLagS,
 // docs/verdicts.md). At a speedup the machine cannot keep up with, the simulator's own work
@@ -22,10 +18,11 @@ import (
 // smaller.
 //
 // When the simulator measures each request's own lag (events.Sample.SimLagPerRequest), a
-// silence is credited with no more than its own request's: the larger of its latest two
-// readings (a sample naming its stream, its byte and terminal events) when the silence ended,
-// or now for an open one. The lag above is the simulator's largest, on any request; a request
-// the model gives no token (wedged) reads 0 and gets no credit however late the others are.
+// silence is credited the same way with its own request's lag instead (ownLag): the larger of
+// its latest two readings (a sample naming its stream, its byte and terminal events) when the
+// silence ended, or now for an open one, less its reading when the silence began (0 at the
+// send). The lag above is the simulator's largest, on any request; a request the model gives
+// no token (wedged) reads 0 and gets no credit however late the others are.
 type simLag struct {
 	// perRequest is set once a sample says each request's own lag is measured.
 	perRequest bool
@@ -74,23 +71,13 @@ func (l *simLag) credit(fromS, leftS float64) float64 {
 	return min(max(0, l.lagS()-fromS), max(0, leftS))
 }
 
-// open credits a silence that a byte at t closes, which began with the simulator's lag fromS,
-// with no more than capS, its request's own lag (see limit). A byte after the latest sample
-// may have come in the interval the next sample measures: it is credited at the lag known now
-// and again, if more, at the next measure (Analyzer.settleSim).
-func (l *simLag) open(s *silence, fromS, t, capS float64) {
-	s.simFromS, s.simCapS = fromS, capS
-	s.simS = min(l.credit(fromS, s.lengthS-s.behindS), capS)
+// open credits a silence that a byte at t closes, which began with the simulator's lag fromS.
+// A byte after the latest sample may have come in the interval the next sample measures: it
+// is credited at the lag known now and again, if more, at the next measure (Analyzer.settleSim).
+func (l *simLag) open(s *silence, fromS, t float64) {
+	s.simFromS = fromS
+	s.simS = l.credit(fromS, s.lengthS-s.behindS)
 	s.simPending = t > l.atS
-}
-
-// limit returns the most a silence of a request whose own lag is ownS may be credited with:
-// ownS when each request's lag is measured, no limit otherwise (older files: the run's lag).
-func (l *simLag) limit(ownS float64) float64 {
-	if l.perRequest {
-		return ownS
-	}
-	return math.Inf(1)
 }
 
 // ownLag is what the simulator measured of one request's own lag: its latest two readings,
@@ -102,3 +89,9 @@ func (o *ownLag) read(lagS float64) { o.prevS, o.nowS = o.nowS, lagS }
 
 // s is the lag a byte read now is taken to have come with: the larger of the latest two.
 func (o ownLag) s() float64 { return max(o.prevS, o.nowS) }
+
+// credit returns how much of a silence its request's own lag explains: the lag now less the
+// lag fromS it began with, within [0, leftS].
+func (o ownLag) credit(fromS, leftS float64) float64 {
+	return min(max(0, o.s()-fromS), max(0, leftS))
+}

@@ -24,17 +24,22 @@ import (
 func (e *Engine) Lag() *clock.Lag { return &e.lag }
 
 // Behind returns how far behind its model the engine is now, in simulated time: the largest
-// lateness carried by a generation waiting for its KV reservation or in a loop's inbox, in a
-// prefill or decode step, or waiting for a timed event (KV transfer, stall resume) that is
-// due. It is 0 when the engine keeps up.
+// lateness carried by a generation waiting for its KV reservation or in a loop's inbox (there,
+// while the loop is idle, with the time since it was queued: the model's loop would have taken
+// it then), in a prefill or decode step, or waiting for a timed event (KV transfer, stall
+// resume) that is due. It is 0 when the engine keeps up.
 func (e *Engine) Behind() time.Duration {
 	now := e.clk.Now()
 	b := max(e.prefillBehind.behind(now), e.decodeBehind.behind(now))
 	e.mu.Lock()
-	for _, q := range [][]*Gen{e.prealloc, e.prefill.items, e.decode.items} {
-		for _, g := range q {
-			b = max(b, g.lateness())
-		}
+	for _, g := range e.prealloc {
+		b = max(b, g.lateness())
+	}
+	for _, g := range e.prefill.items {
+		b = max(b, queuedLag(g, e.prefillTaker(), now))
+	}
+	for _, g := range e.decode.items {
+		b = max(b, queuedLag(g, &e.decodeBehind, now))
 	}
 	e.mu.Unlock()
 	e.delays.mu.Lock()
@@ -66,6 +71,25 @@ func (e *Engine) Delivered(g *Gen) {
 		next = g.due.Load()
 	}
 	g.oldest.CompareAndSwap(oldest, next)
+}
+
+// queuedLag returns how far behind its model a generation in the inbox of loop l is at now: its
+// lateness, and while l is idle the time since it was queued, which the loop adds when it wakes
+// (see joined). The caller holds Engine.mu.
+func queuedLag(g *Gen, l *loopBehind, now time.Time) time.Duration {
+	if l.busy.Load() {
+		return g.lateness()
+	}
+	return g.lateness() + max(0, now.Sub(g.queuedAt))
+}
+
+// prefillTaker returns what Behind reads of the loop that takes from the prefill inbox: the
+// decode loop's on a colocated profile, the prefill loop's otherwise.
+func (e *Engine) prefillTaker() *loopBehind {
+	if k := e.prof.engine(); k == EngineColocatedMixed || k == EngineColocatedAlternating {
+		return &e.decodeBehind
+	}
+	return &e.prefillBehind
 }
 
 // generated records the model's time of a token about to be counted as produced.

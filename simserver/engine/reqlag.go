@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -83,20 +84,56 @@ func (e *Engine) RequestLag(id string) (lag time.Duration, ok bool) {
 	return lag, ok
 }
 
-// genLag is g's lag for RequestLag. Where g is in a loop it is taken to be as late as the
-// loop's latest generation: an upper bound, never more than Behind.
+// genLag is g's lag for RequestLag: its latest delivery's lateness, or how far behind its
+// model it is now — its oldest token not yet delivered, or where it waits. Where g is in a loop it is taken to be as late as the
+// loop's latest generation: an upper bound, never more than the engine's largest. Waiting
+// for a timed event (KV transfer, stall resume), it is behind by how late that event will be
+// handled, as Behind counts it; a paused stream's earlier deliveries do not count: its model
+// gives it no token until the pause ends, as a wedged one's none at all.
 func (e *Engine) genLag(g *Gen) time.Duration {
 	p := phase(g.phase.Load())
-	if p == phaseWedged || p == phasePinned {
-		return 0
-	}
 	now := e.clk.Now()
 	lag := max(time.Duration(g.lastLag.Load()), g.lateness())
+	if oldest := g.oldest.Load(); oldest != 0 {
+		// Tokens generated and not yet delivered: as late as the oldest of them is now.
+		lag = max(lag, now.Sub(time.Unix(0, oldest)))
+	}
 	switch p {
-	case phasePrefillQueue, phaseInflight:
-		lag = max(lag, e.prefillBehind.behind(now))
-	case phaseDecodeWaiting, phaseRunning, phasePaused:
-		lag = max(lag, e.decodeBehind.behind(now))
+	case phaseWedged, phasePinned:
+		return 0
+	case phasePaused:
+		lag = e.delayedLag(g, now)
+	case phaseInflight:
+		lag = max(lag, e.delayedLag(g, now))
+	case phasePrefillQueue:
+		lag = max(lag, e.loopLag(g, &e.prefill, e.prefillTaker(), now))
+	case phaseDecodeWaiting, phaseRunning:
+		lag = max(lag, e.loopLag(g, &e.decode, &e.decodeBehind, now))
 	}
 	return max(0, lag)
+}
+
+// loopLag returns how far behind its model g is while in inbox q, or in loop l that takes
+// from it (as late as the loop's latest generation; see queuedLag for the inbox).
+func (e *Engine) loopLag(g *Gen, q *inbox, l *loopBehind, now time.Time) time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if slices.Contains(q.items, g) {
+		return queuedLag(g, l, now)
+	}
+	return l.behind(now)
+}
+
+// delayedLag returns how far behind its model g is while it waits for its KV transfer or the
+// end of its stall: its lateness, which the event will be handled with, from when the model
+// has the event (its time less that lateness); 0 before.
+func (e *Engine) delayedLag(g *Gen, now time.Time) time.Duration {
+	e.delays.mu.Lock()
+	defer e.delays.mu.Unlock()
+	for _, d := range e.delays.items {
+		if d.g == g && (d.kind == delayTransfer || d.kind == delayResume) {
+			return max(0, g.lateness()+now.Sub(d.at))
+		}
+	}
+	return max(0, g.lateness()) // handed on already
 }
