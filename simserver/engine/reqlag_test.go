@@ -82,3 +82,39 @@ func TestRequestLagIsBounded(t *testing.T) {
 		assert.Empty(t, e.reqLags.open, "no id, nothing tracked")
 	})
 }
+
+// A stream stall-stream pauses is not behind its model while the pause lasts, however late
+// the engine's steps end (a step overhead of 1 s): its lag reads 0 until the resume is due,
+// though its tokens before the pause came late.
+func TestRequestLagOfAPausedStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.Real()
+		prof, err := LookupProfile("vllm-llama3-8b-h100")
+		require.NoError(t, err)
+		faults, err := ParseFaults([]string{"stall-stream"}, []string{"fraction=1", "duration=60s"}, 1)
+		require.NoError(t, err)
+		e, err := NewEngine(clk, prof, faults)
+		require.NoError(t, err)
+		e.overhead = time.Second
+		e.Start()
+		defer e.Stop()
+		g, err := e.Submit(Job{PromptTokens: 100, MaxTokens: 40, IgnoreEOS: true, Key: 1})
+		require.NoError(t, err)
+		e.Track("a0-r1-0", g)
+		ctx := context.Background()
+		for phase(g.phase.Load()) != phasePaused {
+			if n, _, err := g.Next(ctx, 1); err == nil && n > 0 {
+				e.Delivered(g)
+			}
+		}
+		before, _ := e.RequestLag("a0-r1-0")
+		require.NoError(t, clk.Sleep(ctx, 30*time.Second))
+		synctest.Wait()
+		require.Equal(t, phasePaused, phase(g.phase.Load()))
+		lag, ok := e.RequestLag("a0-r1-0")
+		require.True(t, ok)
+		assert.Zero(t, lag, "paused: the model gives it no token before the resume")
+		assert.Positive(t, e.Lag().Stats().Max, "its tokens before the pause came late (%s when it paused)", before)
+		e.Cancel(g)
+	})
+}
