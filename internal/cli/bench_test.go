@@ -247,22 +247,12 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 func TestBenchServerIgnoresMaxTokens(t *testing.T) {
 	for _, usage := range []bool{true, false} {
 		t.Run(fmt.Sprintf("usage=%v", usage), func(t *testing.T) {
-			mux := http.NewServeMux()
-			mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
-				fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model"}]}`)
-			})
-			mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-				_, _ = io.Copy(io.Discard, r.Body)
-				w.Header().Set("Content-Type", "text/event-stream")
-				fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi\"}}]}\n\n")
-				fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n")
-				if usage {
-					fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":210,\"completion_tokens\":1,\"total_tokens\":211}}\n\n")
-				}
-				fmt.Fprint(w, "data: [DONE]\n\n")
-			})
-			srv := httptest.NewServer(mux)
-			t.Cleanup(srv.Close)
+			frames := []string{`{"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}]}`,
+				`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`}
+			if usage {
+				frames = append(frames, `{"choices":[],"usage":{"prompt_tokens":210,"completion_tokens":1,"total_tokens":211}}`)
+			}
+			srv := streamingServer(t, frames...)
 			dir := filepath.Join(t.TempDir(), "run")
 			code, out, stderr := agentsim(t, "bench", "--server", srv.URL, "--concurrency", "2", "--out", dir)
 			assert.Equal(t, ExitVerdict, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
@@ -281,6 +271,19 @@ func TestBenchServerIgnoresMaxTokens(t *testing.T) {
 // (as llama.cpp stops a slot at its edge: finish_reason length below max_tokens): the short
 // line says so, with the prompt plus output it reached, instead of blaming max_tokens.
 func TestBenchStoppedAtContextWindow(t *testing.T) {
+	srv := streamingServer(t, `{"choices":[{"index":0,"delta":{"role":"assistant","content":"a"}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":" b"}}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":254,"completion_tokens":2,"total_tokens":256}}`)
+	code, out, stderr := agentsim(t, "bench", "--server", srv.URL, "--concurrency", "2", "--out", filepath.Join(t.TempDir(), "run"))
+	assert.Equal(t, ExitVerdict, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Regexp(t, `(?m)^  short    2/2 completed with fewer than the 128 output tokens asked \(fewest 2\): the server stopped them at its context window \(finish_reason length with prompt \+ output up to 256 tokens\)`, out)
+	assert.NotContains(t, out, "ignored max_tokens")
+}
+
+// streamingServer is an OpenAI-compatible server of one model, fake-model, that answers every
+// chat completion with the given data frames, then [DONE]. It stops when the test ends.
+func streamingServer(t *testing.T, frames ...string) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model"}]}`)
@@ -288,16 +291,12 @@ func TestBenchStoppedAtContextWindow(t *testing.T) {
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"a\"}}]}\n\n")
-		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" b\"}}]}\n\n")
-		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
-		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":254,\"completion_tokens\":2,\"total_tokens\":256}}\n\n")
+		for _, f := range frames {
+			fmt.Fprintf(w, "data: %s\n\n", f)
+		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	code, out, stderr := agentsim(t, "bench", "--server", srv.URL, "--concurrency", "2", "--out", filepath.Join(t.TempDir(), "run"))
-	assert.Equal(t, ExitVerdict, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
-	assert.Regexp(t, `(?m)^  short    2/2 completed with fewer than the 128 output tokens asked \(fewest 2\): the server stopped them at its context window \(finish_reason length with prompt \+ output up to 256 tokens\)`, out)
-	assert.NotContains(t, out, "ignored max_tokens")
+	return srv
 }
