@@ -38,8 +38,13 @@ func (g *gaugeCheck) sample(s events.Sample) {
 	g.own = append(g.own, float64(chunks)/dt)
 }
 
-// minGaugeReadings is the fewest gen_tok_s readings worth judging.
-const minGaugeReadings = 5
+// minGaugeReadings is the fewest gen_tok_s readings worth judging. SGLang refreshes
+// gen_throughput every decode_log_interval (40) decode steps, a second or two, and sets it to 0
+// when decode idles; the simulator does the same (docs/engine.md §4). Over a handful of readings
+// the median of such a gauge is noise: a 6-second smoke run, 8 readings, read a median of
+// 40 tok/s against the harness's 166 in a third of its runs. 20 readings are 15 s of tokens
+// flowing at the default sample interval.
+const minGaugeReadings = 20
 
 // gaugeSlack is how far, as a factor either way, a server's gen_tok_s may read from the
 // harness's own rate before it is called a contradiction: SGLang refreshes the gauge every few
