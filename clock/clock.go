@@ -130,6 +130,13 @@ func (c *Clock) NewTimer(d time.Duration) *Timer {
 // Reset changes the timer to fire after the simulated duration d.
 func (t *Timer) Reset(d time.Duration) bool { return t.Timer.Reset(t.c.ToWall(d)) }
 
+// AfterInstant calls f in its own goroutine once the present instant is over: after the
+// shortest wait a timer makes, one nanosecond of wall time, whatever the speedup. In a
+// testing/synctest bubble every goroutine woken at the present instant has run and blocked by
+// then, so f sees the state the instant ended in, whatever order those goroutines ran in; in
+// real time it runs at once. The returned timer's Stop cancels the call if it has not started.
+func (c *Clock) AfterInstant(f func()) *time.Timer { return time.AfterFunc(time.Nanosecond, f) }
+
 // AfterFunc calls f in its own goroutine after the simulated duration d. The returned timer's
 // Stop cancels the call if it has not started. Its lag is not measured: the timer may be Reset
 // to another due time.

@@ -2,6 +2,8 @@ package clock
 
 import (
 	"context"
+	"runtime"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -61,4 +63,35 @@ func TestValidateSpeedup(t *testing.T) {
 	}
 	_, err := New(1)
 	assert.NoError(t, err)
+}
+
+// TestAfterInstantRunsAfterTheInstant checks that, in a bubble, a call AfterInstant schedules
+// runs only once every goroutine woken at the present instant has run: a goroutine that yields
+// many times before it records still records first.
+func TestAfterInstantRunsAfterTheInstant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := New(1000)
+		require.NoError(t, err)
+		var mu sync.Mutex
+		var order []string
+		record := func(s string) {
+			mu.Lock()
+			order = append(order, s)
+			mu.Unlock()
+		}
+		clk.AfterInstant(func() { record("after") })
+		go func() {
+			for range 1000 {
+				runtime.Gosched()
+			}
+			record("instant")
+		}()
+		synctest.Wait()
+		mu.Lock()
+		assert.Equal(t, []string{"instant"}, order, "not within the instant")
+		mu.Unlock()
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, []string{"instant", "after"}, order, "a nanosecond later, whatever the speedup")
+	})
 }

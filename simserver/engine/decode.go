@@ -23,6 +23,7 @@ type batchLoop struct {
 	waiting, running, wedged []*Gen
 	steps                    int
 	idleLogged               bool
+	idleLog                  *time.Timer // the pending idle log (see run), or nil
 	// due is when the model says the latest step ended, late how much later it did (see
 	// timeline): the lateness of the tokens it emits.
 	due  time.Time
@@ -49,6 +50,11 @@ func (b *batchLoop) run(ctx context.Context) {
 	e := b.e
 	clock := timeline{clk: e.clk, published: &e.decodeBehind.due}
 	idle := false
+	defer func() {
+		if b.idleLog != nil {
+			b.idleLog.Stop()
+		}
+	}()
 	for {
 		var taken []*Gen
 		if b.colocated {
@@ -72,7 +78,13 @@ func (b *batchLoop) run(ctx context.Context) {
 		}
 		if decoding == 0 && len(prefilling) == 0 {
 			if !b.idleLogged {
-				e.logDecode(e.clk.Now(), 0, len(b.waiting))
+				// SGLang logs the decode gauges once when decode goes idle. They are read at
+				// the end of this instant, not now: a request that ends and the one its
+				// agent sends at once (a freed pacer slot) free and reserve KV at the same
+				// simulated instant, in whatever order the Go scheduler runs them, and a
+				// run's samples must not depend on that order.
+				waiting := len(b.waiting)
+				b.idleLog = e.clk.AfterInstant(func() { e.logDecode(e.clk.Now(), 0, waiting) })
 				b.idleLogged = true
 			}
 			clock.reset()
@@ -82,6 +94,11 @@ func (b *batchLoop) run(ctx context.Context) {
 				return
 			}
 			continue
+		}
+		if b.idleLog != nil {
+			// Work came back within the instant the loop went idle in: it was never idle.
+			b.idleLog.Stop()
+			b.idleLog = nil
 		}
 		b.idleLogged = false
 		if b.colocated && len(prefilling) > 0 {
