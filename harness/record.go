@@ -32,12 +32,13 @@ func newInbox(stamp func(*recorded)) *inbox {
 	return &inbox{ready: make(chan struct{}, 1), stamped: stamp}
 }
 
-// put stamps e and queues it.
-func (q *inbox) put(e events.Event) {
+// put stamps a copy of e and queues it.
+func (q *inbox) put(e *events.Event) {
 	q.mu.Lock()
-	it := recorded{e: e}
-	q.stamped(&it)
-	q.items = append(q.items, it)
+	q.items = append(q.items, recorded{})
+	it := &q.items[len(q.items)-1]
+	it.e = *e // copied in place: no event-sized temporary on the agent's stack
+	q.stamped(it)
 	q.mu.Unlock()
 	select {
 	case q.ready <- struct{}{}:

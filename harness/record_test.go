@@ -15,12 +15,12 @@ func TestInboxTakesInStampOrder(t *testing.T) {
 	ts := 0.0
 	q := newInbox(func(it *recorded) { ts++; it.e.TS = ts })
 	for i := range 5 {
-		q.put(events.Event{Agent: i})
+		q.put(&events.Event{Agent: i})
 	}
 	got := q.take(nil, 3)
 	assert.Equal(t, []float64{1, 2, 3}, stamps(got))
 	assert.Equal(t, []int{0, 1, 2}, agentsOf(got))
-	q.put(events.Event{Agent: 5})
+	q.put(&events.Event{Agent: 5})
 	got = q.take(got[:0], -1)
 	assert.Equal(t, []float64{4, 5, 6}, stamps(got))
 	assert.Empty(t, q.take(nil, -1))

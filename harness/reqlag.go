@@ -8,14 +8,14 @@ import "github.com/agentsim/agentsim/events"
 // a request the simulator's model gives no token (wedged) is not behind it, however late the
 // simulator is on the others.
 
-// requestSimLag returns e with its request's own simulator lag when e is a byte or terminal
-// event of a request and the target is the embedded simulator; e as it is otherwise. A request
+// requestSimLag sets e's simulator lag to its request's own when e is a byte or terminal
+// event of a request and the target is the embedded simulator, and leaves e alone otherwise. A request
 // that ends before the simulator has read it (or that it has forgotten) is behind its model by
 // all the time since it was sent: its latency.
-func (r *run) requestSimLag(e events.Event) events.Event {
+func (r *run) requestSimLag(e *events.Event) {
 	sim := r.o.Target.SimLag
 	if sim == nil || e.Request == "" {
-		return e
+		return
 	}
 	switch {
 	case e.Kind == events.Headers, e.Kind == events.FirstReasoning, e.Kind == events.FirstContent, e.Kind.Terminal():
@@ -25,7 +25,6 @@ func (r *run) requestSimLag(e events.Event) events.Event {
 			e.SimLagS = e.LatencyS
 		}
 	}
-	return e
 }
 
 // streamsSimLag fills in each stream s names its request's own simulator lag, when the

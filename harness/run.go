@@ -180,7 +180,14 @@ func writeConfig(o Options) error {
 }
 
 // Record stamps an event and queues it for the log and the watchdog (see inbox).
-func (r *run) Record(e events.Event) { r.inbox.put(r.requestSimLag(e)) }
+func (r *run) Record(e events.Event) { r.RecordRef(&e) }
+
+// RecordRef is Record for an event the caller lends and does not use again: it may fill in
+// the event's simulator lag, then copies it (agents.RefRecorder).
+func (r *run) RecordRef(e *events.Event) {
+	r.requestSimLag(e)
+	r.inbox.put(e)
+}
 
 // emit writes an event to the log and feeds it to the watchdog. The caller holds mu.
 func (r *run) emit(e events.Event) {

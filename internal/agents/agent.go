@@ -68,7 +68,7 @@ func NewAgent(id int, env *Env) *Agent {
 func (a *Agent) Run(rounds, requests context.Context) {
 	w := a.env.Workload
 	defer a.finish()
-	a.record(events.Event{Kind: events.AgentStart})
+	a.record(&events.Event{Kind: events.AgentStart})
 	if a.script != nil {
 		a.runScript(rounds, requests)
 		return
@@ -108,7 +108,7 @@ func (a *Agent) round(rounds, requests context.Context, round int) bool {
 //go:noinline
 func (a *Agent) prepare(rounds context.Context, round int) (permit *pacer.Permit, est, output int, ok bool) {
 	w := a.env.Workload
-	a.record(events.Event{Kind: events.RoundStart, Round: round})
+	a.record(&events.Event{Kind: events.RoundStart, Round: round})
 	a.set(events.StateReading)
 	if a.env.Clock.Sleep(rounds, w.ToolTime.Sample(a.rng)) != nil {
 		a.cancelled(round, "")
@@ -117,11 +117,11 @@ func (a *Agent) prepare(rounds context.Context, round int) (permit *pacer.Permit
 	read := w.Context.ReadTokens.Sample(a.rng)
 	a.say(openai.ChatMessageRoleUser, "read", round, read)
 	est = a.env.Calibration.Tokens(a.words, len(a.messages))
-	a.record(events.Event{Kind: events.ReadDone, Round: round, ReadTokens: read, ContextTokens: est})
+	a.record(&events.Event{Kind: events.ReadDone, Round: round, ReadTokens: read, ContextTokens: est})
 	// The output is bounded by what is sent as max_tokens (the sampled length when forced).
 	output = w.Request.Reserved(w.Request.OutputTokens.Sample(a.rng))
 	if est+output > w.Context.MaxContextTokens {
-		a.record(events.Event{Kind: events.Warning, Round: round, ContextTokens: est, Reason: events.EndContextFull,
+		a.record(&events.Event{Kind: events.Warning, Round: round, ContextTokens: est, Reason: events.EndContextFull,
 			Message: fmt.Sprintf("context of %d tokens + %d output would exceed max_context_tokens %d: agent stops", est, output, w.Context.MaxContextTokens)})
 		a.cancelled(round, events.EndContextFull)
 		return nil, 0, 0, false
@@ -145,13 +145,13 @@ func (a *Agent) prepare(rounds context.Context, round int) (permit *pacer.Permit
 func (a *Agent) conclude(rounds, requests context.Context, round int, permit *pacer.Permit, res *Result) bool {
 	a.release(round, permit, res)
 	if res.Err != nil {
-		a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: string(res.Class)})
+		a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: string(res.Class)})
 		return requests.Err() == nil && rounds.Err() == nil
 	}
 	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: res.Content})
 	a.texts = append(a.texts, textOf{})
 	a.words += countWords(res.Content)
-	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
+	a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
 	a.set(events.StateThinking)
 	return a.env.Clock.Sleep(rounds, a.env.Workload.ThinkTime.Sample(a.rng)) == nil
 }
@@ -159,22 +159,22 @@ func (a *Agent) conclude(rounds, requests context.Context, round int, permit *pa
 // cancelled ends a round that did not send its request, with the agent's own reason or, when
 // the run stopped it, none (the stop event says why).
 func (a *Agent) cancelled(round int, reason events.EndReason) {
-	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundCancelled, Reason: reason})
+	a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundCancelled, Reason: reason})
 }
 
 // acquire waits for a pacer permit; false when the run stopped meanwhile.
 func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pacer.Permit, bool) {
 	a.set(events.StatePacerWait)
-	a.record(events.Event{Kind: events.PacerWait, Round: round})
+	a.record(&events.Event{Kind: events.PacerWait, Round: round})
 	start := a.env.Clock.Now()
 	permit, err := a.env.Pacer.Acquire(rounds, pacer.Demand{Agent: a.ID, PromptTokens: prompt, ExpectedOutputTokens: output})
 	if err != nil {
 		if rounds.Err() == nil { // a refusal (a request larger than a tpm budget), not the run stopping
-			a.record(events.Event{Kind: events.Warning, Round: round, Reason: events.EndPacerRefused, Message: "pacer: " + err.Error()})
+			a.record(&events.Event{Kind: events.Warning, Round: round, Reason: events.EndPacerRefused, Message: "pacer: " + err.Error()})
 		}
 		return nil, false
 	}
-	a.recordAfter(events.Event{Kind: events.PacerAcquired, Round: round, Permit: permit.ID,
+	a.recordAfter(&events.Event{Kind: events.PacerAcquired, Round: round, Permit: permit.ID,
 		PacerWaitS: a.env.Clock.Since(start).Seconds()}, a.env.Clock.Now())
 	return permit, true
 }
@@ -212,7 +212,7 @@ func (a *Agent) send(rounds, requests context.Context, round int, permit *pacer.
 //go:noinline
 func (a *Agent) backoff(requests context.Context, round, attempt int, res *Result) bool {
 	delay := a.env.Workload.Retry.Delay(attempt+1, res.RetryAfter, a.rng.Float64())
-	a.record(events.Event{Kind: events.Retry, Round: round, Request: requestID(a.ID, round, attempt), Attempt: attempt + 1,
+	a.record(&events.Event{Kind: events.Retry, Round: round, Request: requestID(a.ID, round, attempt), Attempt: attempt + 1,
 		BackoffS: delay.Seconds(), RetryAfterS: res.RetryAfter.Seconds()})
 	a.set(events.StateBackoff)
 	return a.env.Clock.Sleep(requests, delay) == nil
@@ -253,14 +253,15 @@ func (a *Agent) recordSent(round, attempt int, id string, maxTokens, est int, se
 	if !a.scheduled.IsZero() && attempt == 0 {
 		e.ScheduleLagS = max(0, sent.Sub(a.scheduled).Seconds())
 	}
-	a.recordAfter(e, sent)
+	a.recordAfter(&e, sent)
 }
 
 // recordEnd records the terminal event of an attempt that ended at ended (see recordSent).
 //
 //go:noinline
 func (a *Agent) recordEnd(res *Result, round int, id string, attempt int, ended time.Time) {
-	a.recordAfter(terminalEvent(*res, round, id, attempt), ended)
+	e := terminalEvent(*res, round, id, attempt)
+	a.recordAfter(&e, ended)
 }
 
 // tap hands the ended request to the Tap (see recordSent).
@@ -274,12 +275,12 @@ func (a *Agent) release(round int, permit *pacer.Permit, res *Result) {
 	released := a.env.Clock.Now()
 	permit.Release(o)
 	leaked := o.Kind == pacer.Timeout && a.env.Workload.Pacer.LeakOnTimeout
-	a.recordAfter(events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: requestOutcome(o.Kind), Leaked: leaked}, released)
+	a.recordAfter(&events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: requestOutcome(o.Kind), Leaked: leaked}, released)
 }
 
 func (a *Agent) finish() {
 	a.set(events.StateDone)
-	a.record(events.Event{Kind: events.AgentDone})
+	a.record(&events.Event{Kind: events.AgentDone})
 }
 
 // textOf names the deterministic text of a message: workloads.Text of the run's seed, the
@@ -318,9 +319,27 @@ func (a *Agent) conversation() []openai.ChatCompletionMessage {
 
 func (a *Agent) set(s events.State) { a.env.Board.set(a.ID, s, a.env.Clock.Now()) }
 
-func (a *Agent) record(e events.Event) {
+func (a *Agent) record(e *events.Event) {
 	e.Agent = a.ID
-	a.env.Recorder.Record(e)
+	if r, ok := a.env.Recorder.(RefRecorder); ok {
+		r.RecordRef(e)
+		return
+	}
+	recordCopy(a.env.Recorder, e)
+}
+
+// recordCopy hands a copy of e to r: out of line, so that the copy is not in record's frame.
+//
+//go:noinline
+func recordCopy(r events.Recorder, e *events.Event) { r.Record(*e) }
+
+// RefRecorder is a Recorder that also takes an event by reference and copies it, as the
+// harness's run does. Agents record through it when they can: an event is 360 bytes, and each
+// copy of it on the way to the log is stack an agent keeps for as long as it streams
+// (docs/speed.md).
+type RefRecorder interface {
+	events.Recorder
+	RecordRef(e *events.Event)
 }
 
 // recordAfter records e for a change of the board or the pacer made at at, and reports how
@@ -328,7 +347,7 @@ func (a *Agent) record(e events.Event) {
 // between the two, and a sample taken meanwhile sees the change without its event. The
 // verdict's conservation checks allow for disagreements no longer than that lag
 // (docs/verdicts.md).
-func (a *Agent) recordAfter(e events.Event, at time.Time) {
+func (a *Agent) recordAfter(e *events.Event, at time.Time) {
 	a.record(e)
 	a.env.Clock.Lag().Raise(a.env.Clock.Since(at))
 }

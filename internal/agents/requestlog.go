@@ -26,15 +26,15 @@ type requestLog struct {
 
 func (o *requestLog) Headers(t time.Time) {
 	o.stream.Byte(t)
-	o.a.record(events.Event{Kind: events.Headers, Round: o.round, Request: o.id})
+	o.a.record(&events.Event{Kind: events.Headers, Round: o.round, Request: o.id})
 }
 
 func (o *requestLog) FirstReasoning(time.Time) {
-	o.a.record(events.Event{Kind: events.FirstReasoning, Round: o.round, Request: o.id})
+	o.a.record(&events.Event{Kind: events.FirstReasoning, Round: o.round, Request: o.id})
 }
 
 func (o *requestLog) FirstContent(time.Time) {
-	o.a.record(events.Event{Kind: events.FirstContent, Round: o.round, Request: o.id})
+	o.a.record(&events.Event{Kind: events.FirstContent, Round: o.round, Request: o.id})
 }
 
 func (o *requestLog) Chunk(t time.Time) {

@@ -116,7 +116,7 @@ func (r Result) Latency() time.Duration { return r.End.Sub(r.Sent) }
 // status before the stream, a connection that could not be made or was reset, or an error
 // frame that came before any token (with no 4xx code other than 408 and 429). Partial output,
 // timeouts, truncated or malformed streams and cancellations are left to the caller's policy.
-func (r Result) Retryable() bool {
+func (r *Result) Retryable() bool {
 	switch r.Class {
 	case ClassHTTPStatus:
 		return retryableStatus(r.Status)

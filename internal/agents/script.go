@@ -217,9 +217,9 @@ func (a *Agent) turn(rounds, requests context.Context, k int, c convo, scheduled
 	t, w := a.script.Turns[k], a.env.Workload
 	round := k + 1
 	a.messages, a.words, a.scheduled = c.msgs, c.words, scheduled
-	a.record(events.Event{Kind: events.RoundStart, Round: round})
+	a.record(&events.Event{Kind: events.RoundStart, Round: round})
 	est := a.env.Calibration.Tokens(c.words, len(c.msgs))
-	a.record(events.Event{Kind: events.ReadDone, Round: round, ReadTokens: max(0, est-a.extendedTokens(k)), ContextTokens: est})
+	a.record(&events.Event{Kind: events.ReadDone, Round: round, ReadTokens: max(0, est-a.extendedTokens(k)), ContextTokens: est})
 	req := Request{Model: w.Model, Messages: c.msgs, MaxTokens: w.Request.MaxTokens,
 		ReasoningEffort: effort(w.Request.ReasoningEffort), Timeouts: w.Request.Timeouts}
 	if t.Model != "" {
@@ -242,10 +242,10 @@ func (a *Agent) turn(rounds, requests context.Context, k int, c convo, scheduled
 	a.send(rounds, requests, round, permit, &req, est, res)
 	a.release(round, permit, res)
 	if res.Err != nil {
-		a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: string(res.Class)})
+		a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: string(res.Class)})
 		return *res, requests.Err() == nil && rounds.Err() == nil
 	}
-	a.record(events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
+	a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
 	return *res, true
 }
 
