@@ -97,16 +97,12 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	if err := ensureOpenFiles(openFileLimit, concurrencyFlag(o), maxOf(o.Concurrency), cfg.Target.Server != ""); err != nil {
 		return err
 	}
-	dir, discard, err := newRunDir(cfg.Out, cfg.Force, "bench", time.Now())
+	st, err := openSite(c, cfg.Out, cfg.Force, "bench", "", cfg.Target)
 	if err != nil {
 		return err
 	}
-	t, err := startTarget(c, cfg.Target)
-	if err != nil {
-		discard()
-		return err
-	}
-	defer t.stop()
+	defer st.close()
+	dir, discard, t := st.dir, st.discard, st.target
 	out := c.OutOrStdout()
 	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
 	o.Model, o.Seed = cfg.Model, cfg.Seed

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -85,21 +84,13 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server != ""); err != nil {
 		return err
 	}
-	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, "compare", time.Now())
+	st, err := openSite(c, cfg.Workload.Out, cfg.Force, "compare", cfg.Metrics, cfg.Target)
 	if err != nil {
 		return err
 	}
-	if k.metrics, err = serveMetrics(c, cfg.Metrics); err != nil {
-		discard()
-		return err
-	}
-	defer k.metrics.Close()
-	t, err := startTarget(c, cfg.Target)
-	if err != nil {
-		discard()
-		return err
-	}
-	defer t.stop()
+	defer st.close()
+	dir, discard, t := st.dir, st.discard, st.target
+	k.metrics = st.metrics
 	k.target = cfg.Target
 	out := c.OutOrStdout()
 	start, wallFrom := t.clock.Now(), t.clock.WallNow()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -188,31 +187,21 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	if err := ensureOpenFiles(openFileLimit, "sessions", w.Agents, cfg.Target.Server != ""); err != nil {
 		return err
 	}
-	dir, discard, err := newRunDir(cfg.Out, cfg.Force, w.Name, time.Now())
+	st, err := openSite(c, cfg.Out, cfg.Force, w.Name, cfg.Metrics, cfg.Target)
 	if err != nil {
 		return err
 	}
-	metrics, err := serveMetrics(c, cfg.Metrics)
-	if err != nil {
-		discard()
-		return err
-	}
-	defer metrics.Close()
-	target, err := startTarget(c, cfg.Target)
-	if err != nil {
-		discard()
-		return err
-	}
-	defer target.stop()
+	defer st.close()
+	dir, target := st.dir, st.target
 	reproduce := newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded)
 	reproduce.Replay = &results.ReplaySource{Trace: name, FromTrace: fromTrace(plan, w)}
 	res, err := harness.Run(agents.WithExtras(c.Context(), agents.Extras{Scripts: plan.Scripts}), harness.Options{
 		Command: "replay", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), Progress: true, Metrics: metrics,
+		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), Progress: true, Metrics: st.metrics,
 		HTTPClient: target.client, PinModel: modelPinned(&r.over, env), Reproduce: reproduce,
 	})
 	if err != nil {
-		discard()
+		st.discard()
 		return harnessError(err)
 	}
 	if res.Replay, err = replay.Compare(dir, plan); err != nil {

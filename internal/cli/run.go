@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -122,31 +121,21 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	// The directory first: a refused --out is a usage error, found before anything starts.
-	dir, discard, err := newRunDir(cfg.Workload.Out, cfg.Force, w.Name, time.Now())
+	st, err := openSite(c, cfg.Workload.Out, cfg.Force, w.Name, cfg.Metrics, cfg.Target)
 	if err != nil {
 		return err
 	}
-	metrics, err := serveMetrics(c, cfg.Metrics)
-	if err != nil {
-		discard()
-		return err
-	}
-	defer metrics.Close()
-	target, err := startTarget(c, cfg.Target)
-	if err != nil {
-		discard()
-		return err
-	}
-	defer target.stop()
+	defer st.close()
+	dir, target := st.dir, st.target
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: g.console(c), Live: isTerminal(g.console(c)), Progress: true, HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
-		Metrics:   metrics,
+		Metrics:   st.metrics,
 		PinModel:  modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
 	})
 	if err != nil {
-		discard()
+		st.discard()
 		return harnessError(err)
 	}
 	if err := g.report(c, res, dir); err != nil {

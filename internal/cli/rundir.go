@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/diagnose"
 )
 
@@ -155,4 +158,42 @@ func isEmptyDir(dir string) (bool, error) {
 // addForceFlag adds --force, which lets --out name a directory that already holds files.
 func addForceFlag(f *pflag.FlagSet) {
 	f.Bool("force", false, "let --out name a directory that is not empty, replacing the run it holds")
+}
+
+// site is what a command that runs agents sets up before they start: its run directory, the
+// run's metrics endpoint (nil without --metrics-addr) and the server it talks to.
+type site struct {
+	dir     string
+	discard func() // removes the run directory while nothing has run (see newRunDir)
+	metrics *harness.MetricsEndpoint
+	target  *target
+}
+
+// openSite creates the run directory at out (see newRunDir), serves the run's metrics at
+// metricsAddr ("" for none) and starts the target, in that order, so that a refused --out is
+// found before anything starts. On failure what was made is undone. close stops the target
+// and the metrics endpoint.
+func openSite(c *cobra.Command, out string, force bool, name, metricsAddr string, tc targetConfig) (*site, error) {
+	dir, discard, err := newRunDir(out, force, name, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := serveMetrics(c, metricsAddr)
+	if err != nil {
+		discard()
+		return nil, err
+	}
+	t, err := startTarget(c, tc)
+	if err != nil {
+		metrics.Close()
+		discard()
+		return nil, err
+	}
+	return &site{dir: dir, discard: discard, metrics: metrics, target: t}, nil
+}
+
+// close stops the target, then the metrics endpoint.
+func (s *site) close() {
+	s.target.stop()
+	s.metrics.Close()
 }
