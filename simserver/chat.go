@@ -144,7 +144,7 @@ func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, 
 		return
 	}
 	s.engine.Track(job.RequestID, gen)
-	defer s.engine.Untrack(job.RequestID)
+	defer w.atEnd(func() { s.engine.Untrack(job.RequestID) })
 	model, _ := json.Marshal(req.Model)
 	x := &exchange{
 		s: s, w: w, ctx: ctx, req: req, gen: gen, start: start,
@@ -153,7 +153,7 @@ func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, 
 		model:   model,
 	}
 	// Deferred so that it runs when the handler aborts the connection too.
-	defer func() { s.metrics.endToEnd(s.clk.Since(start)) }()
+	defer w.atEnd(func() { s.metrics.endToEnd(s.clk.Since(start)) })
 	if req.Stream {
 		x.stream()
 	} else {
@@ -177,6 +177,12 @@ type exchange struct {
 	last     time.Time // when the previous tokens were delivered, simulated
 	headSent bool      // the stream's response head has been written
 	roleSent bool      // the stream's role chunk has been written
+
+	// A stream's delivery plan (see stream).
+	enc                *chunkEncoder
+	interval, coalesce int           // tokens a chunk carries, and the most a late one may
+	at                 int           // tokens delivered before the ending
+	how                engine.Ending // how the delivery ends
 }
 
 // delivered records n tokens handed to the client now, for the latency histograms.

@@ -16,9 +16,11 @@ const LocalURL = "http://embedded"
 
 // Local is a simulator served to HTTP clients in its own process, without a network: no
 // socket, no file descriptor and no connection goroutines per request, only the handler's
-// goroutine and a buffer of unread stream bytes (see internal/inproc for what a client can
-// and cannot tell from a socket). It is how commands reach their embedded simulator; Serve
-// is for clients elsewhere. Create it with ServeLocal and stop it with Close.
+// goroutine until the response head is out and a buffer of unread stream bytes; a stream's
+// chunks are then written on the client's goroutine as it reads them (see internal/inproc
+// for what a client can and cannot tell from a socket, and docs/architecture.md §4). It is how
+// commands reach their embedded simulator; Serve is for clients elsewhere. Create it with
+// ServeLocal and stop it with Close.
 type Local struct {
 	s         *Server
 	transport *inproc.Transport

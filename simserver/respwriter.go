@@ -1,6 +1,10 @@
 package simserver
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/agentsim/agentsim/internal/inproc"
+)
 
 // statusClientClosed is logged for a request whose client went away (or whose server stopped)
 // before any response was sent: nginx's "client closed request".
@@ -12,6 +16,40 @@ type respWriter struct {
 	http.ResponseWriter
 	flusher interface{ FlushError() error }
 	status  int // 0 until the head is written
+
+	// A response that outlives its handler (continueWith) does what the handler's functions
+	// deferred with atEnd when it ends: ends holds them, in the order they were deferred.
+	continued bool
+	ends      []func()
+}
+
+// atEnd runs f, deferred by a handler, at the end of the response: at once, or, once the
+// handler has handed the rest of the response to a step, when that ends.
+func (w *respWriter) atEnd(f func()) {
+	if w.continued {
+		w.ends = append(w.ends, f)
+		return
+	}
+	f()
+}
+
+// continueWith hands the rest of the response to step when the server is served in-process
+// (inproc.Continue): the handler returns without waiting for the response to end, and step
+// runs, one part of the response at a time, on the client's goroutine as it reads. It returns
+// false, and nothing changes, for a response written to a connection.
+func (w *respWriter) continueWith(step func() bool) bool {
+	w.continued = inproc.Continue(w.ResponseWriter, func() (more bool) {
+		defer func() {
+			if !more { // the end, or a panic that cuts the response
+				for _, f := range w.ends {
+					f()
+				}
+				w.ends = nil
+			}
+		}()
+		return step()
+	})
+	return w.continued
 }
 
 func newRespWriter(w http.ResponseWriter) *respWriter {

@@ -274,11 +274,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: "The server is shutting down."})
 		return
 	}
-	defer s.active.Done()
+	rw := newRespWriter(w)
+	defer rw.atEnd(s.active.Done)
 	w.Header().Set(SpeedupHeader, s.speedup)
 	switch path := r.URL.Path; path {
 	case "/v1/chat/completions":
-		s.logged(w, r, func(w *respWriter, start time.Time) {
+		s.logged(rw, r, func(w *respWriter, start time.Time) {
 			if s.authorize(w, r) && allow(w, r, http.MethodPost) {
 				s.chat(w, r, start)
 			}
@@ -318,16 +319,15 @@ func allow(w http.ResponseWriter, r *http.Request, method string) bool {
 
 // logged runs a handler and writes its access log line when the response ends, even if the
 // handler aborts the connection.
-func (s *Server) logged(w http.ResponseWriter, r *http.Request, h func(*respWriter, time.Time)) {
+func (s *Server) logged(rw *respWriter, r *http.Request, h func(*respWriter, time.Time)) {
 	start := s.clk.Now()
-	rw := newRespWriter(w)
 	uri := r.URL.RequestURI()
 	id := s.requestID(r.Header.Get("X-Request-Id"))
 	s.log.started(start, id, r.Method, uri)
-	defer func() {
+	defer rw.atEnd(func() {
 		now := s.clk.Now()
 		s.log.record(now, id, r.Method, uri, rw.loggedStatus(), now.Sub(start))
-	}()
+	})
 	h(rw, start)
 }
 

@@ -20,54 +20,82 @@ import (
 // that falls behind the engine sends its backlog as consecutive chunks of that size, or
 // coalesces it up to the profile's coalesce limit; either way it is counted (see
 // chunkStats), never silent.
+//
+// Served in-process, the stream outlives its handler once its head is out: each later chunk
+// is written when the client has read the one before (continueWith), so thousands of open
+// streams cost no goroutine of the simulator's (docs/speed.md). A client that reads late then
+// takes its tokens late, and the engine's lag measure counts it (Engine.Delivered), as it
+// would a writer that fell behind.
 func (x *exchange) stream() {
 	prof := x.s.opts.Profile
 	mode := prof.FirstByteMode()
-	enc := newChunkEncoder(x.id, x.created, x.model, x.s.opts.ReasoningField, x.req.IncludeUsage, x.gen.Key())
+	x.enc = newChunkEncoder(x.id, x.created, x.model, x.s.opts.ReasoningField, x.req.IncludeUsage, x.gen.Key())
 	if mode != engine.FirstByteAtToken {
 		x.head()
 	}
-	if mode == engine.FirstByteAtAdmission && !x.sendRole(enc) {
+	if mode == engine.FirstByteAtAdmission && !x.sendRole() {
 		x.abort()
 	}
-	interval, coalesce := prof.ChunkTokens(), prof.CoalesceTokens()
-	at, how := x.gen.End()
-	for x.sent < at {
-		reasoning := x.sent < x.gen.Reasoning
-		boundary := at - x.sent
-		if reasoning {
-			boundary = min(boundary, x.gen.Reasoning-x.sent)
-		}
-		n, _, err := x.gen.NextChunk(x.ctx, min(interval, boundary), min(coalesce, boundary))
-		ok := err == nil && n > 0
-		if ab := (*engine.Aborted)(nil); errors.As(err, &ab) {
-			// SGLang's first chunk is then the error: a 200 head, the frame, [DONE].
-			x.head()
-			x.giveUp(finishError)
-			_ = x.send(enc.abortFrame(ab.Error())) && x.send(doneFrame)
+	x.interval, x.coalesce = prof.ChunkTokens(), prof.CoalesceTokens()
+	x.at, x.how = x.gen.End()
+	for !x.roleSent {
+		if !x.next() {
 			return
 		}
-		if !ok || !x.sendRole(enc) || !x.send(enc.tokens(x.sent, n, reasoning)) {
-			x.abort()
-		}
-		x.s.metrics.chunk(n, interval, x.gen.Pending())
-		x.s.engine.Delivered(x.gen)
-		x.delivered(n)
 	}
-	if !x.sendRole(enc) {
+	if x.w.continueWith(x.next) {
+		return
+	}
+	for x.next() {
+	}
+}
+
+// next writes the stream's next chunk, or its ending; false once the stream has ended.
+func (x *exchange) next() bool {
+	if x.sent >= x.at {
+		x.end()
+		return false
+	}
+	reasoning := x.sent < x.gen.Reasoning
+	boundary := x.at - x.sent
+	if reasoning {
+		boundary = min(boundary, x.gen.Reasoning-x.sent)
+	}
+	n, _, err := x.gen.NextChunk(x.ctx, min(x.interval, boundary), min(x.coalesce, boundary))
+	ok := err == nil && n > 0
+	if ab := (*engine.Aborted)(nil); errors.As(err, &ab) {
+		// SGLang's first chunk is then the error: a 200 head, the frame, [DONE].
+		x.head()
+		x.giveUp(finishError)
+		_ = x.send(x.enc.abortFrame(ab.Error())) && x.send(doneFrame)
+		return false
+	}
+	if !ok || !x.sendRole() || !x.send(x.enc.tokens(x.sent, n, reasoning)) {
 		x.abort()
 	}
-	switch how {
+	x.s.metrics.chunk(n, x.interval, x.gen.Pending())
+	x.s.engine.Delivered(x.gen)
+	x.delivered(n)
+	return true
+}
+
+// end writes the stream's ending: the finish chunk, the usage chunk when asked for, and
+// [DONE]; or the error frame or the cut the faults planned.
+func (x *exchange) end() {
+	if !x.sendRole() {
+		x.abort()
+	}
+	switch x.how {
 	case engine.EndCut:
 		x.cut()
 	case engine.EndFail:
 		x.giveUp(finishError)
-		_ = x.send(enc.errorFrame()) && x.send(doneFrame)
+		_ = x.send(x.enc.errorFrame()) && x.send(doneFrame)
 	default:
 		x.s.metrics.finished(x.gen.Finish)
-		ok := x.send(enc.finish(x.gen.Finish))
+		ok := x.send(x.enc.finish(x.gen.Finish))
 		if ok && x.req.IncludeUsage {
-			ok = x.send(enc.usage(x.usage()))
+			ok = x.send(x.enc.usage(x.usage()))
 		}
 		_ = ok && x.send(doneFrame)
 	}
@@ -88,13 +116,13 @@ func (x *exchange) head() {
 
 // sendRole sends the head, when it has not gone out, and the role chunk, once; false means the
 // connection failed.
-func (x *exchange) sendRole(enc *chunkEncoder) bool {
+func (x *exchange) sendRole() bool {
 	if x.roleSent {
 		return true
 	}
 	x.head()
 	x.roleSent = true
-	return x.send(enc.role())
+	return x.send(x.enc.role())
 }
 
 // send writes one frame and flushes it to the client; false means the connection failed.

@@ -260,7 +260,8 @@ func (a *Agent) recordSent(round, attempt int, id string, maxTokens, est int, se
 //
 //go:noinline
 func (a *Agent) recordEnd(res *Result, round int, id string, attempt int, ended time.Time) {
-	e := terminalEvent(*res, round, id, attempt)
+	var e events.Event
+	terminalEvent(&e, res, round, id, attempt)
 	a.recordAfter(&e, ended)
 }
 

@@ -48,7 +48,8 @@ func TestTerminalEventByOutcome(t *testing.T) {
 			Status: 503}, events.Error, "http_status"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := terminalEvent(tc.r, 2, "a1-r2-0", 0)
+			var e events.Event
+			terminalEvent(&e, &tc.r, 2, "a1-r2-0", 0)
 			assert.Equal(t, tc.kind, e.Kind)
 			assert.True(t, e.Kind.Terminal())
 			assert.Equal(t, tc.class, e.Class)

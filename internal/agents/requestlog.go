@@ -44,12 +44,14 @@ func (o *requestLog) Chunk(t time.Time) {
 	}
 }
 
-// terminalEvent is the one event that ends a request.
-func terminalEvent(r Result, round int, id string, attempt int) events.Event {
-	e := events.Event{Round: round, Request: id, Attempt: attempt,
-		LatencyS: r.End.Sub(r.Sent).Seconds(), Chunks: r.Chunks, TokenChunks: r.TokenChunks, MaxGapS: r.MaxGap.Seconds(),
-		PromptTokens: r.Usage.Prompt, CompletionTokens: r.Usage.Completion,
-		ReasoningTokens: r.Usage.Reasoning, CachedTokens: r.Usage.Cached}
+// terminalEvent sets e, a zero event, to the one event that ends a request. Both go by
+// reference: a request ends with every agent's stack at its deepest, and a Result and an event
+// by value would take an agent past its 4 KiB stack (docs/speed.md).
+func terminalEvent(e *events.Event, r *Result, round int, id string, attempt int) {
+	e.Round, e.Request, e.Attempt = round, id, attempt
+	e.LatencyS, e.Chunks, e.TokenChunks, e.MaxGapS = r.End.Sub(r.Sent).Seconds(), r.Chunks, r.TokenChunks, r.MaxGap.Seconds()
+	e.PromptTokens, e.CompletionTokens = r.Usage.Prompt, r.Usage.Completion
+	e.ReasoningTokens, e.CachedTokens = r.Usage.Reasoning, r.Usage.Cached
 	if !r.Last.IsZero() {
 		e.SinceLastByteS = r.End.Sub(r.Last).Seconds()
 	} else {
@@ -61,7 +63,7 @@ func terminalEvent(r Result, round int, id string, attempt int) events.Event {
 		e.TTFTS, e.TTFTContentS = r.TTFT.Seconds(), r.TTFTContent.Seconds()
 		e.ITLS = r.ITL().Seconds()
 		e.ContentTokens = r.Usage.Completion - r.Usage.Reasoning
-		return e
+		return
 	case pacer.Timeout:
 		e.Kind = events.Timeout
 	case pacer.Cancelled:
@@ -71,5 +73,4 @@ func terminalEvent(r Result, round int, id string, attempt int) events.Event {
 	}
 	e.Class, e.Status, e.Message = string(r.Class), r.Status, errorMessage(r.Err)
 	e.RetryAfterS = r.RetryAfter.Seconds()
-	return e
 }

@@ -85,13 +85,13 @@ type Usage struct {
 }
 
 // OK reports whether the call completed: the stream reached [DONE] without an error.
-func (r Result) OK() bool { return r.Err == nil }
+func (r *Result) OK() bool { return r.Err == nil }
 
 // GotToken reports whether any token, reasoning or content, arrived.
-func (r Result) GotToken() bool { return !r.FirstReasoning.IsZero() || !r.FirstContent.IsZero() }
+func (r *Result) GotToken() bool { return !r.FirstReasoning.IsZero() || !r.FirstContent.IsZero() }
 
 // FirstToken is when the first token of either kind arrived (Sent + TTFT); zero if none did.
-func (r Result) FirstToken() time.Time {
+func (r *Result) FirstToken() time.Time {
 	if r.FirstReasoning.IsZero() || (!r.FirstContent.IsZero() && r.FirstContent.Before(r.FirstReasoning)) {
 		return r.FirstContent
 	}
@@ -101,7 +101,7 @@ func (r Result) FirstToken() time.Time {
 // ITL is the mean gap between consecutive data frames from the one that carried the first
 // token to the last one ([DONE] included), in simulated time: (Last − FirstToken) over the
 // Chunks − FirstTokenChunk gaps between them. It is 0 when there is no such gap.
-func (r Result) ITL() time.Duration {
+func (r *Result) ITL() time.Duration {
 	gaps := r.Chunks - r.FirstTokenChunk
 	if r.FirstTokenChunk == 0 || gaps < 1 {
 		return 0
@@ -110,7 +110,7 @@ func (r Result) ITL() time.Duration {
 }
 
 // Latency is Sent to End, in simulated time.
-func (r Result) Latency() time.Duration { return r.End.Sub(r.Sent) }
+func (r *Result) Latency() time.Duration { return r.End.Sub(r.Sent) }
 
 // Retryable reports whether sending the same request again may succeed: a 408, 429 or 5xx
 // status before the stream, a connection that could not be made or was reset, or an error
@@ -157,7 +157,7 @@ func frameCode(e *openai.APIError) int {
 }
 
 // Outcome is the pacer's view of the call, for Permit.Release.
-func (r Result) Outcome() pacer.Outcome {
+func (r *Result) Outcome() pacer.Outcome {
 	return pacer.Outcome{
 		Kind:         outcomeKind(r),
 		Latency:      r.Latency(),
@@ -167,7 +167,7 @@ func (r Result) Outcome() pacer.Outcome {
 }
 
 // outcomeKind maps a call's result to the outcome the pacer learns from, by its Class.
-func outcomeKind(r Result) pacer.OutcomeKind {
+func outcomeKind(r *Result) pacer.OutcomeKind {
 	switch {
 	case r.Class == ClassNone:
 		return pacer.Success

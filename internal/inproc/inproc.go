@@ -3,7 +3,9 @@
 // response body through memory. No socket, no connection and no HTTP/1.1 framing is involved,
 // so a client and a server in the same process cost one goroutine per request in flight (the
 // handler's) and one buffer of unread response bytes, instead of two sockets, four buffers and
-// four goroutines per connection.
+// four goroutines per connection. A handler that streams can also hand the rest of its
+// response to a step the client's reads run (Continue): then a stream costs no goroutine of
+// its own at all.
 //
 // What a client sees is what net/http's client sees from net/http's server, in the ways a
 // streaming client can tell:
@@ -116,12 +118,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	w := &responseWriter{header: make(http.Header), head: make(chan struct{}), req: req,
 		body: &pipe{readable: make(chan struct{}, 1), writable: make(chan struct{}, 1),
 			serverDone: ctx.Done(), client: req.Context(), cancel: cancel}}
+	done := func() {
+		_ = body.Close()
+		cancel()
+		stopClient()
+		t.handlers.Done()
+	}
 	go func() {
-		defer t.handlers.Done()
-		defer stopClient()
-		defer cancel()
-		defer func() { _ = body.Close() }()
-		w.serve(t, sreq)
+		if w.serve(t, sreq, ctx, done) {
+			return // the exchange goes on without a goroutine: see Continue
+		}
+		done()
 	}()
 	select {
 	case <-w.head:
@@ -146,35 +153,138 @@ type responseWriter struct {
 	headOnce sync.Once
 	resp     *http.Response // set before head closes, unless cut
 	cut      bool           // the handler aborted before its head went out
+	step     func() bool    // what Continue was given; nil when it was not called
 }
 
 // serve runs the handler and ends the exchange: the head goes out if it has not, and the body
-// ends (cut when the handler panicked).
-func (w *responseWriter) serve(t *Transport, r *http.Request) {
+// ends (cut when the handler panicked) — unless the handler handed the rest of the response
+// to a step (Continue): then serve sends the head, hands the step to the body and returns true,
+// and the step's end calls done. ctx is the handler's request context.
+func (w *responseWriter) serve(t *Transport, r *http.Request, ctx context.Context, done func()) (continued bool) {
 	aborted := true
 	defer func() {
-		if aborted {
-			if v := recover(); v != nil && v != http.ErrAbortHandler {
-				logf := log.Printf
-				if t.ErrorLog != nil {
-					logf = t.ErrorLog.Printf
-				}
-				buf := make([]byte, 64<<10)
-				buf = buf[:runtime.Stack(buf, false)]
-				logf("inproc: panic serving %s %s: %v\n%s", r.Method, r.URL.Path, v, buf)
-			}
+		switch {
+		case aborted:
+			w.logPanic(t, r, recover())
 			w.headOnce.Do(func() {
 				w.cut = true
 				close(w.head)
 			})
 			w.body.finish(io.ErrUnexpectedEOF)
-			return
+		case w.step != nil:
+			w.sendHead()
+			w.body.carryOn(&continuation{step: w.step, w: w, t: t, r: r, done: done}, ctx)
+			continued = true
+		default:
+			w.sendHead()
+			w.body.finish(io.EOF)
 		}
-		w.sendHead()
-		w.body.finish(io.EOF)
 	}()
 	t.Handler.ServeHTTP(w, r)
 	aborted = false
+	return false
+}
+
+// logPanic logs, with its stack, the panic v of a handler or a step, as net/http logs it,
+// unless it is nil or http.ErrAbortHandler.
+func (w *responseWriter) logPanic(t *Transport, r *http.Request, v any) {
+	if v == nil || v == http.ErrAbortHandler {
+		return
+	}
+	logf := log.Printf
+	if t.ErrorLog != nil {
+		logf = t.ErrorLog.Printf
+	}
+	buf := make([]byte, 64<<10)
+	buf = buf[:runtime.Stack(buf, false)]
+	logf("inproc: panic serving %s %s: %v\n%s", r.Method, r.URL.Path, v, buf)
+}
+
+// Continue, called by a handler served by a Transport (w is its ResponseWriter, or wraps it
+// with an Unwrap method as http.ResponseController expects), hands the rest of the response
+// to step, and returns true; for any other ResponseWriter it does nothing and returns false.
+//
+// The handler then returns without ending the response: its head goes out, and its goroutine
+// ends. From then on step writes the response as the handler would have (Write, Flush, a panic
+// with http.ErrAbortHandler to cut it), one part per call, returning false when the response is
+// complete. It is called on the client's goroutine, inside the body's Read, whenever everything
+// written so far has been read; so a stream costs its client's goroutine only, with no handler
+// goroutine waiting between its parts. When the request ends before the response does (the
+// client closes the body or its context ends, or the Transport's Context ends), step is called
+// until it returns false on a goroutine of the Transport's, with the request's context done:
+// it must then end promptly, as a handler must. Calls never overlap, and the request context
+// the handler was given stays alive until the last one has returned.
+//
+// A step runs on a stack it does not own: it should block only where the handler would have,
+// and not deeply (see docs/speed.md).
+func Continue(w http.ResponseWriter, step func() bool) bool {
+	for {
+		if rw, ok := w.(*responseWriter); ok {
+			rw.step = step
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
+// continuation is the rest of a response that Continue handed to a step.
+type continuation struct {
+	mu    sync.Mutex // held while step runs
+	step  func() bool
+	ended bool // step returned false or panicked
+
+	w        *responseWriter
+	t        *Transport
+	r        *http.Request
+	done     func()      // ends the exchange as the handler's goroutine would have
+	stopTail func() bool // stops the teardown registered on the request's context
+}
+
+// run calls step once, unless the response has ended; the caller holds mu.
+func (c *continuation) run() {
+	if c.ended {
+		return
+	}
+	aborted := true
+	defer func() {
+		if aborted {
+			c.w.logPanic(c.t, c.r, recover())
+			c.end(io.ErrUnexpectedEOF)
+		}
+	}()
+	more := c.step()
+	aborted = false
+	if !more {
+		c.end(io.EOF)
+	}
+}
+
+// end ends the body with err and the exchange with it; the caller holds mu.
+func (c *continuation) end(err error) {
+	c.ended = true
+	c.w.body.finish(err)
+	c.stopTail()
+	c.done()
+}
+
+// next runs one step for a reader that has read everything written so far.
+func (c *continuation) next() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.run()
+}
+
+// drain runs the steps to the end once the request's context is done.
+func (c *continuation) drain() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for !c.ended {
+		c.run()
+	}
 }
 
 // Header implements http.ResponseWriter.
@@ -268,6 +378,19 @@ type pipe struct {
 	serverDone <-chan struct{}
 	client     context.Context    // the client's request context
 	cancel     context.CancelFunc // ends the handler's request
+	cont       *continuation      // what writes the rest of the body, once the handler has returned (Continue)
+}
+
+// carryOn hands the rest of the body to c: the client's reads run its steps, and ctx ending
+// drains it.
+func (p *pipe) carryOn(c *continuation, ctx context.Context) {
+	c.mu.Lock() // a drain that starts at once waits for stopTail
+	c.stopTail = context.AfterFunc(ctx, c.drain)
+	c.mu.Unlock()
+	p.mu.Lock()
+	p.cont = c
+	p.mu.Unlock()
+	signal(p.readable) // a reader waiting for bytes takes the first step
 }
 
 // errBodyClosed is what the handler's writes return once the client has closed the body,
@@ -356,10 +479,14 @@ func (p *pipe) Read(b []byte) (int, error) {
 			signal(p.writable)
 			return n, nil
 		}
-		end := p.end
+		end, cont := p.end, p.cont
 		p.mu.Unlock()
 		if end != nil {
 			return 0, end
+		}
+		if cont != nil {
+			cont.next()
+			continue
 		}
 		select {
 		case <-p.readable:

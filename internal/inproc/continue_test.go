@@ -1,0 +1,161 @@
+package inproc
+
+import (
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// continuer is a handler that sends its head and hands the rest of the response to a step
+// writing "part N\n" once a second, up to parts, then ending; a step that finds the request
+// context done sends ended its error and cuts the response. returned is closed when the
+// handler has returned; steps counts the calls.
+type continuer struct {
+	parts    int
+	ended    chan error
+	returned chan struct{}
+	steps    atomic.Int32
+}
+
+func newContinuer(parts int) *continuer {
+	return &continuer{parts: parts, ended: make(chan error, 1), returned: make(chan struct{})}
+}
+
+func (c *continuer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer close(c.returned)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.(http.Flusher).Flush()
+	n := 0
+	ok := Continue(w, func() bool {
+		c.steps.Add(1)
+		select {
+		case <-time.After(time.Second):
+		case <-r.Context().Done():
+			c.ended <- r.Context().Err()
+			panic(http.ErrAbortHandler)
+		}
+		n++
+		_, _ = w.Write([]byte("part " + strconv.Itoa(n) + "\n"))
+		w.(http.Flusher).Flush()
+		return n < c.parts
+	})
+	if !ok {
+		panic("Continue refused an inproc ResponseWriter")
+	}
+}
+
+// TestContinueRunsOnReads checks that a continued response is written by its steps as the
+// client reads, after the handler has returned, and ends when a step says so.
+func TestContinueRunsOnReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newContinuer(3)
+		tr := &Transport{Handler: h}
+		defer tr.Close()
+		start := time.Now()
+		resp, err := get(t.Context(), tr)
+		require.NoError(t, err)
+		assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+		<-h.returned
+		time.Sleep(10 * time.Second)
+		assert.Zero(t, h.steps.Load(), "no step runs before the client reads")
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, "part 1\npart 2\npart 3\n", string(body))
+		assert.EqualValues(t, 3, h.steps.Load())
+		assert.Equal(t, 13*time.Second, time.Since(start), "each part a second after the client asked for it")
+		require.NoError(t, resp.Body.Close())
+	})
+}
+
+// TestContinueEndsWithTheRequest checks that a continued response whose client stops reading
+// is drained to its end when the client closes the body, when its context ends, or when the
+// transport's Context does, and that Close waits for that.
+func TestContinueEndsWithTheRequest(t *testing.T) {
+	for _, how := range []string{"close", "cancel", "server"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newContinuer(100)
+				base, stop := context.WithCancel(context.Background())
+				defer stop()
+				tr := &Transport{Handler: h, Context: base}
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				resp, err := get(ctx, tr)
+				require.NoError(t, err)
+				buf := make([]byte, 64)
+				n, err := resp.Body.Read(buf)
+				require.NoError(t, err)
+				assert.Equal(t, "part 1\n", string(buf[:n]))
+				time.Sleep(time.Minute) // the client stops reading
+				switch how {
+				case "close":
+					require.NoError(t, resp.Body.Close())
+				case "cancel":
+					cancel()
+				case "server":
+					stop()
+				}
+				tr.Close() // returns once the drain has ended the response
+				assert.ErrorIs(t, <-h.ended, context.Canceled)
+				if how == "server" {
+					_, err = io.ReadAll(resp.Body)
+					assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "a step's abort cuts the body")
+				}
+			})
+		})
+	}
+}
+
+// TestContinueOutsideInproc checks that Continue refuses a ResponseWriter of net/http's, or
+// any other, and reaches an inproc one through Unwrap.
+func TestContinueOutsideInproc(t *testing.T) {
+	assert.False(t, Continue(struct{ http.ResponseWriter }{}, func() bool { return false }))
+	synctest.Test(t, func(t *testing.T) {
+		tr := &Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			wrapped := unwrapper{w}
+			assert.True(t, Continue(wrapped, func() bool {
+				_, _ = w.Write([]byte("continued"))
+				return false
+			}))
+		})}
+		defer tr.Close()
+		resp, err := get(t.Context(), tr)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, "continued", string(body))
+	})
+}
+
+type unwrapper struct{ http.ResponseWriter }
+
+func (u unwrapper) Unwrap() http.ResponseWriter { return u.ResponseWriter }
+
+// TestContinuePanicLogged checks that a step's panic other than http.ErrAbortHandler is logged
+// with its stack and cuts the body, as a handler's does.
+func TestContinuePanicLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logged strings.Builder
+		tr := &Transport{ErrorLog: log.New(&logged, "", 0), Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.(http.Flusher).Flush()
+			Continue(w, func() bool { panic("step broke") })
+		})}
+		defer tr.Close()
+		resp, err := get(t.Context(), tr)
+		require.NoError(t, err)
+		_, err = io.ReadAll(resp.Body)
+		assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		assert.Contains(t, logged.String(), "step broke")
+		assert.Contains(t, logged.String(), "goroutine ")
+	})
+}
