@@ -46,16 +46,23 @@ type sentAtTransport struct {
 	clk  *clock.Clock
 }
 
-// RoundTrip stamps a copy of req and sends it.
+// RoundTrip stamps a copy of req and sends it. The copy is shallow but for the header map,
+// whose values it shares: the request stays referenced by its response for as long as the
+// stream lasts, and a deep Clone would keep a second URL and every header value per stream.
 func (t sentAtTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
 	id, sent := agents.SentRequest(req.Context())
 	if sent.IsZero() {
 		sent = t.clk.Now()
 	}
-	req.Header.Set(sentAtHeader, strconv.FormatInt(sent.UnixNano(), 10))
-	if id != "" {
-		req.Header.Set(requestIDHeader, id)
+	h := make(http.Header, len(req.Header)+2)
+	for k, v := range req.Header {
+		h[k] = v
 	}
-	return t.next.RoundTrip(req)
+	h[sentAtHeader] = []string{strconv.FormatInt(sent.UnixNano(), 10)}
+	if id != "" {
+		h[requestIDHeader] = []string{id}
+	}
+	out := req.WithContext(req.Context())
+	out.Header = h
+	return t.next.RoundTrip(out)
 }

@@ -3,6 +3,7 @@ package simserver
 import (
 	"encoding/json"
 	"strconv"
+	"sync"
 )
 
 // Fixed pieces of the chat.completion.chunk frames.
@@ -25,7 +26,8 @@ type usage struct {
 
 // chunkEncoder builds the SSE frames of one streamed completion by appending bytes into one
 // reused buffer: no encoding/json and no allocation per chunk. Every frame it returns is valid
-// until the next call.
+// until the next call or release. The buffer is pooled between frames (release): thousands of
+// streams waiting for their next tokens hold none.
 type chunkEncoder struct {
 	// head is `data: {"id":…,"object":"chat.completion.chunk","created":…,"model":…,"choices":[`.
 	head []byte
@@ -33,12 +35,38 @@ type chunkEncoder struct {
 	reasoningField string
 	// includeUsage adds "usage":null to every chunk before the usage chunk.
 	includeUsage bool
-	key          uint64 // selects the words of the text
-	buf          []byte
+	key          uint64  // selects the words of the text
+	buf          []byte  // the frame being built
+	pooled       *[]byte // where buf came from and goes back to; nil while the encoder holds none
 }
 
+// frameBuffers holds the buffers of encoders between frames.
+var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// reset returns the encoder's buffer emptied, taking one from the pool if it holds none.
+func (c *chunkEncoder) reset() []byte {
+	if c.pooled == nil {
+		c.pooled = frameBuffers.Get().(*[]byte)
+		c.buf = *c.pooled
+	}
+	return c.buf[:0]
+}
+
+// release gives the buffer back to the pool once the frame built in it has been written.
+func (c *chunkEncoder) release() {
+	if c.pooled != nil {
+		*c.pooled = c.buf[:0]
+		frameBuffers.Put(c.pooled)
+	}
+	c.pooled, c.buf = nil, nil
+}
+
+// quotedField is `"<field>":"`, the opening of a delta member named field.
+func quotedField(field string) string { return `"` + field + `":"` }
+
 // newChunkEncoder prepares the frames of completion id for the request; model is the JSON
-// string (quotes included) echoed back.
+// string (quotes included) echoed back, reasoningField the reasoning member's opening
+// (quotedField).
 func newChunkEncoder(id string, created int64, model []byte, reasoningField string, includeUsage bool, key uint64) *chunkEncoder {
 	head := make([]byte, 0, 96+len(id)+len(model))
 	head = append(head, `data: {"id":"`...)
@@ -48,19 +76,13 @@ func newChunkEncoder(id string, created int64, model []byte, reasoningField stri
 	head = append(head, `,"model":`...)
 	head = append(head, model...)
 	head = append(head, `,"choices":[`...)
-	return &chunkEncoder{
-		head:           head,
-		reasoningField: `"` + reasoningField + `":"`,
-		includeUsage:   includeUsage,
-		key:            key,
-		buf:            make([]byte, 0, 512),
-	}
+	return &chunkEncoder{head: head, reasoningField: reasoningField, includeUsage: includeUsage, key: key}
 }
 
 // begin starts a choice frame in the reused buffer: the head, then the opening of choice 0
 // and its delta, whose members the caller appends.
 func (c *chunkEncoder) begin() []byte {
-	b := append(c.buf[:0], c.head...)
+	b := append(c.reset(), c.head...)
 	return append(b, choiceOpen...)
 }
 
@@ -108,7 +130,7 @@ func (c *chunkEncoder) finish(reason string) []byte {
 
 // usage is the frame stream_options.include_usage asks for: no choices, the full usage.
 func (c *chunkEncoder) usage(u usage) []byte {
-	b := append(c.buf[:0], c.head...)
+	b := append(c.reset(), c.head...)
 	b = append(b, `],"usage":`...)
 	b = appendUsage(b, u)
 	b = append(b, frameEnd...)
@@ -139,7 +161,7 @@ const streamErrorMessage = "The generation failed: the engine aborted the reques
 // chunk"): the status's name as type and its code, here a 500.
 func (c *chunkEncoder) abortFrame(message string) []byte {
 	msg, _ := json.Marshal(message)
-	b := append(c.buf[:0], `data: {"error":{"object":"error","message":`...)
+	b := append(c.reset(), `data: {"error":{"object":"error","message":`...)
 	b = append(b, msg...)
 	b = append(b, `,"type":"INTERNAL_SERVER_ERROR","param":null,"code":500}}`...)
 	b = append(b, "\n\n"...)
@@ -151,7 +173,7 @@ func (c *chunkEncoder) abortFrame(message string) []byte {
 // the same error object as a body before the stream:
 // {"error":{"message","type":"InternalServerError","param":null,"code":503}}.
 func (c *chunkEncoder) errorFrame() []byte {
-	b := append(c.buf[:0], `data: {"error":{"message":"`...)
+	b := append(c.reset(), `data: {"error":{"message":"`...)
 	b = append(b, streamErrorMessage...)
 	b = append(b, `","type":"InternalServerError","param":null,"code":503}}`...)
 	b = append(b, "\n\n"...)

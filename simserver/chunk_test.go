@@ -16,7 +16,7 @@ func TestChunkEncoderFrames(t *testing.T) {
 		if usage {
 			tail = `,"usage":null}` + "\n\n"
 		}
-		enc := newChunkEncoder("chatcmpl-x", 7, []byte(`"m"`), FieldReasoning, usage, 42)
+		enc := newChunkEncoder("chatcmpl-x", 7, []byte(`"m"`), quotedField(FieldReasoning), usage, 42)
 		// A frame is valid until the next call: copy it at once, in a call, since Go leaves
 		// the order of conversions and calls inside one expression unspecified.
 		text := func(frame []byte) string { return string(frame) }
@@ -37,14 +37,16 @@ func TestChunkEncoderFrames(t *testing.T) {
 	}
 }
 
-// TestChunkEncoderTokensAllocatesNothing: the per-chunk frame reuses the encoder's buffer.
+// TestChunkEncoderTokensAllocatesNothing: the per-chunk frame reuses a pooled buffer, given
+// back once the frame is written.
 func TestChunkEncoderTokensAllocatesNothing(t *testing.T) {
 	enc := newChunkEncoder("chatcmpl-0123456789abcdef01234567", 1700000000, []byte(`"deepseek-v4-flash"`),
-		FieldReasoningContent, true, 7)
+		quotedField(FieldReasoningContent), true, 7)
 	const chunkTokens = 8 // a coalesced chunk
 	from := 0
 	allocs := testing.AllocsPerRun(100, func() {
 		enc.tokens(from, chunkTokens, from%2 == 0)
+		enc.release()
 		from += chunkTokens
 	})
 	assert.Zero(t, allocs, "allocations per tokens frame of %d tokens", chunkTokens)

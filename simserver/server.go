@@ -101,6 +101,7 @@ type Server struct {
 	keyHash        [sha256.Size]byte
 	created        int64         // Unix seconds of simulated time when the server was made
 	idSeed         uint64        // makes completion ids differ between servers
+	reasoningField string        // the reasoning delta member's opening (quotedField)
 	models         []byte        // the /v1/models body
 	efforts        []string      // the reasoning_effort values requests may send, sorted
 	speedup        string        // the SpeedupHeader value
@@ -155,10 +156,11 @@ func New(o Options) (*Server, error) {
 	now := o.Clock.Now()
 	s := &Server{
 		opts: o, clk: o.Clock, engine: eng,
-		metrics: newMetrics(eng, o.Profile.Model),
-		log:     &accessLog{w: o.AccessLog},
-		created: now.Unix(),
-		idSeed:  mix64(uint64(now.UnixNano())),
+		metrics:        newMetrics(eng, o.Profile.Model),
+		log:            &accessLog{w: o.AccessLog},
+		created:        now.Unix(),
+		idSeed:         mix64(uint64(now.UnixNano())),
+		reasoningField: quotedField(o.ReasoningField),
 	}
 	s.metricsHandler = s.metrics.handler()
 	s.speedup = strconv.FormatFloat(o.Clock.Speedup(), 'g', -1, 64)

@@ -29,7 +29,7 @@ import (
 func (x *exchange) stream() {
 	prof := x.s.opts.Profile
 	mode := prof.FirstByteMode()
-	x.enc = newChunkEncoder(x.id, x.created, x.model, x.s.opts.ReasoningField, x.req.IncludeUsage, x.gen.Key())
+	x.enc = newChunkEncoder(x.id, x.created, x.model, x.s.reasoningField, x.req.IncludeUsage, x.gen.Key())
 	if mode != engine.FirstByteAtToken {
 		x.head()
 	}
@@ -126,8 +126,11 @@ func (x *exchange) sendRole() bool {
 }
 
 // send writes one frame and flushes it to the client; false means the connection failed.
+// The encoder's buffer goes back to its pool once the frame is written.
 func (x *exchange) send(frame []byte) bool {
-	if _, err := x.w.Write(frame); err != nil {
+	_, err := x.w.Write(frame)
+	x.enc.release()
+	if err != nil {
 		return false
 	}
 	return x.w.FlushError() == nil

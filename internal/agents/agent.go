@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
+	"unicode"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -361,4 +361,17 @@ func effort(e string) string {
 	return e
 }
 
-func countWords(s string) int { return len(strings.Fields(s)) }
+// countWords is len(strings.Fields(s)) without the slice of fields: a reply's words are
+// counted when every agent's request ends at once.
+func countWords(s string) int {
+	n, inWord := 0, false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			inWord = false
+		case !inWord:
+			inWord, n = true, n+1
+		}
+	}
+	return n
+}

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +65,12 @@ func TestTerminalEventByOutcome(t *testing.T) {
 				assert.Equal(t, 40, e.ContentTokens)
 			}
 		})
+	}
+}
+
+// TestCountWords checks countWords against strings.Fields.
+func TestCountWords(t *testing.T) {
+	for _, s := range []string{"", " ", "one", " one  two\tthree\n", "a\u00a0b\u2003c", "ünï cødé  ", "x\x85y"} {
+		assert.Equal(t, len(strings.Fields(s)), countWords(s), "%q", s)
 	}
 }

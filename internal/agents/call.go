@@ -24,7 +24,7 @@ import (
 type call struct {
 	clk   *clock.Clock
 	obs   Observer
-	res   Result
+	res   *Result // the caller's, filled as the request goes
 	timer silenceTimer
 
 	cancelTimer context.CancelCauseFunc

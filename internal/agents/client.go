@@ -103,7 +103,7 @@ func (c *Client) Call(ctx context.Context, req Request, obs Observer) Result {
 	return res
 }
 
-// callInto is Call writing its result to *res. An agent's goroutine waits in it for as long
+// callInto is Call writing its result to *res, which it fills as the request goes. An agent's goroutine waits in it for as long
 // as a stream lasts, so its frame, and its callers', hold no Result or Request by value: at
 // thousands of agents, every kilobyte of the stack a streaming agent keeps is megabytes
 // (docs/speed.md).
@@ -111,10 +111,10 @@ func (c *Client) callInto(ctx context.Context, req *Request, obs Observer, res *
 	if obs == nil {
 		obs = NopObserver{}
 	}
-	k := &call{clk: c.clk, obs: obs}
+	*res = Result{}
+	k := &call{clk: c.clk, obs: obs, res: res}
 	callCtx, cancel := k.contexts(ctx, req)
 	defer cancel()
 	err := k.run(callCtx, c.api, req)
 	k.finish(ctx, callCtx, err, req.Timeouts)
-	*res = k.res
 }

@@ -36,9 +36,10 @@ type sseReader struct {
 	finished bool   // data: [DONE] was read
 }
 
-// sseBufferBytes is the read buffer of a stream: a chunk frame is a few hundred bytes, longer
-// lines are reassembled in sseReader.long.
-const sseBufferBytes = 1 << 10
+// sseBufferBytes is the read buffer of a stream, held for as long as it lasts: a token's
+// chunk frame is 200–400 bytes (vLLM's, the simulator's), longer lines are reassembled in
+// sseReader.long.
+const sseBufferBytes = 512
 
 // sseReaders pools the read buffers of streams that ended.
 var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, sseBufferBytes) }}
