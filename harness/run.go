@@ -232,7 +232,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	}
 	r.sample() // the state before any request
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
-	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.requestClient(), r.o.Clock),
+	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock, r.stamp()),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
 		Calibration: agents.NewCalibration(), Tap: r.extras.Tap, Scripts: r.extras.Scripts}
 	var agentsDone sync.WaitGroup

@@ -3,8 +3,8 @@ package harness
 import (
 	"net/http"
 	"strconv"
+	"time"
 
-	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/agents"
 )
 
@@ -17,52 +17,24 @@ const sentAtHeader = "Agentsim-Sent-At"
 // id for each request, under which the simulator keeps the request's own lag (SimLag.RequestLag).
 const requestIDHeader = "Agentsim-Request-Id"
 
-// requestClient returns the HTTP client the agents send their requests with: Options'
-// client, stamping each request with its send time when the target is the embedded
-// simulator (Target.SimLag set).
-func (r *run) requestClient() *http.Client {
+// stamp returns the agents' request stamp: each request carries its send time and id when
+// the target is the embedded simulator (Target.SimLag set), nothing otherwise. The send time
+// is the request_sent event's — where the silence the verdict judges begins: a process too
+// slow for its speedup can take simulated seconds from there to the transport, and that is
+// agentsim's own lag, not the modelled server's — and the simulated time now for a request
+// sent outside an attempt.
+func (r *run) stamp() agents.Stamp {
 	if r.o.Target.SimLag == nil {
-		return r.o.HTTPClient
+		return nil
 	}
-	var c http.Client
-	if r.o.HTTPClient != nil {
-		c = *r.o.HTTPClient
+	clk := r.o.Clock
+	return func(h http.Header, id string, sent time.Time) {
+		if sent.IsZero() {
+			sent = clk.Now()
+		}
+		h[sentAtHeader] = []string{strconv.FormatInt(sent.UnixNano(), 10)}
+		if id != "" {
+			h[requestIDHeader] = []string{id}
+		}
 	}
-	next := c.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	c.Transport = sentAtTransport{next: next, clk: r.o.Clock}
-	return &c
-}
-
-// sentAtTransport adds sentAtHeader to every request and requestIDHeader to an agent's. The
-// send time is the request_sent event's for an agent's request — where the silence the
-// verdict judges begins: a process too slow for its speedup can take simulated seconds from
-// there to the transport, and that is agentsim's own lag, not the modelled server's — and the
-// simulated time now for any other.
-type sentAtTransport struct {
-	next http.RoundTripper
-	clk  *clock.Clock
-}
-
-// RoundTrip stamps a copy of req and sends it. The copy is shallow but for the header map,
-// whose values it shares: the request stays referenced by its response for as long as the
-// stream lasts, and a deep Clone would keep a second URL and every header value per stream.
-func (t sentAtTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	id, sent := agents.SentRequest(req.Context())
-	if sent.IsZero() {
-		sent = t.clk.Now()
-	}
-	h := make(http.Header, len(req.Header)+2)
-	for k, v := range req.Header {
-		h[k] = v
-	}
-	h[sentAtHeader] = []string{strconv.FormatInt(sent.UnixNano(), 10)}
-	if id != "" {
-		h[requestIDHeader] = []string{id}
-	}
-	out := req.WithContext(req.Context())
-	out.Header = h
-	return t.next.RoundTrip(out)
 }

@@ -67,7 +67,7 @@ func benchCall(b *testing.B, perFrame int) {
 	defer srv.Close()
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	client := NewClient(srv.URL+"/v1", "", &http.Client{Transport: tr}, clock.Real())
+	client := NewClient(srv.URL+"/v1", "", &http.Client{Transport: tr}, clock.Real(), nil)
 	req := Request{Model: "m", MaxTokens: benchTokens, IgnoreEOS: true,
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "go"}},
 		Timeouts: policy.Timeouts{Request: time.Hour, TTFT: time.Minute, Idle: time.Minute}}

@@ -26,18 +26,19 @@ const maxNonDataLines = 1 << 20
 // "http://127.0.0.1:30000/v1"; requests go to baseURL + "/chat/completions"), authenticating
 // with apiKey when it is not empty. hc supplies the transport (nil: a default client); its
 // Timeout, if any, is wall time and should be 0 — Request.Timeouts bound a call in simulated
-// time. hc itself is not modified. clk times every call.
-func NewClient(baseURL, apiKey string, hc *http.Client, clk *clock.Clock) *Client {
+// time. hc itself is not modified. clk times every call. stamp, when not nil, adds headers to
+// every request.
+func NewClient(baseURL, apiKey string, hc *http.Client, clk *clock.Clock, stamp Stamp) *Client {
 	cfg := openai.DefaultConfig(apiKey)
 	cfg.BaseURL = baseURL
 	cfg.EmptyMessagesLimit = maxNonDataLines
-	cfg.HTTPClient = wrapHTTPClient(hc)
+	cfg.HTTPClient = wrapHTTPClient(hc, stamp)
 	return &Client{api: openai.NewClientWithConfig(cfg), clk: clk}
 }
 
-// wrapHTTPClient returns a copy of hc whose transport adds the context's body fields to
-// requests and shows each response to the context's hook.
-func wrapHTTPClient(hc *http.Client) *http.Client {
+// wrapHTTPClient returns a copy of hc whose transport adds the context's body fields and the
+// stamp's headers to requests and shows each response to the context's hook.
+func wrapHTTPClient(hc *http.Client, stamp Stamp) *http.Client {
 	var c http.Client
 	if hc != nil {
 		c = *hc
@@ -46,7 +47,7 @@ func wrapHTTPClient(hc *http.Client) *http.Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	c.Transport = hookTransport{next: bodyFieldsTransport{next: base}}
+	c.Transport = hookTransport{next: requestTransport{next: base, stamp: stamp}}
 	return &c
 }
 

@@ -85,7 +85,7 @@ func newTestEnv(t *testing.T, clk *clock.Clock, h http.Handler) *testEnv {
 	t.Helper()
 	e := &testEnv{clk: clk, lis: newMemListener(), srv: &http.Server{Handler: h}, served: make(chan struct{})}
 	e.tr = &http.Transport{DialContext: e.lis.DialContext}
-	e.client = NewClient("http://agentsim.test/v1", "sk-test", &http.Client{Transport: e.tr}, clk)
+	e.client = NewClient("http://agentsim.test/v1", "sk-test", &http.Client{Transport: e.tr}, clk, nil)
 	if s, ok := h.(*script); ok {
 		s.lis = e.lis // before serving: reset steps break this listener's connections
 	}

@@ -24,29 +24,51 @@ func withBodyFields(ctx context.Context, fields map[string]any) context.Context 
 	return context.WithValue(ctx, bodyFieldsKey{}, fields)
 }
 
-// bodyFieldsTransport adds the fields carried by a POST's context to its JSON object body.
-type bodyFieldsTransport struct{ next http.RoundTripper }
+// Stamp adds headers to a request an agent sends: id and sent are the request's id and send
+// time (SentRequest; zero for a request sent outside an agent's attempt). h is the request's
+// own copy of its headers, whose values may be shared: set keys, do not change values.
+type Stamp func(h http.Header, id string, sent time.Time)
 
-// RoundTrip sends req, its body extended with the context's fields if it carries any.
-func (t bodyFieldsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+// requestTransport adds the fields carried by a POST's context to its JSON object body, and
+// the stamp's headers to every request. It sends one shallow copy of the request, with its
+// own header map when stamped: the request stays referenced by its response for as long as
+// the stream lasts, and a deep Clone, or a copy per change, would be kept per stream.
+type requestTransport struct {
+	next  http.RoundTripper
+	stamp Stamp // nil: none
+}
+
+// RoundTrip sends req, its body extended with the context's fields if it carries any, its
+// headers stamped.
+func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	fields, _ := req.Context().Value(bodyFieldsKey{}).(map[string]any)
-	if len(fields) == 0 || req.Body == nil || req.Method != http.MethodPost {
+	extend := len(fields) > 0 && req.Body != nil && req.Method == http.MethodPost
+	if !extend && t.stamp == nil {
 		return t.next.RoundTrip(req)
 	}
-	body, err := readBody(req)
-	req.Body.Close() // a RoundTripper must close the body, even on error
-	if err != nil {
-		return nil, fmt.Errorf("read request body: %w", err)
+	out := req.WithContext(req.Context()) // the original must stay as it was
+	if extend {
+		body, err := readBody(req)
+		req.Body.Close() // a RoundTripper must close the body, even on error
+		if err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		if body, err = mergeFields(body, fields); err != nil {
+			return nil, err
+		}
+		out.ContentLength = int64(len(body))
+		once := &onceBody{full: body, b: body}
+		out.Body, out.GetBody = once, once.again
 	}
-	if body, err = mergeFields(body, fields); err != nil {
-		return nil, err
+	if t.stamp != nil {
+		h := make(http.Header, len(req.Header)+2)
+		for k, v := range req.Header {
+			h[k] = v
+		}
+		id, sent := SentRequest(req.Context())
+		t.stamp(h, id, sent)
+		out.Header = h
 	}
-	// A shallow copy: only the body changes, and the original must stay as it was. A deep
-	// Clone would copy the headers of every request for the length of its stream.
-	out := req.WithContext(req.Context())
-	out.ContentLength = int64(len(body))
-	once := &onceBody{full: body, b: body}
-	out.Body, out.GetBody = once, once.again
 	return t.next.RoundTrip(out)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,7 @@ type closeRecorder struct {
 
 func (c *closeRecorder) Close() error { c.closed = true; return nil }
 
-func TestBodyFieldsTransport(t *testing.T) {
+func TestRequestTransportBodyFields(t *testing.T) {
 	var sent *http.Request
 	var sentBody string
 	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -68,7 +69,7 @@ func TestBodyFieldsTransport(t *testing.T) {
 		}
 		return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
 	})
-	tr := bodyFieldsTransport{next: next}
+	tr := requestTransport{next: next}
 
 	// With fields in the context, the body is extended and its length updated; the
 	// original request is left alone and its body closed.
@@ -98,6 +99,42 @@ func TestBodyFieldsTransport(t *testing.T) {
 	bad, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://x/", strings.NewReader(`[]`))
 	_, err = tr.RoundTrip(bad)
 	assert.Error(t, err)
+}
+
+// TestRequestTransportStamps checks that the stamp sets headers on one copy of the request,
+// with the request's id and send time, the body fields merged into the same copy, and the
+// original's headers left as they were.
+func TestRequestTransportStamps(t *testing.T) {
+	var sent *http.Request
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent = r
+		return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
+	})
+	at := time.Unix(1700000000, 5)
+	tr := requestTransport{next: next, stamp: func(h http.Header, id string, sentAt time.Time) {
+		h.Set("X-Id", id)
+		h.Set("X-Sent", strconv.FormatInt(sentAt.UnixNano(), 10))
+	}}
+	ctx := withBodyFields(withRequest(context.Background(), "a1-r2-0", at), map[string]any{"ignore_eos": true})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://x/v1/chat/completions", strings.NewReader(`{"model":"m"}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	_, err = tr.RoundTrip(req)
+	require.NoError(t, err)
+	assert.NotSame(t, req, sent)
+	assert.Equal(t, "a1-r2-0", sent.Header.Get("X-Id"))
+	assert.Equal(t, "1700000000000000005", sent.Header.Get("X-Sent"))
+	assert.Equal(t, "application/json", sent.Header.Get("Content-Type"), "the request's own headers are kept")
+	assert.Equal(t, int64(len(`{"model":"m","ignore_eos":true}`)), sent.ContentLength, "fields merged into the same copy")
+	assert.Empty(t, req.Header.Get("X-Id"), "the original's headers are left alone")
+
+	// A GET outside an attempt is stamped too, with no id and a zero time.
+	get, _ := http.NewRequest(http.MethodGet, "http://x/", nil)
+	_, err = tr.RoundTrip(get)
+	require.NoError(t, err)
+	assert.NotSame(t, get, sent)
+	assert.Empty(t, sent.Header.Get("X-Id"))
+	assert.Equal(t, strconv.FormatInt(time.Time{}.UnixNano(), 10), sent.Header.Get("X-Sent"))
 }
 
 func TestHookTransport(t *testing.T) {

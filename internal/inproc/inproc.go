@@ -68,6 +68,10 @@ type Transport struct {
 	mu       sync.Mutex
 	closed   bool
 	handlers sync.WaitGroup
+	// continued holds the responses handed to steps (Continue) that have not ended: when
+	// Context ends, one watch drains them all.
+	continued map[*continuation]struct{}
+	watching  bool // the watch on Context is set
 }
 
 // errClosed is what RoundTrip returns once the transport is closed: a refused dial.
@@ -107,7 +111,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The handler's context descends from the server's, as net/http's BaseContext, and ends
 	// when the client's does: it carries neither the client's values nor its deadline.
 	ctx, cancel := context.WithCancel(parent)
-	stopClient := context.AfterFunc(req.Context(), cancel)
 	sreq := req.WithContext(ctx)
 	sreq.Body = body
 	sreq.RequestURI = req.URL.RequestURI()
@@ -118,6 +121,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	w := &responseWriter{header: make(http.Header), head: make(chan struct{}), req: req,
 		body: &pipe{readable: make(chan struct{}, 1), writable: make(chan struct{}, 1),
 			serverDone: ctx.Done(), client: req.Context(), cancel: cancel}}
+	stopClient := context.AfterFunc(req.Context(), func() {
+		cancel()
+		w.body.abandoned()
+	})
 	done := func() {
 		_ = body.Close()
 		cancel()
@@ -173,7 +180,7 @@ func (w *responseWriter) serve(t *Transport, r *http.Request, ctx context.Contex
 			w.body.finish(io.ErrUnexpectedEOF)
 		case w.step != nil:
 			w.sendHead()
-			w.body.carryOn(&continuation{step: w.step, w: w, t: t, r: r, done: done}, ctx)
+			t.carryOn(w.body, &continuation{step: w.step, w: w, t: t, r: r, done: done}, ctx)
 			continued = true
 		default:
 			w.sendHead()
@@ -237,11 +244,10 @@ type continuation struct {
 	step  func() bool
 	ended bool // step returned false or panicked
 
-	w        *responseWriter
-	t        *Transport
-	r        *http.Request
-	done     func()      // ends the exchange as the handler's goroutine would have
-	stopTail func() bool // stops the teardown registered on the request's context
+	w    *responseWriter
+	t    *Transport
+	r    *http.Request
+	done func() // ends the exchange as the handler's goroutine would have
 }
 
 // run calls step once, unless the response has ended; the caller holds mu.
@@ -267,7 +273,9 @@ func (c *continuation) run() {
 func (c *continuation) end(err error) {
 	c.ended = true
 	c.w.body.finish(err)
-	c.stopTail()
+	c.t.mu.Lock()
+	delete(c.t.continued, c)
+	c.t.mu.Unlock()
 	c.done()
 }
 
@@ -276,6 +284,44 @@ func (c *continuation) next() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.run()
+}
+
+// carryOn hands the rest of p's body to c, whose request's context is ctx: the client's reads
+// run its steps, and the request ending drains it. Every way the request ends drains it — the
+// client's context (RoundTrip's watch), closing the body (pipe.Close), Context (one watch for
+// all) — and, for a request that ended while its handler was still running, carryOn itself.
+func (t *Transport) carryOn(p *pipe, c *continuation, ctx context.Context) {
+	t.mu.Lock()
+	if t.continued == nil {
+		t.continued = make(map[*continuation]struct{})
+	}
+	t.continued[c] = struct{}{}
+	if !t.watching && t.Context != nil {
+		t.watching = true
+		context.AfterFunc(t.Context, t.drainAll)
+	}
+	t.mu.Unlock()
+	p.mu.Lock()
+	p.cont = c
+	p.mu.Unlock()
+	if ctx.Err() != nil {
+		c.drain()
+		return
+	}
+	signal(p.readable) // a reader waiting for bytes takes the first step
+}
+
+// drainAll drains every continued response once Context has ended.
+func (t *Transport) drainAll() {
+	t.mu.Lock()
+	all := make([]*continuation, 0, len(t.continued))
+	for c := range t.continued {
+		all = append(all, c)
+	}
+	t.mu.Unlock()
+	for _, c := range all {
+		c.drain()
+	}
 }
 
 // drain runs the steps to the end once the request's context is done.
@@ -381,16 +427,14 @@ type pipe struct {
 	cont       *continuation      // what writes the rest of the body, once the handler has returned (Continue)
 }
 
-// carryOn hands the rest of the body to c: the client's reads run its steps, and ctx ending
-// drains it.
-func (p *pipe) carryOn(c *continuation, ctx context.Context) {
-	c.mu.Lock() // a drain that starts at once waits for stopTail
-	c.stopTail = context.AfterFunc(ctx, c.drain)
-	c.mu.Unlock()
+// abandoned drains the continued response, if there is one, once the request has ended.
+func (p *pipe) abandoned() {
 	p.mu.Lock()
-	p.cont = c
+	c := p.cont
 	p.mu.Unlock()
-	signal(p.readable) // a reader waiting for bytes takes the first step
+	if c != nil {
+		c.drain()
+	}
 }
 
 // errBodyClosed is what the handler's writes return once the client has closed the body,
@@ -506,6 +550,7 @@ func (p *pipe) Close() error {
 	p.mu.Unlock()
 	p.cancel()
 	signal(p.writable)
+	p.abandoned()
 	return nil
 }
 
