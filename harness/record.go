@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/freshstack"
 )
 
 // recorded is an event as Record took it: stamped with its simulated time, its wall time not
@@ -32,18 +33,20 @@ func newInbox(stamp func(*recorded)) *inbox {
 	return &inbox{ready: make(chan struct{}, 1), stamped: stamp}
 }
 
-// put stamps a copy of e and queues it.
-func (q *inbox) put(e *events.Event) {
+// put stamps a copy of e and queues it, and returns how many events are queued.
+func (q *inbox) put(e *events.Event) int {
 	q.mu.Lock()
 	q.items = append(q.items, recorded{})
 	it := &q.items[len(q.items)-1]
 	it.e = *e // copied in place: no event-sized temporary on the agent's stack
 	q.stamped(it)
+	n := len(q.items)
 	q.mu.Unlock()
 	select {
 	case q.ready <- struct{}{}:
 	default:
 	}
+	return n
 }
 
 // take moves the queued events stamped at or before upTo simulated seconds (all of them when
@@ -58,6 +61,16 @@ func (q *inbox) take(buf []recorded, upTo float64) []recorded {
 			n++
 		}
 	}
+	if n == len(q.items) && len(buf) == 0 {
+		// All of it: hand the backlog over and keep buf's storage for the next, so that a
+		// burst's events are held once, not in the inbox and in the writer's copy both (at
+		// 10,000 agents starting at once, tens of megabytes).
+		buf, q.items = q.items, buf[:0]
+		if cap(q.items) > keptEvents {
+			q.items = nil
+		}
+		return buf
+	}
 	buf = append(buf, q.items[:n]...)
 	rest := copy(q.items, q.items[n:])
 	clear(q.items[rest:])
@@ -68,8 +81,28 @@ func (q *inbox) take(buf []recorded, upTo float64) []recorded {
 	return buf
 }
 
-// keptEvents is the capacity, in events, the inbox and the writer keep between bursts.
-const keptEvents = 1024
+// keptEvents is the capacity, in events, the inbox and the writer keep between bursts: room
+// for a backlog a few times assistAfter, so that the two buffers they pass each other are not
+// grown again from nothing for each backlog an assist writes.
+const keptEvents = 4096
+
+// assistAfter is the backlog, in events, past which an agent that records writes the backlog
+// itself when the writer is not at it. The writer is one goroutine among thousands of
+// runnable agents: when they all start at once, its turns come too seldom for the events
+// they record, and the backlog (360 bytes an event) grew to tens of megabytes.
+const assistAfter = 1024
+
+// assist writes the queued events on behalf of the writer unless it, or another assist, holds
+// mu: an assist never waits, so agents do not queue behind each other (see inbox). The events
+// are written on a goroutine of their own (freshstack): encoding them takes a deeper stack
+// than a streaming agent should keep.
+func (r *run) assist() {
+	if !r.mu.TryLock() {
+		return
+	}
+	defer r.mu.Unlock()
+	freshstack.Run(func() { r.flush(-1) })
+}
 
 // writeEvents writes the recorded events as they arrive until ctx ends; the run's final
 // flush writes what is left.

@@ -186,7 +186,9 @@ func (r *run) Record(e events.Event) { r.RecordRef(&e) }
 // the event's simulator lag, then copies it (agents.RefRecorder).
 func (r *run) RecordRef(e *events.Event) {
 	r.requestSimLag(e)
-	r.inbox.put(e)
+	if r.inbox.put(e) > assistAfter {
+		r.assist()
+	}
 }
 
 // emit writes an event to the log and feeds it to the watchdog. The caller holds mu.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 	"unicode"
 
@@ -38,13 +37,12 @@ type Agent struct {
 	env *Env
 	rng *rand.Rand
 
-	messages []openai.ChatCompletionMessage
-	// texts says how to make again each message's text that say generated (a zero textOf:
-	// the message's Content is its text). Generated text is made when a request is sent and
-	// not kept: 10,000 agents of a few thousand tokens each would otherwise hold their
-	// conversations while they wait and stream (docs/speed.md).
-	texts []textOf
-	words int // words of text in messages, for the token estimate
+	// messages is the conversation: generated text is made when a request is sent and not
+	// kept, nor is go-openai's form of a message (152 bytes, most of them fields an agent never
+	// sets): 10,000 agents would otherwise hold their conversations while they wait and
+	// stream (docs/speed.md).
+	messages []message
+	words    int // words of text in messages, for the token estimate
 
 	result Result // the round's request, as it ended: kept here, not on the stack (see request)
 
@@ -148,8 +146,7 @@ func (a *Agent) conclude(rounds, requests context.Context, round int, permit *pa
 		a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: string(res.Class)})
 		return requests.Err() == nil && rounds.Err() == nil
 	}
-	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: res.Content})
-	a.texts = append(a.texts, textOf{})
+	a.messages = append(a.messages, message{role: openai.ChatMessageRoleAssistant, content: res.Content})
 	a.words += countWords(res.Content)
 	a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
 	a.set(events.StateThinking)
@@ -185,7 +182,7 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 // lasts, and its stack keeps the size they need (docs/speed.md).
 func (a *Agent) request(rounds, requests context.Context, round int, permit *pacer.Permit, est, output int, res *Result) {
 	w := a.env.Workload
-	req := &Request{Model: w.Model, Messages: a.messages, Conversation: a.conversation, MaxTokens: w.Request.MaxTokens,
+	req := &Request{Model: w.Model, Conversation: (*conversation)(a), MaxTokens: w.Request.MaxTokens,
 		ReasoningEffort: effort(w.Request.ReasoningEffort), Timeouts: w.Request.Timeouts}
 	if w.Request.ForceOutputLength {
 		req.MaxTokens, req.IgnoreEOS = output, true
@@ -239,7 +236,7 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, permit uint64, 
 		a.tap(res, obs.frames)
 	}
 	if res.Err == nil {
-		a.env.Calibration.Observe(a.words, len(req.Messages), res.Usage.Prompt)
+		a.env.Calibration.Observe(a.words, req.messages(), res.Usage.Prompt)
 	}
 }
 
@@ -284,6 +281,14 @@ func (a *Agent) finish() {
 	a.record(&events.Event{Kind: events.AgentDone})
 }
 
+// message is one message of an agent's conversation: its role and its text, or how to make
+// the text again.
+type message struct {
+	role    string
+	content string // the text, unless it is generated (text)
+	text    textOf
+}
+
 // textOf names the deterministic text of a message: workloads.Text of the run's seed, the
 // agent, round, part and words.
 type textOf struct {
@@ -302,17 +307,23 @@ func (a *Agent) say(role, part string, round, tokens int) {
 		return
 	}
 	words := workloads.WordsForTokens(tokens, a.env.Calibration.TokensPerWord())
-	a.messages = append(a.messages, openai.ChatCompletionMessage{Role: role})
-	a.texts = append(a.texts, textOf{round: round, part: part, words: words})
+	a.messages = append(a.messages, message{role: role, text: textOf{round: round, part: part, words: words}})
 	a.words += words
 }
 
-// conversation returns the messages with their generated text made again.
-func (a *Agent) conversation() []openai.ChatCompletionMessage {
-	out := slices.Clone(a.messages)
-	for i, t := range a.texts {
-		if t.words > 0 {
-			out[i].Content = workloads.Text(a.env.Workload.Seed, a.ID, t.round, t.part, t.words)
+// conversation is an agent's conversation as a request sends it.
+type conversation Agent
+
+// Len implements Conversation.
+func (c *conversation) Len() int { return len(c.messages) }
+
+// Messages implements Conversation: the messages, their generated text made again.
+func (c *conversation) Messages() []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, len(c.messages))
+	for i, m := range c.messages {
+		out[i].Role, out[i].Content = m.role, m.content
+		if t := m.text; t.words > 0 {
+			out[i].Content = workloads.Text(c.env.Workload.Seed, c.ID, t.round, t.part, t.words)
 		}
 	}
 	return out

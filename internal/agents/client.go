@@ -59,7 +59,7 @@ type Request struct {
 	Messages []openai.ChatCompletionMessage
 	// Conversation, when set, makes the conversation each time a request is sent, instead of
 	// Messages: text an agent can make again is not kept while the request streams.
-	Conversation func() []openai.ChatCompletionMessage
+	Conversation Conversation
 	// MaxTokens caps the output, reasoning included, in tokens (max_tokens); 0 sends none.
 	MaxTokens int
 	// IgnoreEOS asks the server to generate exactly MaxTokens tokens (ignore_eos, an SGLang
@@ -77,11 +77,27 @@ type Request struct {
 // ignoreEOS is the body field IgnoreEOS adds; shared, never modified.
 var ignoreEOS = map[string]any{"ignore_eos": true}
 
+// Conversation makes a request's messages when it is sent.
+type Conversation interface {
+	// Len is how many messages Messages returns.
+	Len() int
+	// Messages returns the messages, made anew.
+	Messages() []openai.ChatCompletionMessage
+}
+
+// messages is how many messages r sends.
+func (r *Request) messages() int {
+	if r.Conversation != nil {
+		return r.Conversation.Len()
+	}
+	return len(r.Messages)
+}
+
 // chatRequest is the go-openai form of r; the stream always reports usage.
 func (r *Request) chatRequest() openai.ChatCompletionRequest {
 	msgs := r.Messages
 	if r.Conversation != nil {
-		msgs = r.Conversation()
+		msgs = r.Conversation.Messages()
 	}
 	return openai.ChatCompletionRequest{
 		Model:    r.Model,

@@ -53,11 +53,11 @@ func BenchmarkConversation(b *testing.B) {
 		a.say("assistant", "answer", round, (32768-10000)/16)
 	}
 	var bytes int64
-	for _, m := range a.conversation() {
+	for _, m := range (*conversation)(a).Messages() {
 		bytes += int64(len(m.Content))
 	}
 	b.SetBytes(bytes)
 	for b.Loop() {
-		_ = a.conversation()
+		_ = (*conversation)(a).Messages()
 	}
 }

@@ -216,7 +216,7 @@ func (a *Agent) wordsFor(tokens, words, messages int) int {
 func (a *Agent) turn(rounds, requests context.Context, k int, c convo, scheduled time.Time) (Result, bool) {
 	t, w := a.script.Turns[k], a.env.Workload
 	round := k + 1
-	a.messages, a.words, a.scheduled = c.msgs, c.words, scheduled
+	a.words, a.scheduled = c.words, scheduled
 	a.record(&events.Event{Kind: events.RoundStart, Round: round})
 	est := a.env.Calibration.Tokens(c.words, len(c.msgs))
 	a.record(&events.Event{Kind: events.ReadDone, Round: round, ReadTokens: max(0, est-a.extendedTokens(k)), ContextTokens: est})

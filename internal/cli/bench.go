@@ -97,7 +97,7 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	if err := ensureOpenFiles(openFileLimit, concurrencyFlag(o), maxOf(o.Concurrency), cfg.Target.Server != ""); err != nil {
 		return err
 	}
-	st, err := openSite(c, cfg.Out, cfg.Force, "bench", "", cfg.Target)
+	st, err := openSite(c, b.env, cfg.Out, cfg.Force, "bench", "", cfg.Target)
 	if err != nil {
 		return err
 	}

@@ -84,7 +84,7 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	if err := ensureOpenFiles(openFileLimit, "agents", w.Agents, cfg.Target.Server != ""); err != nil {
 		return err
 	}
-	st, err := openSite(c, cfg.Workload.Out, cfg.Force, "compare", cfg.Metrics, cfg.Target)
+	st, err := openSite(c, k.env, cfg.Workload.Out, cfg.Force, "compare", cfg.Metrics, cfg.Target)
 	if err != nil {
 		return err
 	}

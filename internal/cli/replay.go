@@ -187,7 +187,7 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	if err := ensureOpenFiles(openFileLimit, "sessions", w.Agents, cfg.Target.Server != ""); err != nil {
 		return err
 	}
-	st, err := openSite(c, cfg.Out, cfg.Force, w.Name, cfg.Metrics, cfg.Target)
+	st, err := openSite(c, r.env, cfg.Out, cfg.Force, w.Name, cfg.Metrics, cfg.Target)
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	// The directory first: a refused --out is a usage error, found before anything starts.
-	st, err := openSite(c, cfg.Workload.Out, cfg.Force, w.Name, cfg.Metrics, cfg.Target)
+	st, err := openSite(c, r.env, cfg.Workload.Out, cfg.Force, w.Name, cfg.Metrics, cfg.Target)
 	if err != nil {
 		return err
 	}

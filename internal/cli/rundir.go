@@ -172,8 +172,9 @@ type site struct {
 // openSite creates the run directory at out (see newRunDir), serves the run's metrics at
 // metricsAddr ("" for none) and starts the target, in that order, so that a refused --out is
 // found before anything starts. On failure what was made is undone. close stops the target
-// and the metrics endpoint.
-func openSite(c *cobra.Command, out string, force bool, name, metricsAddr string, tc targetConfig) (*site, error) {
+// and the metrics endpoint. It also sets the collector's target for the agents to come, unless
+// env, the process environment, sets GOGC (tuneGC).
+func openSite(c *cobra.Command, env []string, out string, force bool, name, metricsAddr string, tc targetConfig) (*site, error) {
 	dir, discard, err := newRunDir(out, force, name, time.Now())
 	if err != nil {
 		return nil, err
@@ -189,6 +190,7 @@ func openSite(c *cobra.Command, out string, force bool, name, metricsAddr string
 		discard()
 		return nil, err
 	}
+	tuneGC(env)
 	return &site{dir: dir, discard: discard, metrics: metrics, target: t}, nil
 }
 
