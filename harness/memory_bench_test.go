@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/agentsim/agentsim/clock"
@@ -19,8 +20,9 @@ import (
 // BenchmarkStreamMemory runs 2,000 smoke agents × 1 round × 256 tokens, every one streaming
 // at once, against the embedded simulator served in-process as commands serve it (the ideal
 // profile, speedup 2), and reports what an open stream costs at the sample with the most
-// requests in flight: goroutine stack bytes and heap bytes in use per request in flight, the
-// two sides (agent and simulator) together. docs/speed.md gives the figures at 10,000 agents.
+// requests in flight: goroutine stack bytes, heap bytes in use (garbage not yet collected
+// included) and heap bytes the last collection found live, per request in flight, the two
+// sides (agent and simulator) together. docs/speed.md gives the figures at 10,000 agents.
 func BenchmarkStreamMemory(b *testing.B) {
 	const agents = 2000
 	over := []workloads.Override{
@@ -38,9 +40,11 @@ func BenchmarkStreamMemory(b *testing.B) {
 	}
 	w.Model = prof.Model
 	var peak struct {
-		inFlight      int
-		stack, heapIn uint64
+		inFlight            int
+		stack, heapIn, live uint64
 	}
+	// The heap the last collection found live: HeapInuse counts garbage not yet collected too.
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	for b.Loop() {
 		clk, err := clock.New(2)
 		if err != nil {
@@ -54,7 +58,9 @@ func BenchmarkStreamMemory(b *testing.B) {
 			}
 			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
+			metrics.Read(live)
 			peak.inFlight, peak.stack, peak.heapIn = s.InFlight, m.StackInuse, m.HeapInuse
+			peak.live = live[0].Value.Uint64()
 		}
 		_, err = Run(context.Background(), Options{Command: "run", Workload: w, Clock: clk,
 			Target: Target{URL: sim.URL, Kind: results.Embedded, Profile: prof.Name},
@@ -70,4 +76,5 @@ func BenchmarkStreamMemory(b *testing.B) {
 	b.ReportMetric(float64(peak.inFlight), "streams")
 	b.ReportMetric(float64(peak.stack)/float64(peak.inFlight), "stack-B/stream")
 	b.ReportMetric(float64(peak.heapIn)/float64(peak.inFlight), "heap-B/stream")
+	b.ReportMetric(float64(peak.live)/float64(peak.inFlight), "live-B/stream")
 }
