@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -78,6 +79,41 @@ func contextWarning(w *workloads.Workload, window int, from string) string {
 	}
 	return fmt.Sprintf("context: the server's context window is %d tokens (%s), below what the workload asks: prompts up to ~%d tokens (%s) plus max_tokens %d = %d; requests past %d tokens will be refused — --fit-context scales the workload's context keys to fit",
 		window, from, n.prompt, n.how, n.maxTokens, n.total(), window)
+}
+
+// scriptContextWarning is contextWarning for a replay: the recorded requests' own prompts and
+// output lengths say what the run asks, not the workload's distributions, and nothing scales
+// them. maxTokens is the workload's max_tokens, sent for a turn that recorded neither its
+// output length nor its own.
+func scriptContextWarning(scripts []*agents.Script, maxTokens, window int, from string) string {
+	if window <= 0 {
+		return ""
+	}
+	var total, over, prompt, asked int
+	for _, s := range scripts {
+		for _, t := range s.Turns {
+			total++
+			m := maxTokens
+			switch {
+			case t.OutputTokens > 0:
+				m = t.OutputTokens
+			case t.MaxTokens > 0:
+				m = t.MaxTokens
+			}
+			if t.PromptTokens+m <= window {
+				continue
+			}
+			over++
+			if t.PromptTokens+m > prompt+asked {
+				prompt, asked = t.PromptTokens, m
+			}
+		}
+	}
+	if over == 0 {
+		return ""
+	}
+	return fmt.Sprintf("context: the server's context window is %d tokens (%s), below what %d of the %d recorded requests ask (the largest: a prompt of %d tokens plus max_tokens %d = %d); the server will refuse them",
+		window, from, over, total, prompt, asked, prompt+asked)
 }
 
 // fitContext returns a copy of w whose requests fit in window tokens, prompt and max_tokens

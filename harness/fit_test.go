@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -121,4 +122,20 @@ func TestContextRefusedAfterAFitToAWiderWindow(t *testing.T) {
 	require.Len(t, got, 1)
 	assert.Contains(t, got[0], "the server counted 1103 prompt tokens where the harness estimated 441 (×2.50)")
 	assert.Contains(t, got[0], "rerun with --fit-context=409 (the window ÷ 2.50)")
+}
+
+// TestReplayContextWarning: a replay is judged by its recorded requests — each prompt with the
+// output it forces, or its own max_tokens, or the workload's — and its warning offers no
+// --fit-context, which cannot scale recorded requests.
+func TestReplayContextWarning(t *testing.T) {
+	scripts := []*agents.Script{
+		{Turns: []agents.Turn{{PromptTokens: 300, OutputTokens: 100}, {PromptTokens: 900, OutputTokens: 150}}},
+		{Turns: []agents.Turn{{PromptTokens: 700, MaxTokens: 400}, {PromptTokens: 1000}}},
+	}
+	assert.Empty(t, scriptContextWarning(scripts, 64, 0, "max_model_len"), "no window known")
+	assert.Empty(t, scriptContextWarning(scripts, 64, 1100, "max_model_len"), "every request fits")
+	warn := scriptContextWarning(scripts, 64, 1000, "max_model_len")
+	assert.Equal(t, "context: the server's context window is 1000 tokens (max_model_len), below what 3 of the 4 recorded requests ask "+
+		"(the largest: a prompt of 700 tokens plus max_tokens 400 = 1100); the server will refuse them", warn)
+	assert.NotContains(t, warn, "--fit-context")
 }

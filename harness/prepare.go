@@ -2,6 +2,8 @@ package harness
 
 import (
 	"fmt"
+
+	"github.com/agentsim/agentsim/internal/agents"
 )
 
 // FitError is a --fit-context the harness cannot honour: no window known, or one too small
@@ -28,9 +30,10 @@ type prepared struct {
 
 // prepare settles what the run sends before anything is written: the model (Options.Model, or
 // chosen from the workload's model and Served) and, with FitContext, the workload fitted to the
-// server's context window. It returns o with a copy of the workload carrying both and
+// server's context window; scripts, replay's recorded sessions (nil otherwise), are what a
+// window too small is judged against. It returns o with a copy of the workload carrying both and
 // Options.Model set.
-func prepare(o Options) (Options, prepared, error) {
+func prepare(o Options, scripts []*agents.Script) (Options, prepared, error) {
 	var p prepared
 	choice := o.Model
 	if choice == nil {
@@ -66,7 +69,11 @@ func prepare(o Options) (Options, prepared, error) {
 		w, p.fitted = *fit, window
 		p.notes = append(p.notes, note)
 	default:
-		if warn := contextWarning(&w, window, choice.ContextSource); warn != "" {
+		warn := contextWarning(&w, window, choice.ContextSource)
+		if scripts != nil {
+			warn = scriptContextWarning(scripts, w.Request.MaxTokens, window, choice.ContextSource)
+		}
+		if warn != "" {
 			p.notes, p.contextWarned = append(p.notes, warn), true
 		}
 	}

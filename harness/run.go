@@ -50,7 +50,10 @@ func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	o, p, err := prepare(o)
+	// bench's tap and replay's scripts come in the context (agents.WithExtras), not in the
+	// public Options.
+	extras := agents.ExtrasFrom(ctx)
+	o, p, err := prepare(o, extras.Scripts)
 	if err != nil {
 		return nil, err
 	}
@@ -66,9 +69,7 @@ func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	if p.fitted > 0 {
 		r.refused = &refusedPrompt{window: p.fitted, est: map[string]int{}}
 	}
-	// bench's tap and replay's scripts come in the context (agents.WithExtras), not in the
-	// public Options.
-	r.extras = agents.ExtrasFrom(ctx)
+	r.extras = extras
 	return r.execute(ctx)
 }
 
