@@ -53,6 +53,7 @@ var sources = map[string][]source{
 		{names: []string{"sglang:token_usage"}, engine: "decode"},
 		{names: []string{"vllm:kv_cache_usage_perc"}},
 		{names: []string{"vllm:gpu_cache_usage_perc"}},
+		// Older llama-server builds; recent ones list no KV-cache gauge (docs/files.md §2).
 		{names: []string{"llamacpp:kv_cache_usage_ratio"}},
 	},
 	GenTokS: {
