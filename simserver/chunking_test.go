@@ -2,6 +2,8 @@ package simserver_test
 
 import (
 	"context"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,4 +102,21 @@ func TestStreamBehind(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestChunkLargerThanTheWindow: a profile whose chunks outgrow the in-process transport's
+// window (a 60,000-token stream interval) still streams to its end: the chunks after the first
+// are written on the client's goroutine, which must not wait for itself to read them.
+func TestChunkLargerThanTheWindow(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		p := engine.DSV4PD()
+		p.StreamInterval = 60000
+		ts := startServer(t, simserver.Options{Profile: p})
+		resp := ts.post(t.Context(), streamBody(`,"max_tokens":120000,"ignore_eos":true,"reasoning_effort":"none"`))
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, 2, strings.Count(string(body), `"content":"`)-1, "two chunks of 60,000 tokens after the role chunk")
+		assert.True(t, strings.HasSuffix(string(body), "data: [DONE]\n\n"))
+	})
 }

@@ -42,15 +42,34 @@ func (w *respWriter) continueWith(step func() bool) bool {
 	w.continued = inproc.Continue(w.ResponseWriter, func() (more bool) {
 		defer func() {
 			if !more { // the end, or a panic that cuts the response
-				for _, f := range w.ends {
-					f()
-				}
-				w.ends = nil
+				w.runEnds()
 			}
 		}()
 		return step()
 	})
 	return w.continued
+}
+
+// runEnds runs what atEnd queued, in order, each as a deferred call would: one that panics
+// does not keep the others from running.
+func (w *respWriter) runEnds() {
+	ends := w.ends
+	w.ends = nil
+	for i := len(ends) - 1; i >= 0; i-- {
+		defer ends[i]()
+	}
+}
+
+// endOnPanic, deferred first by the handler, runs what atEnd queued when the handler panics
+// after continueWith: the response is then cut and its step never runs.
+func (w *respWriter) endOnPanic() {
+	if !w.continued {
+		return
+	}
+	if v := recover(); v != nil {
+		w.runEnds()
+		panic(v)
+	}
 }
 
 func newRespWriter(w http.ResponseWriter) *respWriter {

@@ -277,6 +277,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rw := newRespWriter(w)
+	defer rw.endOnPanic()
 	defer rw.atEnd(s.active.Done)
 	w.Header().Set(SpeedupHeader, s.speedup)
 	switch path := r.URL.Path; path {

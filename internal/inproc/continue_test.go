@@ -1,12 +1,14 @@
 package inproc
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -157,5 +159,113 @@ func TestContinuePanicLogged(t *testing.T) {
 		assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 		assert.Contains(t, logged.String(), "step broke")
 		assert.Contains(t, logged.String(), "goroutine ")
+	})
+}
+
+// TestContinueStepLargerThanWindow checks that a step writing more than Window at once does
+// not wait for its client — the goroutine running it, who reads once it returns.
+func TestContinueStepLargerThanWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		big := bytes.Repeat([]byte("x"), Window+FlushBytes+1)
+		tr := &Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.(http.Flusher).Flush()
+			Continue(w, func() bool {
+				_, _ = w.Write(big)
+				w.(http.Flusher).Flush()
+				return false
+			})
+		})}
+		defer tr.Close()
+		resp, err := get(t.Context(), tr)
+		require.NoError(t, err)
+		n, err := io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
+		assert.EqualValues(t, len(big), n)
+	})
+}
+
+// manualCtx is a Transport Context whose cancellation runs the functions registered on it
+// (its children's cancellation, the Transport's watch) one at a time, in the order a test
+// chooses.
+type manualCtx struct {
+	mu   sync.Mutex
+	done chan struct{}
+	err  error
+	fns  []func()
+}
+
+func (c *manualCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c *manualCtx) Done() <-chan struct{}       { return c.done }
+func (c *manualCtx) Value(any) any               { return nil }
+
+func (c *manualCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// AfterFunc is what context.AfterFunc and context.WithCancel use on a parent that has it.
+func (c *manualCtx) AfterFunc(f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fns = append(c.fns, f)
+	return func() bool { return false }
+}
+
+// TestContinueDrainedWhenContextEndsMidHandler checks that a response continued after the
+// Transport's Context has ended is drained, even when the watch on Context took its list of
+// continued responses before that one joined it and the request's own context was not yet
+// cancelled: Close must not wait for a client that is not reading.
+func TestContinueDrainedWhenContextEndsMidHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &manualCtx{done: make(chan struct{})}
+		release := make(chan struct{})
+		var handlers atomic.Int32
+		tr := &Transport{Context: base, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.(http.Flusher).Flush()
+			if handlers.Add(1) == 2 {
+				<-release // the second handler is still running when the server stops
+			}
+			Continue(w, func() bool {
+				select {
+				case <-time.After(time.Second):
+				case <-r.Context().Done():
+					panic(http.ErrAbortHandler)
+				}
+				_, _ = w.Write([]byte("part\n"))
+				return true
+			})
+		})}
+		respA, err := get(t.Context(), tr)
+		require.NoError(t, err)
+		synctest.Wait()
+		respB, err := get(t.Context(), tr)
+		require.NoError(t, err)
+		synctest.Wait()
+		// Registered on Context: A's request context, the watch (at A's continuation), B's.
+		require.Len(t, base.fns, 3)
+		base.mu.Lock()
+		base.err = context.Canceled
+		close(base.done)
+		base.mu.Unlock()
+		base.fns[0]() // A's request ends
+		base.fns[1]() // the watch drains what is continued: A
+		synctest.Wait()
+		close(release) // B's handler returns and continues; its request has not ended yet
+		synctest.Wait()
+		base.fns[2]() // now it has
+		closed := make(chan struct{})
+		go func() { tr.Close(); close(closed) }()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		select {
+		case <-closed:
+		default:
+			t.Fatal("Close still waits an hour after Context ended: B's response was never drained")
+		}
+		_, err = io.ReadAll(respB.Body)
+		assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "B was cut")
+		require.NoError(t, respA.Body.Close())
+		require.NoError(t, respB.Body.Close())
 	})
 }

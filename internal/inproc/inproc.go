@@ -72,6 +72,7 @@ type Transport struct {
 	// Context ends, one watch drains them all.
 	continued map[*continuation]struct{}
 	watching  bool // the watch on Context is set
+	drained   bool // drainAll has taken its snapshot
 }
 
 // errClosed is what RoundTrip returns once the transport is closed: a refused dial.
@@ -216,11 +217,14 @@ func (w *responseWriter) logPanic(t *Transport, r *http.Request, v any) {
 // with http.ErrAbortHandler to cut it), one part per call, returning false when the response is
 // complete. It is called on the client's goroutine, inside the body's Read, whenever everything
 // written so far has been read; so a stream costs its client's goroutine only, with no handler
-// goroutine waiting between its parts. When the request ends before the response does (the
-// client closes the body or its context ends, or the Transport's Context ends), step is called
-// until it returns false on a goroutine of the Transport's, with the request's context done:
-// it must then end promptly, as a handler must. Calls never overlap, and the request context
-// the handler was given stays alive until the last one has returned.
+// goroutine waiting between its parts. A step's writes never wait for the client, who reads
+// them once it returns, however much one step writes. When the request ends before the
+// response does, step is called until it returns false with the request's context done, on
+// the goroutine that ended it: the client's, in Close; one of the Transport's when the
+// client's context or the Transport's Context ends. It must then end promptly, as a handler
+// must. Calls never overlap — a Read or Close meanwhile waits for the one running — and the
+// request context the handler was given stays alive until the last one has returned. A handler
+// that panics after Continue cuts the response as it would have; step is not called.
 //
 // A step runs on a stack it does not own: it should block only where the handler would have,
 // and not deeply (see docs/speed.md).
@@ -296,6 +300,7 @@ func (t *Transport) carryOn(p *pipe, c *continuation, ctx context.Context) {
 		t.continued = make(map[*continuation]struct{})
 	}
 	t.continued[c] = struct{}{}
+	late := t.drained
 	if !t.watching && t.Context != nil {
 		t.watching = true
 		context.AfterFunc(t.Context, t.drainAll)
@@ -304,7 +309,7 @@ func (t *Transport) carryOn(p *pipe, c *continuation, ctx context.Context) {
 	p.mu.Lock()
 	p.cont = c
 	p.mu.Unlock()
-	if ctx.Err() != nil {
+	if late || ctx.Err() != nil {
 		c.drain()
 		return
 	}
@@ -314,6 +319,7 @@ func (t *Transport) carryOn(p *pipe, c *continuation, ctx context.Context) {
 // drainAll drains every continued response once Context has ended.
 func (t *Transport) drainAll() {
 	t.mu.Lock()
+	t.drained = true
 	all := make([]*continuation, 0, len(t.continued))
 	for c := range t.continued {
 		all = append(all, c)
@@ -471,12 +477,21 @@ func (p *pipe) flush() error {
 		grew := p.visible < len(p.buf)
 		p.visible = len(p.buf)
 		unread := p.visible - p.off
+		continued := p.cont != nil
 		p.mu.Unlock()
 		if grew {
 			signal(p.readable)
 		}
 		if unread <= Window {
 			return nil
+		}
+		if continued { // a step on its reader's goroutine, who reads once it returns; a drain is cut
+			select {
+			case <-p.serverDone:
+				return context.Canceled
+			default:
+				return nil
+			}
 		}
 		select {
 		case <-p.writable:
