@@ -20,10 +20,11 @@
 //     the same way.
 //   - The handler's request context is cancelled when the client's request context is, when
 //     the client closes the body before its end, when the Transport's Context is cancelled,
-//     and when the handler returns.
+//     and when the handler returns (for a continued response, when its last step does).
 //   - A handler that writes faster than the client reads blocks once more than Window unread
-//     bytes are buffered, as it would on a full socket, until the client reads, closes the body, or the
-//     request's context ends.
+//     bytes are buffered, as it would on a full socket, until the client reads, closes the
+//     body, or the request's context ends. (A step never waits: its client is the goroutine
+//     running it.)
 //   - Once Close is called, RoundTrip fails as a refused connection does: an error wrapping
 //     *net.OpError{Op: "dial"} and net.ErrClosed.
 //
