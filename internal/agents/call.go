@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/freshstack"
-	"github.com/agentsim/agentsim/policy"
 )
 
 // call is the state of one Client.Call. Only the goroutine running Call touches it, except
@@ -38,20 +37,16 @@ type call struct {
 	scratch []byte // decoded text of escaped deltas, reused
 }
 
-// contexts derives the call's context from parent: the whole-request deadline, a cause-carrying
-// cancel for the silence timer, the response hook and the extra body fields.
+// contexts derives the call's context from parent: a cause-carrying cancel for the timer that
+// enforces the timeouts (silenceTimer), the response hook and the extra body fields.
 func (k *call) contexts(parent context.Context, req *Request) (context.Context, context.CancelFunc) {
-	ctx, cancelReq := parent, context.CancelFunc(func() {})
-	if d := req.Timeouts.Request; d > 0 {
-		ctx, cancelReq = k.clk.WithTimeout(parent, d)
-	}
-	ctx, cancelTimer := context.WithCancelCause(ctx)
+	ctx, cancelTimer := context.WithCancelCause(parent)
 	k.cancelTimer = cancelTimer
 	ctx = withResponseHook(ctx, k.onResponse)
 	if req.IgnoreEOS {
 		ctx = withBodyFields(ctx, ignoreEOS)
 	}
-	return ctx, func() { cancelTimer(nil); cancelReq() }
+	return ctx, func() { cancelTimer(nil) }
 }
 
 // run sends the request and reads the stream; the error is classified by finish.
@@ -226,7 +221,7 @@ func (k *call) firstToken(now time.Time) {
 
 // finish stamps the end and names the failure: the caller's cancellation first, then the
 // timeout that cancelled the call, then the error's type.
-func (k *call) finish(parent, ctx context.Context, err error, to policy.Timeouts) {
+func (k *call) finish(parent, ctx context.Context, err error) {
 	k.res.End = k.clk.Now()
 	k.res.Content = k.content.String()
 	if err == nil {
@@ -242,9 +237,8 @@ func (k *call) finish(parent, ctx context.Context, err error, to policy.Timeouts
 		k.res.Class, k.res.Timeout, k.res.Err = ClassTimeoutTTFT, TimeoutTTFT, cause
 	case errors.Is(cause, ErrIdleTimeout):
 		k.res.Class, k.res.Timeout, k.res.Err = ClassTimeoutIdle, TimeoutIdle, cause
-	case ctx.Err() != nil: // only the whole-request deadline is left
-		k.res.Class, k.res.Timeout = ClassTimeoutRequest, TimeoutRequest
-		k.res.Err = fmt.Errorf("request took longer than %v: %w", to.Request, ErrRequestTimeout)
+	case errors.Is(cause, ErrRequestTimeout):
+		k.res.Class, k.res.Timeout, k.res.Err = ClassTimeoutRequest, TimeoutRequest, cause
 	default:
 		k.res.Class = classify(err, k.streaming)
 	}

@@ -138,6 +138,15 @@ func failCases() []failCase {
 				near(t, time.Second, res.End.Sub(res.Last), "silence at the end")
 				assert.Equal(t, 51, res.Chunks)
 			}},
+		{name: "the whole-request timeout alone ends a request that never gets its headers",
+			s:        &script{headerDelay: time.Hour},
+			timeouts: policy.Timeouts{Request: 10 * s},
+			class:    ClassTimeoutRequest, timeout: TimeoutRequest, status: 0, end: 10 * s,
+			check: func(t *testing.T, res Result) { assert.ErrorIs(t, res.Err, ErrRequestTimeout) }},
+		{name: "a whole-request timeout shorter than TTFT fires first",
+			s:        &script{steps: []step{{data: roleFrame()}, {hang: true}}},
+			timeouts: policy.Timeouts{Request: 3 * s, TTFT: 5 * s, Idle: 4 * s},
+			class:    ClassTimeoutRequest, timeout: TimeoutRequest, status: 200, end: 3 * s},
 		{name: "slow steady stream trips the whole-request timeout",
 			s:        &script{steps: slowTokens(100, 700*ms)},
 			timeouts: policy.Timeouts{Request: 30 * s, Idle: 5 * s, TTFT: 5 * s},

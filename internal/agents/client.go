@@ -133,5 +133,5 @@ func (c *Client) callInto(ctx context.Context, req *Request, obs Observer, res *
 	callCtx, cancel := k.contexts(ctx, req)
 	defer cancel()
 	err := k.run(callCtx, c.api, req)
-	k.finish(ctx, callCtx, err, req.Timeouts)
+	k.finish(ctx, callCtx, err)
 }

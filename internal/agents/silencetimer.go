@@ -11,19 +11,23 @@ import (
 	"github.com/agentsim/agentsim/policy"
 )
 
-// silenceTimer enforces the TTFT and idle timeouts of one call with a single timer that cancels
-// the call's context with a cause naming the timeout.
+// silenceTimer enforces the request, TTFT and idle timeouts of one call with a single timer
+// that cancels the call's context with a cause naming the timeout: one timer and one context
+// per call, not a deadline context beside them (at thousands of agents, each is kept for as
+// long as the stream lasts; docs/speed.md).
 //
 // The read path only records progress (two atomic stores); the timer is re-armed lazily:
 // when it fires early because data arrived meanwhile, it sets itself for the remaining time.
 // That is exact because, once the first data frame has re-armed it, the deadline only ever
-// moves later: chunks push the idle deadline on, and the first token removes the TTFT one.
+// moves later: chunks push the idle deadline on, the first token removes the TTFT one, and the
+// request deadline stays where it is.
 type silenceTimer struct {
-	clk    *clock.Clock
-	sent   time.Time
-	ttft   time.Duration // 0: none
-	idle   time.Duration // 0: none
-	cancel context.CancelCauseFunc
+	clk     *clock.Clock
+	sent    time.Time
+	request time.Duration // 0: none
+	ttft    time.Duration // 0: none
+	idle    time.Duration // 0: none
+	cancel  context.CancelCauseFunc
 
 	last  atomic.Int64 // simulated ns from sent to the last data frame; -1 before the first
 	token atomic.Bool  // a token (reasoning or content) has arrived
@@ -33,14 +37,14 @@ type silenceTimer struct {
 	done  bool
 }
 
-// start begins watching a request sent at sent; to.Request is not the silenceTimer's concern.
+// start begins watching a request sent at sent.
 func (w *silenceTimer) start(clk *clock.Clock, sent time.Time, to policy.Timeouts, cancel context.CancelCauseFunc) {
-	w.clk, w.sent, w.ttft, w.idle, w.cancel = clk, sent, to.TTFT, to.Idle, cancel
+	w.clk, w.sent, w.request, w.ttft, w.idle, w.cancel = clk, sent, to.Request, to.TTFT, to.Idle, cancel
 	w.last.Store(-1)
-	if w.ttft > 0 {
+	if at, _, ok := w.deadline(); ok {
 		// Under mu: a short timer may fire before AfterFunc's result is stored.
 		w.mu.Lock()
-		w.arm(w.ttft)
+		w.arm(max(at.Sub(sent), 0))
 		w.mu.Unlock()
 	}
 }
@@ -88,18 +92,25 @@ func (w *silenceTimer) fire() {
 		return
 	}
 	w.done = true
-	if kind == TimeoutTTFT {
+	switch kind {
+	case TimeoutRequest:
+		w.cancel(fmt.Errorf("request took longer than %v: %w", w.request, ErrRequestTimeout))
+	case TimeoutTTFT:
 		w.cancel(fmt.Errorf("no token within %v: %w", w.ttft, ErrTTFTTimeout))
-	} else {
+	default:
 		w.cancel(fmt.Errorf("no data frame for %v: %w", w.idle, ErrIdleTimeout))
 	}
 }
 
-// deadline returns the earliest pending deadline and which timeout it belongs to.
+// deadline returns the earliest pending deadline and which timeout it belongs to; of two at
+// the same instant, the request's, then the TTFT one.
 func (w *silenceTimer) deadline() (time.Time, TimeoutKind, bool) {
 	at, kind := time.Time{}, NoTimeout
-	if w.ttft > 0 && !w.token.Load() {
-		at, kind = w.sent.Add(w.ttft), TimeoutTTFT
+	if w.request > 0 {
+		at, kind = w.sent.Add(w.request), TimeoutRequest
+	}
+	if t := w.sent.Add(w.ttft); w.ttft > 0 && !w.token.Load() && (kind == NoTimeout || t.Before(at)) {
+		at, kind = t, TimeoutTTFT
 	}
 	if last := w.last.Load(); w.idle > 0 && last >= 0 {
 		if t := w.sent.Add(time.Duration(last) + w.idle); kind == NoTimeout || t.Before(at) {
