@@ -40,7 +40,8 @@ func (s *Server) ServeLocal() (*Local, error) {
 	s.serving = true
 	s.mu.Unlock()
 	base, cancel := context.WithCancel(context.Background())
-	t := &inproc.Transport{Handler: s.Handler(), Context: base}
+	// Inline: the simulator's handlers return, or continue (stream.go), without waiting.
+	t := &inproc.Transport{Handler: s.Handler(), Context: base, Inline: true}
 	s.engine.Start()
 	return &Local{s: s, transport: t, client: &http.Client{Transport: t}, cancel: cancel}, nil
 }

@@ -21,9 +21,10 @@ import (
 // coalesces it up to the profile's coalesce limit; either way it is counted (see
 // chunkStats), never silent.
 //
-// Served in-process, the stream outlives its handler once its head is out: each later chunk
-// is written when the client has read the one before (continueWith), so thousands of open
-// streams cost no goroutine of the simulator's (docs/speed.md). A client that reads late then
+// Served in-process, the stream outlives its handler once it is admitted: the chunks, and the
+// head when the profile sends it with the first token, are written on the client's goroutine
+// as it waits for them (continueWith), so thousands of open streams cost no goroutine of the
+// simulator's (docs/speed.md). A client that reads late then
 // takes its tokens late, and the engine's lag measure counts it (Engine.Delivered), as it
 // would a writer that fell behind.
 func (x *exchange) stream() {
@@ -38,11 +39,6 @@ func (x *exchange) stream() {
 	}
 	x.interval, x.coalesce = prof.ChunkTokens(), prof.CoalesceTokens()
 	x.at, x.how = x.gen.End()
-	for !x.roleSent {
-		if !x.next() {
-			return
-		}
-	}
 	if x.w.continueWith(x.next) {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,5 +268,86 @@ func TestContinueDrainedWhenContextEndsMidHandler(t *testing.T) {
 		assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "B was cut")
 		require.NoError(t, respA.Body.Close())
 		require.NoError(t, respB.Body.Close())
+	})
+}
+
+// TestContinueBeforeTheHead checks, with the handler on a goroutine of its own and inline, that
+// a handler may continue before it sends anything: the head goes out with the first step that
+// flushes, run by RoundTrip on the client's goroutine, so a client waits for it as long as the
+// steps take; a step that cuts the response first makes RoundTrip fail as a connection closed
+// without an answer, and a client that gives up gets its context's error.
+func TestContinueBeforeTheHead(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(map[bool]string{false: "goroutine", true: "inline"}[inline], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var handlerReturned atomic.Bool
+				tr := &Transport{Inline: inline, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					defer handlerReturned.Store(true)
+					n := 0
+					Continue(w, func() bool {
+						select {
+						case <-time.After(3 * time.Second): // the first token
+						case <-r.Context().Done():
+							panic(http.ErrAbortHandler)
+						}
+						if r.URL.Query().Get("cut") != "" {
+							panic(http.ErrAbortHandler)
+						}
+						n++
+						if n == 1 {
+							w.Header().Set("Content-Type", "text/event-stream")
+						}
+						_, _ = w.Write([]byte("part " + strconv.Itoa(n) + "\n"))
+						w.(http.Flusher).Flush()
+						return n < 2
+					})
+				})}
+				defer tr.Close()
+				start := time.Now()
+				resp, err := get(t.Context(), tr)
+				require.NoError(t, err)
+				assert.True(t, handlerReturned.Load())
+				assert.Equal(t, 3*time.Second, time.Since(start), "the head came with the first part")
+				assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+				body, err := io.ReadAll(resp.Body)
+				require.NoError(t, err)
+				assert.Equal(t, "part 1\npart 2\n", string(body))
+				assert.Equal(t, 6*time.Second, time.Since(start))
+
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://any/?cut=1", nil)
+				_, err = tr.RoundTrip(req)
+				assert.ErrorIs(t, err, io.EOF, "cut before the head")
+
+				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+				defer cancel()
+				_, err = get(ctx, tr)
+				assert.ErrorIs(t, err, context.DeadlineExceeded, "the client gave up before the head")
+			})
+		})
+	}
+}
+
+// TestInlineRunsOnTheCaller checks that an Inline transport runs the handler on the goroutine
+// calling RoundTrip — it starts none — and that a handler that does not continue is seen whole
+// when it returns.
+func TestInlineRunsOnTheCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var during int
+		tr := &Transport{Inline: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			during = runtime.NumGoroutine()
+			w.(http.Flusher).Flush()
+			time.Sleep(time.Second)
+			_, _ = w.Write([]byte("whole"))
+		})}
+		defer tr.Close()
+		before := runtime.NumGoroutine()
+		start := time.Now()
+		resp, err := get(t.Context(), tr)
+		require.NoError(t, err)
+		assert.Equal(t, before, during, "no goroutine started for the handler")
+		assert.Equal(t, time.Second, time.Since(start), "seen when the handler returned")
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, "whole", string(body))
 	})
 }

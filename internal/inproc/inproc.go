@@ -65,6 +65,13 @@ type Transport struct {
 	// ErrorLog receives handler panics other than http.ErrAbortHandler, with their stack; nil
 	// means the log package's standard logger.
 	ErrorLog *log.Logger
+	// Inline runs Handler on the goroutine that calls RoundTrip, not on one of its own, and
+	// RoundTrip returns when the handler has returned, or has continued (Continue) and its
+	// steps have sent the head. No goroutine waits for the handler to be scheduled: a request
+	// costs nothing between the client's send and the handler's answer. A handler that sends
+	// its head and goes on writing without Continue is then seen by its client only when it
+	// returns.
+	Inline bool
 
 	mu       sync.Mutex
 	closed   bool
@@ -133,6 +140,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		stopClient()
 		t.handlers.Done()
 	}
+	if t.Inline {
+		if !w.serve(t, sreq, ctx, done) {
+			done()
+		}
+		return w.awaitHead(req)
+	}
+	w.carried = make(chan struct{})
 	go func() {
 		if w.serve(t, sreq, ctx, done) {
 			return // the exchange goes on without a goroutine: see Continue
@@ -141,12 +155,33 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}()
 	select {
 	case <-w.head:
-		if w.cut {
-			return nil, fmt.Errorf("inproc: the server closed the connection without answering: %w", io.EOF)
-		}
-		return w.resp, nil
+	case <-w.carried:
 	case <-req.Context().Done():
 		return nil, req.Context().Err()
+	}
+	return w.awaitHead(req)
+}
+
+// awaitHead returns the response once its head is out, or the error of an exchange cut before
+// it. A handler that continued (Continue) before sending its head sends it from a step: the
+// client's goroutine runs them, here, until one does.
+func (w *responseWriter) awaitHead(req *http.Request) (*http.Response, error) {
+	for {
+		select {
+		case <-w.head:
+			if !w.cut {
+				return w.resp, nil
+			}
+			if err := req.Context().Err(); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("inproc: the server closed the connection without answering: %w", io.EOF)
+		default:
+		}
+		w.body.mu.Lock()
+		c := w.body.cont
+		w.body.mu.Unlock()
+		c.next() // c is set: the handler returned without a head, so it continued
 	}
 }
 
@@ -163,6 +198,7 @@ type responseWriter struct {
 	resp     *http.Response // set before head closes, unless cut
 	cut      bool           // the handler aborted before its head went out
 	step     func() bool    // what Continue was given; nil when it was not called
+	carried  chan struct{}  // closed when the handler continued before its head went out; nil when Inline
 }
 
 // serve runs the handler and ends the exchange: the head goes out if it has not, and the body
@@ -181,8 +217,11 @@ func (w *responseWriter) serve(t *Transport, r *http.Request, ctx context.Contex
 			})
 			w.body.finish(io.ErrUnexpectedEOF)
 		case w.step != nil:
-			w.sendHead()
+			// The head goes out with the first step that flushes, or at the end.
 			t.carryOn(w.body, &continuation{step: w.step, w: w, t: t, r: r, done: done}, ctx)
+			if w.carried != nil {
+				close(w.carried)
+			}
 			continued = true
 		default:
 			w.sendHead()
@@ -213,12 +252,13 @@ func (w *responseWriter) logPanic(t *Transport, r *http.Request, v any) {
 // with an Unwrap method as http.ResponseController expects), hands the rest of the response
 // to step, and returns true; for any other ResponseWriter it does nothing and returns false.
 //
-// The handler then returns without ending the response: its head goes out, and its goroutine
-// ends. From then on step writes the response as the handler would have (Write, Flush, a panic
-// with http.ErrAbortHandler to cut it), one part per call, returning false when the response is
-// complete. It is called on the client's goroutine, inside the body's Read, whenever everything
-// written so far has been read; so a stream costs its client's goroutine only, with no handler
-// goroutine waiting between its parts. A step's writes never wait for the client, who reads
+// The handler then returns without ending the response, and its goroutine ends. From then on
+// step writes the response as the handler would have (WriteHeader, Write, Flush, a panic with
+// http.ErrAbortHandler to cut it), one part per call, returning false when the response is
+// complete. It is called on the client's goroutine: inside RoundTrip while the head has not
+// gone out (it goes with the first flush, or at the end), then inside the body's Read whenever
+// everything written so far has been read; so a stream costs its client's goroutine only, with
+// no handler goroutine waiting for its first token or between its parts. A step's writes never wait for the client, who reads
 // them once it returns, however much one step writes. When the request ends before the
 // response does, step is called until it returns false with the request's context done, on
 // the goroutine that ended it: the client's, in Close; one of the Transport's when the
@@ -274,9 +314,18 @@ func (c *continuation) run() {
 	}
 }
 
-// end ends the body with err and the exchange with it; the caller holds mu.
+// end ends the body with err and the exchange with it; the caller holds mu. A response whose
+// head has not gone out sends it now, or, cut, ends without one.
 func (c *continuation) end(err error) {
 	c.ended = true
+	if err == io.EOF {
+		c.w.sendHead()
+	} else {
+		c.w.headOnce.Do(func() {
+			c.w.cut = true
+			close(c.w.head)
+		})
+	}
 	c.w.body.finish(err)
 	c.t.mu.Lock()
 	delete(c.t.continued, c)
