@@ -15,10 +15,10 @@ import (
 const LocalURL = "http://embedded"
 
 // Local is a simulator served to HTTP clients in its own process, without a network: no
-// socket, no file descriptor and no connection goroutines per request, only the handler's
-// goroutine until the response head is out and a buffer of unread stream bytes; a stream's
-// chunks are then written on the client's goroutine as it reads them (see internal/inproc
-// for what a client can and cannot tell from a socket, and docs/architecture.md §4). It is how
+// socket, no file descriptor and no goroutine per request, only a buffer of unread stream
+// bytes. The handler runs on the client's goroutine, and a stream, once admitted, is written
+// there too, as the client waits for its head and reads its chunks (see internal/inproc for
+// what a client can and cannot tell from a socket, and docs/architecture.md §4). It is how
 // commands reach their embedded simulator; Serve is for clients elsewhere. Create it with
 // ServeLocal and stop it with Close.
 type Local struct {

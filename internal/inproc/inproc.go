@@ -1,11 +1,11 @@
 // Package inproc serves HTTP inside one process: a Transport is an http.RoundTripper that
-// answers each request by running a handler in a goroutine of its own and streaming the
-// response body through memory. No socket, no connection and no HTTP/1.1 framing is involved,
-// so a client and a server in the same process cost one goroutine per request in flight (the
-// handler's) and one buffer of unread response bytes, instead of two sockets, four buffers and
-// four goroutines per connection. A handler that streams can also hand the rest of its
-// response to a step the client's reads run (Continue): then a stream costs no goroutine of
-// its own at all.
+// answers each request by running a handler in a goroutine of its own (or, Inline, on the
+// caller's) and streaming the response body through memory. No socket, no connection and no
+// HTTP/1.1 framing is involved, so a client and a server in the same process cost at most one
+// goroutine per request in flight (the handler's) and one buffer of unread response bytes,
+// instead of two sockets, four buffers and four goroutines per connection. A handler that
+// streams can also hand its response to a step the client runs as it waits for the head and
+// reads the body (Continue): then a stream costs no goroutine of its own at all.
 //
 // What a client sees is what net/http's client sees from net/http's server, in the ways a
 // streaming client can tell:
