@@ -3,6 +3,7 @@ package simserver_test
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,36 @@ func TestFirstByteAtAdmission(t *testing.T) {
 		require.GreaterOrEqual(t, len(frames), 2)
 		assert.Zero(t, frames[0].at, "the role chunk at admission")
 		assert.GreaterOrEqual(t, frames[1].at, 1.1, "the first token after prefill and the KV transfer")
+	})
+}
+
+// TestNoGoroutinePerWaitingStream: in-process, a stream waiting for its first token costs its
+// client's goroutine only — the simulator keeps none for it (docs/architecture.md §4).
+func TestNoGoroutinePerWaitingStream(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		faults, err := engine.ParseFaults([]string{"prefill-pin"}, []string{"fraction=1"}, 1)
+		require.NoError(t, err)
+		ts := startServer(t, simserver.Options{Faults: faults}) // dsv4-pd: the head comes with the first token
+		ctx, cancel := context.WithCancel(t.Context())
+		ts.wait(time.Second)
+		before := runtime.NumGoroutine()
+		const n = 20
+		done := make(chan error, n)
+		for range n {
+			go func() {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+"/v1/chat/completions", strings.NewReader(streamBody("")))
+				resp, err := ts.client.Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				done <- err
+			}()
+		}
+		ts.wait(30 * time.Second)
+		assert.Equal(t, before+n, runtime.NumGoroutine(), "the %d clients' goroutines, and none of the simulator's", n)
+		cancel()
+		for range n {
+			assert.ErrorIs(t, <-done, context.Canceled)
+		}
 	})
 }

@@ -351,3 +351,73 @@ func TestInlineRunsOnTheCaller(t *testing.T) {
 		assert.Equal(t, "whole", string(body))
 	})
 }
+
+// TestClientGivesUp checks, with the handler on a goroutine of its own and inline, that a
+// client whose context ends gets its context's error however the server answers: a handler
+// reading a request body that is slow to come stops (the body is closed), a step that answers
+// the cancellation with a response of its own does not make it a success, and a request whose
+// context has already ended is not sent.
+func TestClientGivesUp(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(map[bool]string{false: "goroutine", true: "inline"}[inline], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var served atomic.Int32
+				tr := &Transport{Inline: inline, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					served.Add(1)
+					if r.Method == http.MethodPost {
+						_, _ = io.ReadAll(r.Body)
+						return
+					}
+					Continue(w, func() bool {
+						select {
+						case <-time.After(3 * time.Second):
+						case <-r.Context().Done():
+							w.WriteHeader(http.StatusServiceUnavailable)
+							return false
+						}
+						_, _ = w.Write([]byte("x"))
+						return false
+					})
+				})}
+				defer tr.Close()
+
+				pr, pw := io.Pipe()
+				defer pw.Close()
+				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://any/", pr)
+				start := time.Now()
+				_, err := tr.RoundTrip(req)
+				assert.ErrorIs(t, err, context.DeadlineExceeded, "slow request body")
+				assert.Equal(t, time.Second, time.Since(start))
+
+				ctx, cancel = context.WithTimeout(t.Context(), time.Second)
+				defer cancel()
+				_, err = get(ctx, tr)
+				assert.ErrorIs(t, err, context.DeadlineExceeded, "answered after the client gave up")
+
+				served.Store(0)
+				_, err = get(ctx, tr)
+				assert.ErrorIs(t, err, context.DeadlineExceeded, "context ended before the send")
+				assert.Zero(t, served.Load(), "not sent")
+			})
+		})
+	}
+}
+
+// TestInlineLargeBody checks that an inline handler writing more than Window without Continue
+// does not wait for a reader that can only read once it returns.
+func TestInlineLargeBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		big := bytes.Repeat([]byte("y"), 2*Window)
+		tr := &Transport{Inline: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write(big)
+		})}
+		defer tr.Close()
+		resp, err := get(t.Context(), tr)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Len(t, body, len(big))
+	})
+}

@@ -70,7 +70,8 @@ type Transport struct {
 	// steps have sent the head. No goroutine waits for the handler to be scheduled: a request
 	// costs nothing between the client's send and the handler's answer. A handler that sends
 	// its head and goes on writing without Continue is then seen by its client only when it
-	// returns.
+	// returns, its writes buffered whatever their size; and only a handler that watches its
+	// request's context ends when the client gives up (its request body is closed then too).
 	Inline bool
 
 	mu       sync.Mutex
@@ -104,6 +105,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if body == nil {
 		body = http.NoBody
 	}
+	if err := req.Context().Err(); err != nil {
+		_ = body.Close()
+		return nil, err // net/http's client does not send a request whose context has ended
+	}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -129,30 +134,27 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	w := &responseWriter{header: make(http.Header), head: make(chan struct{}), req: req,
 		body: &pipe{readable: make(chan struct{}, 1), writable: make(chan struct{}, 1),
-			serverDone: ctx.Done(), client: req.Context(), cancel: cancel}}
+			serverDone: ctx.Done(), client: req.Context(), cancel: cancel, inline: t.Inline}}
+	// The request body is closed once: when the exchange ends, or, as net/http's client
+	// closes it, when the client's context ends, so that a handler reading it stops.
+	closeBody := sync.OnceFunc(func() { _ = body.Close() })
 	stopClient := context.AfterFunc(req.Context(), func() {
 		cancel()
+		closeBody()
 		w.body.abandoned()
 	})
 	done := func() {
-		_ = body.Close()
+		closeBody()
 		cancel()
 		stopClient()
 		t.handlers.Done()
 	}
 	if t.Inline {
-		if !w.serve(t, sreq, ctx, done) {
-			done()
-		}
+		w.serveEnding(t, sreq, ctx, done)
 		return w.awaitHead(req)
 	}
 	w.carried = make(chan struct{})
-	go func() {
-		if w.serve(t, sreq, ctx, done) {
-			return // the exchange goes on without a goroutine: see Continue
-		}
-		done()
-	}()
+	go w.serveEnding(t, sreq, ctx, done)
 	select {
 	case <-w.head:
 	case <-w.carried:
@@ -162,20 +164,36 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return w.awaitHead(req)
 }
 
+// serveEnding runs the handler (serve) and ends the exchange with done unless it continues:
+// deferred, so that a handler that exits its goroutine (runtime.Goexit) ends it too.
+func (w *responseWriter) serveEnding(t *Transport, r *http.Request, ctx context.Context, done func()) {
+	continued := false
+	defer func() {
+		if !continued {
+			done()
+		}
+	}()
+	continued = w.serve(t, r, ctx, done)
+}
+
 // awaitHead returns the response once its head is out, or the error of an exchange cut before
-// it. A handler that continued (Continue) before sending its head sends it from a step: the
-// client's goroutine runs them, here, until one does.
+// it, or of a client's context that ended meanwhile. A handler that continued (Continue)
+// before sending its head sends it from a step: the client's goroutine runs them, here, until
+// one does.
 func (w *responseWriter) awaitHead(req *http.Request) (*http.Response, error) {
 	for {
 		select {
 		case <-w.head:
-			if !w.cut {
-				return w.resp, nil
-			}
 			if err := req.Context().Err(); err != nil {
+				if !w.cut {
+					_ = w.resp.Body.Close()
+				}
 				return nil, err
 			}
-			return nil, fmt.Errorf("inproc: the server closed the connection without answering: %w", io.EOF)
+			if w.cut {
+				return nil, fmt.Errorf("inproc: the server closed the connection without answering: %w", io.EOF)
+			}
+			return w.resp, nil
 		default:
 		}
 		w.body.mu.Lock()
@@ -481,6 +499,7 @@ type pipe struct {
 	client     context.Context    // the client's request context
 	cancel     context.CancelFunc // ends the handler's request
 	cont       *continuation      // what writes the rest of the body, once the handler has returned (Continue)
+	inline     bool               // the handler runs on the client's goroutine (Transport.Inline)
 }
 
 // abandoned drains the continued response, if there is one, once the request has ended.
@@ -527,7 +546,9 @@ func (p *pipe) flush() error {
 		grew := p.visible < len(p.buf)
 		p.visible = len(p.buf)
 		unread := p.visible - p.off
-		continued := p.cont != nil
+		// A step, or an inline handler, runs on its reader's goroutine, who reads once it
+		// returns: it never waits, but a drain is cut.
+		noWait := p.cont != nil || p.inline
 		p.mu.Unlock()
 		if grew {
 			signal(p.readable)
@@ -535,7 +556,7 @@ func (p *pipe) flush() error {
 		if unread <= Window {
 			return nil
 		}
-		if continued { // a step on its reader's goroutine, who reads once it returns; a drain is cut
+		if noWait {
 			select {
 			case <-p.serverDone:
 				return context.Canceled
