@@ -65,14 +65,7 @@ func TestFirstByteAtTokenPinned(t *testing.T) {
 		ts := startServer(t, simserver.Options{Faults: faults})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+"/v1/chat/completions", strings.NewReader(streamBody("")))
-			resp, err := ts.client.Do(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			done <- err
-		}()
+		go ts.awaitHead(ctx, done)
 		ts.wait(120 * time.Second)
 		select {
 		case err := <-done:
@@ -135,14 +128,7 @@ func TestNoGoroutinePerWaitingStream(t *testing.T) {
 		const n = 20
 		done := make(chan error, n)
 		for range n {
-			go func() {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+"/v1/chat/completions", strings.NewReader(streamBody("")))
-				resp, err := ts.client.Do(req)
-				if err == nil {
-					resp.Body.Close()
-				}
-				done <- err
-			}()
+			go ts.awaitHead(ctx, done)
 		}
 		ts.wait(30 * time.Second)
 		assert.Equal(t, before+n, runtime.NumGoroutine(), "the %d clients' goroutines, and none of the simulator's", n)
@@ -151,4 +137,15 @@ func TestNoGoroutinePerWaitingStream(t *testing.T) {
 			assert.ErrorIs(t, <-done, context.Canceled)
 		}
 	})
+}
+
+// awaitHead sends a stream request under ctx, waits for its response head and sends done the
+// error, nil once the head has come.
+func (ts *testServer) awaitHead(ctx context.Context, done chan<- error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+"/v1/chat/completions", strings.NewReader(streamBody("")))
+	resp, err := ts.client.Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	done <- err
 }

@@ -277,54 +277,50 @@ func TestContinueDrainedWhenContextEndsMidHandler(t *testing.T) {
 // steps take; a step that cuts the response first makes RoundTrip fail as a connection closed
 // without an answer, and a client that gives up gets its context's error.
 func TestContinueBeforeTheHead(t *testing.T) {
-	for _, inline := range []bool{false, true} {
-		t.Run(map[bool]string{false: "goroutine", true: "inline"}[inline], func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var handlerReturned atomic.Bool
-				tr := &Transport{Inline: inline, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					defer handlerReturned.Store(true)
-					n := 0
-					Continue(w, func() bool {
-						select {
-						case <-time.After(3 * time.Second): // the first token
-						case <-r.Context().Done():
-							panic(http.ErrAbortHandler)
-						}
-						if r.URL.Query().Get("cut") != "" {
-							panic(http.ErrAbortHandler)
-						}
-						n++
-						if n == 1 {
-							w.Header().Set("Content-Type", "text/event-stream")
-						}
-						_, _ = w.Write([]byte("part " + strconv.Itoa(n) + "\n"))
-						w.(http.Flusher).Flush()
-						return n < 2
-					})
-				})}
-				defer tr.Close()
-				start := time.Now()
-				resp, err := get(t.Context(), tr)
-				require.NoError(t, err)
-				assert.True(t, handlerReturned.Load())
-				assert.Equal(t, 3*time.Second, time.Since(start), "the head came with the first part")
-				assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-				body, err := io.ReadAll(resp.Body)
-				require.NoError(t, err)
-				assert.Equal(t, "part 1\npart 2\n", string(body))
-				assert.Equal(t, 6*time.Second, time.Since(start))
-
-				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://any/?cut=1", nil)
-				_, err = tr.RoundTrip(req)
-				assert.ErrorIs(t, err, io.EOF, "cut before the head")
-
-				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-				defer cancel()
-				_, err = get(ctx, tr)
-				assert.ErrorIs(t, err, context.DeadlineExceeded, "the client gave up before the head")
+	inBothModes(t, func(t *testing.T, inline bool) {
+		var handlerReturned atomic.Bool
+		tr := &Transport{Inline: inline, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer handlerReturned.Store(true)
+			n := 0
+			Continue(w, func() bool {
+				select {
+				case <-time.After(3 * time.Second): // the first token
+				case <-r.Context().Done():
+					panic(http.ErrAbortHandler)
+				}
+				if r.URL.Query().Get("cut") != "" {
+					panic(http.ErrAbortHandler)
+				}
+				n++
+				if n == 1 {
+					w.Header().Set("Content-Type", "text/event-stream")
+				}
+				_, _ = w.Write([]byte("part " + strconv.Itoa(n) + "\n"))
+				w.(http.Flusher).Flush()
+				return n < 2
 			})
-		})
-	}
+		})}
+		defer tr.Close()
+		start := time.Now()
+		resp, err := get(t.Context(), tr)
+		require.NoError(t, err)
+		assert.True(t, handlerReturned.Load())
+		assert.Equal(t, 3*time.Second, time.Since(start), "the head came with the first part")
+		assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, "part 1\npart 2\n", string(body))
+		assert.Equal(t, 6*time.Second, time.Since(start))
+
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://any/?cut=1", nil)
+		_, err = tr.RoundTrip(req)
+		assert.ErrorIs(t, err, io.EOF, "cut before the head")
+
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		_, err = get(ctx, tr)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "the client gave up before the head")
+	})
 }
 
 // TestInlineRunsOnTheCaller checks that an Inline transport runs the handler on the goroutine
@@ -358,51 +354,47 @@ func TestInlineRunsOnTheCaller(t *testing.T) {
 // the cancellation with a response of its own does not make it a success, and a request whose
 // context has already ended is not sent.
 func TestClientGivesUp(t *testing.T) {
-	for _, inline := range []bool{false, true} {
-		t.Run(map[bool]string{false: "goroutine", true: "inline"}[inline], func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var served atomic.Int32
-				tr := &Transport{Inline: inline, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					served.Add(1)
-					if r.Method == http.MethodPost {
-						_, _ = io.ReadAll(r.Body)
-						return
-					}
-					Continue(w, func() bool {
-						select {
-						case <-time.After(3 * time.Second):
-						case <-r.Context().Done():
-							w.WriteHeader(http.StatusServiceUnavailable)
-							return false
-						}
-						_, _ = w.Write([]byte("x"))
-						return false
-					})
-				})}
-				defer tr.Close()
-
-				pr, pw := io.Pipe()
-				defer pw.Close()
-				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-				defer cancel()
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://any/", pr)
-				start := time.Now()
-				_, err := tr.RoundTrip(req)
-				assert.ErrorIs(t, err, context.DeadlineExceeded, "slow request body")
-				assert.Equal(t, time.Second, time.Since(start))
-
-				ctx, cancel = context.WithTimeout(t.Context(), time.Second)
-				defer cancel()
-				_, err = get(ctx, tr)
-				assert.ErrorIs(t, err, context.DeadlineExceeded, "answered after the client gave up")
-
-				served.Store(0)
-				_, err = get(ctx, tr)
-				assert.ErrorIs(t, err, context.DeadlineExceeded, "context ended before the send")
-				assert.Zero(t, served.Load(), "not sent")
+	inBothModes(t, func(t *testing.T, inline bool) {
+		var served atomic.Int32
+		tr := &Transport{Inline: inline, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			served.Add(1)
+			if r.Method == http.MethodPost {
+				_, _ = io.ReadAll(r.Body)
+				return
+			}
+			Continue(w, func() bool {
+				select {
+				case <-time.After(3 * time.Second):
+				case <-r.Context().Done():
+					w.WriteHeader(http.StatusServiceUnavailable)
+					return false
+				}
+				_, _ = w.Write([]byte("x"))
+				return false
 			})
-		})
-	}
+		})}
+		defer tr.Close()
+
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://any/", pr)
+		start := time.Now()
+		_, err := tr.RoundTrip(req)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "slow request body")
+		assert.Equal(t, time.Second, time.Since(start))
+
+		ctx, cancel = context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		_, err = get(ctx, tr)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "answered after the client gave up")
+
+		served.Store(0)
+		_, err = get(ctx, tr)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "context ended before the send")
+		assert.Zero(t, served.Load(), "not sent")
+	})
 }
 
 // TestInlineLargeBody checks that an inline handler writing more than Window without Continue
@@ -420,4 +412,14 @@ func TestInlineLargeBody(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, body, len(big))
 	})
+}
+
+// inBothModes runs f in a synctest bubble with the handler on a goroutine of its own
+// (inline false) and on the caller's (inline true).
+func inBothModes(t *testing.T, f func(t *testing.T, inline bool)) {
+	for _, inline := range []bool{false, true} {
+		t.Run(map[bool]string{false: "goroutine", true: "inline"}[inline], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { f(t, inline) })
+		})
+	}
 }
