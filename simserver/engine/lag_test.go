@@ -159,13 +159,7 @@ func TestBehindCountsQueuedRequests(t *testing.T) {
 func TestBehindGrowsWhileALoopIsLate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.Real()
-		prof, err := LookupProfile("vllm-llama3-8b-h100")
-		require.NoError(t, err)
-		e, err := NewEngine(clk, prof, nil)
-		require.NoError(t, err)
-		e.overhead = time.Second
-		e.Start()
-		defer e.Stop()
+		e := startLateEngine(t, clk, nil)
 		g, err := e.Submit(Job{PromptTokens: 1000, MaxTokens: 3, IgnoreEOS: true, Key: 1})
 		require.NoError(t, err)
 		ctx := context.Background()
@@ -178,4 +172,19 @@ func TestBehindGrowsWhileALoopIsLate(t *testing.T) {
 		assert.Equal(t, 100*time.Millisecond, e.Behind()-before, "live")
 		readAll(t, e, g)
 	})
+}
+
+// startLateEngine starts an engine of the vLLM-style profile with faults whose every step
+// ends 1 s late (a step overhead longer than a decode step, standing in for a process starved
+// of CPU), stopped when the test ends.
+func startLateEngine(t *testing.T, clk *clock.Clock, faults *Faults) *Engine {
+	t.Helper()
+	prof, err := LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	e, err := NewEngine(clk, prof, faults)
+	require.NoError(t, err)
+	e.overhead = time.Second
+	e.Start()
+	t.Cleanup(e.Stop)
+	return e
 }

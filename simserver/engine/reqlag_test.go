@@ -20,15 +20,9 @@ import (
 func TestRequestLagIsEachRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.Real()
-		prof, err := LookupProfile("vllm-llama3-8b-h100")
-		require.NoError(t, err)
 		faults, err := ParseFaults([]string{"long-context-wedge"}, []string{"threshold_tokens=2000", "probability=1"}, 1)
 		require.NoError(t, err)
-		e, err := NewEngine(clk, prof, faults)
-		require.NoError(t, err)
-		e.overhead = time.Second
-		e.Start()
-		defer e.Stop()
+		e := startLateEngine(t, clk, faults)
 		sent := clk.Now()
 		require.NoError(t, clk.Sleep(context.Background(), 5*time.Second))
 		wedged, err := e.Submit(Job{PromptTokens: 3000, MaxTokens: 50, IgnoreEOS: true, Key: 1, Received: sent})
@@ -89,15 +83,9 @@ func TestRequestLagIsBounded(t *testing.T) {
 func TestRequestLagOfAPausedStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.Real()
-		prof, err := LookupProfile("vllm-llama3-8b-h100")
-		require.NoError(t, err)
 		faults, err := ParseFaults([]string{"stall-stream"}, []string{"fraction=1", "duration=60s"}, 1)
 		require.NoError(t, err)
-		e, err := NewEngine(clk, prof, faults)
-		require.NoError(t, err)
-		e.overhead = time.Second
-		e.Start()
-		defer e.Stop()
+		e := startLateEngine(t, clk, faults)
 		g, err := e.Submit(Job{PromptTokens: 100, MaxTokens: 40, IgnoreEOS: true, Key: 1})
 		require.NoError(t, err)
 		e.Track("a0-r1-0", g)
