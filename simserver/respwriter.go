@@ -35,7 +35,8 @@ func (w *respWriter) atEnd(f func()) {
 
 // continueWith hands the rest of the response to step when the server is served in-process
 // (inproc.Continue): the handler returns without waiting for the response to end, and step
-// runs, one part of the response at a time, on the client's goroutine as it reads. It returns
+// runs, one part of the response at a time, on the client's goroutine as it waits for the
+// head and reads the body. It returns
 // false, and nothing changes, for a response written to a connection. A handler that gets true
 // returns at once: what it defers with atEnd from then on waits for step's end.
 func (w *respWriter) continueWith(step func() bool) bool {

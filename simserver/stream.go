@@ -24,9 +24,8 @@ import (
 // Served in-process, the stream outlives its handler once it is admitted: the chunks, and the
 // head when the profile sends it with the first token, are written on the client's goroutine
 // as it waits for them (continueWith), so thousands of open streams cost no goroutine of the
-// simulator's (docs/speed.md). A client that reads late then
-// takes its tokens late, and the engine's lag measure counts it (Engine.Delivered), as it
-// would a writer that fell behind.
+// simulator's (docs/speed.md). A client that reads late then takes its tokens late, and the
+// engine's lag measure counts it (Engine.Delivered), as it would a writer that fell behind.
 func (x *exchange) stream() {
 	prof := x.s.opts.Profile
 	mode := prof.FirstByteMode()
