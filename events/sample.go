@@ -56,7 +56,7 @@ type Sample struct {
 	LagS float64 `json:"lag_s,omitempty"`
 	// SimLagS is the embedded simulator's own lag at this sample: how much later than its
 	// model, in simulated seconds, it delivered tokens since the previous sample, or how far
-	// behind its model it is now, the larger (see simserver/engine's Engine.Lag and Behind).
+	// behind its model it is now, the larger (see internal/engine's Engine.Lag and Behind).
 	// Absent when zero, and against an external server.
 	SimLagS float64 `json:"sim_lag_s,omitempty"`
 	// SimLagPerRequest is set when the embedded simulator measures each request's own lag:

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/workloads"
 )

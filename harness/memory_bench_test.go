@@ -12,7 +12,6 @@ import (
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -34,7 +33,7 @@ func BenchmarkStreamMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	prof, err := engine.LoadProfile("ideal")
+	prof, err := simserver.LoadProfile("ideal")
 	if err != nil {
 		b.Fatal(err)
 	}

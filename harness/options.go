@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/pacer"
@@ -67,6 +68,14 @@ type Options struct {
 	// context window: 0 does not (a workload too large for the window is only warned
 	// about), FitToServer fits the window /v1/models lists, > 0 that many tokens.
 	FitContext int
+
+	// Scripts, when set, replace the workload's rounds with one script per agent, in agent
+	// order: a replayed trace's sessions (agentsim replay). The workload then says only how
+	// many agents there are and how each request is sent.
+	Scripts []*agents.Script
+	// Tap, when set, is called with every request's result and the arrival times of its
+	// frames, on the agent's goroutine, as each request ends (agentsim bench).
+	Tap agents.Tap
 }
 
 // NewHTTPClient returns a client for conns concurrent requests: one idle connection each kept

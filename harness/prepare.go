@@ -3,7 +3,7 @@ package harness
 import (
 	"fmt"
 
-	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/agents"
 )
 
 // FitError is a --fit-context the harness cannot honour: no window known, or one too small

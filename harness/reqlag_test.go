@@ -15,7 +15,6 @@ import (
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -46,9 +45,9 @@ func TestWedgeUnderSimulatorLag(t *testing.T) {
 		require.NoError(t, err)
 		clk, err := clock.New(20)
 		require.NoError(t, err)
-		faults, err := engine.ParseFaults([]string{"long-context-wedge"}, []string{"threshold_tokens=500", "probability=0.005"}, 1)
+		faults, err := simserver.ParseFaults([]string{"long-context-wedge"}, []string{"threshold_tokens=500", "probability=0.005"}, 1)
 		require.NoError(t, err)
-		sim := simtest.NewServer(t, simserver.Options{Clock: clk, Profile: engine.DSV4PD(), Faults: faults})
+		sim := simtest.NewServer(t, simserver.Options{Clock: clk, Profile: simserver.DSV4PD(), Faults: faults})
 		defer sim.Close()
 		client := *sim.Client()
 		client.Transport = lateTransport{next: client.Transport, clk: clk, delay: delay}

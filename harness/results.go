@@ -30,7 +30,7 @@ func (r *run) results(interrupted bool) *results.Results {
 	res.Warnings = append(append([]string(nil), r.notes...), r.gauges.warning(res, r.scraper.Source(scrape.GenTokS))...)
 	r.mu.Unlock()
 	res.Stream.Server = serverStream(r.scraper)
-	if r.extras.Scripts == nil { // see outputWarning
+	if r.o.Scripts == nil { // see outputWarning
 		res.Warnings = append(res.Warnings, outputWarning(res, w)...)
 	}
 	res.Warnings = append(res.Warnings, streamWarning(res)...)
@@ -40,9 +40,9 @@ func (r *run) results(interrupted bool) *results.Results {
 	}
 	res.Rounds.Planned = w.Agents * w.Rounds
 	res.Harness = r.harnessResults(res.Latency.E2E.P50)
-	if r.extras.Scripts != nil {
+	if r.o.Scripts != nil {
 		res.Rounds.Planned = 0
-		for _, s := range r.extras.Scripts {
+		for _, s := range r.o.Scripts {
 			res.Rounds.Planned += len(s.Turns)
 		}
 	}

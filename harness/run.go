@@ -12,9 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/pacer"
@@ -50,10 +50,7 @@ func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
-	// bench's tap and replay's scripts come in the context (agents.WithExtras), not in the
-	// public Options.
-	extras := agents.ExtrasFrom(ctx)
-	o, p, err := prepare(o, extras.Scripts)
+	o, p, err := prepare(o, o.Scripts)
 	if err != nil {
 		return nil, err
 	}
@@ -69,13 +66,11 @@ func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	if p.fitted > 0 {
 		r.refused = &refusedPrompt{window: p.fitted, est: map[string]int{}}
 	}
-	r.extras = extras
 	return r.execute(ctx)
 }
 
 // run is one run in progress.
 type run struct {
-	extras   agents.Extras // bench's tap, replay's scripts
 	o        Options
 	start    time.Time
 	wallFrom time.Time
@@ -225,7 +220,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
 	shape := fmt.Sprintf("%d agents × %d rounds", w.Agents, w.Rounds)
-	if r.extras.Scripts != nil {
+	if r.o.Scripts != nil {
 		shape = fmt.Sprintf("%d agents replaying recorded sessions", w.Agents)
 	}
 	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %s, pacer %s, server %s, model %s",
@@ -237,7 +232,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock, r.stamp()),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
-		Calibration: agents.NewCalibration(), Tap: r.extras.Tap, Scripts: r.extras.Scripts}
+		Calibration: agents.NewCalibration(), Tap: r.o.Tap, Scripts: r.o.Scripts}
 	var agentsDone sync.WaitGroup
 	for i := range w.Agents {
 		agentsDone.Go(func() { agents.NewAgent(i, env).Run(rounds, requests) })

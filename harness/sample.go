@@ -6,8 +6,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/results"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/simserver"
 )
 
 // scenarioRun is what a diagnosis scenario's checks read: the results the run returned and
@@ -235,7 +235,7 @@ var scenarios = []scenario{{
 		// A role chunk at admission arms the idle timeout while requests still queue, so
 		// permits leak early; with nothing sent before the first token only a TTFT timeout
 		// could end those waits, and the run takes longer to starve.
-		firstByte: engine.FirstByteAtAdmission},
+		firstByte: simserver.FirstByteAtAdmission},
 	kind:    results.PacerStarvation,
 	summary: `^30/30 agents starved in the pacer for up to \d+ s while all 30 permits were leaked by requests that ended without releasing them$`,
 	evidence: []string{

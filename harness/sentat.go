@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/agents"
 )
 
 // sentAtHeader is simserver.SentAtHeader: the harness tells its embedded simulator, which

@@ -12,7 +12,6 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -29,7 +28,7 @@ type simCase struct {
 	// a server with that many slots, the rest of the requests queued.
 	maxRunning int
 	// firstByte, when set, overrides when the simulator sends a stream's head and role chunk.
-	firstByte engine.FirstByte
+	firstByte simserver.FirstByte
 	// metrics, when set, serves the run's Prometheus metrics.
 	metrics *MetricsEndpoint
 	// coalesce, when > 0, sets the profile's stream_coalesce_tokens.
@@ -53,9 +52,9 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	}
 	clk, err := clock.New(c.speedup)
 	require.NoError(t, err)
-	faults, err := engine.ParseFaults(c.faults, c.faultParams, 1)
+	faults, err := simserver.ParseFaults(c.faults, c.faultParams, 1)
 	require.NoError(t, err)
-	prof := engine.DSV4PD()
+	prof := simserver.DSV4PD()
 	if c.maxRunning > 0 {
 		prof.MaxRunning = c.maxRunning
 	}

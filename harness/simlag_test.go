@@ -16,7 +16,6 @@ import (
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -53,7 +52,7 @@ func TestSimulatorLagIsNotTheServer(t *testing.T) {
 		require.NoError(t, err)
 		clk, err := clock.New(20)
 		require.NoError(t, err)
-		sim := simtest.NewServer(t, simserver.Options{Clock: clk, Profile: engine.DSV4PD()})
+		sim := simtest.NewServer(t, simserver.Options{Clock: clk, Profile: simserver.DSV4PD()})
 		defer sim.Close()
 		client := *sim.Client()
 		client.Transport = lateTransport{next: client.Transport, clk: clk, delay: delay}

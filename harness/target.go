@@ -26,7 +26,7 @@ type Target struct {
 	// (scrape.Scraper.Authorize).
 	MetricsURLs []string
 	// SimLag, when set, reads the embedded simulator's own lag (the engine of package
-	// simserver/engine is one): the run samples it, records it in results.json beside the
+	// internal/engine is one): the run samples it, records it in results.json beside the
 	// harness's lag, warns when it is large, and judges each request's silences net of that
 	// request's own lag (docs/verdicts.md). nil for an external server.
 	SimLag SimLag

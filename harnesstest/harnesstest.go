@@ -43,7 +43,6 @@ import (
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -63,11 +62,11 @@ type Config struct {
 	// Pacer builds the run's pacer on the run's clock (simulated time); nil uses the
 	// workload's pacer section. It is called once per run.
 	Pacer func(clk *clock.Clock) (pacer.Pacer, error)
-	// Profile names the simulator's engine profile (see engine.ProfileNames); "" means
+	// Profile names the simulator's engine profile (see simserver.ProfileNames); "" means
 	// dsv4-pd.
 	Profile string
 	// Faults name the simulator's faults, as agentsim's --sim-fault does (see
-	// engine.FaultNames), e.g. "long-context-wedge"; FaultParams set their parameters as
+	// simserver.FaultNames), e.g. "long-context-wedge"; FaultParams set their parameters as
 	// "name.key=value" (or "key=value" with one fault), e.g. "long-context-wedge.threshold_tokens=500".
 	Faults      []string
 	FaultParams []string
@@ -167,7 +166,7 @@ func startSim(t *testing.T, cfg Config, clk *clock.Clock) (*simtest.Server, harn
 	if name == "" {
 		name = "dsv4-pd"
 	}
-	prof, err := engine.LookupProfile(name)
+	prof, err := simserver.LookupProfile(name)
 	if err != nil {
 		t.Fatalf("harnesstest: Config.Profile: %v", err)
 	}
@@ -175,7 +174,7 @@ func startSim(t *testing.T, cfg Config, clk *clock.Clock) (*simtest.Server, harn
 	if seed == 0 {
 		seed = 1
 	}
-	faults, err := engine.ParseFaults(cfg.Faults, cfg.FaultParams, seed)
+	faults, err := simserver.ParseFaults(cfg.Faults, cfg.FaultParams, seed)
 	if err != nil {
 		t.Fatalf("harnesstest: Config.Faults, Config.FaultParams: %v", err)
 	}

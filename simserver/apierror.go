@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/internal/engine"
 )
 
 // apiError is an error answered before any stream starts: an HTTP status and the OpenAI

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentsim/agentsim/internal/engine"
 	"github.com/agentsim/agentsim/internal/freshstack"
-	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // chat serves POST /v1/chat/completions: read and check the request as vLLM does (JSON types

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/internal/engine"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // chunkCounts scrapes the stream chunk counters: chunks, tokens, chunks behind, chunks

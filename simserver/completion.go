@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/internal/engine"
 )
 
 // complete answers a non-streaming request with one chat.completion object once the whole

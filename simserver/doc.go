@@ -1,5 +1,5 @@
 // Package simserver is the simulated OpenAI-compatible inference server: an HTTP front on the
-// engine model of package simserver/engine. Any OpenAI client may use it; agentsim embeds it
+// engine model of package internal/engine. Any OpenAI client may use it; agentsim embeds it
 // as its default target and `agentsim serve` runs it alone.
 //
 // # Routes
@@ -57,7 +57,7 @@
 // Memory follows the bytes a client sends, never the lengths it declares: a body is read with
 // the size limit and grows as it arrives, and request heads are capped at 64 KiB. A client
 // that trickles its request is cut off at Options.ReadTimeout. The engine model, its units and its calibration are documented in package
-// simserver/engine and docs/engine.md.
+// internal/engine and docs/engine.md.
 //
 // # Tests
 //

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/internal/engine"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // TestFirstByteAtToken checks the default profile's first byte, as SGLang sends it: while the

@@ -3,7 +3,7 @@ package simserver
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/internal/engine"
 )
 
 // lagCollector exports the simulator's own lag (engine.Engine.Lag and Behind, see

@@ -3,7 +3,7 @@ package simserver
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/internal/engine"
 )
 
 // statsCollector mirrors the engine's Stats as Prometheus gauges and counters, reading one

@@ -1,6 +1,6 @@
 package simserver
 
-import "github.com/agentsim/agentsim/simserver/engine"
+import "github.com/agentsim/agentsim/internal/engine"
 
 // Prompt accounting, as a chat template does it: every message costs its content's tokens
 // plus messageFramingTokens (role and delimiters), and the prompt as a whole

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/internal/engine"
 )
 
 // Reasoning field names: where reasoning deltas go in a stream and reasoning text in a

@@ -11,8 +11,8 @@ import (
 	"testing/synctest"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/engine"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/stretchr/testify/require"
 )

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/internal/engine"
 )
 
 // stream answers with the SSE stream of chat.completion.chunk frames. When the HTTP head and

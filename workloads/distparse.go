@@ -12,7 +12,7 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/agentsim/agentsim/gate"
+	"github.com/agentsim/agentsim/internal/gate"
 )
 
 // What each scalar kind allows, as the "want …" part of a message.

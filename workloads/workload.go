@@ -3,9 +3,8 @@ package workloads
 import (
 	"time"
 
-	"github.com/agentsim/agentsim/gate"
+	"github.com/agentsim/agentsim/internal/gate"
 	"github.com/agentsim/agentsim/pacer"
-	"github.com/agentsim/agentsim/policy"
 )
 
 // Workload is one resolved workload: the schema of a workload file. Durations are simulated
@@ -32,7 +31,7 @@ type Workload struct {
 	// Request describes each chat completion request.
 	Request Request `mapstructure:"request" yaml:"request"`
 	// Retry is the retry policy for failed requests.
-	Retry policy.Retry `mapstructure:"retry" yaml:"retry"`
+	Retry Retry `mapstructure:"retry" yaml:"retry"`
 	// ToolTime is the time the read step's tool takes, each round.
 	ToolTime DurationDist `mapstructure:"tool_time" yaml:"tool_time"`
 	// ThinkTime is the pause after a response before the next round.
@@ -48,8 +47,12 @@ type Workload struct {
 	Grace time.Duration `mapstructure:"grace" yaml:"grace"`
 	// Thresholds are the rules a run is held to when it is compared with a baseline run
 	// (run --baseline, diff) and, for absolute limits, on every run (docs/gate.md).
-	Thresholds gate.Thresholds `mapstructure:"thresholds" yaml:"thresholds"`
+	Thresholds Thresholds `mapstructure:"thresholds" yaml:"thresholds"`
 }
+
+// Thresholds are a workload's gate rules, parsed and checked: the `thresholds:` rule language
+// of docs/gate.md, whose engine (the figures, the resampling, the evaluation) is internal.
+type Thresholds = gate.Thresholds
 
 // Context describes an agent's conversation, in tokens.
 type Context struct {
@@ -79,7 +82,7 @@ type Request struct {
 	// as benchmark clients do, so every response has exactly that length.
 	ForceOutputLength bool `mapstructure:"force_output_length" yaml:"force_output_length"`
 	// Timeouts are the keys timeout, ttft_timeout and idle_timeout; 0 means none.
-	policy.Timeouts `mapstructure:",squash" yaml:",inline"`
+	Timeouts `mapstructure:",squash" yaml:",inline"`
 }
 
 // Reserved is the output, in tokens, that a request whose sampled output length is sampled
@@ -136,7 +139,7 @@ func Defaults() Workload {
 			MaxTokens:       4096,
 			OutputTokens:    Const(256),
 		},
-		Retry:          policy.Retry{Backoff: time.Second, MaxBackoff: 30 * time.Second},
+		Retry:          Retry{Backoff: time.Second, MaxBackoff: 30 * time.Second},
 		ToolTime:       ConstDuration(0),
 		ThinkTime:      ConstDuration(0),
 		Pacer:          pacer.Config{Kind: "unlimited"},

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/simserver"
 )
 
 // sweepPoint is a test of n requests at once whose streams are given, with the server's
@@ -74,7 +74,7 @@ func TestBatchingConclusion(t *testing.T) {
 // that batches, not one that does not batch, while its "decoding" column reads 16.
 func TestComputeBoundServerIsNotCalledSerial(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := *engine.DSV4PD()
+		p := *simserver.DSV4PD()
 		p.Name, p.DecodeBase, p.DecodePerSeq, p.DecodePerKVTokenNs = "cpu", time.Millisecond, 40*time.Millisecond, 0
 		rep, out := simRunProfile(t, 20, &p, nil, Options{Concurrency: []int{1, 16}, Sweep: true, MaxTokens: 32})
 		require.Len(t, rep.Points, 2)

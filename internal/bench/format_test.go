@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/results"
 )
 

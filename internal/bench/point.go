@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/results"
 )
 

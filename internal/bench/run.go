@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -118,7 +118,7 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	}
 	p.Start = o.Clock.Now()
 	p.offsetS = p.Start.Sub(runStart).Seconds()
-	p.Results, err = harness.RunChecked(agents.WithExtras(ctx, agents.Extras{Tap: ended}), harness.Options{
+	p.Results, err = harness.RunChecked(ctx, harness.Options{Tap: ended,
 		Command: "bench", Workload: w, Clock: o.Clock, Target: o.Target, Dir: dir, Out: o.Out, HTTPClient: o.HTTPClient,
 		Sampled: sampled, Served: o.Served, Model: o.Choice, Metrics: o.Metrics,
 	})

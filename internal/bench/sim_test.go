@@ -11,7 +11,6 @@ import (
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/simserver/simtest"
 )
 
@@ -24,11 +23,11 @@ func simRun(t *testing.T, speedup float64, faults []string, o Options) (*Report,
 }
 
 // simRunProfile is simRun against the simulator with profile p (nil: the default).
-func simRunProfile(t *testing.T, speedup float64, p *engine.Profile, faults []string, o Options) (*Report, string) {
+func simRunProfile(t *testing.T, speedup float64, p *simserver.Profile, faults []string, o Options) (*Report, string) {
 	t.Helper()
 	clk, err := clock.New(speedup)
 	require.NoError(t, err)
-	f, err := engine.ParseFaults(faults, nil, 1)
+	f, err := simserver.ParseFaults(faults, nil, 1)
 	require.NoError(t, err)
 	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: f, Profile: p})
 	defer sim.Close()

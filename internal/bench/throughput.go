@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/agents"
 )
 
 // steadyFraction defines the steady decode phase: the time during which at least this fraction

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/agents"
 )
 
 var t0 = time.Date(2026, 11, 29, 19, 0, 0, 0, time.UTC)

@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 
-	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -22,7 +21,7 @@ func (o *Options) workload(model string, test, n int) (*workloads.Workload, erro
 	w.Context = workloads.Context{InitialTokens: o.PromptTokens, ReadTokens: workloads.Const(0),
 		MaxContextTokens: max(w.Context.MaxContextTokens, 2*(o.PromptTokens+o.MaxTokens))}
 	w.Request.MaxTokens, w.Request.OutputTokens, w.Request.ForceOutputLength = o.MaxTokens, workloads.Const(o.MaxTokens), true
-	w.Request.Timeouts = policy.Timeouts{Request: o.Timeout}
+	w.Request.Timeouts = workloads.Timeouts{Request: o.Timeout}
 	w.SampleInterval = o.SampleInterval
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("bench workload: %w", err)

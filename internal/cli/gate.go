@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/gate"
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/diff"
+	"github.com/agentsim/agentsim/internal/gate"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/harness"
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/internal/replay"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -195,7 +194,7 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	dir, target := st.dir, st.target
 	reproduce := newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded)
 	reproduce.Replay = &results.ReplaySource{Trace: name, FromTrace: fromTrace(plan, w)}
-	res, err := harness.Run(agents.WithExtras(c.Context(), agents.Extras{Scripts: plan.Scripts}), harness.Options{
+	res, err := harness.Run(c.Context(), harness.Options{Scripts: plan.Scripts,
 		Command: "replay", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
 		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), Progress: true, Metrics: st.metrics,
 		HTTPClient: target.client, PinModel: modelPinned(&r.over, env), Reproduce: reproduce,

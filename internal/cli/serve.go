@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 )
 
 // serveCmd is `agentsim serve`: the simulated inference server on its own.
@@ -55,9 +54,9 @@ GET /health. Faults reproduce the ways real stacks wedge (see --fault).`,
 	}
 	f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	f.String("addr", "127.0.0.1:30000", "address to listen on (host:port; port 0 picks a free one)")
-	f.String("profile", engine.DefaultProfile, fmt.Sprintf("engine profile: one of %s, or a profile YAML file (see --print)", strings.Join(engine.ProfileNames(), ", ")))
+	f.String("profile", simserver.DefaultProfile, fmt.Sprintf("engine profile: one of %s, or a profile YAML file (see --print)", strings.Join(simserver.ProfileNames(), ", ")))
 	f.Bool("print", false, "print the profile resolved, as a profile YAML file with every key and its unit, and exit")
-	f.StringSlice("fault", nil, fmt.Sprintf("fault(s) to inject, comma-separated: %v", engine.FaultNames()))
+	f.StringSlice("fault", nil, fmt.Sprintf("fault(s) to inject, comma-separated: %v", simserver.FaultNames()))
 	f.StringArray("fault-param", nil, "fault parameter name.key=value (or key=value with one fault); repeatable")
 	f.Float64("speedup", 1, "simulated time passes this many times faster than wall time (1–1000000)")
 	f.Uint64("seed", 1, "seed for every random decision (output lengths, faults)")
@@ -82,7 +81,7 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 		ServedModelNames: sc.ServedModelNames, ReadTimeout: sc.ReadTimeout,
 	}
 	if sc.Print {
-		prof, err := engine.LoadProfile(sc.Profile)
+		prof, err := simserver.LoadProfile(sc.Profile)
 		if err != nil {
 			return usageError(fmt.Errorf("--profile: %w", err))
 		}
@@ -156,11 +155,11 @@ type simConfig struct {
 // configuration errors are usage errors. It also returns a one-line description for the
 // operator.
 func buildSimServer(cfg simConfig) (*simserver.Server, *clock.Clock, string, error) {
-	prof, err := engine.LoadProfile(cfg.Profile)
+	prof, err := simserver.LoadProfile(cfg.Profile)
 	if err != nil {
 		return nil, nil, "", usageError(fmt.Errorf("profile: %w", err))
 	}
-	faults, err := engine.ParseFaults(cfg.Faults, cfg.FaultParams, cfg.Seed)
+	faults, err := simserver.ParseFaults(cfg.Faults, cfg.FaultParams, cfg.Seed)
 	if err != nil {
 		return nil, nil, "", usageError(err)
 	}

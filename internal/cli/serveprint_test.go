@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/simserver"
 )
 
 // TestServePrint checks that serve --print shows a profile resolved, as a profile file that
@@ -18,9 +18,9 @@ func TestServePrint(t *testing.T) {
 	code, out, stderr := agentsim(t, "serve", "--profile", "ideal", "--print")
 	require.Equal(t, ExitOK, code, "stderr: %s", stderr)
 	assert.Contains(t, out, "decode_base: 20ms # fixed cost of a decode step, simulated time\n")
-	p, err := engine.ParseProfile([]byte(out), "printed")
+	p, err := simserver.ParseProfile([]byte(out), "printed")
 	require.NoError(t, err)
-	assert.Equal(t, engine.Ideal(), p)
+	assert.Equal(t, simserver.Ideal(), p)
 
 	dir := t.TempDir()
 	mine := filepath.Join(dir, "mine.yaml")

@@ -16,7 +16,6 @@ import (
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -113,14 +112,14 @@ func (t targetConfig) check(flags *pflag.FlagSet) []workloads.Problem {
 	if t.Server != "" {
 		return problems // the simulator's settings are refused with --server by startTarget
 	}
-	if _, err := engine.LoadProfile(t.SimProfile); errors.Is(err, engine.ErrUnknownProfile) {
-		add("sim-profile", strconv.Quote(t.SimProfile), "one of "+strings.Join(engine.ProfileNames(), ", ")+", or a profile YAML file")
+	if _, err := simserver.LoadProfile(t.SimProfile); errors.Is(err, simserver.ErrUnknownProfile) {
+		add("sim-profile", strconv.Quote(t.SimProfile), "one of "+strings.Join(simserver.ProfileNames(), ", ")+", or a profile YAML file")
 	} else if err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			problems = append(problems, workloads.Problem{Key: "sim-profile", Message: settingSource(flags, "sim-profile") + ": " + line})
 		}
 	}
-	if _, err := engine.ParseFaults(t.SimFaults, t.SimFaultParams, t.SimSeed); err != nil {
+	if _, err := simserver.ParseFaults(t.SimFaults, t.SimFaultParams, t.SimSeed); err != nil {
 		for _, line := range strings.Split(simFlagNames(err).Error(), "\n") {
 			problems = append(problems, workloads.Problem{Key: "sim-fault", Message: line})
 		}

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/pacer"
-	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -29,7 +28,7 @@ type Config struct {
 	// Timeouts is the request timeout policy. A silent request ends by itself only when an
 	// armed timeout can still end it: the whole-request and idle timeouts always can, the
 	// TTFT timeout only before the first token.
-	Timeouts policy.Timeouts
+	Timeouts workloads.Timeouts
 	// PacerKind is the pacer design (slots, slots+rate, ticket, aimd…); PacerSlots its number
 	// of permits where it has a fixed number (slots, slots+rate, ticket), 0 otherwise.
 	PacerKind  pacer.Kind

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -21,14 +20,14 @@ func TestConfigFrom(t *testing.T) {
 			HangAfter: 10 * time.Minute, SlowAfter: time.Minute, PacerKind: "slots", PacerSlots: 30}},
 		// Any one of the three timeouts arms them.
 		{"idle timeout", func(w *workloads.Workload) { w.Request.Timeouts.Idle = time.Minute }, Config{Agents: 30, Rounds: 8,
-			StallAfter: 2 * time.Minute, HangAfter: 10 * time.Minute, SlowAfter: time.Minute, Timeouts: policy.Timeouts{Idle: time.Minute}, PacerKind: "slots", PacerSlots: 30}},
+			StallAfter: 2 * time.Minute, HangAfter: 10 * time.Minute, SlowAfter: time.Minute, Timeouts: workloads.Timeouts{Idle: time.Minute}, PacerKind: "slots", PacerSlots: 30}},
 		// The slow threshold carries over.
 		{"slow after", func(w *workloads.Workload) { w.Watchdog.SlowAfter = 5 * time.Minute }, Config{Agents: 30, Rounds: 8,
 			StallAfter: 2 * time.Minute, HangAfter: 10 * time.Minute, SlowAfter: 5 * time.Minute, PacerKind: "slots", PacerSlots: 30}},
 		// The pacer's leak switch and size carry over.
 		{"leak", func(w *workloads.Workload) {
 			w.Pacer.Slots, w.Pacer.LeakOnTimeout, w.Request.Timeouts.TTFT = 16, true, time.Second
-		}, Config{Agents: 30, Rounds: 8, StallAfter: 2 * time.Minute, HangAfter: 10 * time.Minute, SlowAfter: time.Minute, Timeouts: policy.Timeouts{TTFT: time.Second},
+		}, Config{Agents: 30, Rounds: 8, StallAfter: 2 * time.Minute, HangAfter: 10 * time.Minute, SlowAfter: time.Minute, Timeouts: workloads.Timeouts{TTFT: time.Second},
 			PacerKind: "slots", PacerSlots: 16, LeakOnTimeout: true}},
 	}
 	for _, c := range cases {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/scrape"
-	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // request is one open request (sent, no terminal event yet).
@@ -137,7 +137,7 @@ func (a *Analyzer) heardSilenceS(r *request, nowS float64) float64 {
 
 // canEnd reports whether an armed timeout of t can still end the request: the whole-request
 // and idle timeouts always can, the TTFT timeout only before the first output token.
-func canEnd(t policy.Timeouts, r *request) bool {
+func canEnd(t workloads.Timeouts, r *request) bool {
 	return t.Request > 0 || t.Idle > 0 || (t.TTFT > 0 && !r.output)
 }
 

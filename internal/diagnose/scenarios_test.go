@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/policy"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // Scenarios: each returns the world, the Analyzer's Config and the time to judge it at.
@@ -60,7 +60,7 @@ func wedgeIdleTimeout() (*world, Config, float64) {
 		}
 		a.done()
 	}
-	return w, Config{Agents: 8, Rounds: 4, PacerKind: "slots", PacerSlots: 8, Timeouts: policy.Timeouts{Idle: 60 * time.Second}}, 0
+	return w, Config{Agents: 8, Rounds: 4, PacerKind: "slots", PacerSlots: 8, Timeouts: workloads.Timeouts{Idle: 60 * time.Second}}, 0
 }
 
 // retriedErrors: 8 agents × 4 rounds, retry.max 2. Every other round's first attempt gets a
@@ -93,7 +93,7 @@ func leakOnTimeout() (*world, Config, float64) {
 	for id := 4; id < 6; id++ {
 		w.agent(id, 0).read(1).wait(inf)
 	}
-	cfg := Config{Agents: 6, PacerKind: "slots", PacerSlots: 4, Timeouts: policy.Timeouts{Request: 30 * time.Second}, LeakOnTimeout: true}
+	cfg := Config{Agents: 6, PacerKind: "slots", PacerSlots: 4, Timeouts: workloads.Timeouts{Request: 30 * time.Second}, LeakOnTimeout: true}
 	return w, cfg, 300
 }
 
@@ -113,7 +113,7 @@ func leakAndWedge() (*world, Config, float64) {
 	for id := 4; id < 6; id++ {
 		w.agent(id, 0).read(1).wait(inf)
 	}
-	cfg := Config{Agents: 6, PacerKind: "slots", PacerSlots: 4, Timeouts: policy.Timeouts{TTFT: 30 * time.Second}, LeakOnTimeout: true}
+	cfg := Config{Agents: 6, PacerKind: "slots", PacerSlots: 4, Timeouts: workloads.Timeouts{TTFT: 30 * time.Second}, LeakOnTimeout: true}
 	return w, cfg, 300
 }
 

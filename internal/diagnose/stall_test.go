@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // watchEach replays w up to until as the harness does live — events as they happen, Stall
@@ -39,7 +39,7 @@ func twoStalls() *world {
 }
 
 func TestWatchWarnsOncePerEpisode(t *testing.T) {
-	cfg := Config{Agents: 1, PacerKind: "slots", PacerSlots: 1, Timeouts: policy.Timeouts{Request: 300 * time.Second},
+	cfg := Config{Agents: 1, PacerKind: "slots", PacerSlots: 1, Timeouts: workloads.Timeouts{Request: 300 * time.Second},
 		StallAfter: 120 * time.Second, HangAfter: 250 * time.Second}
 	times, sts := watchEach(twoStalls(), cfg, 700)
 	var warned, hung []float64

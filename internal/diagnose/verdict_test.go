@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/scrape"
-	"github.com/agentsim/agentsim/policy"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -252,7 +252,7 @@ func TestPastStallInEvidence(t *testing.T) {
 // Servers send the role chunk as soon as they admit a request: a stream that got it and
 // nothing else has received no output token, whatever its chunk count says.
 func TestRoleChunkIsNoOutput(t *testing.T) {
-	a := New(Config{Agents: 2, Timeouts: policy.Timeouts{Request: 600 * time.Second}})
+	a := New(Config{Agents: 2, Timeouts: workloads.Timeouts{Request: 600 * time.Second}})
 	for _, e := range []events.Event{
 		{TS: 0, Agent: 0, Kind: events.RoundStart},
 		{TS: 1, Agent: 0, Kind: events.RequestSent, Request: "a0-r1-0"},

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentsim/agentsim/gate"
+	"github.com/agentsim/agentsim/internal/gate"
 	"github.com/agentsim/agentsim/workloads"
 )
 

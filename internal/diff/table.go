@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agentsim/agentsim/gate"
+	"github.com/agentsim/agentsim/internal/gate"
 	"github.com/agentsim/agentsim/internal/plural"
 )
 

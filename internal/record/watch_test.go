@@ -26,7 +26,6 @@ import (
 	"github.com/agentsim/agentsim/internal/record"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/engine"
 	"github.com/agentsim/agentsim/simserver/simtest"
 )
 
@@ -123,7 +122,7 @@ func watch(t *testing.T, faults []string, params []string, h *thirdParty, d time
 	t.Helper()
 	clk, err := clock.New(1)
 	require.NoError(t, err)
-	f, err := engine.ParseFaults(faults, params, 1)
+	f, err := simserver.ParseFaults(faults, params, 1)
 	require.NoError(t, err)
 	sim := simtest.NewServer(t, simserver.Options{Clock: clk, Faults: f})
 	up, _ := url.Parse(sim.URL)

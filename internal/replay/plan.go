@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agentsim/agentsim/internal/agents"
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/trace"
 	"github.com/agentsim/agentsim/workloads"
 )

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
-	"github.com/agentsim/agentsim/internal/agents"
 	"github.com/agentsim/agentsim/internal/replay"
 	"github.com/agentsim/agentsim/internal/traceimport"
 	"github.com/agentsim/agentsim/results"
@@ -38,8 +38,7 @@ func runOn(t *testing.T, w *workloads.Workload, scripts []*agents.Script) (*resu
 	if scripts != nil {
 		command = "replay"
 	}
-	ctx := agents.WithExtras(context.Background(), agents.Extras{Scripts: scripts})
-	res, err := harness.Run(ctx, harness.Options{Command: command, Workload: w, Clock: clk,
+	res, err := harness.Run(context.Background(), harness.Options{Command: command, Workload: w, Clock: clk, Scripts: scripts,
 		Target: harness.Target{URL: simtest.MemoryURL, Kind: results.Embedded, Profile: "dsv4-pd"},
 		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client()})
 	require.NoError(t, err)

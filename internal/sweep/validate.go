@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentsim/agentsim/simserver/engine"
+	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -148,7 +148,7 @@ func CheckFaults(faults, params []string) []workloads.Problem {
 		}
 	}
 	for _, f := range faults {
-		if _, err := engine.ParseFaults(FaultNames(f), CellFaultParams(params, f), 1); err != nil {
+		if _, err := simserver.ParseFaults(FaultNames(f), CellFaultParams(params, f), 1); err != nil {
 			for _, line := range strings.Split(err.Error(), "\n") {
 				add(line)
 			}

@@ -1,9 +1,4 @@
-// Package policy holds the request policy a workload sets for every agent: how long a request
-// may take (Timeouts) and how a failed one is retried (Retry). Its types are plain values with
-// pure methods and depend on nothing but the standard library, so the workload schema, the
-// agents that apply the policy and the diagnosis that reasons about it share one definition.
-// Every duration in this package is simulated time.
-package policy
+package workloads
 
 import (
 	"errors"

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/policy"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // silenceTimer enforces the request, TTFT and idle timeouts of one call with a single timer
@@ -38,7 +38,7 @@ type silenceTimer struct {
 }
 
 // start begins watching a request sent at sent.
-func (w *silenceTimer) start(clk *clock.Clock, sent time.Time, to policy.Timeouts, cancel context.CancelCauseFunc) {
+func (w *silenceTimer) start(clk *clock.Clock, sent time.Time, to workloads.Timeouts, cancel context.CancelCauseFunc) {
 	w.clk, w.sent, w.request, w.ttft, w.idle, w.cancel = clk, sent, to.Request, to.TTFT, to.Idle, cancel
 	w.last.Store(-1)
 	if at, _, ok := w.deadline(); ok {

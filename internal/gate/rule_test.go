@@ -154,7 +154,7 @@ func TestFigureNames(t *testing.T) {
 
 // TestFiguresDocumented checks that docs/gate.md names every figure and every latency kind.
 func TestFiguresDocumented(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "gate.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "gate.md"))
 	require.NoError(t, err)
 	for _, f := range counters {
 		name := f.Name

@@ -56,5 +56,5 @@
 //
 // DSV4PD is calibrated to the incident's measurements, which docs/engine.md lists with the
 // model; TestDecisiveBatchingCalibration and TestPureDecodeThroughput check them in virtual
-// time (go test ./simserver/engine -run 'Calibration|Throughput' -v).
+// time (go test ./internal/engine -run 'Calibration|Throughput' -v).
 package engine

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agentsim/agentsim/gate"
 	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/gate"
 )
 
 // TestVerdictKinds checks that a verdict rule may name every verdict diagnosis gives.

@@ -50,15 +50,15 @@ func (c Class) Timeout() bool {
 // TimeoutKind says which of the call's timeouts fired.
 type TimeoutKind string
 
-// The timeout kinds, matching the fields of policy.Timeouts.
+// The timeout kinds, matching the fields of workloads.Timeouts.
 const (
 	// NoTimeout: no timeout fired.
 	NoTimeout TimeoutKind = ""
-	// TimeoutRequest: policy.Timeouts.Request, the whole request.
+	// TimeoutRequest: workloads.Timeouts.Request, the whole request.
 	TimeoutRequest TimeoutKind = "request"
-	// TimeoutTTFT: policy.Timeouts.TTFT, send to first token.
+	// TimeoutTTFT: workloads.Timeouts.TTFT, send to first token.
 	TimeoutTTFT TimeoutKind = "ttft"
-	// TimeoutIdle: policy.Timeouts.Idle, silence between data frames.
+	// TimeoutIdle: workloads.Timeouts.Idle, silence between data frames.
 	TimeoutIdle TimeoutKind = "idle"
 )
 

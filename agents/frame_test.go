@@ -127,7 +127,7 @@ func TestScanFrameAgreesWithEncodingJSON(t *testing.T) {
 }
 
 // FuzzScanFrame: on any input, the fast scanner agrees with encoding/json whenever it
-// accepts the line. Run with: go test -run '^$' -fuzz '^FuzzScanFrame$' ./internal/agents
+// accepts the line. Run with: go test -run '^$' -fuzz '^FuzzScanFrame$' ./agents
 func FuzzScanFrame(f *testing.F) {
 	for _, line := range ordinaryFrames {
 		f.Add(line)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/pacer"
-	"github.com/agentsim/agentsim/policy"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // reasoningScript is a reasoning model's answer: headers at 0.5 s, the role at 1 s, thinking
@@ -128,7 +128,7 @@ func TestCallTTFTCountsReasoning(t *testing.T) {
 		env := newTestEnv(t, clk, s)
 		defer env.close()
 		req := testRequest()
-		req.Timeouts = policy.Timeouts{TTFT: 3 * time.Second, Idle: 9 * time.Second}
+		req.Timeouts = workloads.Timeouts{TTFT: 3 * time.Second, Idle: 9 * time.Second}
 		res := env.client.Call(t.Context(), req, nil)
 		require.NoError(t, res.Err)
 		assert.Equal(t, 2*time.Second, res.TTFT)

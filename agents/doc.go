@@ -1,7 +1,7 @@
 // Package agents simulates the agents of an LLM harness. Its core is one streaming chat
 // completion, Client.Call, measured in simulated time with reasoning-aware timings (send,
 // headers, first reasoning token, first content token, every data frame, end) and ended by
-// the timeout policy of policy.Timeouts: a whole-request deadline, and a silence timer for the
+// the timeout policy of workloads.Timeouts: a whole-request deadline, and a silence timer for the
 // time to first token and the silence between data frames. A failed call is data: a Result whose
 // Class names the failure from typed errors, so the harness can tell slow from stuck.
 //

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/agentsim/agentsim/gate"
+	"github.com/agentsim/agentsim/internal/gate"
 	"github.com/agentsim/agentsim/results"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/policy"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // benchTokens is the tokens streamed per Call in BenchmarkCall.
@@ -70,7 +70,7 @@ func benchCall(b *testing.B, perFrame int) {
 	client := NewClient(srv.URL+"/v1", "", &http.Client{Transport: tr}, clock.Real(), nil)
 	req := Request{Model: "m", MaxTokens: benchTokens, IgnoreEOS: true,
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "go"}},
-		Timeouts: policy.Timeouts{Request: time.Hour, TTFT: time.Minute, Idle: time.Minute}}
+		Timeouts: workloads.Timeouts{Request: time.Hour, TTFT: time.Minute, Idle: time.Minute}}
 	obs := &lastByte{}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)

@@ -7,7 +7,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/policy"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // Client makes streaming chat completions against one OpenAI-compatible server and measures
@@ -71,7 +71,7 @@ type Request struct {
 	// runs from send to the end; TTFT from send to the first token, reasoning or content;
 	// Idle is the longest silence allowed between two data frames and applies from the
 	// first data frame on (before it, only TTFT and Request do).
-	Timeouts policy.Timeouts
+	Timeouts workloads.Timeouts
 }
 
 // ignoreEOS is the body field IgnoreEOS adds; shared, never modified.

@@ -15,14 +15,14 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/pacer"
-	"github.com/agentsim/agentsim/policy"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // failCase is a server misbehaving one way and what the Result must say about it.
 type failCase struct {
 	name      string
 	s         *script
-	timeouts  policy.Timeouts
+	timeouts  workloads.Timeouts
 	class     Class
 	status    int
 	timeout   TimeoutKind
@@ -104,7 +104,7 @@ func failCases() []failCase {
 			class: ClassMalformedSSE, status: 200, end: 0},
 		{name: "silent stream trips the idle timeout exactly Idle after the last chunk",
 			s:        &script{steps: then(step{after: 500 * ms, data: contentFrame("!")}, step{hang: true})},
-			timeouts: policy.Timeouts{Idle: 10 * s, TTFT: 3 * s},
+			timeouts: workloads.Timeouts{Idle: 10 * s, TTFT: 3 * s},
 			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 11500 * ms,
 			check: func(t *testing.T, res Result) {
 				near(t, 10*time.Second, res.End.Sub(res.Last), "silence at the end")
@@ -115,24 +115,24 @@ func failCases() []failCase {
 		{name: "keep-alive comments do not reset the idle timeout",
 			s: &script{steps: then(step{after: 2 * s, raw: ": ping\n\n"}, step{after: 2 * s, raw: ": ping\n\n"},
 				step{after: 2 * s, raw: ": ping\n\n"}, step{hang: true})},
-			timeouts: policy.Timeouts{Idle: 5 * s},
+			timeouts: workloads.Timeouts{Idle: 5 * s},
 			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 6 * s},
 		{name: "no first token trips TTFT, though chunks arrive",
 			s:        &script{steps: []step{{data: roleFrame()}, {after: s, data: roleFrame()}, {hang: true}}},
-			timeouts: policy.Timeouts{TTFT: 5 * s, Idle: 30 * s},
+			timeouts: workloads.Timeouts{TTFT: 5 * s, Idle: 30 * s},
 			class:    ClassTimeoutTTFT, timeout: TimeoutTTFT, status: 200, end: 5 * s,
 			check: func(t *testing.T, res Result) { assert.ErrorIs(t, res.Err, ErrTTFTTimeout) }},
 		{name: "no headers at all trips TTFT",
 			s:        &script{headerDelay: time.Hour},
-			timeouts: policy.Timeouts{TTFT: 5 * s, Idle: 1 * s},
+			timeouts: workloads.Timeouts{TTFT: 5 * s, Idle: 1 * s},
 			class:    ClassTimeoutTTFT, timeout: TimeoutTTFT, status: 0, end: 5 * s},
 		{name: "idle shorter than TTFT applies from the first chunk",
 			s:        &script{steps: []step{{after: s, data: roleFrame()}, {hang: true}}},
-			timeouts: policy.Timeouts{TTFT: 60 * s, Idle: 5 * s},
+			timeouts: workloads.Timeouts{TTFT: 60 * s, Idle: 5 * s},
 			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 6 * s},
 		{name: "a stream dripping just inside Idle, then silent, times out exactly Idle after its last chunk",
 			s:        &script{steps: append(slowTokens(50, 900*ms)[:51], step{hang: true})},
-			timeouts: policy.Timeouts{Idle: s},
+			timeouts: workloads.Timeouts{Idle: s},
 			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 46 * s,
 			check: func(t *testing.T, res Result) {
 				near(t, time.Second, res.End.Sub(res.Last), "silence at the end")
@@ -140,16 +140,16 @@ func failCases() []failCase {
 			}},
 		{name: "the whole-request timeout alone ends a request that never gets its headers",
 			s:        &script{headerDelay: time.Hour},
-			timeouts: policy.Timeouts{Request: 10 * s},
+			timeouts: workloads.Timeouts{Request: 10 * s},
 			class:    ClassTimeoutRequest, timeout: TimeoutRequest, status: 0, end: 10 * s,
 			check: func(t *testing.T, res Result) { assert.ErrorIs(t, res.Err, ErrRequestTimeout) }},
 		{name: "a whole-request timeout shorter than TTFT fires first",
 			s:        &script{steps: []step{{data: roleFrame()}, {hang: true}}},
-			timeouts: policy.Timeouts{Request: 3 * s, TTFT: 5 * s, Idle: 4 * s},
+			timeouts: workloads.Timeouts{Request: 3 * s, TTFT: 5 * s, Idle: 4 * s},
 			class:    ClassTimeoutRequest, timeout: TimeoutRequest, status: 200, end: 3 * s},
 		{name: "slow steady stream trips the whole-request timeout",
 			s:        &script{steps: slowTokens(100, 700*ms)},
-			timeouts: policy.Timeouts{Request: 30 * s, Idle: 5 * s, TTFT: 5 * s},
+			timeouts: workloads.Timeouts{Request: 30 * s, Idle: 5 * s, TTFT: 5 * s},
 			class:    ClassTimeoutRequest, timeout: TimeoutRequest, status: 200, end: 30 * s,
 			check: func(t *testing.T, res Result) {
 				assert.ErrorIs(t, res.Err, ErrRequestTimeout)

@@ -1,16 +1,16 @@
-package policy_test
+package workloads_test
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/agentsim/agentsim/policy"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // Retry doubles its backoff on each attempt, lets a longer Retry-After win, and caps the delay;
 // the caller supplies the random draw, so the same arguments give the same delay.
 func ExampleRetry_Delay() {
-	r := policy.Retry{Max: 4, Backoff: time.Second, MaxBackoff: 10 * time.Second, Jitter: 0.5}
+	r := workloads.Retry{Max: 4, Backoff: time.Second, MaxBackoff: 10 * time.Second, Jitter: 0.5}
 	for attempt := 1; attempt <= 5; attempt++ {
 		fmt.Printf("retry %d allowed=%t delay=%s\n", attempt, r.ShouldRetry(attempt), r.Delay(attempt, 0, 1))
 	}
@@ -26,8 +26,8 @@ func ExampleRetry_Delay() {
 
 // A timeout policy is armed when any of its bounds is set; Validate names every bad key.
 func ExampleTimeouts() {
-	fmt.Println(policy.Timeouts{}.Armed(), policy.Timeouts{Idle: time.Minute}.Armed())
-	fmt.Println(policy.Timeouts{TTFT: -time.Second}.Validate())
+	fmt.Println(workloads.Timeouts{}.Armed(), workloads.Timeouts{Idle: time.Minute}.Armed())
+	fmt.Println(workloads.Timeouts{TTFT: -time.Second}.Validate())
 	// Output:
 	// false true
 	// request.ttft_timeout: -1s is not allowed: want a duration ≥ 0 (0 means none)
