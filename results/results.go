@@ -16,6 +16,9 @@ import (
 // Schema is the results.json schema identifier.
 const Schema = "agentsim.results/v1"
 
+// File is the name of the file in a run directory that Write writes and Read reads.
+const File = "results.json"
+
 // Results is results.json. Every duration is in simulated seconds (fields named …_s, …_seconds,
 // or under latency_seconds); WallSeconds is the wall time the run took.
 type Results struct {
@@ -179,32 +182,34 @@ type MeanMax struct {
 	N    int     `json:"n"`
 }
 
-// Write writes r as indented JSON to dir/results.json, atomically (temp file, then rename).
+// Write writes r as indented JSON to File in dir, atomically (temp file, then rename).
 func Write(dir string, r *Results) error {
 	r.Schema = Schema
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	tmp := filepath.Join(dir, ".results.json.tmp")
+	tmp := filepath.Join(dir, "."+File+".tmp")
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, "results.json")); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, File)); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
 	return nil
 }
 
-// Read reads dir/results.json.
+// Read reads File in dir. Its errors name the file with its path; a missing file's wraps
+// fs.ErrNotExist.
 func Read(dir string) (*Results, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	path := filepath.Join(dir, File)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var r Results
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("parse results.json: %w", err)
+		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
 	return &r, nil
 }
