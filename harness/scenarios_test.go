@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
 )
@@ -382,7 +383,7 @@ func TestDiagnosisScenarios(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				res, dir := runSim(t, t.Context(), sc.sim)
-				evs, err := events.ReadFile[events.Event](dir + "/" + diagnose.EventsFile)
+				evs, err := rundir.ReadEvents(dir)
 				require.NoError(t, err)
 				onDisk, err := results.Read(dir)
 				require.NoError(t, err)

@@ -31,7 +31,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -40,6 +39,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
@@ -150,7 +150,7 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 	if err != nil {
 		t.Fatalf("harnesstest: run %s: %v", w.Name, err)
 	}
-	evs, err := events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
+	evs, err := rundir.ReadEvents(dir)
 	if err != nil {
 		t.Fatalf("harnesstest: %v", err)
 	}

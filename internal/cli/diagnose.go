@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -114,7 +115,7 @@ func isDir(dir string) error {
 	case err != nil:
 		return err
 	case !fi.IsDir():
-		return errors.New("not a directory: want a run directory holding events.jsonl, samples.jsonl and config.yaml")
+		return fmt.Errorf("not a directory: want a run directory holding %s, %s and %s", rundir.Events, rundir.Samples, rundir.Config)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/internal/diff"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -143,7 +144,7 @@ func TestDiffRederived(t *testing.T) {
 		code, out, stderr := runSmoke(t, a, 1)
 		require.Equal(t, ExitOK, code, "%s\n%s", out, stderr)
 		require.NoError(t, os.Mkdir(b, 0o755))
-		for _, f := range runFiles {
+		for _, f := range rundir.Files {
 			if f == "results.json" {
 				continue
 			}

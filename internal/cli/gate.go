@@ -12,11 +12,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/diff"
 	"github.com/agentsim/agentsim/internal/gate"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -114,7 +113,7 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 // measured is a finished run as the gate sees it: res and the observations of the events it
 // wrote to dir.
 func measured(res *results.Results, dir string) (*gate.Measurement, error) {
-	evs, err := events.ReadFile[events.Event](filepath.Join(dir, diagnose.EventsFile))
+	evs, err := rundir.ReadEvents(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -15,12 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentsim/agentsim/harness"
-	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/rundir"
 )
-
-// runFiles are the files a run writes into its directory; a directory holding any of them
-// holds a run.
-var runFiles = []string{diagnose.EventsFile, diagnose.SamplesFile, "results.json", diagnose.ConfigFile}
 
 // maxRunDirSuffix bounds the search for a free default run directory name.
 const maxRunDirSuffix = 1000
@@ -123,7 +119,7 @@ func takeExisting(out string, force bool) error {
 	}
 	// Forced: remove the old run's files, so that no file of it outlives the new run (a
 	// results.json beside a new events.jsonl would describe the wrong run).
-	for _, f := range runFiles {
+	for _, f := range rundir.Files {
 		if err := os.Remove(filepath.Join(out, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return runtimeError(fmt.Errorf("--force: remove the previous run's %s: %w", f, err))
 		}
@@ -133,7 +129,7 @@ func takeExisting(out string, force bool) error {
 
 // holdsRun reports whether dir holds any file a run writes.
 func holdsRun(dir string) bool {
-	for _, f := range runFiles {
+	for _, f := range rundir.Files {
 		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
 			return true
 		}

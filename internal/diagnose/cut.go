@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/rundir"
 )
 
 // WarningPrefix starts an evidence line that warns about the record itself rather than
@@ -64,5 +65,5 @@ func cutFile(evs []events.Event, samples []events.Sample) (cutS float64, warning
 		what += " and " + lost[1]
 	}
 	return lastEv, fmt.Sprintf(WarningPrefix+"%s is cut: its events end at t=%s but %s runs to t=%s and counts %s; "+
-		"this verdict judges only the first %s, where both files agree", EventsFile, secs(lastEv), SamplesFile, secs(last.TS), what, secs(lastEv)), true
+		"this verdict judges only the first %s, where both files agree", rundir.Events, secs(lastEv), rundir.Samples, secs(last.TS), what, secs(lastEv)), true
 }

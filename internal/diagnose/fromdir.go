@@ -1,63 +1,52 @@
 package diagnose
 
 import (
-	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
 
-// The files of a run directory that diagnosis reads (docs/files.md).
-const (
-	EventsFile  = "events.jsonl"
-	SamplesFile = "samples.jsonl"
-	ConfigFile  = "config.yaml"
-	// RecordFile marks the directory of a watched recording (agentsim record --watch): the
-	// events are a proxy's view of a real harness (Config.Proxy).
-	RecordFile = "record.json"
-)
-
 // FromDir re-derives the verdict of the run recorded in dir from its events.jsonl,
-// samples.jsonl and config.yaml alone, feeding them in time order to the same Analyzer the
-// live watchdog uses and judging at the last record's time. It returns the verdict and the
-// results those files support (counts, latencies, tokens, gauges, rounds planned, simulated
-// duration; not the command, server or wall time). A missing or malformed file is an error
-// naming it; a directory that holds no run (empty, foreign, a compare or sweep directory) is
-// an ErrNotRunDir error saying what it is, and an events.jsonl without events an error saying
-// the run recorded none. An events.jsonl cut short of its samples (see cutFile) is judged up
-// to its last event, and the verdict says so first.
+// samples.jsonl and config.yaml alone (read by rundir.Open), feeding them in time order to
+// the same Analyzer the live watchdog uses and judging at the last record's time. It returns
+// the verdict and the results those files support (counts, latencies, tokens, gauges, rounds
+// planned, simulated duration; not the command, server or wall time). A missing or malformed
+// file is an error naming it; a directory that holds no run (empty, foreign, a compare or
+// sweep directory) is an ErrNotRunDir error saying what it is, and an events.jsonl without
+// events an error saying the run recorded none. An events.jsonl cut short of its samples (see
+// cutFile) is judged up to its last event, and the verdict says so first.
 func FromDir(dir string) (results.Verdict, *results.Results, error) {
 	if err := checkRunDir(dir); err != nil {
 		return results.Verdict{}, nil, err
 	}
-	w, err := readWorkload(filepath.Join(dir, ConfigFile))
+	run, err := rundir.Open(dir, rundir.Options{Samples: true})
 	if err != nil {
 		return results.Verdict{}, nil, err
 	}
-	path := filepath.Join(dir, EventsFile)
-	evs, err := events.ReadFile[events.Event](path)
+	r, err := Derive(run)
 	if err != nil {
 		return results.Verdict{}, nil, err
 	}
-	if len(evs) == 0 {
-		return results.Verdict{}, nil, fmt.Errorf("%w: %s holds no event: the run recorded nothing (it ended before its first "+
-			"second was written, or the file was emptied); there is nothing to judge", ErrNoEvents, path)
+	return r.Verdict, r, nil
+}
+
+// Derive judges the records of run, as FromDir does once it has read them: it is the
+// rundir.Options.Derive of the readers that take a run's results from its records when
+// results.json is missing. run needs its workload, events and samples.
+func Derive(run *rundir.Run) (*results.Results, error) {
+	if len(run.Events) == 0 {
+		return nil, fmt.Errorf("%w: %s holds no event: the run recorded nothing (it ended before its first "+
+			"second was written, or the file was emptied); there is nothing to judge", ErrNoEvents, filepath.Join(run.Dir, rundir.Events))
 	}
-	samples, err := events.ReadFile[events.Sample](filepath.Join(dir, SamplesFile))
-	if err != nil {
-		return results.Verdict{}, nil, err
-	}
-	_, err = os.Stat(filepath.Join(dir, RecordFile))
-	return judgeRecords(w, evs, samples, err == nil)
+	_, r, err := judgeRecords(run.Workload, run.Events, run.Samples, run.Proxy)
+	return r, err
 }
 
 // judgeRecords is FromDir on records already read: it checks them against the workload (see
@@ -83,7 +72,7 @@ func judgeRecords(w *workloads.Workload, evs []events.Event, samples []events.Sa
 	a.Fill(r, end)
 	r.Rounds.Planned = w.Agents * w.Rounds
 	if cut {
-		r.Verdict.Summary += fmt.Sprintf(" (judged up to t=%s: %s is cut)", secs(cutS), EventsFile)
+		r.Verdict.Summary += fmt.Sprintf(" (judged up to t=%s: %s is cut)", secs(cutS), rundir.Events)
 		r.Verdict.Evidence = append([]string{warning}, r.Verdict.Evidence...)
 	}
 	return r.Verdict, r, nil
@@ -109,31 +98,4 @@ func Replay(a *Analyzer, evs []events.Event, samples []events.Sample) float64 {
 		}
 	}
 	return a.LastS()
-}
-
-// readWorkload reads the resolved workload a run wrote to config.yaml, through the workloads
-// loader (workloads.LoadRecorded): the same conversion, strictness and validation as a
-// workload file, skipping the settings the run redacted (server, api_key).
-func readWorkload(path string) (*workloads.Workload, error) {
-	data, err := workloads.ReadFile(path)
-	if err != nil {
-		return nil, readError(path, err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("read %s: the file is empty", path)
-	}
-	w, err := workloads.LoadRecorded(data)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
-	}
-	return w, nil
-}
-
-// readError says which file could not be read, without repeating its path.
-func readError(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		return fmt.Errorf("read %s: %w", path, pe.Err)
-	}
-	return fmt.Errorf("read %s: %w", path, err)
 }

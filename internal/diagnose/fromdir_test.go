@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -24,9 +25,9 @@ func record(t *testing.T, dir string, w *world, wl *workloads.Workload, until fl
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.Real()
 		start := clk.Now()
-		evLog, err := events.CreateLog(filepath.Join(dir, EventsFile), clk, start)
+		evLog, err := events.CreateLog(filepath.Join(dir, rundir.Events), clk, start)
 		require.NoError(t, err)
-		smLog, err := events.Create[events.Sample](filepath.Join(dir, SamplesFile))
+		smLog, err := events.Create[events.Sample](filepath.Join(dir, rundir.Samples))
 		require.NoError(t, err)
 		a := New(ConfigFrom(wl))
 		evs, samples := w.sorted(), w.samples(until)
@@ -53,7 +54,7 @@ func record(t *testing.T, dir string, w *world, wl *workloads.Workload, until fl
 	})
 	b, err := wl.Redacted(map[string]string{"server": "http://127.0.0.1:30000", "api_key": "secret"})
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ConfigFile), b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, rundir.Config), b, 0o644))
 	return live
 }
 
@@ -121,25 +122,25 @@ func TestFromDirErrors(t *testing.T) {
 		want  string // in the error
 	}{
 		// No config.yaml.
-		{"config missing", func(dir string) error { return os.Remove(filepath.Join(dir, ConfigFile)) }, "config.yaml: no such file"},
+		{"config missing", func(dir string) error { return os.Remove(filepath.Join(dir, rundir.Config)) }, "config.yaml: no such file"},
 		// config.yaml that is not YAML.
 		{"config malformed", func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, ConfigFile), []byte("agents: [1,\n"), 0o644)
+			return os.WriteFile(filepath.Join(dir, rundir.Config), []byte("agents: [1,\n"), 0o644)
 		}, "parse " + "%s/config.yaml"},
 		// config.yaml with a value the workload schema refuses.
 		{"config invalid", func(dir string) error {
-			return os.WriteFile(filepath.Join(dir, ConfigFile), []byte("agents: 0\n"), 0o644)
+			return os.WriteFile(filepath.Join(dir, rundir.Config), []byte("agents: 0\n"), 0o644)
 		}, "config.yaml: "},
 		// An empty config.yaml.
-		{"config empty", func(dir string) error { return os.WriteFile(filepath.Join(dir, ConfigFile), nil, 0o644) }, "config.yaml: the file is empty"},
+		{"config empty", func(dir string) error { return os.WriteFile(filepath.Join(dir, rundir.Config), nil, 0o644) }, "config.yaml: the file is empty"},
 		// No events.jsonl.
-		{"events missing", func(dir string) error { return os.Remove(filepath.Join(dir, EventsFile)) }, "events.jsonl: no such file"},
+		{"events missing", func(dir string) error { return os.Remove(filepath.Join(dir, rundir.Events)) }, "events.jsonl: no such file"},
 		// A malformed line in the middle of events.jsonl.
-		{"events malformed", func(dir string) error { return prepend(filepath.Join(dir, EventsFile), "{oops\n") }, "events.jsonl line 1"},
+		{"events malformed", func(dir string) error { return prepend(filepath.Join(dir, rundir.Events), "{oops\n") }, "events.jsonl line 1"},
 		// No samples.jsonl.
-		{"samples missing", func(dir string) error { return os.Remove(filepath.Join(dir, SamplesFile)) }, "samples.jsonl: no such file"},
+		{"samples missing", func(dir string) error { return os.Remove(filepath.Join(dir, rundir.Samples)) }, "samples.jsonl: no such file"},
 		// A malformed line in the middle of samples.jsonl.
-		{"samples malformed", func(dir string) error { return prepend(filepath.Join(dir, SamplesFile), "[]\n") }, "samples.jsonl line 1"},
+		{"samples malformed", func(dir string) error { return prepend(filepath.Join(dir, rundir.Samples), "[]\n") }, "samples.jsonl line 1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,7 +162,7 @@ func TestFromDirToleratesCutLastLine(t *testing.T) {
 	w, cfg, _ := leakOnTimeout()
 	dir := t.TempDir()
 	record(t, dir, w, workloadFor(cfg), 300)
-	for _, f := range []string{EventsFile, SamplesFile} {
+	for _, f := range []string{rundir.Events, rundir.Samples} {
 		fh, err := os.OpenFile(filepath.Join(dir, f), os.O_APPEND|os.O_WRONLY, 0)
 		require.NoError(t, err)
 		_, err = fh.WriteString(`{"t_s": 300.1, "ev`)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/rundir"
 )
 
 // maxRecordS bounds the times of records read from a run directory, in simulated seconds: a
@@ -42,29 +43,29 @@ func checkRecords(evs []events.Event, samples []events.Sample, agents int) error
 		return nil
 	}
 	for i, e := range evs {
-		if err := ts(EventsFile, i+1, e.TS); err != nil {
+		if err := ts(rundir.Events, i+1, e.TS); err != nil {
 			return err
 		}
-		if err := agent(EventsFile, i+1, "agent", e.Agent, true); err != nil {
+		if err := agent(rundir.Events, i+1, "agent", e.Agent, true); err != nil {
 			return err
 		}
 		if e.Round < 0 || e.Attempt < 0 || e.Chunks < 0 || e.CompletionTokens < 0 {
 			return fmt.Errorf("%s record %d: round %d, attempt %d, chunks %d, completion_tokens %d: want counts ≥ 0",
-				EventsFile, i+1, e.Round, e.Attempt, e.Chunks, e.CompletionTokens)
+				rundir.Events, i+1, e.Round, e.Attempt, e.Chunks, e.CompletionTokens)
 		}
 	}
 	for i, s := range samples {
 		n := i + 1
-		if err := ts(SamplesFile, n, s.TS); err != nil {
+		if err := ts(rundir.Samples, n, s.TS); err != nil {
 			return err
 		}
 		if s.InFlight < 0 || s.TokensOut < 0 || s.ChunksIn < 0 {
-			return fmt.Errorf("%s record %d: in_flight %d, tokens_out %d, chunks_in %d: want counts ≥ 0", SamplesFile, n, s.InFlight, s.TokensOut, s.ChunksIn)
+			return fmt.Errorf("%s record %d: in_flight %d, tokens_out %d, chunks_in %d: want counts ≥ 0", rundir.Samples, n, s.InFlight, s.TokensOut, s.ChunksIn)
 		}
 		if o := s.Open; o != nil {
 			if o.Silent < 0 || o.Moving < 0 || o.WithBytes < 0 || o.Chunks < 0 {
 				return fmt.Errorf("%s record %d: open.silent %d, open.moving %d, open.with_bytes %d, open.chunks %d: want counts ≥ 0",
-					SamplesFile, n, o.Silent, o.Moving, o.WithBytes, o.Chunks)
+					rundir.Samples, n, o.Silent, o.Moving, o.WithBytes, o.Chunks)
 			}
 			for _, f := range []struct {
 				name string
@@ -72,23 +73,23 @@ func checkRecords(evs []events.Event, samples []events.Sample, agents int) error
 			}{{"open.stall_after_s", o.StallAfterS}, {"open.last_byte_ago_s", o.LastByteAgoS},
 				{"open.unlisted_max_silence_s", o.UnlistedMaxSilenceS}, {"open.not_silent_max_s", o.NotSilentMaxS}} {
 				if math.IsNaN(f.v) || f.v < -arrivalSkewS || f.v > maxRecordS {
-					return fmt.Errorf("%s record %d: %s %g is not allowed: want seconds from 0 to %d", SamplesFile, n, f.name, f.v, maxRecordS)
+					return fmt.Errorf("%s record %d: %s %g is not allowed: want seconds from 0 to %d", rundir.Samples, n, f.name, f.v, maxRecordS)
 				}
 			}
 		}
 		for _, st := range s.Streams {
-			if err := agent(SamplesFile, n, "streams[].agent", st.Agent, false); err != nil {
+			if err := agent(rundir.Samples, n, "streams[].agent", st.Agent, false); err != nil {
 				return err
 			}
 		}
 		if p := s.Pacer; p != nil {
 			for _, h := range p.Held {
-				if err := agent(SamplesFile, n, "pacer.held[].agent", h.Agent, false); err != nil {
+				if err := agent(rundir.Samples, n, "pacer.held[].agent", h.Agent, false); err != nil {
 					return err
 				}
 			}
 			for _, wt := range p.Waiters {
-				if err := agent(SamplesFile, n, "pacer.waiters[].agent", wt.Agent, false); err != nil {
+				if err := agent(rundir.Samples, n, "pacer.waiters[].agent", wt.Agent, false); err != nil {
 					return err
 				}
 			}

@@ -3,17 +3,21 @@ package diagnose
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentsim/agentsim/internal/rundir"
 )
 
 // ErrNoEvents marks a run directory whose events.jsonl holds no event: nothing to judge.
 var ErrNoEvents = errors.New("nothing recorded")
 
-// runFiles are the files that make a directory a run directory.
-var runFiles = []string{EventsFile, SamplesFile, ConfigFile}
+// runFiles are the files that make a directory a run directory to diagnosis: the ones it
+// reads (a results.json alone is also the top of a compare or a bench sweep).
+var runFiles = []string{rundir.Events, rundir.Samples, rundir.Config}
 
 // ErrNotRunDir marks a directory that holds no run: empty, someone else's, or the parent of
 // runs (a compare or a bench sweep directory). Its message says which and, for a parent,
@@ -26,37 +30,30 @@ var ErrNotRunDir = errors.New("not a run directory")
 func checkRunDir(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return readError(dir, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == dir {
+			err = pe.Err // the path is said once, below
+		}
+		return fmt.Errorf("read %s: %w", dir, err)
 	}
-	var runs []string // subdirectories that are runs
 	for _, e := range entries {
 		if slices.Contains(runFiles, e.Name()) {
 			return nil
 		}
-		if e.IsDir() && exists(filepath.Join(dir, e.Name(), EventsFile)) {
-			runs = append(runs, e.Name())
-		}
 	}
+	runs := rundir.Parts(dir)
+	agentic := filepath.Join(dir, rundir.Agentic)
 	switch {
-	case slices.Contains(runs, "agentic"):
+	case slices.Contains(runs, agentic):
 		return fmt.Errorf("%w: %s is a compare directory; its agentic run is %s (agentsim diagnose %s), the synthetic bench %s",
-			ErrNotRunDir, dir, filepath.Join(dir, "agentic"), filepath.Join(dir, "agentic"), filepath.Join(dir, "synthetic"))
+			ErrNotRunDir, dir, agentic, agentic, filepath.Join(dir, rundir.Synthetic))
 	case len(runs) > 0:
-		paths := make([]string, len(runs))
-		for i, r := range runs {
-			paths[i] = filepath.Join(dir, r)
-		}
 		return fmt.Errorf("%w: %s holds runs, not one (a bench sweep holds one per concurrency): diagnose one of %s",
-			ErrNotRunDir, dir, strings.Join(paths, ", "))
+			ErrNotRunDir, dir, strings.Join(runs, ", "))
 	case len(entries) == 0:
 		return fmt.Errorf("%w: %s is empty (%s: no such file or directory; no %s or %s either): want a directory a run wrote",
-			ErrNotRunDir, dir, ConfigFile, EventsFile, SamplesFile)
+			ErrNotRunDir, dir, rundir.Config, rundir.Events, rundir.Samples)
 	}
 	return fmt.Errorf("%w: %s holds none of %s: want a directory a run wrote (runs/<UTC time>-<workload>)",
 		ErrNotRunDir, dir, strings.Join(runFiles, ", "))
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

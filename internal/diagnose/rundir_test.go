@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -70,11 +70,11 @@ func TestFromDirNotARun(t *testing.T) {
 func TestFromDirNoEvents(t *testing.T) {
 	for _, content := range []string{"", "\n\n  \n"} {
 		dir := finishedRun(t)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, EventsFile), []byte(content), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, rundir.Events), []byte(content), 0o644))
 		_, _, err := FromDir(dir)
 		require.Error(t, err)
 		assert.True(t, errors.Is(err, ErrNoEvents), "%v", err)
-		assert.Contains(t, err.Error(), filepath.Join(dir, EventsFile)+" holds no event: the run recorded nothing")
+		assert.Contains(t, err.Error(), filepath.Join(dir, rundir.Events)+" holds no event: the run recorded nothing")
 	}
 }
 
@@ -90,7 +90,7 @@ func TestFromDirCutEvents(t *testing.T) {
 		assert.NotContains(t, e, "is cut", "a quiet end is not a cut file")
 	}
 
-	path := filepath.Join(dir, EventsFile)
+	path := filepath.Join(dir, rundir.Events)
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	lines := bytes.SplitAfter(b, []byte("\n"))
@@ -107,18 +107,6 @@ func TestFromDirCutEvents(t *testing.T) {
 
 func must(w *world, _ Config) *world { return w }
 
-// TestFromDirConfigBounded checks that config.yaml is read as a workload file is: a FIFO is
-// refused without blocking.
-func TestFromDirConfigBounded(t *testing.T) {
-	dir := finishedRun(t)
-	cfg := filepath.Join(dir, ConfigFile)
-	require.NoError(t, os.Remove(cfg))
-	require.NoError(t, syscall.Mkfifo(cfg, 0o644))
-	_, _, err := FromDir(dir)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not a regular file")
-}
-
 // TestFromDirRefusesImpossibleRecords checks that records no run of the workload could have
 // written are refused, naming file, record, field, value and what is allowed, before the
 // analysis makes room for them (an agent 2000000000 would otherwise allocate 2e9 agent views).
@@ -126,14 +114,14 @@ func TestFromDirRefusesImpossibleRecords(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, line, want string
 	}{
-		{"agent far out of range", EventsFile, `{"t_s": 1, "event": "request_sent", "agent": 2000000000, "request": "x"}`,
+		{"agent far out of range", rundir.Events, `{"t_s": 1, "event": "request_sent", "agent": 2000000000, "request": "x"}`,
 			"events.jsonl record 1: agent 2000000000 is not allowed: want −1 (the run) or 0–9 (the run had 10 agents)"},
-		{"agent below the run", EventsFile, `{"t_s": 1, "event": "agent_start", "agent": -7}`, "agent -7 is not allowed"},
-		{"negative time", EventsFile, `{"t_s": -5, "event": "agent_start", "agent": 0}`, "t_s -5 is not allowed: want simulated seconds from 0 to"},
-		{"stream of no agent", SamplesFile, `{"t_s": 1, "streams": [{"request": "x", "agent": 99}]}`,
+		{"agent below the run", rundir.Events, `{"t_s": 1, "event": "agent_start", "agent": -7}`, "agent -7 is not allowed"},
+		{"negative time", rundir.Events, `{"t_s": -5, "event": "agent_start", "agent": 0}`, "t_s -5 is not allowed: want simulated seconds from 0 to"},
+		{"stream of no agent", rundir.Samples, `{"t_s": 1, "streams": [{"request": "x", "agent": 99}]}`,
 			"samples.jsonl record 1: streams[].agent 99 is not allowed: want 0–9"},
-		{"negative count", SamplesFile, `{"t_s": 1, "in_flight": -1}`, "in_flight -1"},
-		{"silence far in the future", SamplesFile, `{"t_s": 1, "open": {"stall_after_s": 20, "last_byte_ago_s": -3}}`,
+		{"negative count", rundir.Samples, `{"t_s": 1, "in_flight": -1}`, "in_flight -1"},
+		{"silence far in the future", rundir.Samples, `{"t_s": 1, "open": {"stall_after_s": 20, "last_byte_ago_s": -3}}`,
 			"open.last_byte_ago_s -3 is not allowed: want seconds from 0 to"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,7 +139,7 @@ func TestFromDirRefusesImpossibleRecords(t *testing.T) {
 // could record — is read, not refused.
 func TestFromDirReadsByteDuringSample(t *testing.T) {
 	dir := finishedRun(t)
-	require.NoError(t, prepend(filepath.Join(dir, SamplesFile),
+	require.NoError(t, prepend(filepath.Join(dir, rundir.Samples),
 		`{"t_s": 0.001, "open": {"stall_after_s": 20, "last_byte_ago_s": -1.5634e-05}}`+"\n"))
 	_, _, err := FromDir(dir)
 	require.NoError(t, err)

@@ -4,7 +4,6 @@
 package diff
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,9 +14,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/gate"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -35,73 +34,26 @@ type Run struct {
 var ErrNotRun = errors.New("not a run directory")
 
 // Load reads the run in dir: config.yaml, events.jsonl and results.json, or, for a run killed
-// before it wrote results.json, the results its events and samples support. The directory of
-// a compare or a bench sweep holds its runs in subdirectories; the error names them.
+// before it wrote results.json, the results its events and samples support (rundir.Open,
+// judged by diagnose.Derive). The directory of a compare or a bench sweep holds its runs in
+// subdirectories; the error names them.
 func Load(dir string) (*Run, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s: %w: want a directory that run, bench, compare or replay wrote", dir, ErrNotRun)
 	}
-	if _, err := os.Stat(filepath.Join(dir, diagnose.EventsFile)); errors.Is(err, fs.ErrNotExist) {
-		if parts := subRuns(dir); len(parts) > 0 {
+	if _, err := os.Stat(filepath.Join(dir, rundir.Events)); errors.Is(err, fs.ErrNotExist) {
+		if parts := rundir.Parts(dir); len(parts) > 0 {
 			if len(parts) > 3 {
 				parts = append(parts[:3], "…")
 			}
 			return nil, fmt.Errorf("%s holds runs in subdirectories: %w: name one of them, such as %s", dir, ErrNotRun, strings.Join(parts, ", "))
 		}
 	}
-	w, err := readWorkload(filepath.Join(dir, diagnose.ConfigFile))
+	run, err := rundir.Open(dir, rundir.Options{Results: true, Derive: diagnose.Derive})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", dir, ErrNotRun, err)
 	}
-	evs, err := events.ReadFile[events.Event](filepath.Join(dir, diagnose.EventsFile))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", dir, ErrNotRun, err)
-	}
-	res, err := results.Read(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		_, res, err = diagnose.FromDir(dir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", dir, ErrNotRun, err)
-	}
-	return &Run{Dir: dir, Workload: w, Measurement: gate.Measurement{Results: res, Observations: results.ObservationsOf(evs)}}, nil
-}
-
-// subRuns lists the subdirectories of dir that hold a run (compare's synthetic/ and
-// agentic/, a sweep's n16/…).
-func subRuns(dir string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		if _, err := os.Stat(filepath.Join(p, diagnose.EventsFile)); e.IsDir() && err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// readWorkload reads the workload a run recorded in config.yaml.
-func readWorkload(path string) (*workloads.Workload, error) {
-	data, err := workloads.ReadFile(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("read %s: %w", filepath.Base(path), err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("read %s: the file is empty", filepath.Base(path))
-	}
-	w, err := workloads.LoadRecorded(data)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", filepath.Base(path), err)
-	}
-	return w, nil
+	return &Run{Dir: dir, Workload: run.Workload, Measurement: gate.Measurement{Results: run.Results, Observations: results.ObservationsOf(run.Events)}}, nil
 }
 
 // ErrIncomparable marks two runs whose workloads differ in a way that makes comparing their

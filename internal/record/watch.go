@@ -16,6 +16,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/trace"
@@ -47,11 +48,8 @@ type WatchOptions struct {
 	Out io.Writer
 }
 
-// RecordFile describes a watched recording; its presence tells diagnosis that the events
-// come from a proxy (diagnose.RecordFile).
-const RecordFile = diagnose.RecordFile
-
-// recordInfo is record.json.
+// recordInfo is record.json (rundir.Record): its presence tells diagnosis that the events
+// come from a proxy.
 type recordInfo struct {
 	Schema     string `json:"schema"`
 	Upstream   string `json:"upstream"`
@@ -90,7 +88,7 @@ func NewWatcher(o WatchOptions) (*Watcher, error) {
 	if o.Clock == nil {
 		o.Clock = clock.Real()
 	}
-	evPath := filepath.Join(o.Dir, diagnose.EventsFile)
+	evPath := filepath.Join(o.Dir, rundir.Events)
 	if _, err := os.Stat(evPath); err == nil {
 		return nil, fmt.Errorf("%s exists: --watch writes its files beside the trace; choose an empty directory for --out", evPath)
 	}
@@ -119,7 +117,7 @@ func NewWatcher(o WatchOptions) (*Watcher, error) {
 	if wt.evs, err = events.Create[events.Event](evPath); err != nil {
 		return nil, err
 	}
-	if wt.samples, err = events.Create[events.Sample](filepath.Join(o.Dir, diagnose.SamplesFile)); err != nil {
+	if wt.samples, err = events.Create[events.Sample](filepath.Join(o.Dir, rundir.Samples)); err != nil {
 		wt.evs.Close()
 		return nil, err
 	}
@@ -135,13 +133,13 @@ func writeWatchFiles(o WatchOptions, w *workloads.Workload) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(o.Dir, diagnose.ConfigFile), y, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", diagnose.ConfigFile, err)
+	if err := os.WriteFile(filepath.Join(o.Dir, rundir.Config), y, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", rundir.Config, err)
 	}
 	info, _ := json.MarshalIndent(recordInfo{Schema: "agentsim.record/v1", Upstream: o.Upstream, Trace: o.TraceFile,
 		MetricsURL: o.MetricsURL, Started: o.Clock.WallNow().UTC().Format(time.RFC3339)}, "", "  ")
-	if err := os.WriteFile(filepath.Join(o.Dir, RecordFile), append(info, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", RecordFile, err)
+	if err := os.WriteFile(filepath.Join(o.Dir, rundir.Record), append(info, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", rundir.Record, err)
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/rundir"
 )
 
 // TestWatchScrapesWithTheKey: llama-server --api-key answers /metrics 401 without the key;
@@ -43,7 +43,7 @@ func TestWatchScrapesWithTheKey(t *testing.T) {
 	w.sample(t.Context(), p)
 	require.NoError(t, p.Close())
 	require.NoError(t, w.Close())
-	samples, err := events.ReadFile[events.Sample](filepath.Join(dir, diagnose.SamplesFile))
+	samples, err := events.ReadFile[events.Sample](filepath.Join(dir, rundir.Samples))
 	require.NoError(t, err)
 	require.Len(t, samples, 1)
 	assert.Empty(t, samples[0].ServerErrors)

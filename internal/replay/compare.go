@@ -3,9 +3,9 @@ package replay
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/internal/tracestats"
 	"github.com/agentsim/agentsim/results"
 )
@@ -43,7 +43,7 @@ type replayed struct {
 // recorded: e2e and TTFT per request, token counts, concurrency over time and, in timestamps
 // mode, the schedule lag.
 func Compare(dir string, p *Plan) (*results.Replay, error) {
-	evs, err := events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
+	evs, err := rundir.ReadEvents(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -11,13 +11,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/workloads"
 )
 
 // DefaultStallAfter is the silence after which a stream counts as silent when a run's
@@ -63,7 +62,7 @@ func Load(dirs ...string) ([]*Run, error) {
 	return runs, nil
 }
 
-// partDirs returns dir itself when it holds events.jsonl, else its subdirectories that do.
+// partDirs returns dir itself when it holds events.jsonl, else its parts (rundir.Parts).
 func partDirs(dir string) ([]string, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -74,59 +73,35 @@ func partDirs(dir string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s: not a directory: want a run directory holding events.jsonl, samples.jsonl and config.yaml", dir)
+		return nil, fmt.Errorf("%s: not a directory: want a run directory holding %s, %s and %s", dir, rundir.Events, rundir.Samples, rundir.Config)
 	}
-	if exists(filepath.Join(dir, diagnose.EventsFile)) {
+	if _, err := os.Stat(filepath.Join(dir, rundir.Events)); err == nil {
 		return []string{dir}, nil
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	if _, err := os.ReadDir(dir); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	var parts []string
-	for _, e := range entries {
-		if e.IsDir() && exists(filepath.Join(dir, e.Name(), diagnose.EventsFile)) {
-			parts = append(parts, filepath.Join(dir, e.Name()))
-		}
-	}
+	parts := rundir.Parts(dir)
 	if len(parts) == 0 {
-		return nil, fmt.Errorf("%s: not a run directory: no %s in it or in its subdirectories", dir, diagnose.EventsFile)
+		return nil, fmt.Errorf("%s: not a run directory: no %s in it or in its subdirectories", dir, rundir.Events)
 	}
-	// compare runs its synthetic part first; keep that order rather than the alphabet's.
-	sort.SliceStable(parts, func(i, j int) bool {
-		return filepath.Base(parts[i]) == "synthetic" && filepath.Base(parts[j]) != "synthetic"
-	})
 	return parts, nil
 }
 
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// loadRun reads one run directory.
+// loadRun reads one run directory: its events, samples and results — results.json, or for a
+// run killed before writing it, what diagnose re-derives from the other files. Its
+// config.yaml may be missing or unreadable: the run is then drawn with the default
+// stall_after.
 func loadRun(dir string) (*Run, error) {
-	r := &Run{Label: filepath.Clean(dir), Dir: dir, StallAfterS: DefaultStallAfter.Seconds()}
-	var err error
-	if r.Events, err = events.ReadFile[events.Event](filepath.Join(dir, diagnose.EventsFile)); err != nil {
+	run, err := rundir.Open(dir, rundir.Options{Samples: true, Results: true, Derive: diagnose.Derive, OptionalWorkload: true})
+	if err != nil {
 		return nil, err
 	}
-	if r.Samples, err = events.ReadFile[events.Sample](filepath.Join(dir, diagnose.SamplesFile)); err != nil {
-		return nil, err
-	}
-	if data, err := os.ReadFile(filepath.Join(dir, diagnose.ConfigFile)); err == nil {
-		if w, err := workloads.LoadRecorded(data); err == nil {
-			r.StallAfterS = w.Watchdog.StallAfter.Seconds()
-			r.Agents, r.Rounds = w.Agents, w.Rounds
-		}
-	}
-	if r.Results, err = results.Read(dir); err != nil {
-		// A killed run has no results.json: judge it from its files as diagnose does.
-		_, res, derr := diagnose.FromDir(dir)
-		if derr != nil {
-			return nil, fmt.Errorf("%s: no results.json (%v), and its files cannot be judged: %w", dir, err, derr)
-		}
-		r.Results = res
+	r := &Run{Label: filepath.Clean(dir), Dir: dir, StallAfterS: DefaultStallAfter.Seconds(),
+		Events: run.Events, Samples: run.Samples, Results: run.Results}
+	if w := run.Workload; w != nil {
+		r.StallAfterS = w.Watchdog.StallAfter.Seconds()
+		r.Agents, r.Rounds = w.Agents, w.Rounds
 	}
 	for _, e := range r.Events {
 		r.Agents = max(r.Agents, e.Agent+1)

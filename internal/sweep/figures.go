@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/workloads"
 )
 
 // Figures are what one finished run contributes to its cell's row, read from its run
@@ -59,35 +57,22 @@ func ReadFigures(dir string) (*Figures, error) {
 	if res.Harness != nil {
 		f.LagP99S, f.LagWarning = res.Harness.Lag.P99, res.Harness.Warning
 	}
-	if err := f.replay(dir); err != nil {
+	run, err := rundir.Open(dir, rundir.Options{Samples: true})
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
+	f.replay(run)
 	return f, nil
 }
 
 // replay feeds the run's records to a diagnose.Analyzer in time order, as diagnose.Replay
 // does, asking after every sample whether a stream has stalled; it collects the per-request
 // observations on the way.
-func (f *Figures) replay(dir string) error {
-	data, err := os.ReadFile(filepath.Join(dir, diagnose.ConfigFile))
-	if err != nil {
-		return fmt.Errorf("read %s: %w", diagnose.ConfigFile, err)
-	}
-	w, err := workloads.LoadRecorded(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", diagnose.ConfigFile, err)
-	}
-	evs, err := events.ReadFile[events.Event](filepath.Join(dir, diagnose.EventsFile))
-	if err != nil {
-		return err
-	}
-	samples, err := events.ReadFile[events.Sample](filepath.Join(dir, diagnose.SamplesFile))
-	if err != nil {
-		return err
-	}
+func (f *Figures) replay(run *rundir.Run) {
+	evs, samples := run.Events, run.Samples // sorted in place: run is the caller's own
 	slices.SortStableFunc(evs, func(x, y events.Event) int { return cmp.Compare(x.TS, y.TS) })
 	slices.SortStableFunc(samples, func(x, y events.Sample) int { return cmp.Compare(x.TS, y.TS) })
-	a := diagnose.New(diagnose.ConfigFrom(w))
+	a := diagnose.New(diagnose.ConfigFrom(run.Workload))
 	i, j := 0, 0
 	for i < len(evs) || j < len(samples) {
 		if j == len(samples) || (i < len(evs) && evs[i].TS <= samples[j].TS) {
@@ -103,7 +88,6 @@ func (f *Figures) replay(dir string) error {
 		}
 		j++
 	}
-	return nil
 }
 
 // event collects an event's observation, as results.Builder counts it.

@@ -1,13 +1,12 @@
 package traceimport
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/trace"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -30,17 +29,14 @@ type runRequest struct {
 // reply's content), the read steps in between; model and reasoning_effort come from the run's
 // config.yaml.
 func Run(dir string) (*Trace, error) {
-	evs, err := events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
+	run, err := rundir.Open(dir, rundir.Options{})
 	if err != nil {
 		return nil, err
 	}
-	w, err := runWorkload(dir)
-	if err != nil {
-		return nil, err
-	}
-	reqs := collectRun(evs)
+	w := run.Workload
+	reqs := collectRun(run.Events)
 	if len(reqs) == 0 {
-		return nil, fmt.Errorf("%s: the run sent no request, so there is nothing to replay", filepath.Join(dir, "events.jsonl"))
+		return nil, fmt.Errorf("%s: the run sent no request, so there is nothing to replay", filepath.Join(dir, rundir.Events))
 	}
 	t := &Trace{Header: trace.Header{Source: "run:" + dir, AfterSFrom: trace.AfterEnd}}
 	last := map[int]*runRequest{} // the agent's previous request
@@ -78,25 +74,6 @@ func Run(dir string) (*Trace, error) {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d requests have no terminal event (the run was killed): their outcome is unknown", noEnd))
 	}
 	return t, nil
-}
-
-// runWorkload reads the run's config.yaml for the model and reasoning effort its requests
-// asked for.
-func runWorkload(dir string) (*workloads.Workload, error) {
-	path := filepath.Join(dir, "config.yaml")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("read %s: %w (is %s an agentsim run directory?)", path, err, dir)
-	}
-	w, err := workloads.LoadRecorded(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return w, nil
 }
 
 // collectRun pairs each request_sent with its terminal event and the read steps before it,
