@@ -16,6 +16,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/redact"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
@@ -144,11 +145,11 @@ func newRun(o Options) (*run, error) {
 		r.metrics, reg = newRunMetrics(o.Workload.Watchdog.StallAfter.Seconds())
 		o.Metrics.use(reg)
 	}
-	if r.log, err = events.CreateLog(filepath.Join(o.Dir, "events.jsonl"), o.Clock, r.start); err != nil {
+	if r.log, err = events.CreateLog(filepath.Join(o.Dir, rundir.Events), o.Clock, r.start); err != nil {
 		r.close()
 		return nil, err
 	}
-	if r.samples, err = events.Create[events.Sample](filepath.Join(o.Dir, "samples.jsonl")); err != nil {
+	if r.samples, err = events.Create[events.Sample](filepath.Join(o.Dir, rundir.Samples)); err != nil {
 		r.close()
 		return nil, err
 	}
@@ -167,10 +168,10 @@ func writeConfig(o Options) error {
 	}
 	b, err := o.Workload.Recorded(extra, reproduce)
 	if err != nil {
-		return fmt.Errorf("config.yaml: %w", err)
+		return fmt.Errorf("%s: %w", rundir.Config, err)
 	}
-	if err := os.WriteFile(filepath.Join(o.Dir, "config.yaml"), b, 0o644); err != nil {
-		return fmt.Errorf("write config.yaml: %w", err)
+	if err := os.WriteFile(filepath.Join(o.Dir, rundir.Config), b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", rundir.Config, err)
 	}
 	return nil
 }

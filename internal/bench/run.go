@@ -12,6 +12,7 @@ import (
 	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -102,7 +103,7 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	}
 	dir := o.Dir
 	if o.Sweep {
-		dir = filepath.Join(o.Dir, testDir(n))
+		dir = filepath.Join(o.Dir, rundir.BenchTest(n))
 	}
 	p := &Point{Concurrency: n}
 	var mu sync.Mutex
@@ -144,14 +145,11 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 // sweep results.json and one subdirectory per test.
 func Files(o Options) string {
 	if !o.Sweep {
-		return "{events.jsonl, samples.jsonl, results.json, config.yaml}"
+		return "{" + strings.Join(rundir.Files, ", ") + "}"
 	}
 	dirs := make([]string, len(o.Concurrency))
 	for i, n := range o.Concurrency {
-		dirs[i] = testDir(n) + "/"
+		dirs[i] = rundir.BenchTest(n) + "/"
 	}
-	return "{results.json, " + strings.Join(dirs, ", ") + "}"
+	return "{" + rundir.Results + ", " + strings.Join(dirs, ", ") + "}"
 }
-
-// testDir is the subdirectory of a sweep's test of n requests at once.
-func testDir(n int) string { return fmt.Sprintf("n%d", n) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/bench"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -104,17 +105,17 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	ho.FitContext = cfg.Fit.FitContext
-	syn, err := k.synthetic(c, t, o, w, ho, filepath.Join(dir, "synthetic"))
+	syn, err := k.synthetic(c, t, o, w, ho, filepath.Join(dir, rundir.Synthetic))
 	if err != nil {
 		return harnessError(err)
 	}
-	top.Parts["synthetic"] = syn
+	top.Parts[rundir.Synthetic] = syn
 	var ag *results.Results
 	if !syn.Interrupted && c.Context().Err() == nil {
-		if ag, err = k.agentic(c, t, w, ho, filepath.Join(dir, "agentic")); err != nil {
+		if ag, err = k.agentic(c, t, w, ho, filepath.Join(dir, rundir.Agentic)); err != nil {
 			return harnessError(err)
 		}
-		top.Parts["agentic"] = ag
+		top.Parts[rundir.Agentic] = ag
 	}
 	top.SimSeconds, top.WallSeconds = t.clock.Since(start).Seconds(), t.clock.WallNow().Sub(wallFrom).Seconds()
 	conclude(top, syn, ag)
@@ -201,5 +202,5 @@ func printComparison(out io.Writer, top, syn, ag *results.Results, dir string) {
 	fmt.Fprintln(out, "\n── side by side ──")
 	bench.PrintSideBySide(out, syn, ag)
 	fmt.Fprintf(out, "conclusion: %s\n", top.Conclusion)
-	fmt.Fprintf(out, "files: %s\n", filepath.Join(dir, "{results.json, synthetic/, agentic/}"))
+	fmt.Fprintf(out, "files: %s\n", filepath.Join(dir, "{"+rundir.Results+", "+rundir.Synthetic+"/, "+rundir.Agentic+"/}"))
 }
