@@ -86,8 +86,3 @@ func TestWedgeUnderSimulatorLag(t *testing.T) {
 		assert.Greater(t, last.SimLagS, 100.0, "the simulator is far behind on the moving requests")
 	})
 }
-
-// The header the harness names its requests with is the one the simulator reads.
-func TestRequestIDHeaderIsTheSimulators(t *testing.T) {
-	assert.Equal(t, simserver.RequestIDHeader, requestIDHeader)
-}

@@ -106,8 +106,3 @@ func TestSimulatorLagIsNotTheServer(t *testing.T) {
 		assert.Nil(t, res.Harness.SimulatorLag)
 	})
 }
-
-// The header the harness stamps its requests with is the one the simulator reads.
-func TestSentAtHeaderIsTheSimulators(t *testing.T) {
-	assert.Equal(t, simserver.SentAtHeader, sentAtHeader)
-}

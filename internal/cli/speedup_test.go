@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/simserver"
 )
 
 // TestServerClock checks that a command against an agentsim server adopts its speedup and
@@ -27,7 +27,7 @@ func TestServerClock(t *testing.T) {
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if tc.header != "" {
-				w.Header().Set(harness.SpeedupHeader, tc.header)
+				w.Header().Set(simserver.SpeedupHeader, tc.header)
 			}
 			_, _ = w.Write([]byte(`{"object":"list","data":[]}`))
 		}))
