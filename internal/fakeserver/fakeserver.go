@@ -9,7 +9,8 @@
 // answer every request with the same frames, or advertise an agentsim speedup. Prompt
 // tokens are counted as words.
 //
-// The zero Server lists no model, accepts any, and streams nothing but its usage frame.
+// The zero Server lists no model and accepts any; a request gets the output tokens it forces
+// with ignore_eos and max_tokens (else none), then the usage frame and [DONE].
 package fakeserver
 
 import (
