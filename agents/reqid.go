@@ -22,8 +22,8 @@ func withRequest(ctx context.Context, id string, sent time.Time) context.Context
 
 // SentRequest returns the id of the request an HTTP call under ctx sends and its send time,
 // simulated (its request_sent event's), or "" and the zero time when the call is none of the
-// agents'. The harness tells both its embedded simulator (simserver.RequestIDHeader,
-// simserver.SentAtHeader): the silence the verdict judges begins at that send time.
+// agents'. The harness tells both to its embedded simulator, in request headers: the silence
+// the verdict judges begins at that send time.
 func SentRequest(ctx context.Context) (id string, sent time.Time) {
 	s, _ := ctx.Value(sentKey{}).(sending)
 	return s.id, s.sent

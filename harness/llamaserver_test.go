@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/fakeserver"
 )
 
 // TestLlamaServerWithAKey: llama-server --api-key --metrics refuses its /metrics without the
@@ -20,11 +21,9 @@ import (
 // found rather than printing it as 0.
 func TestLlamaServerWithAKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := &fakeServer{models: []string{"tiny.gguf"}, nCtx: 8192, tokens: 400, itl: 25 * time.Millisecond,
-			metrics: "llamacpp", apiKey: "sekrit", deferred: 7}
-		ts, hc := f.startInMemory()
-		defer ts.Close()
-		defer hc.CloseIdleConnections()
+		f := &fakeserver.Server{Models: []string{"tiny.gguf"}, NCtx: 8192, Tokens: 400, ITL: 25 * time.Millisecond,
+			Metrics: fakeserver.LlamaCpp, APIKey: "sekrit", Deferred: 7}
+		_, hc := f.StartInMemory(t)
 		clk, err := clock.New(1)
 		require.NoError(t, err)
 		var lines []string
@@ -48,9 +47,8 @@ func TestLlamaServerWithAKey(t *testing.T) {
 // TestLlamaServerWithoutMetrics: llama-server started without --metrics answers /metrics 501;
 // the summary says the gauges are not available, and why, instead of "mean 0.0 max 0".
 func TestLlamaServerWithoutMetrics(t *testing.T) {
-	f := &fakeServer{models: []string{"tiny.gguf"}, nCtx: 8192, tokens: 4, metrics: "llamacpp-off"}
-	ts := f.start()
-	defer ts.Close()
+	f := &fakeserver.Server{Models: []string{"tiny.gguf"}, NCtx: 8192, Tokens: 4, Metrics: fakeserver.LlamaCppOff}
+	ts := f.Start(t)
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.NoError(t, r.err)
 	assert.Regexp(t, `\n  server        gauges not available: /metrics could not be read \(\d+ samples?\)\n`+
@@ -61,9 +59,8 @@ func TestLlamaServerWithoutMetrics(t *testing.T) {
 // TestKeyRequired: a server that answers 401 to a run that gave no key requires one; the
 // error says how to give it, not that a key was refused.
 func TestKeyRequired(t *testing.T) {
-	f := &fakeServer{models: []string{"tiny.gguf"}, tokens: 4, apiKey: "sekrit"}
-	ts := f.start()
-	defer ts.Close()
+	f := &fakeserver.Server{Models: []string{"tiny.gguf"}, Tokens: 4, APIKey: "sekrit"}
+	ts := f.Start(t)
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.Error(t, r.err)
 	assert.Equal(t, "server "+ts.URL+" requires an API key: GET /v1/models → 401 without one; give it with --api-key or AGENTSIM_API_KEY", r.err.Error())
@@ -78,9 +75,8 @@ func TestKeyRequired(t *testing.T) {
 // before it starts, bare --fit-context fits to it, and results.json says where it came from.
 // A server that lists max_model_len too is read by that first.
 func TestContextWindowFromLlamaMeta(t *testing.T) {
-	f := &fakeServer{models: []string{"tiny.gguf"}, nCtx: 1024, tokens: 8}
-	ts := f.start()
-	defer ts.Close()
+	f := &fakeserver.Server{Models: []string{"tiny.gguf"}, NCtx: 1024, Tokens: 8}
+	ts := f.Start(t)
 
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.NoError(t, r.err)
@@ -95,7 +91,7 @@ func TestContextWindowFromLlamaMeta(t *testing.T) {
 	assert.Contains(t, r.out, "context: fitted to the server's window of 1024 tokens (90% of it planned")
 	assert.Equal(t, r.res.Requests.Sent, r.res.Requests.OK, "%+v", r.res.Requests)
 
-	f.listLen = 512
+	f.MaxModelLen = 512
 	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.NoError(t, r.err)
 	assert.Equal(t, 512, r.res.Server.ContextWindow, "max_model_len first")

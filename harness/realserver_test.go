@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,11 +19,12 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/fakeserver"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
 
-// fakeRun is one run of the harness against a fakeServer.
+// fakeRun is one run of the harness against a fakeserver.Server.
 type fakeRun struct {
 	res *results.Results
 	err error
@@ -69,9 +69,8 @@ var quick = []string{"rounds=1", "start_jitter=0s", "tool_time=0s", "think_time=
 // answers 404 to the workload's model; the run asks /v1/models, sends the one model the server
 // serves, says so before the run, and records it (an event and results.json's server).
 func TestRunSendsTheModelTheServerServes(t *testing.T) {
-	f := &fakeServer{models: []string{"some/model"}, tokens: 16}
-	ts := f.start()
-	defer ts.Close()
+	f := &fakeserver.Server{Models: []string{"some/model"}, Tokens: 16}
+	ts := f.Start(t)
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.NoError(t, r.err)
 	assert.Equal(t, r.res.Requests.Sent, r.res.Requests.OK, "every request served: %+v", r.res.Requests)
@@ -113,9 +112,8 @@ func TestRunRefusesAnAmbiguousModel(t *testing.T) {
 			`model "deepseek-v4-flash" is not served by URL; it serves 1 model: a/one — choose one with --model NAME (the workload key model)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := &fakeServer{models: c.models, tokens: 4}
-			ts := f.start()
-			defer ts.Close()
+			f := &fakeserver.Server{Models: c.models, Tokens: 4}
+			ts := f.Start(t)
 			r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, func(o *Options) { o.PinModel = c.pinned })
 			var me *ModelError
 			require.True(t, errors.As(r.err, &me), "Run = %v; want a *ModelError", r.err)
@@ -128,15 +126,8 @@ func TestRunRefusesAnAmbiguousModel(t *testing.T) {
 // TestServerWordsReachTheUser: a server that lists no model and answers 404 to the name sent;
 // the summary, the verdict and results.json quote its words, not only "http_status 404".
 func TestServerWordsReachTheUser(t *testing.T) {
-	f := &fakeServer{models: []string{"other"}, tokens: 4}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/models" { // lists nothing, yet refuses any other name
-			_, _ = w.Write([]byte(`{"object":"list","data":[]}`))
-			return
-		}
-		f.ServeHTTP(w, r)
-	}))
-	defer ts.Close()
+	f := &fakeserver.Server{Models: []string{"other"}, Unlisted: true, Tokens: 4} // lists nothing, yet refuses any other name
+	ts := f.Start(t)
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.NoError(t, r.err)
 	const words = "The model `deepseek-v4-flash` does not exist."
@@ -158,9 +149,8 @@ func TestServerWordsReachTheUser(t *testing.T) {
 // requests is named before the run, with the offer of --fit-context; with it, the workload's
 // context keys are scaled to fit and every request succeeds.
 func TestContextWindowFromModels(t *testing.T) {
-	f := &fakeServer{models: []string{"deepseek-v4-flash"}, listLen: 512, window: 512, tokens: 8}
-	ts := f.start()
-	defer ts.Close()
+	f := &fakeserver.Server{Models: []string{"deepseek-v4-flash"}, MaxModelLen: 512, Window: 512, Tokens: 8}
+	ts := f.Start(t)
 
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.NoError(t, r.err)
@@ -187,9 +177,8 @@ func TestContextWindowFromModels(t *testing.T) {
 // TestContextWindowFromARefusal: a server that lists no max_model_len refuses requests past its
 // window with vLLM's 400; the run quotes it and offers --fit-context with the window it named.
 func TestContextWindowFromARefusal(t *testing.T) {
-	f := &fakeServer{models: []string{"deepseek-v4-flash"}, window: 512, tokens: 8}
-	ts := f.start()
-	defer ts.Close()
+	f := &fakeserver.Server{Models: []string{"deepseek-v4-flash"}, Window: 512, Tokens: 8}
+	ts := f.Start(t)
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.NoError(t, r.err)
 	require.NotEmpty(t, r.res.Failures)
@@ -208,9 +197,8 @@ func TestContextWindowFromARefusal(t *testing.T) {
 // force_output_length is set; outputs far from the workload's distribution are warned about
 // with both figures.
 func TestOutputLengthsThatMissTheWorkload(t *testing.T) {
-	f := &fakeServer{models: []string{"deepseek-v4-flash"}, tokens: 240}
-	ts := f.start()
-	defer ts.Close()
+	f := &fakeserver.Server{Models: []string{"deepseek-v4-flash"}, Tokens: 240}
+	ts := f.Start(t)
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", append([]string{"request.force_output_length=false"}, quick...), nil)
 	require.NoError(t, r.err)
 	assert.Contains(t, r.res.Warnings,
@@ -226,9 +214,8 @@ func TestOutputLengthsThatMissTheWorkload(t *testing.T) {
 // that does not reason accepts any reasoning_effort) gets a warning when the workload asks for
 // reasoning, none when it does not; the simulator, which reasons, gets none either.
 func TestReasoningAskedButNoneCame(t *testing.T) {
-	f := &fakeServer{models: []string{"deepseek-v4-flash"}}
-	ts := f.start()
-	defer ts.Close()
+	f := &fakeserver.Server{Models: []string{"deepseek-v4-flash"}}
+	ts := f.Start(t)
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.NoError(t, r.err)
 	assert.Equal(t, []string{"reasoning: the workload asks for reasoning_effort low, but none of the 4 completed requests streamed any reasoning and the server counted no reasoning tokens: " +
@@ -254,10 +241,8 @@ func TestReasoningAskedButNoneCame(t *testing.T) {
 // first scrape on.
 func TestGaugesAreEvidence(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := &fakeServer{models: []string{"deepseek-v4-flash"}, tokens: 400, itl: 25 * time.Millisecond, metrics: "vllm"}
-		ts, hc := f.startInMemory()
-		defer ts.Close()
-		defer hc.CloseIdleConnections()
+		f := &fakeserver.Server{Models: []string{"deepseek-v4-flash"}, Tokens: 400, ITL: 25 * time.Millisecond, Metrics: fakeserver.VLLM}
+		_, hc := f.StartInMemory(t)
 		clk, err := clock.New(1)
 		require.NoError(t, err)
 		var lines []string
@@ -282,13 +267,11 @@ func TestGaugesAreEvidence(t *testing.T) {
 // reading rather than carrying it forward as "= 4 for 60 s".
 func TestFrozenMetricsAreSaid(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := &fakeServer{models: []string{"deepseek-v4-flash"}, tokens: 100000, itl: 50 * time.Millisecond, metrics: "vllm"}
-		ts, hc := f.startInMemory()
-		defer ts.Close()
-		defer hc.CloseIdleConnections()
+		f := &fakeserver.Server{Models: []string{"deepseek-v4-flash"}, Tokens: 100000, ITL: 50 * time.Millisecond, Metrics: fakeserver.VLLM}
+		_, hc := f.StartInMemory(t)
 		clk, err := clock.New(1)
 		require.NoError(t, err)
-		freeze := time.AfterFunc(10*time.Second, f.freeze)
+		freeze := time.AfterFunc(10*time.Second, f.Freeze)
 		defer freeze.Stop()
 		r := runFake(t, "http://fake", hc, clk, "smoke", []string{"start_jitter=0s", "request.max_tokens=100000",
 			"request.output_tokens=100000", "context.max_context_tokens=200000"}, nil)
@@ -304,9 +287,8 @@ func TestFrozenMetricsAreSaid(t *testing.T) {
 // tokenizer counts more than the harness estimated (here 3 tokens a word), and the warning
 // gives both counts, their ratio and the window that allows for it, with which the run fits.
 func TestContextRefusedAfterAFit(t *testing.T) {
-	f := &fakeServer{models: []string{"deepseek-v4-flash"}, window: 512, tokens: 8, tokensPerWord: 3}
-	ts := f.start()
-	defer ts.Close()
+	f := &fakeserver.Server{Models: []string{"deepseek-v4-flash"}, Window: 512, Tokens: 8, TokensPerWord: 3}
+	ts := f.Start(t)
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, func(o *Options) { o.FitContext = 512 })
 	require.NoError(t, r.err)
 	require.Equal(t, r.res.Requests.Sent, r.res.Requests.Errors, "%+v", r.res.Requests)

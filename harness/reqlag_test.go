@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,8 +13,6 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -41,21 +38,10 @@ func (s starvedSim) Behind() time.Duration { return max(s.SimLag.Behind(), 2*s.c
 func TestWedgeUnderSimulatorLag(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const delay = 40 * time.Second
+		res, dir := runSim(t, t.Context(), simCase{workload: "smoke", speedup: 20, late: delay,
+			faults: []string{"long-context-wedge"}, faultParams: []string{"threshold_tokens=500", "probability=0.005"},
+			simLag: func(own SimLag, clk *clock.Clock) SimLag { return starvedSim{SimLag: own, clk: clk, start: clk.Now()} }})
 		w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke"})
-		require.NoError(t, err)
-		clk, err := clock.New(20)
-		require.NoError(t, err)
-		faults, err := simserver.ParseFaults([]string{"long-context-wedge"}, []string{"threshold_tokens=500", "probability=0.005"}, 1)
-		require.NoError(t, err)
-		sim := simtest.NewServer(t, simserver.Options{Clock: clk, Profile: simserver.DSV4PD(), Faults: faults})
-		defer sim.Close()
-		client := *sim.Client()
-		client.Transport = lateTransport{next: client.Transport, clk: clk, delay: delay}
-		target := Target{URL: sim.URL, Kind: results.Embedded, Profile: "dsv4-pd", Faults: faults.Names(),
-			SimLag: starvedSim{SimLag: sim.Sim.Engine(), clk: clk, start: clk.Now()}}
-		dir := filepath.Join(t.TempDir(), "run")
-		res, err := Run(t.Context(), Options{Command: "run", Workload: w, Clock: clk, Target: target,
-			Dir: dir, Out: io.Discard, HTTPClient: &client})
 		require.NoError(t, err)
 
 		v := res.Verdict
@@ -85,9 +71,4 @@ func TestWedgeUnderSimulatorLag(t *testing.T) {
 		assert.True(t, last.SimLagPerRequest)
 		assert.Greater(t, last.SimLagS, 100.0, "the simulator is far behind on the moving requests")
 	})
-}
-
-// The header the harness names its requests with is the one the simulator reads.
-func TestRequestIDHeaderIsTheSimulators(t *testing.T) {
-	assert.Equal(t, simserver.RequestIDHeader, requestIDHeader)
 }

@@ -36,6 +36,13 @@ type simCase struct {
 	// readDelay, when > 0, makes the harness read its streams slowly: each read of a
 	// response body waits that long (wall time, virtual in a bubble).
 	readDelay time.Duration
+	// late, when > 0, makes every chat request reach the simulator's handler that long, in
+	// simulated time, after the harness sent it (lateTransport).
+	late time.Duration
+	// simLag, when set, is what the target tells the run of the simulator's lag, given the
+	// simulator's own and the run's clock (nil: the target does not carry it); unset, the
+	// target carries the simulator's own.
+	simLag func(own SimLag, clk *clock.Clock) SimLag
 }
 
 // runSim runs c to its end and returns its results and run directory. Call it inside a bubble.
@@ -77,10 +84,18 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	if c.readDelay > 0 {
 		client = slowReading(client, c.readDelay)
 	}
+	if c.late > 0 {
+		late := *client
+		late.Transport = lateTransport{next: client.Transport, clk: clk, delay: c.late}
+		client = &late
+	}
+	target := Target{URL: sim.URL, Kind: results.Embedded, Profile: "dsv4-pd", Faults: faults.Names(), SimLag: sim.Sim.Engine()}
+	if c.simLag != nil {
+		target.SimLag = c.simLag(sim.Sim.Engine(), clk)
+	}
 	dir := filepath.Join(t.TempDir(), "run")
-	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk,
-		Target: Target{URL: sim.URL, Kind: results.Embedded, Profile: "dsv4-pd", Faults: faults.Names(), SimLag: sim.Sim.Engine()},
-		Dir:    dir, Out: io.Discard, HTTPClient: client, Metrics: c.metrics})
+	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk, Target: target,
+		Dir: dir, Out: io.Discard, HTTPClient: client, Metrics: c.metrics})
 	require.NoError(t, err)
 	return res, dir
 }

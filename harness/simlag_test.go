@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -15,9 +14,6 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/simtest"
-	"github.com/agentsim/agentsim/workloads"
 )
 
 // lateTransport holds every chat request for delay of simulated time before the simulator's
@@ -48,23 +44,11 @@ func (t lateTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestSimulatorLagIsNotTheServer(t *testing.T) {
 	const delay = 40 * time.Second
 	run := func(t *testing.T, measured bool) (*results.Results, string) {
-		w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke"})
-		require.NoError(t, err)
-		clk, err := clock.New(20)
-		require.NoError(t, err)
-		sim := simtest.NewServer(t, simserver.Options{Clock: clk, Profile: simserver.DSV4PD()})
-		defer sim.Close()
-		client := *sim.Client()
-		client.Transport = lateTransport{next: client.Transport, clk: clk, delay: delay}
-		target := Target{URL: sim.URL, Kind: results.Embedded, Profile: "dsv4-pd"}
-		if measured {
-			target.SimLag = sim.Sim.Engine()
+		c := simCase{workload: "smoke", speedup: 20, late: delay}
+		if !measured {
+			c.simLag = func(SimLag, *clock.Clock) SimLag { return nil }
 		}
-		dir := filepath.Join(t.TempDir(), "run")
-		res, err := Run(t.Context(), Options{Command: "run", Workload: w, Clock: clk, Target: target,
-			Dir: dir, Out: io.Discard, HTTPClient: &client})
-		require.NoError(t, err)
-		return res, dir
+		return runSim(t, t.Context(), c)
 	}
 	synctest.Test(t, func(t *testing.T) {
 		res, dir := run(t, true)
@@ -105,9 +89,4 @@ func TestSimulatorLagIsNotTheServer(t *testing.T) {
 		assert.Equal(t, results.StalledStreams, res.Verdict.Kind, "unmeasured, the simulator's lag reads as the server's stall")
 		assert.Nil(t, res.Harness.SimulatorLag)
 	})
-}
-
-// The header the harness stamps its requests with is the one the simulator reads.
-func TestSentAtHeaderIsTheSimulators(t *testing.T) {
-	assert.Equal(t, simserver.SentAtHeader, sentAtHeader)
 }

@@ -9,18 +9,15 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/wire"
 )
 
-// SpeedupHeader is the response header an agentsim server advertises its clock's speedup in
-// (simserver.SpeedupHeader; repeated here because the harness does not depend on the
-// simulator).
-const SpeedupHeader = "X-Agentsim-Speedup"
-
 // ServerSpeedup asks the server GET /v1/models once, within timeout (wall time), and returns
-// the speedup it advertises in SpeedupHeader: simulated seconds per wall second of an agentsim
-// server, which a harness must adopt for its timeouts, think and tool times and watchdog to
-// run on the server's clock. found is false for any other server (the speedup is then 1) and
-// when the server does not answer; a header that is not a valid speedup is an error.
+// the speedup it advertises in its speedup header (simserver.SpeedupHeader): simulated seconds
+// per wall second of an agentsim server, which a harness must adopt for its timeouts, think
+// and tool times and watchdog to run on the server's clock. found is false for any other
+// server (the speedup is then 1) and when the server does not answer; a header that is not a
+// valid speedup is an error.
 func ServerSpeedup(ctx context.Context, hc *http.Client, baseURL, apiKey string, timeout time.Duration) (speedup float64, found bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -37,7 +34,7 @@ func ServerSpeedup(ctx context.Context, hc *http.Client, baseURL, apiKey string,
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
-	v := resp.Header.Get(SpeedupHeader)
+	v := resp.Header.Get(wire.SpeedupHeader)
 	if v == "" {
 		return 1, false, nil
 	}
@@ -46,7 +43,7 @@ func ServerSpeedup(ctx context.Context, hc *http.Client, baseURL, apiKey string,
 		perr = clock.ValidateSpeedup(s)
 	}
 	if perr != nil {
-		return 1, false, fmt.Errorf("server %s advertises %s: %q, not a speedup from 1 to 1000000", baseURL, SpeedupHeader, v)
+		return 1, false, fmt.Errorf("server %s advertises %s: %q, not a speedup from 1 to 1000000", baseURL, wire.SpeedupHeader, v)
 	}
 	return s, true, nil
 }

@@ -2,8 +2,6 @@ package harness
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"testing/synctest"
 
@@ -11,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/fakeserver"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/simtest"
 )
@@ -40,18 +39,11 @@ func TestServerSpeedup(t *testing.T) {
 		{"out of range", "0.5", 1, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if tc.header != "" {
-					w.Header().Set(SpeedupHeader, tc.header)
-				}
-				_, _ = w.Write([]byte(`{"object":"list","data":[]}`))
-			}))
-			defer srv.Close()
+			srv := (&fakeserver.Server{Speedup: tc.header}).Start(t)
 			s, found, err := ServerSpeedup(context.Background(), srv.Client(), srv.URL, "", CheckTimeout)
 			assert.Equal(t, tc.err, err != nil, "error %v", err)
 			assert.Equal(t, tc.found, found)
 			assert.Equal(t, tc.want, s)
 		})
 	}
-	assert.Equal(t, simserver.SpeedupHeader, SpeedupHeader, "the harness reads the header the simulator sends")
 }

@@ -36,6 +36,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
@@ -73,6 +74,13 @@ type Config struct {
 	// Seed, when not 0, is the workload's seed (its seed key) and the simulator's; 0 keeps the
 	// workload's seed and the simulator's default, 1.
 	Seed uint64
+	// Scripts, when set, replace the workload's rounds with one script per agent, in agent
+	// order, as `agentsim replay` runs a trace's sessions (harness.Options.Scripts).
+	Scripts []*agents.Script
+	// Dir, when set, is the run directory, created if missing, for a test that lays out runs
+	// of its own (the parts of a compare directory, say); "" means a new directory under the
+	// test's t.TempDir, removed when the test ends.
+	Dir string
 }
 
 // Result is what a run produced.
@@ -86,8 +94,8 @@ type Result struct {
 	Events []events.Event
 	// Samples are the records of samples.jsonl, one per sample interval.
 	Samples []events.Sample
-	// Dir is the run directory (events.jsonl, samples.jsonl, results.json, config.yaml), a
-	// temporary directory removed when the test ends.
+	// Dir is the run directory (events.jsonl, samples.jsonl, results.json, config.yaml):
+	// Config.Dir, or a temporary directory removed when the test ends.
 	Dir string
 }
 
@@ -118,7 +126,7 @@ func inBubble() (in bool) {
 	return true
 }
 
-// run runs cfg in the current bubble, writing to a new directory under parent.
+// run runs cfg in the current bubble, writing to cfg.Dir or a new directory under parent.
 func run(t *testing.T, cfg Config, parent string) *Result {
 	t.Helper()
 	w := loadWorkload(t, cfg)
@@ -128,9 +136,11 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 	}
 	sim, target := startSim(t, cfg, clk)
 	defer sim.Close()
-	dir, err := os.MkdirTemp(parent, "run-")
-	if err != nil {
-		t.Fatalf("harnesstest: %v", err)
+	dir := cfg.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp(parent, "run-"); err != nil {
+			t.Fatalf("harnesstest: %v", err)
+		}
 	}
 	var (
 		mu      sync.Mutex
@@ -140,7 +150,7 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 		Command:  "harnesstest",
 		Workload: w, Clock: clk, Dir: dir, Out: t.Output(),
 		Target: target, HTTPClient: sim.Client(),
-		NewPacer: cfg.Pacer,
+		NewPacer: cfg.Pacer, Scripts: cfg.Scripts,
 		Sampled: func(s events.Sample, _ string) {
 			mu.Lock()
 			samples = append(samples, s)

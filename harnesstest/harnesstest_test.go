@@ -124,3 +124,12 @@ func TestSpecWorkload(t *testing.T) {
 	assert.Equal(t, 2, res.Results.Rounds.Planned, "rounds %+v", res.Results.Rounds)
 	assert.Equal(t, results.Healthy, res.Verdict.Kind, res.Verdict.Summary)
 }
+
+// Given a Config.Dir, the run writes there, creating it, and Result.Dir names it.
+func TestRunIntoADirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "compare", "agentic")
+	res := harnesstest.Run(t, harnesstest.Config{Workload: "smoke", Set: map[string]string{"rounds": "1"}, Dir: dir})
+	assert.Equal(t, dir, res.Dir)
+	_, err := os.Stat(filepath.Join(dir, "results.json"))
+	assert.NoError(t, err, "results.json in Config.Dir")
+}

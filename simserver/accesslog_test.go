@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/engine"
+	"github.com/agentsim/agentsim/internal/wire"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -192,10 +193,10 @@ func TestAccessLogStartLines(t *testing.T) {
 		}
 		wg.Wait()
 		resp := ts.post(context.Background(), `{"model":"deepseek-v4-flash","max_tokens":2,"messages":[{"role":"user","content":"x"}]}`,
-			"X-Request-Id", "client-req.42")
+			wire.ClientRequestIDHeader, "client-req.42")
 		resp.Body.Close()
 		resp = ts.post(context.Background(), `{"model":"deepseek-v4-flash","max_tokens":2,"messages":[{"role":"user","content":"x"}]}`,
-			"X-Request-Id", "a b status=200")
+			wire.ClientRequestIDHeader, "a b status=200")
 		resp.Body.Close()
 
 		starts := map[string]time.Time{}

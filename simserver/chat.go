@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentsim/agentsim/internal/engine"
 	"github.com/agentsim/agentsim/internal/freshstack"
+	"github.com/agentsim/agentsim/internal/wire"
 )
 
 // chat serves POST /v1/chat/completions: read and check the request as vLLM does (JSON types
@@ -32,7 +33,7 @@ func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
 		return
 	}
 	job.Received = sentAt(r.Header, start)
-	job.RequestID = r.Header.Get(RequestIDHeader)
+	job.RequestID = r.Header.Get(wire.RequestIDHeader)
 	s.generate(w, r.Context(), req, job, start)
 }
 

@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/internal/wire"
 	"github.com/agentsim/agentsim/simserver"
 )
 
 // TestMetricsSimulatorLag checks that /metrics shows the simulator's own lag: one delivery per
 // chunk, none late when the simulator keeps up (as it always does in a synctest bubble) — and
-// that a request saying, in SentAtHeader, that it was sent 3 s before it reached the handler
+// that a request saying, in wire.SentAtHeader, that it was sent 3 s before it reached the handler
 // has every chunk delivered 3 s late, the simulator's time in between counting as its lag.
 func TestMetricsSimulatorLag(t *testing.T) {
 	for _, tc := range []struct {
@@ -30,7 +31,7 @@ func TestMetricsSimulatorLag(t *testing.T) {
 				ts := startServer(t, simserver.Options{})
 				var header []string
 				if tc.sent > 0 {
-					header = []string{simserver.SentAtHeader, strconv.FormatInt(ts.clk.Now().Add(-tc.sent).UnixNano(), 10)}
+					header = []string{wire.SentAtHeader, strconv.FormatInt(ts.clk.Now().Add(-tc.sent).UnixNano(), 10)}
 				}
 				resp := ts.post(context.Background(), streamBody(`,"max_tokens":100,"ignore_eos":true`), header...)
 				_, err := readFrames(ts.clk, resp.Body)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/engine"
+	"github.com/agentsim/agentsim/internal/wire"
 )
 
 // Reasoning field names: where reasoning deltas go in a stream and reasoning text in a
@@ -47,7 +48,7 @@ const maxHeaderBytes = 64 << 10
 // SpeedupHeader is the response header with which the server advertises its clock's speedup
 // (simulated seconds per wall second), on every response. A client that finds it can run its
 // own clock at the same speed, so that its timeouts and think times agree with the server's.
-const SpeedupHeader = "X-Agentsim-Speedup"
+const SpeedupHeader = wire.SpeedupHeader
 
 // shutdownGrace is how long, in simulated time, Serve lets cancelled handlers finish their
 // responses before it closes every connection.
@@ -325,7 +326,7 @@ func allow(w http.ResponseWriter, r *http.Request, method string) bool {
 func (s *Server) logged(rw *respWriter, r *http.Request, h func(*respWriter, time.Time)) {
 	start := s.clk.Now()
 	uri := r.URL.RequestURI()
-	id := s.requestID(r.Header.Get("X-Request-Id"))
+	id := s.requestID(r.Header.Get(wire.ClientRequestIDHeader))
 	s.log.started(start, id, r.Method, uri)
 	defer rw.atEnd(func() {
 		now := s.clk.Now()

@@ -3,16 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -21,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/internal/fakeserver"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -102,57 +99,19 @@ func TestBenchInterrupted(t *testing.T) {
 	})
 }
 
-// fakeServer is an OpenAI-compatible streaming server on a real socket: /v1/models lists one
-// model, chat completions stream max_tokens one-word chunks at once, and nothing else exists
-// (/metrics answers 404). With failEvery n > 0, every n-th chat request gets 503.
-func fakeServer(t *testing.T, failEvery int64) *httptest.Server {
-	var n atomic.Int64
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model"}]}`)
-	})
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Model     string `json:"model"`
-			MaxTokens int    `json:"max_tokens"`
-			IgnoreEOS bool   `json:"ignore_eos"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "fake-model" || !req.IgnoreEOS {
-			http.Error(w, `{"error":{"message":"bad request","type":"BadRequestError"}}`, http.StatusBadRequest)
-			return
-		}
-		if failEvery > 0 && n.Add(1)%failEvery == 0 {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprint(w, `{"error":{"message":"overloaded","type":"ServiceUnavailableError","code":503}}`)
-			return
-		}
-		streamTokens(w, req.MaxTokens)
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// streamTokens writes an SSE stream of n one-word content chunks, the finish and usage chunks
-// and [DONE].
-func streamTokens(w http.ResponseWriter, n int) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	f := w.(http.Flusher)
-	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n")
-	for range n {
-		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word \"}}]}\n\n")
-		f.Flush()
-	}
-	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
-	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":210,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\n", n, n+210)
-	fmt.Fprint(w, "data: [DONE]\n\n")
+// benchServer is an OpenAI-compatible streaming server on a real socket: /v1/models lists one
+// model, chat completions that set ignore_eos stream max_tokens one-word chunks at once with
+// a prompt of 210 tokens, and nothing else exists (/metrics answers 404). With failEvery n >
+// 0, every n-th chat request gets 503.
+func benchServer(t *testing.T, failEvery int) *httptest.Server {
+	f := &fakeserver.Server{Models: []string{"fake-model"}, RequireIgnoreEOS: true, PromptTokens: 210, FailEvery: failEvery}
+	return f.Start(t)
 }
 
 // TestBenchWithoutMetrics checks that a server without /metrics still gets the full benchmark,
 // with the not-available line and the client's own view in the sample lines.
 func TestBenchWithoutMetrics(t *testing.T) {
-	srv := fakeServer(t, 0)
+	srv := benchServer(t, 0)
 	dir := t.TempDir()
 	code, out, stderr := agentsim(t, "bench", "--server", srv.URL, "--out", dir)
 	require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
@@ -171,7 +130,7 @@ func TestBenchWithoutMetrics(t *testing.T) {
 // TestBenchHalfFailing checks a server that answers 503 to every second request: the run goes
 // on, counts the failures and exits 3.
 func TestBenchHalfFailing(t *testing.T) {
-	srv := fakeServer(t, 2)
+	srv := benchServer(t, 2)
 	dir := t.TempDir()
 	code, out, stderr := agentsim(t, "bench", "--server", srv.URL, "--out", dir)
 	assert.Equal(t, ExitVerdict, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
@@ -284,19 +243,5 @@ func TestBenchStoppedAtContextWindow(t *testing.T) {
 // streamingServer is an OpenAI-compatible server of one model, fake-model, that answers every
 // chat completion with the given data frames, then [DONE]. It stops when the test ends.
 func streamingServer(t *testing.T, frames ...string) *httptest.Server {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprint(w, `{"object":"list","data":[{"id":"fake-model","object":"model"}]}`)
-	})
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, f := range frames {
-			fmt.Fprintf(w, "data: %s\n\n", f)
-		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return (&fakeserver.Server{Models: []string{"fake-model"}, Frames: frames}).Start(t)
 }

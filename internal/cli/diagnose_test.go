@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,34 +13,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/harnesstest"
 	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/simserver/simtest"
-	"github.com/agentsim/agentsim/workloads"
 )
 
 // recordRun runs workload smoke with the given --set overrides against the embedded
-// simulator with the given faults, over an in-memory network, into dir; call it inside a
-// synctest bubble. It returns the results the run wrote.
+// simulator with the given faults into dir; in a synctest bubble, it runs there. It returns
+// the results the run wrote.
 func recordRun(t *testing.T, dir string, sets map[string]string, faults, params []string) *results.Results {
 	t.Helper()
-	var over []workloads.Override
-	for k, v := range sets {
-		over = append(over, workloads.Override{Key: k, Value: v, Source: "--set"})
-	}
-	w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke", Overrides: over})
-	require.NoError(t, err)
-	srv, clk, _, err := buildSimServer(simConfig{Profile: "dsv4-pd", Faults: faults, FaultParams: params, Speedup: 20, Seed: 1})
-	require.NoError(t, err)
-	sim := simtest.Serve(t, srv)
-	defer sim.Close()
-	res, err := harness.Run(t.Context(), harness.Options{
-		Command: "run", Workload: w, Clock: clk, Dir: dir, Out: io.Discard, HTTPClient: sim.Client(),
-		Target: harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd"},
-	})
-	require.NoError(t, err)
-	return res
+	return harnesstest.Run(t, harnesstest.Config{Workload: "smoke", Set: sets, Faults: faults, FaultParams: params, Dir: dir}).Results
 }
 
 // diagnoseArgs runs `agentsim diagnose` with args through the whole command line.

@@ -1,62 +1,21 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/agentsim/agentsim/internal/fakeserver"
 )
 
 // vllmLike is a vLLM-shaped server serving one model, model, with context window window
 // (listed as max_model_len): any other model name gets vLLM's 404, a longer request its 400,
 // and every request 8 content tokens.
 func vllmLike(t *testing.T, model string, window int) *httptest.Server {
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/v1/models":
-			fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","max_model_len":%d}]}`, model, window)
-			return
-		case "/v1/chat/completions":
-		default:
-			http.NotFound(w, r)
-			return
-		}
-		var req struct {
-			Model     string `json:"model"`
-			MaxTokens int    `json:"max_tokens"`
-			Messages  []struct {
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		prompt := 0
-		for _, m := range req.Messages {
-			prompt += len(strings.Fields(m.Content))
-		}
-		refuse := func(status int, msg string) {
-			w.WriteHeader(status)
-			fmt.Fprintf(w, `{"error":{"message":%q,"type":"BadRequestError","code":%d}}`, msg, status)
-		}
-		switch {
-		case req.Model != model:
-			refuse(http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist.", req.Model))
-			return
-		case prompt+req.MaxTokens > window:
-			refuse(http.StatusBadRequest, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens.", window, prompt+req.MaxTokens))
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for range 8 {
-			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok \"}}]}\n\n")
-		}
-		fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":8}}\n\ndata: [DONE]\n\n", prompt)
-	}))
-	t.Cleanup(ts.Close)
-	return ts
+	f := &fakeserver.Server{Models: []string{model}, MaxModelLen: window, Window: window, Tokens: 8, FixedTokens: true}
+	return f.Start(t)
 }
 
 // quickSmoke makes smoke quick on a real clock: one round per agent, no pauses, and output

@@ -3,15 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/fakeserver"
 )
 
 // TestServerClock checks that a command against an agentsim server adopts its speedup and
@@ -25,12 +23,7 @@ func TestServerClock(t *testing.T) {
 		{"50", 50, "running at speedup 50: this run adopts it"},
 		{"", 1, ""},
 	} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if tc.header != "" {
-				w.Header().Set(harness.SpeedupHeader, tc.header)
-			}
-			_, _ = w.Write([]byte(`{"object":"list","data":[]}`))
-		}))
+		srv := (&fakeserver.Server{Speedup: tc.header}).Start(t)
 		c := &cobra.Command{}
 		c.SetContext(context.Background())
 		var stderr bytes.Buffer

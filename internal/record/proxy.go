@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/redact"
+	"github.com/agentsim/agentsim/internal/wire"
 	"github.com/agentsim/agentsim/trace"
 )
 
@@ -196,10 +197,10 @@ func (p *Proxy) begin(r *http.Request) (*exchange, error) {
 	return x, nil
 }
 
-// sessionGroup is the session the harness names: X-Session-ID, X-Agent-ID, then the user
-// field; "" when it names none.
+// sessionGroup is the session the harness names: its session header, its agent header
+// (wire.SessionIDHeader, wire.AgentIDHeader), then the user field; "" when it names none.
 func sessionGroup(r *http.Request, b *parsedBody) string {
-	for _, h := range []string{"X-Session-ID", "X-Agent-ID"} {
+	for _, h := range []string{wire.SessionIDHeader, wire.AgentIDHeader} {
 		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
 			return v
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/internal/record"
+	"github.com/agentsim/agentsim/internal/wire"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/simtest"
 )
@@ -45,13 +46,13 @@ func TestNamedSessions(t *testing.T) {
 		body := func(user, text string) string {
 			return `{"model":"deepseek-v4-flash","max_tokens":5,"user":"` + user + `","messages":[{"role":"user","content":"` + text + `"}]}`
 		}
-		post(t, pr, body("u1", "a"), map[string]string{"X-Session-ID": "s-1", "X-Agent-ID": "agent-9"})
-		post(t, pr, body("u1", "b"), map[string]string{"X-Agent-ID": "agent-9"})
+		post(t, pr, body("u1", "a"), map[string]string{wire.SessionIDHeader: "s-1", wire.AgentIDHeader: "agent-9"})
+		post(t, pr, body("u1", "b"), map[string]string{wire.AgentIDHeader: "agent-9"})
 		post(t, pr, body("u1", "c"), nil)
 		post(t, pr, body("u1", "d"), nil)
 		var wg sync.WaitGroup
 		for range 2 { // at once, one name
-			wg.Go(func() { post(t, pr, body("", "e"), map[string]string{"X-Session-ID": "pair"}) })
+			wg.Go(func() { post(t, pr, body("", "e"), map[string]string{wire.SessionIDHeader: "pair"}) })
 		}
 		wg.Wait()
 		pr.stop(t)

@@ -2,9 +2,7 @@ package replay_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
@@ -13,36 +11,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/agents"
-	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/harnesstest"
 	"github.com/agentsim/agentsim/internal/replay"
 	"github.com/agentsim/agentsim/internal/traceimport"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/trace"
 	"github.com/agentsim/agentsim/workloads"
 )
 
 // runOn runs w (with scripts, when given) against a fresh simulator and returns the results
-// and the run directory. Call it inside a bubble.
+// and the run directory; in a synctest bubble, it runs there.
 func runOn(t *testing.T, w *workloads.Workload, scripts []*agents.Script) (*results.Results, string) {
 	t.Helper()
-	clk, err := clock.New(20)
-	require.NoError(t, err)
-	sim := simtest.NewServer(t, simserver.Options{Clock: clk})
-	defer sim.Close()
-	dir := filepath.Join(t.TempDir(), "run")
-	command := "run"
-	if scripts != nil {
-		command = "replay"
-	}
-	res, err := harness.Run(context.Background(), harness.Options{Command: command, Workload: w, Clock: clk, Scripts: scripts,
-		Target: harness.Target{URL: simtest.MemoryURL, Kind: results.Embedded, Profile: "dsv4-pd"},
-		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client()})
-	require.NoError(t, err)
-	return res, dir
+	res := harnesstest.Run(t, harnesstest.Config{Spec: w, Scripts: scripts})
+	return res.Results, res.Dir
 }
 
 // load resolves a built-in workload with overrides.

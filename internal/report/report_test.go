@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,31 +13,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/harnesstest"
 	"github.com/agentsim/agentsim/results"
-	"github.com/agentsim/agentsim/simserver"
-	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/workloads"
 )
 
 // smokeRun runs the smoke workload against the simulator into dir/name and returns the
-// directory. Call it inside a synctest bubble.
+// directory; in a synctest bubble, it runs there.
 func smokeRun(t *testing.T, dir, name string, over ...workloads.Override) string {
 	t.Helper()
-	w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke", Overrides: over})
-	require.NoError(t, err)
-	clk, err := clock.New(20)
-	require.NoError(t, err)
-	sim := simtest.NewServer(t, simserver.Options{Clock: clk})
-	defer sim.Close()
-	out := filepath.Join(dir, name)
-	_, err = harness.Run(t.Context(), harness.Options{Command: "run", Workload: w, Clock: clk,
-		Target: harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd"},
-		Dir:    out, Out: io.Discard, HTTPClient: sim.Client()})
-	require.NoError(t, err)
-	return out
+	set := map[string]string{}
+	for _, o := range over {
+		set[o.Key] = o.Value
+	}
+	return harnesstest.Run(t, harnesstest.Config{Workload: "smoke", Set: set, Dir: filepath.Join(dir, name)}).Dir
 }
 
 // remote matches anything in a page that would make a browser fetch from elsewhere: a source
