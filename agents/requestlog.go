@@ -71,6 +71,6 @@ func terminalEvent(e *events.Event, r *Result, round int, id string, attempt int
 	default:
 		e.Kind = events.Error
 	}
-	e.Class, e.Status, e.Message = string(r.Class), r.Status, errorMessage(r.Err)
+	e.Class, e.Status, e.Message = r.Class, r.Status, errorMessage(r.Err)
 	e.RetryAfterS = r.RetryAfter.Seconds()
 }

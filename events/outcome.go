@@ -52,3 +52,16 @@ const (
 	// EndPacerRefused: the pacer refused the agent's request (larger than its budget).
 	EndPacerRefused EndReason = "pacer_refused"
 )
+
+// FinishReason is why the server ended a completion: the finish_reason of its last chunk, the
+// `finish_reason` field of a done event. Servers send others too (tool_calls, abort…); they are
+// recorded as sent.
+type FinishReason string
+
+// The finish reasons the harness acts on.
+const (
+	// FinishStop: the model ended its answer, or reached a stop sequence.
+	FinishStop FinishReason = "stop"
+	// FinishLength: the output reached max_tokens or the end of the context window.
+	FinishLength FinishReason = "length"
+)

@@ -121,7 +121,7 @@ type call struct {
 	silent float64 // bytes stop here (a wedge); 0: they flow until dur
 	tokens int
 	kind   events.Kind // terminal kind; Done when empty
-	class  string
+	class  events.Class
 	status int
 }
 
