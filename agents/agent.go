@@ -272,8 +272,8 @@ func (a *Agent) release(round int, permit *pacer.Permit, res *Result) {
 	o := res.Outcome()
 	released := a.env.Clock.Now()
 	permit.Release(o)
-	leaked := o.Kind == pacer.Timeout && a.env.Workload.Pacer.LeakOnTimeout
-	a.recordAfter(&events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: requestOutcome(o.Kind), Leaked: leaked}, released)
+	leaked := o.Kind == events.RequestTimeout && a.env.Workload.Pacer.LeakOnTimeout
+	a.recordAfter(&events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: o.Kind, Leaked: leaked}, released)
 }
 
 func (a *Agent) finish() {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -111,7 +110,7 @@ func failCases() []failCase {
 				near(t, 10*time.Second, res.End.Sub(res.Last), "silence at the end")
 				near(t, time.Second, res.MaxGap, "MaxGap")
 				assert.ErrorIs(t, res.Err, ErrIdleTimeout)
-				assert.Equal(t, pacer.Timeout, res.Outcome().Kind)
+				assert.Equal(t, events.RequestTimeout, res.Outcome().Kind)
 			}},
 		{name: "keep-alive comments do not reset the idle timeout",
 			s: &script{steps: then(step{after: 2 * s, raw: ": ping\n\n"}, step{after: 2 * s, raw: ": ping\n\n"},
@@ -232,7 +231,7 @@ func TestCallConnectRefused(t *testing.T) {
 		assert.Equal(t, events.ClassConnect, res.Class, "Err = %v", res.Err)
 		assert.True(t, res.Retryable())
 		assert.Zero(t, res.Status)
-		assert.Equal(t, pacer.Error, res.Outcome().Kind)
+		assert.Equal(t, events.RequestError, res.Outcome().Kind)
 	})
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -97,7 +96,7 @@ func assertReasoningResult(t *testing.T, res Result, start time.Time, tol time.D
 	assert.Equal(t, events.ClassNone, res.Class)
 	assert.Equal(t, 200, res.Status)
 	assert.Equal(t, NoTimeout, res.Timeout)
-	assert.Equal(t, pacer.Success, res.Outcome().Kind)
+	assert.Equal(t, events.RequestSuccess, res.Outcome().Kind)
 }
 
 // TestCallSpeedupKeepsSimulatedTimings: at --speedup 20 the same stream takes 1/20 of the wall
@@ -182,7 +181,7 @@ func TestCallCancelled(t *testing.T) {
 		assert.ErrorIs(t, res.Err, context.Canceled)
 		assert.Equal(t, 3*time.Second, res.End.Sub(start), "End")
 		assert.Equal(t, "a", res.Content, "partial content is kept")
-		assert.Equal(t, pacer.Cancelled, res.Outcome().Kind)
+		assert.Equal(t, events.RequestCancelled, res.Outcome().Kind)
 		synctest.Wait()
 		assert.True(t, s.sawDisconnect(), "the server saw the disconnect")
 	})

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/pacer"
 )
 
 func TestClassify(t *testing.T) {
@@ -89,21 +88,19 @@ func TestOutcome(t *testing.T) {
 	for _, tc := range []struct {
 		class events.Class
 		kind  TimeoutKind
-		want  pacer.OutcomeKind
-		event events.RequestOutcome // as the release event records it
+		want  events.RequestOutcome // as the pacer learns it and the release event records it
 	}{
-		{events.ClassNone, NoTimeout, pacer.Success, events.RequestSuccess},
-		{events.ClassTimeoutIdle, TimeoutIdle, pacer.Timeout, events.RequestTimeout},
-		{events.ClassTimeoutTTFT, TimeoutTTFT, pacer.Timeout, events.RequestTimeout},
-		{events.ClassTimeoutRequest, TimeoutRequest, pacer.Timeout, events.RequestTimeout},
-		{events.ClassCancelled, NoTimeout, pacer.Cancelled, events.RequestCancelled},
-		{events.ClassReset, NoTimeout, pacer.Error, events.RequestError},
+		{events.ClassNone, NoTimeout, events.RequestSuccess},
+		{events.ClassTimeoutIdle, TimeoutIdle, events.RequestTimeout},
+		{events.ClassTimeoutTTFT, TimeoutTTFT, events.RequestTimeout},
+		{events.ClassTimeoutRequest, TimeoutRequest, events.RequestTimeout},
+		{events.ClassCancelled, NoTimeout, events.RequestCancelled},
+		{events.ClassReset, NoTimeout, events.RequestError},
 	} {
 		r := base
 		r.Class, r.Timeout = tc.class, tc.kind
 		o := r.Outcome()
 		assert.Equal(t, tc.want, o.Kind, "Result{Class: %q}.Outcome().Kind", tc.class)
-		assert.Equal(t, tc.event, requestOutcome(o.Kind), "requestOutcome(%s)", o.Kind)
 		assert.Equal(t, 90*time.Second, o.Latency)
 		assert.Equal(t, 100, o.PromptTokens)
 		assert.Equal(t, 40, o.OutputTokens)

@@ -156,38 +156,12 @@ func frameCode(e *openai.APIError) int {
 	return 0
 }
 
-// Outcome is the pacer's view of the call, for Permit.Release.
+// Outcome is the pacer's view of the call, for Permit.Release: how it ended, by its Class.
 func (r *Result) Outcome() pacer.Outcome {
 	return pacer.Outcome{
-		Kind:         outcomeKind(r),
+		Kind:         r.Class.Outcome(),
 		Latency:      r.Latency(),
 		PromptTokens: r.Usage.Prompt,
 		OutputTokens: r.Usage.Completion,
 	}
-}
-
-// outcomeKind maps a call's result to the outcome the pacer learns from, by its Class.
-func outcomeKind(r *Result) pacer.OutcomeKind {
-	switch {
-	case r.Class == events.ClassNone:
-		return pacer.Success
-	case r.Class.Timeout():
-		return pacer.Timeout
-	case r.Class == events.ClassCancelled:
-		return pacer.Cancelled
-	}
-	return pacer.Error
-}
-
-// requestOutcome names a pacer outcome as a release event records it.
-func requestOutcome(k pacer.OutcomeKind) events.RequestOutcome {
-	switch k {
-	case pacer.Success:
-		return events.RequestSuccess
-	case pacer.Timeout:
-		return events.RequestTimeout
-	case pacer.Cancelled:
-		return events.RequestCancelled
-	}
-	return events.RequestError
 }

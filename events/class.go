@@ -39,3 +39,17 @@ const (
 func (c Class) Timeout() bool {
 	return c == ClassTimeoutRequest || c == ClassTimeoutTTFT || c == ClassTimeoutIdle
 }
+
+// Outcome is how a request that failed with class c ended: a success for ClassNone, a timeout
+// for the timeout classes, cancelled for ClassCancelled, and an error for every other class.
+func (c Class) Outcome() RequestOutcome {
+	switch {
+	case c == ClassNone:
+		return RequestSuccess
+	case c.Timeout():
+		return RequestTimeout
+	case c == ClassCancelled:
+		return RequestCancelled
+	}
+	return RequestError
+}

@@ -38,6 +38,17 @@ func (k Kind) Terminal() bool {
 	return k == Done || k == Error || k == Timeout || k == Cancelled
 }
 
+// RequestOutcome is the outcome a terminal event of kind k records (the inverse of
+// RequestOutcome.Kind); "" when k is not terminal.
+func (k Kind) RequestOutcome() RequestOutcome {
+	for _, o := range RequestOutcomes {
+		if o.Kind() == k {
+			return o
+		}
+	}
+	return ""
+}
+
 // Event is one line of events.jsonl. Times are simulated seconds since the run started (TS)
 // and the wall clock (Wall, RFC 3339); every duration field carries its unit in its name.
 type Event struct {

@@ -205,14 +205,11 @@ func (w *Watcher) Ended(r Seen, t float64, req trace.Request, class events.Class
 	e.PromptTokens, e.CompletionTokens, e.ReasoningTokens, e.CachedTokens = req.PromptTokens, req.OutputTokens, req.ReasoningTokens, req.CachedTokens
 	e.ContentTokens = req.OutputTokens - req.ReasoningTokens
 	done := events.Event{TS: t, Kind: events.RoundDone, Agent: e.Agent, Round: e.Round, Outcome: events.RoundOK}
-	switch class {
-	case events.ClassNone:
+	e.Kind = class.Outcome().Kind()
+	if e.Kind == events.Done {
 		w.tokensOut += int64(req.OutputTokens)
-	case events.ClassCancelled:
-		e.Kind, e.Class, e.Message = events.Cancelled, class, req.Error
-		done.Outcome, done.Class = events.RoundFailed, class
-	default:
-		e.Kind, e.Class, e.Message = events.Error, class, req.Error
+	} else {
+		e.Class, e.Message = class, req.Error
 		done.Outcome, done.Class = events.RoundFailed, class
 	}
 	w.chunksIn += int64(chunks)
