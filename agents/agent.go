@@ -143,7 +143,7 @@ func (a *Agent) prepare(rounds context.Context, round int) (permit *pacer.Permit
 func (a *Agent) conclude(rounds, requests context.Context, round int, permit *pacer.Permit, res *Result) bool {
 	a.release(round, permit, res)
 	if res.Err != nil {
-		a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: string(res.Class)})
+		a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: res.Class})
 		return requests.Err() == nil && rounds.Err() == nil
 	}
 	a.messages = append(a.messages, message{role: openai.ChatMessageRoleAssistant, content: res.Content})
@@ -272,8 +272,8 @@ func (a *Agent) release(round int, permit *pacer.Permit, res *Result) {
 	o := res.Outcome()
 	released := a.env.Clock.Now()
 	permit.Release(o)
-	leaked := o.Kind == pacer.Timeout && a.env.Workload.Pacer.LeakOnTimeout
-	a.recordAfter(&events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: requestOutcome(o.Kind), Leaked: leaked}, released)
+	leaked := o.Kind == events.RequestTimeout && a.env.Workload.Pacer.LeakOnTimeout
+	a.recordAfter(&events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: o.Kind, Leaked: leaked}, released)
 }
 
 func (a *Agent) finish() {

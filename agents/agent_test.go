@@ -33,19 +33,19 @@ func TestTerminalEventByOutcome(t *testing.T) {
 		name  string
 		r     Result
 		kind  events.Kind
-		class string
+		class events.Class
 	}{
 		// A complete stream.
 		{"done", Result{Sent: sent, Last: sent.Add(9 * time.Second), End: sent.Add(10 * time.Second),
 			FinishReason: "stop", Usage: Usage{Completion: 100, Reasoning: 60}}, events.Done, ""},
 		// The idle timeout cut a silent stream.
 		{"idle timeout", Result{Sent: sent, Last: sent.Add(time.Second), End: sent.Add(61 * time.Second),
-			Err: ErrIdleTimeout, Class: ClassTimeoutIdle}, events.Timeout, "timeout_idle"},
+			Err: ErrIdleTimeout, Class: events.ClassTimeoutIdle}, events.Timeout, "timeout_idle"},
 		// The run's stop cancelled it.
 		{"cancelled", Result{Sent: sent, End: sent.Add(5 * time.Second), Err: errors.New("call cancelled"),
-			Class: ClassCancelled}, events.Cancelled, "cancelled"},
+			Class: events.ClassCancelled}, events.Cancelled, "cancelled"},
 		// A 503 before the stream.
-		{"http status", Result{Sent: sent, End: sent.Add(time.Second), Err: errors.New("503"), Class: ClassHTTPStatus,
+		{"http status", Result{Sent: sent, End: sent.Add(time.Second), Err: errors.New("503"), Class: events.ClassHTTPStatus,
 			Status: 503}, events.Error, "http_status"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

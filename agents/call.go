@@ -15,6 +15,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/freshstack"
 )
 
@@ -150,8 +151,8 @@ func (k *call) frame(line []byte, now time.Time) error {
 	if len(r.raw) > 0 || len(f.content.raw) > 0 {
 		k.res.TokenChunks++
 	}
-	if f.finish.set && !f.finish.equals(k.res.FinishReason) {
-		k.res.FinishReason = string(f.finish.appendTo(nil))
+	if f.finish.set && !f.finish.equals(string(k.res.FinishReason)) {
+		k.res.FinishReason = events.FinishReason(f.finish.appendTo(nil))
 	}
 	if f.role.set && k.res.Role == "" {
 		k.res.Role = string(f.role.appendTo(nil))
@@ -231,14 +232,14 @@ func (k *call) finish(parent, ctx context.Context, err error) {
 	cause := context.Cause(ctx)
 	switch {
 	case parent.Err() != nil:
-		k.res.Class = ClassCancelled
+		k.res.Class = events.ClassCancelled
 		k.res.Err = fmt.Errorf("call cancelled: %w", context.Cause(parent))
 	case errors.Is(cause, ErrTTFTTimeout):
-		k.res.Class, k.res.Timeout, k.res.Err = ClassTimeoutTTFT, TimeoutTTFT, cause
+		k.res.Class, k.res.Timeout, k.res.Err = events.ClassTimeoutTTFT, TimeoutTTFT, cause
 	case errors.Is(cause, ErrIdleTimeout):
-		k.res.Class, k.res.Timeout, k.res.Err = ClassTimeoutIdle, TimeoutIdle, cause
+		k.res.Class, k.res.Timeout, k.res.Err = events.ClassTimeoutIdle, TimeoutIdle, cause
 	case errors.Is(cause, ErrRequestTimeout):
-		k.res.Class, k.res.Timeout, k.res.Err = ClassTimeoutRequest, TimeoutRequest, cause
+		k.res.Class, k.res.Timeout, k.res.Err = events.ClassTimeoutRequest, TimeoutRequest, cause
 	default:
 		k.res.Class = classify(err, k.streaming)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -23,7 +23,7 @@ type failCase struct {
 	name      string
 	s         *script
 	timeouts  workloads.Timeouts
-	class     Class
+	class     events.Class
 	status    int
 	timeout   TimeoutKind
 	end       time.Duration // when the call must end (simulated, since Sent); -1: don't check
@@ -42,14 +42,14 @@ func failCases() []failCase {
 	return []failCase{
 		{name: "429 with Retry-After in seconds",
 			s:     &script{status: 429, header: map[string]string{"Retry-After": "7"}, body: `{"error":{"message":"slow down","type":"rate_limit"}}`},
-			class: ClassHTTPStatus, status: 429, retry: true, retryAt: 7 * s, end: 0, wantError: new(*openai.APIError)},
+			class: events.ClassHTTPStatus, status: 429, retry: true, retryAt: 7 * s, end: 0, wantError: new(*openai.APIError)},
 		{name: "429 with Retry-After as an HTTP-date",
 			s: &script{status: 429, body: `{"error":{"message":"slow down"}}`, header: map[string]string{
 				"Date": "Mon, 02 Jan 2006 15:04:05 GMT", "Retry-After": "Mon, 02 Jan 2006 15:04:35 GMT"}},
-			class: ClassHTTPStatus, status: 429, retry: true, retryAt: 30 * s, end: 0},
+			class: events.ClassHTTPStatus, status: 429, retry: true, retryAt: 30 * s, end: 0},
 		{name: "503 with a JSON body, after 2 s in the queue",
 			s:     &script{headerDelay: 2 * s, status: 503, body: queueFull, header: map[string]string{"Retry-After": "5"}},
-			class: ClassHTTPStatus, status: 503, retry: true, retryAt: 5 * s, end: 2 * s,
+			class: events.ClassHTTPStatus, status: 503, retry: true, retryAt: 5 * s, end: 2 * s,
 			check: func(t *testing.T, res Result) {
 				var apiErr *openai.APIError
 				if assert.ErrorAs(t, res.Err, &apiErr) {
@@ -60,23 +60,23 @@ func failCases() []failCase {
 			}},
 		{name: "502 HTML page from a proxy",
 			s:     &script{status: 502, contentType: "text/html", body: "<html><body><h1>502 Bad Gateway</h1></body></html>"},
-			class: ClassHTTPStatus, status: 502, retry: true, end: 0, wantError: new(*openai.RequestError)},
+			class: events.ClassHTTPStatus, status: 502, retry: true, end: 0, wantError: new(*openai.RequestError)},
 		{name: "400 is not retryable",
 			s:     &script{status: 400, body: `{"object":"error","message":"context too long","type":"BadRequestError","code":400}`},
-			class: ClassHTTPStatus, status: 400, retry: false, end: 0},
+			class: events.ClassHTTPStatus, status: 400, retry: false, end: 0},
 		{name: "error frame after tokens",
 			s:     &script{steps: then(step{data: queueFull})},
-			class: ClassErrorFrame, status: 200, retry: false, end: s, wantError: new(*openai.APIError),
+			class: events.ClassErrorFrame, status: 200, retry: false, end: s, wantError: new(*openai.APIError),
 			check: func(t *testing.T, res Result) { assert.Equal(t, "Hi", res.Content) }},
 		{name: "error frame before any token",
 			s:     &script{steps: []step{{data: roleFrame()}, {after: s, data: queueFull}}},
-			class: ClassErrorFrame, status: 200, retry: true, end: s},
+			class: events.ClassErrorFrame, status: 200, retry: true, end: s},
 		{name: "error frame with a 400 code before any token",
 			s:     &script{steps: []step{{data: `{"error":{"message":"bad","code":400}}`}}},
-			class: ClassErrorFrame, status: 200, retry: false, end: 0},
+			class: events.ClassErrorFrame, status: 200, retry: false, end: 0},
 		{name: "older object:error frame",
 			s:     &script{steps: then(step{data: `{"object":"error","message":"boom","type":"InternalServerError","code":500}`})},
-			class: ClassErrorFrame, status: 200, end: s, wantError: new(*openai.APIError),
+			class: events.ClassErrorFrame, status: 200, end: s, wantError: new(*openai.APIError),
 			check: func(t *testing.T, res Result) {
 				var apiErr *openai.APIError
 				if assert.ErrorAs(t, res.Err, &apiErr) {
@@ -85,55 +85,55 @@ func failCases() []failCase {
 			}},
 		{name: "connection cut mid-stream",
 			s:     &script{steps: then(step{after: s, cut: true})},
-			class: ClassTruncated, status: 200, end: 2 * s},
+			class: events.ClassTruncated, status: 200, end: 2 * s},
 		{name: "stream ends cleanly without [DONE]",
 			s:     &script{steps: then(step{data: finishFrame("stop")})},
-			class: ClassTruncated, status: 200, end: s,
+			class: events.ClassTruncated, status: 200, end: s,
 			check: func(t *testing.T, res Result) { assert.Equal(t, 3, res.Chunks) }},
 		{name: "connection reset mid-stream",
 			s:     &script{steps: then(step{after: s, reset: true})},
-			class: ClassReset, status: 200, retry: true, end: 2 * s},
+			class: events.ClassReset, status: 200, retry: true, end: 2 * s},
 		{name: "malformed data line",
 			s:     &script{steps: then(step{data: `{"choices":[{"delta":{"content":"x"}}`})},
-			class: ClassMalformedSSE, status: 200, end: s, wantError: new(*json.SyntaxError)},
+			class: events.ClassMalformedSSE, status: 200, end: s, wantError: new(*json.SyntaxError)},
 		{name: "content of the wrong type",
 			s:     &script{steps: then(step{data: `{"choices":[{"delta":{"content":5}}]}`})},
-			class: ClassMalformedSSE, status: 200, end: s, wantError: new(*json.UnmarshalTypeError)},
+			class: events.ClassMalformedSSE, status: 200, end: s, wantError: new(*json.UnmarshalTypeError)},
 		{name: "200 with a JSON body instead of an event stream",
 			s:     &script{contentType: "application/json", body: `{"id":"x","choices":[{"message":{"content":"hi"}}]}`},
-			class: ClassMalformedSSE, status: 200, end: 0},
+			class: events.ClassMalformedSSE, status: 200, end: 0},
 		{name: "silent stream trips the idle timeout exactly Idle after the last chunk",
 			s:        &script{steps: then(step{after: 500 * ms, data: contentFrame("!")}, step{hang: true})},
 			timeouts: workloads.Timeouts{Idle: 10 * s, TTFT: 3 * s},
-			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 11500 * ms,
+			class:    events.ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 11500 * ms,
 			check: func(t *testing.T, res Result) {
 				near(t, 10*time.Second, res.End.Sub(res.Last), "silence at the end")
 				near(t, time.Second, res.MaxGap, "MaxGap")
 				assert.ErrorIs(t, res.Err, ErrIdleTimeout)
-				assert.Equal(t, pacer.Timeout, res.Outcome().Kind)
+				assert.Equal(t, events.RequestTimeout, res.Outcome().Kind)
 			}},
 		{name: "keep-alive comments do not reset the idle timeout",
 			s: &script{steps: then(step{after: 2 * s, raw: ": ping\n\n"}, step{after: 2 * s, raw: ": ping\n\n"},
 				step{after: 2 * s, raw: ": ping\n\n"}, step{hang: true})},
 			timeouts: workloads.Timeouts{Idle: 5 * s},
-			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 6 * s},
+			class:    events.ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 6 * s},
 		{name: "no first token trips TTFT, though chunks arrive",
 			s:        &script{steps: []step{{data: roleFrame()}, {after: s, data: roleFrame()}, {hang: true}}},
 			timeouts: workloads.Timeouts{TTFT: 5 * s, Idle: 30 * s},
-			class:    ClassTimeoutTTFT, timeout: TimeoutTTFT, status: 200, end: 5 * s,
+			class:    events.ClassTimeoutTTFT, timeout: TimeoutTTFT, status: 200, end: 5 * s,
 			check: func(t *testing.T, res Result) { assert.ErrorIs(t, res.Err, ErrTTFTTimeout) }},
 		{name: "no headers at all trips TTFT",
 			s:        &script{headerDelay: time.Hour},
 			timeouts: workloads.Timeouts{TTFT: 5 * s, Idle: 1 * s},
-			class:    ClassTimeoutTTFT, timeout: TimeoutTTFT, status: 0, end: 5 * s},
+			class:    events.ClassTimeoutTTFT, timeout: TimeoutTTFT, status: 0, end: 5 * s},
 		{name: "idle shorter than TTFT applies from the first chunk",
 			s:        &script{steps: []step{{after: s, data: roleFrame()}, {hang: true}}},
 			timeouts: workloads.Timeouts{TTFT: 60 * s, Idle: 5 * s},
-			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 6 * s},
+			class:    events.ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 6 * s},
 		{name: "a stream dripping just inside Idle, then silent, times out exactly Idle after its last chunk",
 			s:        &script{steps: append(slowTokens(50, 900*ms)[:51], step{hang: true})},
 			timeouts: workloads.Timeouts{Idle: s},
-			class:    ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 46 * s,
+			class:    events.ClassTimeoutIdle, timeout: TimeoutIdle, status: 200, end: 46 * s,
 			check: func(t *testing.T, res Result) {
 				near(t, time.Second, res.End.Sub(res.Last), "silence at the end")
 				assert.Equal(t, 51, res.Chunks)
@@ -141,16 +141,16 @@ func failCases() []failCase {
 		{name: "the whole-request timeout alone ends a request that never gets its headers",
 			s:        &script{headerDelay: time.Hour},
 			timeouts: workloads.Timeouts{Request: 10 * s},
-			class:    ClassTimeoutRequest, timeout: TimeoutRequest, status: 0, end: 10 * s,
+			class:    events.ClassTimeoutRequest, timeout: TimeoutRequest, status: 0, end: 10 * s,
 			check: func(t *testing.T, res Result) { assert.ErrorIs(t, res.Err, ErrRequestTimeout) }},
 		{name: "a whole-request timeout shorter than TTFT fires first",
 			s:        &script{steps: []step{{data: roleFrame()}, {hang: true}}},
 			timeouts: workloads.Timeouts{Request: 3 * s, TTFT: 5 * s, Idle: 4 * s},
-			class:    ClassTimeoutRequest, timeout: TimeoutRequest, status: 200, end: 3 * s},
+			class:    events.ClassTimeoutRequest, timeout: TimeoutRequest, status: 200, end: 3 * s},
 		{name: "slow steady stream trips the whole-request timeout",
 			s:        &script{steps: slowTokens(100, 700*ms)},
 			timeouts: workloads.Timeouts{Request: 30 * s, Idle: 5 * s, TTFT: 5 * s},
-			class:    ClassTimeoutRequest, timeout: TimeoutRequest, status: 200, end: 30 * s,
+			class:    events.ClassTimeoutRequest, timeout: TimeoutRequest, status: 200, end: 30 * s,
 			check: func(t *testing.T, res Result) {
 				assert.ErrorIs(t, res.Err, ErrRequestTimeout)
 				near(t, 700*time.Millisecond, res.MaxGap, "MaxGap")
@@ -221,17 +221,17 @@ func assertFailure(t *testing.T, tc *failCase, res Result) {
 	}
 }
 
-// TestCallConnectRefused: a server that is not there yields ClassConnect, retryable.
+// TestCallConnectRefused: a server that is not there yields events.ClassConnect, retryable.
 func TestCallConnectRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.Real()
 		env := newTestEnv(t, clk, http.NotFoundHandler())
 		env.close() // the listener is closed: dials are refused
 		res := env.client.Call(t.Context(), testRequest(), nil)
-		assert.Equal(t, ClassConnect, res.Class, "Err = %v", res.Err)
+		assert.Equal(t, events.ClassConnect, res.Class, "Err = %v", res.Err)
 		assert.True(t, res.Retryable())
 		assert.Zero(t, res.Status)
-		assert.Equal(t, pacer.Error, res.Outcome().Kind)
+		assert.Equal(t, events.RequestError, res.Outcome().Kind)
 	})
 }
 
@@ -247,7 +247,7 @@ func TestCallServerClosesBeforeAnswering(t *testing.T) {
 		}))
 		defer env.close()
 		res := env.client.Call(t.Context(), testRequest(), nil)
-		assert.Equal(t, ClassReset, res.Class, "Err = %v", res.Err)
+		assert.Equal(t, events.ClassReset, res.Class, "Err = %v", res.Err)
 		assert.True(t, res.Retryable())
 		assert.False(t, errors.Is(res.Err, ErrIdleTimeout))
 	})

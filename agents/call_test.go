@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
-	"github.com/agentsim/agentsim/pacer"
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -90,13 +90,13 @@ func assertReasoningResult(t *testing.T, res Result, start time.Time, tol time.D
 	assert.Equal(t, "Hello \"world\"\n", res.Content)
 	assert.Equal(t, len("Let me think…")-2, res.ReasoningChars, "ReasoningChars counts code points")
 	assert.Equal(t, 14, res.ContentChars)
-	assert.Equal(t, "stop", res.FinishReason)
+	assert.Equal(t, events.FinishStop, res.FinishReason)
 	assert.Equal(t, "assistant", res.Role)
 	assert.Equal(t, Usage{Prompt: 1200, Completion: 42, Reasoning: 30, Cached: 1024}, res.Usage)
-	assert.Equal(t, ClassNone, res.Class)
+	assert.Equal(t, events.ClassNone, res.Class)
 	assert.Equal(t, 200, res.Status)
 	assert.Equal(t, NoTimeout, res.Timeout)
-	assert.Equal(t, pacer.Success, res.Outcome().Kind)
+	assert.Equal(t, events.RequestSuccess, res.Outcome().Kind)
 }
 
 // TestCallSpeedupKeepsSimulatedTimings: at --speedup 20 the same stream takes 1/20 of the wall
@@ -166,7 +166,7 @@ func TestCallSendsRequestFields(t *testing.T) {
 }
 
 // TestCallCancelled: cancelling the caller's context mid-stream ends the call at once with
-// ClassCancelled, and the server sees the client go away.
+// events.ClassCancelled, and the server sees the client go away.
 func TestCallCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk := clock.Real()
@@ -177,11 +177,11 @@ func TestCallCancelled(t *testing.T) {
 		clk.AfterFunc(3*time.Second, cancel)
 		start := clk.Now()
 		res := env.client.Call(ctx, testRequest(), nil)
-		assert.Equal(t, ClassCancelled, res.Class)
+		assert.Equal(t, events.ClassCancelled, res.Class)
 		assert.ErrorIs(t, res.Err, context.Canceled)
 		assert.Equal(t, 3*time.Second, res.End.Sub(start), "End")
 		assert.Equal(t, "a", res.Content, "partial content is kept")
-		assert.Equal(t, pacer.Cancelled, res.Outcome().Kind)
+		assert.Equal(t, events.RequestCancelled, res.Outcome().Kind)
 		synctest.Wait()
 		assert.True(t, s.sawDisconnect(), "the server saw the disconnect")
 	})
@@ -198,7 +198,7 @@ func TestCallCancelledBeforeHeaders(t *testing.T) {
 		clk.AfterFunc(2*time.Second, cancel)
 		start := clk.Now()
 		res := env.client.Call(ctx, testRequest(), nil)
-		assert.Equal(t, ClassCancelled, res.Class)
+		assert.Equal(t, events.ClassCancelled, res.Class)
 		assert.Equal(t, 2*time.Second, res.End.Sub(start))
 		assert.Zero(t, res.Status)
 		synctest.Wait()

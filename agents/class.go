@@ -8,44 +8,9 @@ import (
 	"syscall"
 
 	"github.com/sashabaranov/go-openai"
+
+	"github.com/agentsim/agentsim/events"
 )
-
-// Class names how a call failed. The values are the exact strings events.jsonl records.
-type Class string
-
-// The failure classes. ClassNone is a success.
-const (
-	// ClassNone: the stream completed with [DONE].
-	ClassNone Class = ""
-	// ClassHTTPStatus: a non-2xx status before the stream (JSON error body or not).
-	ClassHTTPStatus Class = "http_status"
-	// ClassErrorFrame: an error frame inside a 200 stream (data: {"error":…}).
-	ClassErrorFrame Class = "error_frame"
-	// ClassConnect: no connection could be made (refused, DNS, dial failure).
-	ClassConnect Class = "connect"
-	// ClassReset: the connection broke (reset, or closed before any response).
-	ClassReset Class = "reset"
-	// ClassTruncated: the stream ended before data: [DONE].
-	ClassTruncated Class = "truncated"
-	// ClassMalformedSSE: a data line that is not a JSON chunk, or a 200 that is not SSE.
-	ClassMalformedSSE Class = "malformed_sse"
-	// ClassTimeoutRequest: the whole-request timeout fired.
-	ClassTimeoutRequest Class = "timeout_request"
-	// ClassTimeoutTTFT: no token arrived within the TTFT timeout.
-	ClassTimeoutTTFT Class = "timeout_ttft"
-	// ClassTimeoutIdle: the stream was silent for the idle timeout.
-	ClassTimeoutIdle Class = "timeout_idle"
-	// ClassCancelled: the caller's context ended the call (e.g. the run is stopping).
-	ClassCancelled Class = "cancelled"
-	// ClassOther: a failure none of the above describes, such as a request the client
-	// refused to build.
-	ClassOther Class = "other"
-)
-
-// Timeout reports whether c is one of the timeout classes.
-func (c Class) Timeout() bool {
-	return c == ClassTimeoutRequest || c == ClassTimeoutTTFT || c == ClassTimeoutIdle
-}
 
 // TimeoutKind says which of the call's timeouts fired.
 type TimeoutKind string
@@ -78,7 +43,7 @@ var (
 // tells whether the 2xx response headers had arrived: an *openai.APIError is then an error
 // frame, and an early EOF a truncated stream rather than a dropped connection. Timeouts and
 // cancellation are decided from the contexts before this is called.
-func classify(err error, streaming bool) Class {
+func classify(err error, streaming bool) events.Class {
 	var (
 		apiErr *openai.APIError
 		reqErr *openai.RequestError
@@ -88,25 +53,25 @@ func classify(err error, streaming bool) Class {
 	switch {
 	case errors.As(err, &apiErr):
 		if streaming {
-			return ClassErrorFrame
+			return events.ClassErrorFrame
 		}
-		return ClassHTTPStatus
+		return events.ClassHTTPStatus
 	case errors.As(err, &reqErr): // non-JSON error body, e.g. an HTML 502 page
-		return ClassHTTPStatus
+		return events.ClassHTTPStatus
 	case errors.As(err, &synErr), errors.As(err, &typErr),
 		errors.Is(err, errNotEventStream), errors.Is(err, openai.ErrTooManyEmptyStreamMessages):
-		return ClassMalformedSSE
+		return events.ClassMalformedSSE
 	case isConnectFailure(err):
-		return ClassConnect
+		return events.ClassConnect
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		if streaming {
-			return ClassTruncated
+			return events.ClassTruncated
 		}
-		return ClassReset // the server closed the connection without answering
+		return events.ClassReset // the server closed the connection without answering
 	case isNetFailure(err):
-		return ClassReset
+		return events.ClassReset
 	}
-	return ClassOther
+	return events.ClassOther
 }
 
 // isConnectFailure reports a connection that was never established.

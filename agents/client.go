@@ -113,7 +113,7 @@ func (r *Request) chatRequest() openai.ChatCompletionRequest {
 // Call sends req as a streaming chat completion and reads the stream to its end, reporting
 // events to obs (nil: none) as they happen. It always returns a Result: a failure is described
 // by its Err, Class, Status and timings, never raised. Cancelling ctx ends the call promptly
-// with ClassCancelled and closes the connection, so the server sees the disconnect.
+// with events.ClassCancelled and closes the connection, so the server sees the disconnect.
 func (c *Client) Call(ctx context.Context, req Request, obs Observer) Result {
 	var res Result
 	c.callInto(ctx, &req, obs, &res)

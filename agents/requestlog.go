@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/pacer"
 )
 
 // Tap receives a request as it ends: the agent that sent it, its result and the arrival of each
@@ -57,20 +56,14 @@ func terminalEvent(e *events.Event, r *Result, round int, id string, attempt int
 	} else {
 		e.SinceLastByteS = e.LatencyS
 	}
-	switch outcomeKind(r) {
-	case pacer.Success:
-		e.Kind, e.FinishReason = events.Done, r.FinishReason
+	e.Kind = r.Class.Outcome().Kind()
+	if e.Kind == events.Done {
+		e.FinishReason = r.FinishReason
 		e.TTFTS, e.TTFTContentS = r.TTFT.Seconds(), r.TTFTContent.Seconds()
 		e.ITLS = r.ITL().Seconds()
 		e.ContentTokens = r.Usage.Completion - r.Usage.Reasoning
 		return
-	case pacer.Timeout:
-		e.Kind = events.Timeout
-	case pacer.Cancelled:
-		e.Kind = events.Cancelled
-	default:
-		e.Kind = events.Error
 	}
-	e.Class, e.Status, e.Message = string(r.Class), r.Status, errorMessage(r.Err)
+	e.Class, e.Status, e.Message = r.Class, r.Status, errorMessage(r.Err)
 	e.RetryAfterS = r.RetryAfter.Seconds()
 }

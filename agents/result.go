@@ -55,14 +55,14 @@ type Result struct {
 	// Role is the role the first delta announced, usually "assistant".
 	Role string
 	// FinishReason is the last finish_reason received: stop, length, tool_calls, abort…
-	FinishReason string
+	FinishReason events.FinishReason
 	// Usage is the server's token count from the final usage chunk; zero if none arrived.
 	Usage Usage
 
 	// Err is why the call failed; nil on success.
 	Err error
-	// Class names the failure for events.jsonl; ClassNone on success.
-	Class Class
+	// Class names the failure for events.jsonl; events.ClassNone on success.
+	Class events.Class
 	// Status is the HTTP status code, 0 when no response arrived.
 	Status int
 	// RetryAfter is the delay a 429 or 503 response asked for (Retry-After in seconds or as
@@ -118,11 +118,11 @@ func (r *Result) Latency() time.Duration { return r.End.Sub(r.Sent) }
 // timeouts, truncated or malformed streams and cancellations are left to the caller's policy.
 func (r *Result) Retryable() bool {
 	switch r.Class {
-	case ClassHTTPStatus:
+	case events.ClassHTTPStatus:
 		return retryableStatus(r.Status)
-	case ClassConnect, ClassReset:
+	case events.ClassConnect, events.ClassReset:
 		return true
-	case ClassErrorFrame:
+	case events.ClassErrorFrame:
 		if r.GotToken() {
 			return false // partial output: sending again would not continue it
 		}
@@ -156,38 +156,12 @@ func frameCode(e *openai.APIError) int {
 	return 0
 }
 
-// Outcome is the pacer's view of the call, for Permit.Release.
+// Outcome is the pacer's view of the call, for Permit.Release: how it ended, by its Class.
 func (r *Result) Outcome() pacer.Outcome {
 	return pacer.Outcome{
-		Kind:         outcomeKind(r),
+		Kind:         r.Class.Outcome(),
 		Latency:      r.Latency(),
 		PromptTokens: r.Usage.Prompt,
 		OutputTokens: r.Usage.Completion,
 	}
-}
-
-// outcomeKind maps a call's result to the outcome the pacer learns from, by its Class.
-func outcomeKind(r *Result) pacer.OutcomeKind {
-	switch {
-	case r.Class == ClassNone:
-		return pacer.Success
-	case r.Class.Timeout():
-		return pacer.Timeout
-	case r.Class == ClassCancelled:
-		return pacer.Cancelled
-	}
-	return pacer.Error
-}
-
-// requestOutcome names a pacer outcome as a release event records it.
-func requestOutcome(k pacer.OutcomeKind) events.RequestOutcome {
-	switch k {
-	case pacer.Success:
-		return events.RequestSuccess
-	case pacer.Timeout:
-		return events.RequestTimeout
-	case pacer.Cancelled:
-		return events.RequestCancelled
-	}
-	return events.RequestError
 }

@@ -242,7 +242,7 @@ func (a *Agent) turn(rounds, requests context.Context, k int, c convo, scheduled
 	a.send(rounds, requests, round, permit, &req, est, res)
 	a.release(round, permit, res)
 	if res.Err != nil {
-		a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: string(res.Class)})
+		a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: res.Class})
 		return *res, requests.Err() == nil && rounds.Err() == nil
 	}
 	a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})

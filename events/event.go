@@ -38,6 +38,17 @@ func (k Kind) Terminal() bool {
 	return k == Done || k == Error || k == Timeout || k == Cancelled
 }
 
+// RequestOutcome is the outcome a terminal event of kind k records (the inverse of
+// RequestOutcome.Kind); "" when k is not terminal.
+func (k Kind) RequestOutcome() RequestOutcome {
+	for _, o := range RequestOutcomes {
+		if o.Kind() == k {
+			return o
+		}
+	}
+	return ""
+}
+
 // Event is one line of events.jsonl. Times are simulated seconds since the run started (TS)
 // and the wall clock (Wall, RFC 3339); every duration field carries its unit in its name.
 type Event struct {
@@ -68,25 +79,25 @@ type Event struct {
 	Reason EndReason `json:"reason,omitempty"`
 
 	// How a request ended (terminal events).
-	Status           int     `json:"status,omitempty"`
-	Class            string  `json:"class,omitempty"`
-	Message          string  `json:"message,omitempty"`
-	FinishReason     string  `json:"finish_reason,omitempty"`
-	LatencyS         float64 `json:"latency_s,omitempty"`
-	TTFTS            float64 `json:"ttft_s,omitempty"`
-	TTFTContentS     float64 `json:"ttft_content_s,omitempty"`
-	ITLS             float64 `json:"itl_s,omitempty"` // mean gap between chunks after the first
-	MaxGapS          float64 `json:"max_gap_s,omitempty"`
-	SinceLastByteS   float64 `json:"since_last_byte_s,omitempty"`
-	Chunks           int     `json:"chunks,omitempty"`
-	TokenChunks      int     `json:"token_chunks,omitempty"` // of Chunks, those carrying a reasoning or content token
-	PromptTokens     int     `json:"prompt_tokens,omitempty"`
-	CompletionTokens int     `json:"completion_tokens,omitempty"`
-	ReasoningTokens  int     `json:"reasoning_tokens,omitempty"`
-	CachedTokens     int     `json:"cached_tokens,omitempty"`
-	ContentTokens    int     `json:"content_tokens,omitempty"`
-	RetryAfterS      float64 `json:"retry_after_s,omitempty"`
-	BackoffS         float64 `json:"backoff_s,omitempty"`
+	Status           int          `json:"status,omitempty"`
+	Class            Class        `json:"class,omitempty"`
+	Message          string       `json:"message,omitempty"`
+	FinishReason     FinishReason `json:"finish_reason,omitempty"`
+	LatencyS         float64      `json:"latency_s,omitempty"`
+	TTFTS            float64      `json:"ttft_s,omitempty"`
+	TTFTContentS     float64      `json:"ttft_content_s,omitempty"`
+	ITLS             float64      `json:"itl_s,omitempty"` // mean gap between chunks after the first
+	MaxGapS          float64      `json:"max_gap_s,omitempty"`
+	SinceLastByteS   float64      `json:"since_last_byte_s,omitempty"`
+	Chunks           int          `json:"chunks,omitempty"`
+	TokenChunks      int          `json:"token_chunks,omitempty"` // of Chunks, those carrying a reasoning or content token
+	PromptTokens     int          `json:"prompt_tokens,omitempty"`
+	CompletionTokens int          `json:"completion_tokens,omitempty"`
+	ReasoningTokens  int          `json:"reasoning_tokens,omitempty"`
+	CachedTokens     int          `json:"cached_tokens,omitempty"`
+	ContentTokens    int          `json:"content_tokens,omitempty"`
+	RetryAfterS      float64      `json:"retry_after_s,omitempty"`
+	BackoffS         float64      `json:"backoff_s,omitempty"`
 
 	// ScheduleLagS (request_sent of an open-loop replay) is how late the request was sent
 	// after its scheduled time: pacer wait and the load generator's own delay.

@@ -16,12 +16,13 @@ const (
 	RoundCancelled RoundOutcome = "cancelled"
 )
 
-// RequestOutcome is how the request behind a pacer permit ended, as the pacer was told on
-// release: the `request_outcome` field of a release event.
+// RequestOutcome is how a request ended: what the pacer is told when its permit is released
+// (pacer.Outcome), the `request_outcome` field of a release event, and the outcome label of
+// agentsim_requests_total.
 type RequestOutcome string
 
-// The request outcomes. Each matches one terminal event kind: done, timeout, error,
-// cancelled.
+// The request outcomes. Each is recorded by one terminal event kind (RequestOutcome.Kind):
+// done, timeout, error, cancelled.
 const (
 	// RequestSuccess: the response ended normally.
 	RequestSuccess RequestOutcome = "success"
@@ -29,9 +30,27 @@ const (
 	RequestTimeout RequestOutcome = "timeout"
 	// RequestError: the server or the transport failed the request.
 	RequestError RequestOutcome = "error"
-	// RequestCancelled: the harness cancelled the request (the run is stopping).
+	// RequestCancelled: the harness cancelled the request (the run is stopping); it carries
+	// no congestion signal.
 	RequestCancelled RequestOutcome = "cancelled"
 )
+
+// RequestOutcomes lists the request outcomes.
+var RequestOutcomes = []RequestOutcome{RequestSuccess, RequestTimeout, RequestError, RequestCancelled}
+
+// Kind is the kind of the terminal event that records a request ended with o: done, timeout,
+// cancelled, or error for any other outcome.
+func (o RequestOutcome) Kind() Kind {
+	switch o {
+	case RequestSuccess:
+		return Done
+	case RequestTimeout:
+		return Timeout
+	case RequestCancelled:
+		return Cancelled
+	}
+	return Error
+}
 
 // EndReason says why rounds stopped being started: the `reason` of a stop event (the run's
 // own stop) or of the warning with which an agent gave up before its round's request.
@@ -51,4 +70,17 @@ const (
 	EndContextFull EndReason = "max_context_tokens"
 	// EndPacerRefused: the pacer refused the agent's request (larger than its budget).
 	EndPacerRefused EndReason = "pacer_refused"
+)
+
+// FinishReason is why the server ended a completion: the finish_reason of its last chunk, the
+// `finish_reason` field of a done event. Servers send others too (tool_calls, abort…); they are
+// recorded as sent.
+type FinishReason string
+
+// The finish reasons the harness acts on.
+const (
+	// FinishStop: the model ended its answer, or reached a stop sequence.
+	FinishStop FinishReason = "stop"
+	// FinishLength: the output reached max_tokens or the end of the context window.
+	FinishLength FinishReason = "length"
 )

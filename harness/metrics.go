@@ -106,10 +106,6 @@ type runMetrics struct {
 var metricStates = []events.State{events.StateStarting, events.StateReading, events.StatePacerWait,
 	events.StateRequesting, events.StateBackoff, events.StateThinking, events.StateDone}
 
-// The request outcomes, one per terminal event kind.
-var metricOutcomes = map[events.Kind]events.RequestOutcome{events.Done: events.RequestSuccess,
-	events.Error: events.RequestError, events.Timeout: events.RequestTimeout, events.Cancelled: events.RequestCancelled}
-
 // newRunMetrics registers one run's metrics in a registry of their own; stallAfterS is the
 // silence, in simulated seconds, after which an open stream counts as silent.
 func newRunMetrics(stallAfterS float64) (*runMetrics, *prometheus.Registry) {
@@ -159,7 +155,7 @@ func newRunMetrics(stallAfterS float64) (*runMetrics, *prometheus.Registry) {
 	for _, s := range metricStates {
 		m.agents.WithLabelValues(string(s))
 	}
-	for _, o := range metricOutcomes {
+	for _, o := range events.RequestOutcomes {
 		m.requests.WithLabelValues(string(o))
 	}
 	m.tokens.WithLabelValues("reasoning")
@@ -173,7 +169,7 @@ func (m *runMetrics) event(e events.Event) {
 	case e.Kind == events.RequestSent:
 		m.sent.Inc()
 	case e.Kind.Terminal():
-		m.requests.WithLabelValues(string(metricOutcomes[e.Kind])).Inc()
+		m.requests.WithLabelValues(string(e.Kind.RequestOutcome())).Inc()
 		m.maxGap.Observe(max(e.MaxGapS, e.SinceLastByteS))
 		if e.Kind == events.Done {
 			m.tokens.WithLabelValues("reasoning").Add(float64(e.ReasoningTokens))

@@ -3,7 +3,7 @@ package harness
 import (
 	"errors"
 
-	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -27,7 +27,7 @@ func (r *run) results(interrupted bool) *results.Results {
 		c := *r.refused
 		fitted = &c
 	}
-	res.Warnings = append(append([]string(nil), r.notes...), r.gauges.warning(res, r.scraper.Source(scrape.GenTokS))...)
+	res.Warnings = append(append([]string(nil), r.notes...), r.gauges.warning(res, r.scraper.Source(events.GenTokS))...)
 	r.mu.Unlock()
 	res.Stream.Server = serverStream(r.scraper)
 	if r.o.Scripts == nil { // see outputWarning

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 )
 
 // statusLine prints one live line on a terminal, at most once a wall second.
@@ -56,7 +55,7 @@ func formatStatus(s events.Sample, simS float64) string {
 	sort.Strings(states)
 	line := fmt.Sprintf("t=%6.0fs | agents: %s | in flight %d, oldest silence %.0f s | out %d tok streamed",
 		simS, strings.Join(states, ", "), s.InFlight, s.OldestSilenceS, streamedTokens(s))
-	if v, ok := s.Server[scrape.DecodeRunning]; ok {
+	if v, ok := s.Server[events.DecodeRunning]; ok {
 		line += fmt.Sprintf(" | decode_running %.0f", v)
 	}
 	return line

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
@@ -85,7 +86,7 @@ func gaugesLine(s results.Server) string {
 	g := []struct {
 		name string
 		v    results.MeanMax
-	}{{scrape.DecodeRunning, s.DecodeRunning}, {scrape.PrefillInflight, s.PrefillInflight}, {scrape.Queued, s.Queued}}
+	}{{events.DecodeRunning, s.DecodeRunning}, {events.PrefillInflight, s.PrefillInflight}, {events.Queued, s.Queued}}
 	read := false
 	for _, x := range g {
 		read = read || x.v.N > 0
@@ -98,7 +99,7 @@ func gaugesLine(s results.Server) string {
 		switch {
 		case x.v.N > 0:
 			parts = append(parts, fmt.Sprintf("%s mean %.1f max %.0f", x.name, x.v.Mean, x.v.Max))
-		case x.name != scrape.Queued:
+		case x.name != events.Queued:
 			parts = append(parts, x.name+" not found")
 		}
 	}

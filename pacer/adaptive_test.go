@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // granted collects, without blocking, the permits of the Acquire calls that have returned.
@@ -44,7 +45,7 @@ func TestAIMDCollapsesOnTimeouts(t *testing.T) {
 
 		time.Sleep(60 * time.Second)
 		for _, pm := range held {
-			pm.Release(Outcome{Kind: Timeout, Latency: 60 * time.Second})
+			pm.Release(Outcome{Kind: events.RequestTimeout, Latency: 60 * time.Second})
 		}
 		synctest.Wait()
 		held, pending = granted(t, pending)
@@ -53,7 +54,7 @@ func TestAIMDCollapsesOnTimeouts(t *testing.T) {
 		assert.Equal(t, 1, s.Limit, "Limit after 20 timeouts (20→10→5→2→1…)")
 		assert.Equal(t, "AIMD{limit 1 [1..200] ×0.5}", p.String())
 
-		held[0].Release(Outcome{Kind: Success, Latency: time.Second})
+		held[0].Release(Outcome{Kind: events.RequestSuccess, Latency: time.Second})
 		synctest.Wait()
 		held, pending = granted(t, pending)
 		assert.Len(t, held, 2, "admitted after one success at limit 1")
@@ -62,7 +63,7 @@ func TestAIMDCollapsesOnTimeouts(t *testing.T) {
 
 		for len(held) > 0 { // drain: every success admits more
 			for _, pm := range held {
-				pm.Release(Outcome{Kind: Success})
+				pm.Release(Outcome{Kind: events.RequestSuccess})
 			}
 			synctest.Wait()
 			held, pending = granted(t, pending)
@@ -93,7 +94,7 @@ func TestGradientFrozenWhileNothingCompletes(t *testing.T) {
 
 		for len(held) > 0 {
 			for _, pm := range held {
-				pm.Release(Outcome{Kind: Success, Latency: 10 * time.Minute})
+				pm.Release(Outcome{Kind: events.RequestSuccess, Latency: 10 * time.Minute})
 			}
 			synctest.Wait()
 			held, pending = granted(t, pending)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // AIMD is an adaptive concurrency limit after Netflix's AIMDLimit: +1 on a success while at
@@ -46,9 +47,9 @@ func (a *AIMD) adapt(o Outcome, inflight, limit int) int {
 // requests (this one included) were held. Cancelled requests carry no signal.
 func aimdNext(p aimdParams, limit, inflight int, o Outcome) int {
 	switch {
-	case o.Kind == Cancelled:
+	case o.Kind == events.RequestCancelled:
 		return limit
-	case o.Kind == Timeout || o.Kind == Error || (p.target > 0 && o.Latency > p.target):
+	case o.Kind == events.RequestTimeout || o.Kind == events.RequestError || (p.target > 0 && o.Latency > p.target):
 		// Floor like Netflix's (int) cast; the epsilon keeps 20×0.9 at 18, not 17.
 		limit = int(math.Floor(float64(limit)*p.ratio + 1e-9))
 	case inflight*2 >= limit:

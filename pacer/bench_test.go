@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // benchConfigs never make an uncontended Acquire wait: rate-based kinds get a rate far above
@@ -24,7 +25,7 @@ var benchConfigs = []Config{
 func BenchmarkAcquireRelease(b *testing.B) {
 	ctx := context.Background()
 	req := Demand{Agent: 1, PromptTokens: 1000, ExpectedOutputTokens: 1000}
-	out := Outcome{Kind: Success, Latency: time.Second}
+	out := Outcome{Kind: events.RequestSuccess, Latency: time.Second}
 	for _, cfg := range benchConfigs {
 		b.Run(string(cfg.Kind), func(b *testing.B) {
 			p := mustNew(b, cfg, clock.Real())

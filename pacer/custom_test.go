@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // gapSlots is a Decider for tests: at most slots in flight, sends gap apart; it records what
@@ -22,7 +23,7 @@ type gapSlots struct {
 	asked    int
 	lastHeld []Holding
 	released []Holding
-	outcomes []OutcomeKind
+	outcomes []events.RequestOutcome
 }
 
 func (g *gapSlots) Admit(now time.Time, _ Demand, held []Holding) (bool, time.Duration) {
@@ -79,13 +80,13 @@ func TestCustomWaitsAsTheDeciderSays(t *testing.T) {
 			d.lastHeld, "Admit was shown the held permits, oldest first")
 
 		// A release wakes the head (agent 2), not agent 3.
-		r0.p.Release(Outcome{Kind: Timeout})
+		r0.p.Release(Outcome{Kind: events.RequestTimeout})
 		r2 := <-results[2]
 		require.NoError(t, r2.err)
 		assert.Equal(t, 2, r2.p.Agent, "the oldest waiter goes first")
 		assert.Equal(t, 13*time.Second, since(start, r2.p), "agent 2 acquired at")
 		require.Equal(t, []Holding{{PermitID: 1, Agent: 0, Since: start}}, d.released, "Released got the permit")
-		assert.Equal(t, []OutcomeKind{Timeout}, d.outcomes)
+		assert.Equal(t, []events.RequestOutcome{events.RequestTimeout}, d.outcomes)
 
 		// A cancelled waiter leaves the queue and holds nothing.
 		ctx, cancel := context.WithCancel(t.Context())

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 func TestAdmits(t *testing.T) {
@@ -40,25 +41,25 @@ func TestAIMDNext(t *testing.T) {
 		want            int
 	}{
 		// A success with at least half the limit in flight grows by one.
-		{p, 20, 10, Outcome{Kind: Success}, 21},
+		{p, 20, 10, Outcome{Kind: events.RequestSuccess}, 21},
 		// A success while application-limited (inflight·2 < limit) leaves the limit.
-		{p, 20, 9, Outcome{Kind: Success}, 20},
+		{p, 20, 9, Outcome{Kind: events.RequestSuccess}, 20},
 		// A timeout multiplies by the ratio, flooring: 20×0.9 = 18.
-		{p, 20, 20, Outcome{Kind: Timeout}, 18},
+		{p, 20, 20, Outcome{Kind: events.RequestTimeout}, 18},
 		// An error does too: 11×0.9 = 9.9 → 9.
-		{p, 11, 1, Outcome{Kind: Error}, 9},
+		{p, 11, 1, Outcome{Kind: events.RequestError}, 9},
 		// A cut never goes below MinLimit.
-		{p, 1, 1, Outcome{Kind: Timeout}, 1},
+		{p, 1, 1, Outcome{Kind: events.RequestTimeout}, 1},
 		// Growth never exceeds MaxLimit.
-		{p, 200, 200, Outcome{Kind: Success}, 200},
+		{p, 200, 200, Outcome{Kind: events.RequestSuccess}, 200},
 		// A cancellation is no signal at all.
-		{p, 20, 20, Outcome{Kind: Cancelled}, 20},
+		{p, 20, 20, Outcome{Kind: events.RequestCancelled}, 20},
 		// A success slower than the latency target is congestion.
-		{withTarget, 20, 20, Outcome{Kind: Success, Latency: 61 * time.Second}, 10},
+		{withTarget, 20, 20, Outcome{Kind: events.RequestSuccess, Latency: 61 * time.Second}, 10},
 		// A success exactly at the target is not.
-		{withTarget, 20, 20, Outcome{Kind: Success, Latency: time.Minute}, 21},
+		{withTarget, 20, 20, Outcome{Kind: events.RequestSuccess, Latency: time.Minute}, 21},
 		// Without a target, a 300 s success still grows the limit.
-		{p, 20, 20, Outcome{Kind: Success, Latency: 300 * time.Second}, 21},
+		{p, 20, 20, Outcome{Kind: events.RequestSuccess, Latency: 300 * time.Second}, 21},
 	}
 	for _, tc := range tests {
 		got := aimdNext(tc.p, tc.limit, tc.inflight, tc.o)
@@ -172,13 +173,6 @@ func TestString(t *testing.T) {
 			assert.NoError(t, c.Close())
 		}
 		assert.False(t, strings.Contains(p.String(), "%!"), "bad verb in %q", p.String())
-	}
-}
-
-func TestOutcomeKindString(t *testing.T) {
-	for k, want := range map[OutcomeKind]string{Success: "success", Timeout: "timeout", Error: "error",
-		Cancelled: "cancelled", 9: "OutcomeKind(9)"} {
-		assert.Equal(t, want, k.String(), "OutcomeKind(%d).String()", uint8(k))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/pacer"
 )
 
@@ -24,7 +25,7 @@ func ExampleNew() {
 	}
 	fmt.Printf("%s: permit %d for agent %d, %d of %d in use\n", p, permit.ID, permit.Agent, p.Stats().InUse, p.Stats().Limit)
 
-	permit.Release(pacer.Outcome{Kind: pacer.Success, Latency: 174 * time.Second, OutputTokens: 3800})
+	permit.Release(pacer.Outcome{Kind: events.RequestSuccess, Latency: 174 * time.Second, OutputTokens: 3800})
 	st := p.Stats()
 	fmt.Printf("after release: acquired %d = released %d + in use %d\n", st.Acquired, st.Released, st.InUse)
 	// Output:
@@ -110,7 +111,7 @@ func Example_customDesign() {
 	st := p.Stats()
 	fmt.Printf("%s: %d of %d in use\n", p, st.InUse, st.Limit)
 	for _, permit := range permits {
-		permit.Release(pacer.Outcome{Kind: pacer.Success})
+		permit.Release(pacer.Outcome{Kind: events.RequestSuccess})
 	}
 	fmt.Println("released", p.Stats().Released)
 	// Output:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // Gradient2 constants, as Netflix's Gradient2Limit defaults.
@@ -41,7 +42,7 @@ func newGradient(cfg Config, clk *clock.Clock) *Gradient {
 }
 
 func (g *Gradient) adapt(o Outcome, inflight, limit int) int {
-	if o.Kind == Cancelled {
+	if o.Kind == events.RequestCancelled {
 		return limit
 	}
 	g.g = g.g.next(o.Latency, inflight)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // validConfigs is one valid configuration per kind, with room for at least two permits.
@@ -36,15 +37,15 @@ func TestLeakOnTimeoutEveryKind(t *testing.T) {
 			p := mustNew(t, cfg, clock.Real())
 			a, err := p.Acquire(t.Context(), Demand{Agent: 0, PromptTokens: 100})
 			require.NoError(t, err, "%v.Acquire", p)
-			a.Release(Outcome{Kind: Timeout, Latency: time.Minute})
+			a.Release(Outcome{Kind: events.RequestTimeout, Latency: time.Minute})
 			s := assertCounts(t, p, 1, 0, 1, 0, 1)
 			assert.Equal(t, a.ID, s.Held[0].PermitID, "%v: the leaked permit is still held", p)
-			a.Release(Outcome{Kind: Success})
+			a.Release(Outcome{Kind: events.RequestSuccess})
 			assertCounts(t, p, 1, 0, 1, 0, 1)
 
 			b, err := p.Acquire(t.Context(), Demand{Agent: 1, PromptTokens: 100})
 			require.NoError(t, err, "%v.Acquire", p)
-			b.Release(Outcome{Kind: Error})
+			b.Release(Outcome{Kind: events.RequestError})
 			assertCounts(t, p, 1, 0, 2, 1, 1)
 		})
 	}
@@ -60,7 +61,7 @@ func TestLeakOnTimeoutStarvesSlots(t *testing.T) {
 			for i := range 2 {
 				pm, err := p.Acquire(t.Context(), Demand{Agent: i})
 				require.NoError(t, err)
-				pm.Release(Outcome{Kind: Timeout, Latency: 5 * time.Minute})
+				pm.Release(Outcome{Kind: events.RequestTimeout, Latency: 5 * time.Minute})
 			}
 			ctx, cancel := clk.WithTimeout(t.Context(), time.Hour)
 			defer cancel()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // ledger is the bookkeeping every design shares: permit IDs, held permits, blocked Acquire
@@ -78,7 +79,7 @@ func (l *ledger) release(p *Permit, o Outcome) {
 		return
 	}
 	p.released = true
-	if l.leakOnTimeout && o.Kind == Timeout {
+	if l.leakOnTimeout && o.Kind == events.RequestTimeout {
 		// The buggy release path: the permit stays held and the design never hears of it.
 		l.leaked++
 		l.mu.Unlock()

@@ -15,8 +15,9 @@ package pacer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
+
+	"github.com/agentsim/agentsim/events"
 )
 
 // Pacer admits requests. Implementations are safe for concurrent use.
@@ -40,39 +41,11 @@ type Demand struct {
 	ExpectedOutputTokens int
 }
 
-// OutcomeKind classifies how a request ended.
-type OutcomeKind uint8
-
-const (
-	// Success: the response ended normally.
-	Success OutcomeKind = iota
-	// Timeout: the harness gave up on the request (whole-request, TTFT or idle timeout).
-	Timeout
-	// Error: the server or the transport failed the request.
-	Error
-	// Cancelled: the harness itself cancelled the request (shutdown); no congestion signal.
-	Cancelled
-)
-
-// String returns the lower-case name of k, e.g. "timeout".
-func (k OutcomeKind) String() string {
-	switch k {
-	case Success:
-		return "success"
-	case Timeout:
-		return "timeout"
-	case Error:
-		return "error"
-	case Cancelled:
-		return "cancelled"
-	}
-	return fmt.Sprintf("OutcomeKind(%d)", uint8(k))
-}
-
 // Outcome is how the request behind a permit ended; adaptive designs learn from it.
 type Outcome struct {
-	// Kind classifies the end of the request.
-	Kind OutcomeKind
+	// Kind is how the request ended: success, timeout, error or cancelled (a cancelled
+	// request carries no congestion signal).
+	Kind events.RequestOutcome
 	// Latency is the request's duration from send to its end, in simulated time.
 	Latency time.Duration
 	// PromptTokens and OutputTokens are the tokens actually processed, as counted by the server.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // 30 agents on Slots{16}: 16 acquire at once, the rest queue in arrival order, and each
@@ -190,7 +191,7 @@ func TestSlotsCountAGrantBeforeTheWaiterRuns(t *testing.T) {
 	w := &semWaiter{ready: make(chan struct{})}
 	w.link.v = w
 	s.queue.pushBack(&w.link)
-	s.release(Outcome{Kind: Success})
+	s.release(Outcome{Kind: events.RequestSuccess})
 	assert.Equal(t, 1, s.pendingGrants(), "granted, not yet run")
 	assert.Equal(t, 1, s.held)
 	select {
@@ -207,12 +208,12 @@ func TestSlotsCountAGrantBeforeTheWaiterRuns(t *testing.T) {
 		synctest.Wait()
 		st := p.Stats()
 		assert.Equal(t, [3]int{1, 1, 0}, [3]int{st.InUse, st.Waiting, st.Granted}, "in use, waiting, granted while queued")
-		first.Release(Outcome{Kind: Success})
+		first.Release(Outcome{Kind: events.RequestSuccess})
 		synctest.Wait()
 		st = p.Stats()
 		assert.Equal(t, [3]int{1, 0, 0}, [3]int{st.InUse, st.Waiting, st.Granted}, "in use, waiting, granted once it ran")
 		r := <-second
 		require.NoError(t, r.err)
-		r.p.Release(Outcome{Kind: Success})
+		r.p.Release(Outcome{Kind: events.RequestSuccess})
 	})
 }

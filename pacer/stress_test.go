@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // 30 agents × 20 rounds on every kind, with random deadlines on Acquire and random latencies
@@ -45,7 +46,8 @@ func TestStatsStayExactUnderLoad(t *testing.T) {
 
 func runAgent(ctx context.Context, p Pacer, agent int) {
 	rng := rand.New(rand.NewPCG(uint64(agent), 7))
-	kinds := []OutcomeKind{Success, Success, Success, Timeout, Error, Cancelled}
+	kinds := []events.RequestOutcome{events.RequestSuccess, events.RequestSuccess, events.RequestSuccess, events.RequestTimeout,
+		events.RequestError, events.RequestCancelled}
 	for range 20 {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(rng.IntN(5000))*time.Millisecond)
 		pm, err := p.Acquire(actx, Demand{Agent: agent, PromptTokens: 500, ExpectedOutputTokens: 500})

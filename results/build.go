@@ -136,14 +136,11 @@ func (b *Builder) retried(e events.Event) {
 // FailureKey names a failed attempt's class and status, as "http_status 429" or
 // "timeout_idle": the keys of retry reasons and of the failure breakdowns in verdicts.
 func FailureKey(e events.Event) string {
-	class := e.Class
-	if class == "" {
-		class = string(e.Kind)
-	}
+	class := failureClass(e)
 	if e.Status >= 300 { // a failure after 200 headers (timeout, error frame) says nothing by its status
 		return fmt.Sprintf("%s %d", class, e.Status)
 	}
-	return class
+	return string(class)
 }
 
 func (b *Builder) terminal(e events.Event) {

@@ -13,7 +13,7 @@ import (
 type Failure struct {
 	// Class is the failure class events.jsonl records (http_status, error_frame,
 	// timeout_idle…), or the terminal event's kind when it records none.
-	Class string `json:"class"`
+	Class events.Class `json:"class"`
 	// Status is the HTTP status of an http_status failure; 0 otherwise.
 	Status int `json:"status,omitempty"`
 	// Count is how many requests (attempts, retries included) failed so.
@@ -27,9 +27,18 @@ type Failure struct {
 // Key names the failure's class and status, as "http_status 404" or "timeout_idle".
 func (f Failure) Key() string {
 	if f.Status != 0 {
-		return f.Class + " " + strconv.Itoa(f.Status)
+		return string(f.Class) + " " + strconv.Itoa(f.Status)
 	}
-	return f.Class
+	return string(f.Class)
+}
+
+// failureClass is the class a failed request's terminal event records, or the event's kind
+// (error, timeout, cancelled) when it records none.
+func failureClass(e events.Event) events.Class {
+	if e.Class != events.ClassNone {
+		return e.Class
+	}
+	return events.Class(e.Kind)
 }
 
 // failures accumulates Failure records in order of first appearance.
@@ -39,10 +48,7 @@ type failures struct {
 
 // add counts one failed request's terminal event (error or timeout).
 func (fs *failures) add(e events.Event) {
-	f := Failure{Class: e.Class, Count: 1, FirstMessage: e.Message, FirstS: e.TS}
-	if f.Class == "" {
-		f.Class = string(e.Kind)
-	}
+	f := Failure{Class: failureClass(e), Count: 1, FirstMessage: e.Message, FirstS: e.TS}
 	if e.Status >= 300 { // after 200 headers a status says nothing of the failure
 		f.Status = e.Status
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentsim/agentsim/internal/scrape"
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -60,17 +60,17 @@ func TestDecisiveBatchingTest(t *testing.T) {
 
 				samples := rep.Points[0].Samples
 				require.NotEmpty(t, samples)
-				assert.Equal(t, 0.0, samples[0].Server[scrape.DecodeRunning], "idle at t=0")
+				assert.Equal(t, 0.0, samples[0].Server[events.DecodeRunning], "idle at t=0")
 				peakAt := -1
 				for i, s := range samples {
-					if s.Server[scrape.DecodeRunning] == 16 {
+					if s.Server[events.DecodeRunning] == 16 {
 						peakAt = i
 						break
 					}
 				}
 				require.Positive(t, peakAt, "decode_running reaches 16:\n%s", out)
 				for i := 1; i <= peakAt; i++ {
-					assert.GreaterOrEqual(t, samples[i].Server[scrape.DecodeRunning], samples[i-1].Server[scrape.DecodeRunning], "decode_running climbs: sample %d", i)
+					assert.GreaterOrEqual(t, samples[i].Server[events.DecodeRunning], samples[i-1].Server[events.DecodeRunning], "decode_running climbs: sample %d", i)
 				}
 				assert.True(t, rep.AllOK())
 			})

@@ -45,7 +45,7 @@ func TestResultLine(t *testing.T) {
 	ok := func(latMS int) agents.Result {
 		return agents.Result{Sent: t0, Last: at(latMS), End: at(latMS)}
 	}
-	failed := agents.Result{Sent: t0, End: at(100), Err: errors.New("503"), Class: agents.ClassHTTPStatus, Status: 503}
+	failed := agents.Result{Sent: t0, End: at(100), Err: errors.New("503"), Class: events.ClassHTTPStatus, Status: 503}
 	for _, tc := range []struct {
 		name  string
 		calls []agents.Result
@@ -81,8 +81,8 @@ func TestResultLine(t *testing.T) {
 
 // TestFailures checks the failure breakdown: most frequent first.
 func TestFailures(t *testing.T) {
-	e503 := agents.Result{Err: errors.New("x"), Class: agents.ClassHTTPStatus, Status: 503}
-	reset := agents.Result{Err: errors.New("x"), Class: agents.ClassReset}
+	e503 := agents.Result{Err: errors.New("x"), Class: events.ClassHTTPStatus, Status: 503}
+	reset := agents.Result{Err: errors.New("x"), Class: events.ClassReset}
 	p := &Point{Calls: []agents.Result{{}, reset, e503, e503}}
 	assert.Equal(t, "2 × http_status 503, 1 × reset", p.Failures())
 	assert.Equal(t, 3, p.Failed())

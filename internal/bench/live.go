@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 )
 
 // live prints the harness's samples as they are taken: the server-metrics line before the first
@@ -30,8 +29,8 @@ func (l *live) sample(s events.Sample, metrics string) {
 
 // lineGauges are the server gauges a sample line shows, in order, with their formats.
 var lineGauges = []struct{ name, format string }{
-	{scrape.DecodeRunning, "%.1f"}, {scrape.PrefillInflight, "%.1f"},
-	{scrape.Queued, "%.1f"}, {scrape.KVUsage, "%.3f"},
+	{events.DecodeRunning, "%.1f"}, {events.PrefillInflight, "%.1f"},
+	{events.Queued, "%.1f"}, {events.KVUsage, "%.3f"},
 }
 
 // SampleLine renders a sample at tS simulated seconds into its test in the incident's shape,

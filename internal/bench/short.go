@@ -1,6 +1,10 @@
 package bench
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agentsim/agentsim/events"
+)
 
 // OutputTokens is the output length request i returned, in tokens: the server's
 // usage.completion_tokens, or without usage the number of data frames from its first token on
@@ -45,7 +49,7 @@ func (p *Point) shortLine(maxTokens int) string {
 	}
 	edge, atEdge := 0, 0
 	for i, c := range p.Calls {
-		if c.OK() && p.OutputTokens(i) < maxTokens && c.FinishReason == "length" && c.Usage.Prompt > 0 {
+		if c.OK() && p.OutputTokens(i) < maxTokens && c.FinishReason == events.FinishLength && c.Usage.Prompt > 0 {
 			atEdge++
 			edge = max(edge, c.Usage.Prompt+c.Usage.Completion)
 		}

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/sweep"
 	"github.com/agentsim/agentsim/results"
@@ -253,9 +252,9 @@ func parseExpect(list []string) ([]results.VerdictKind, []workloads.Problem) {
 	var problems []workloads.Problem
 	for _, k := range list {
 		kind := results.VerdictKind(strings.TrimSpace(k))
-		if !slices.Contains(diagnose.Kinds, kind) {
-			names := make([]string, len(diagnose.Kinds))
-			for i, d := range diagnose.Kinds {
+		if !slices.Contains(results.VerdictKinds, kind) {
+			names := make([]string, len(results.VerdictKinds))
+			for i, d := range results.VerdictKinds {
 				names[i] = string(d)
 			}
 			problems = append(problems, workloads.Problem{Key: "expect",

@@ -10,7 +10,7 @@ import (
 )
 
 // evidenceGauges are the server gauges quoted in evidence, in order.
-var evidenceGauges = []string{scrape.DecodeRunning, scrape.PrefillInflight, scrape.Queued}
+var evidenceGauges = []string{events.DecodeRunning, events.PrefillInflight, events.Queued}
 
 // gaugeRun is a server gauge's latest value, since when it has held it, and when it was last
 // read.

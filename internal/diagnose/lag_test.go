@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -63,7 +62,7 @@ func TestQueuedGaugeCarriesBetweenSamples(t *testing.T) {
 	run := func(queued float64) (results.Verdict, results.Results) {
 		a := New(Config{Agents: 1})
 		a.Event(events.Event{TS: 0, Kind: events.RoundStart})
-		a.Sample(events.Sample{TS: 10, Server: map[string]float64{scrape.Queued: queued, scrape.DecodeRunning: 2}})
+		a.Sample(events.Sample{TS: 10, Server: map[string]float64{events.Queued: queued, events.DecodeRunning: 2}})
 		a.Event(events.Event{TS: 11, Kind: events.RequestSent, Request: "a0-r1-0"})
 		a.Event(events.Event{TS: 161, Kind: events.Headers, Request: "a0-r1-0"})
 		a.Event(events.Event{TS: 161, Kind: events.FirstReasoning, Request: "a0-r1-0"})
@@ -71,7 +70,7 @@ func TestQueuedGaugeCarriesBetweenSamples(t *testing.T) {
 			CompletionTokens: 900, MaxGapS: 1, Chunks: 900})
 		a.Event(events.Event{TS: 170, Kind: events.RoundDone, Outcome: events.RoundOK})
 		a.Event(events.Event{TS: 170, Kind: events.AgentDone})
-		a.Sample(events.Sample{TS: 210, Server: map[string]float64{scrape.Queued: 0, scrape.DecodeRunning: 0}})
+		a.Sample(events.Sample{TS: 210, Server: map[string]float64{events.Queued: 0, events.DecodeRunning: 0}})
 		var r results.Results
 		a.Fill(&r, 210)
 		return r.Verdict, r
@@ -154,7 +153,7 @@ func TestQueuedBetweenLateSamples(t *testing.T) {
 			w.agent(id, 0).read(1).wait(0).call(call{dur: 160, ttft: 150, tokens: 600})
 		}
 		w.gauges = func(float64) map[string]float64 {
-			return map[string]float64{scrape.DecodeRunning: 2, scrape.Queued: queued}
+			return map[string]float64{events.DecodeRunning: 2, events.Queued: queued}
 		}
 		return w, Config{Agents: 4, PacerKind: "slots", PacerSlots: 4}
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -21,7 +20,7 @@ func TestProxyRules(t *testing.T) {
 		return events.Event{TS: at, Kind: events.Done, Agent: agent, Round: 1, Request: fmt.Sprintf("a%d-r1-0", agent),
 			LatencyS: 4, CompletionTokens: 100, Chunks: 100}
 	}
-	idle := events.Sample{Server: map[string]float64{scrape.DecodeRunning: 0, scrape.PrefillInflight: 0, scrape.Queued: 0}}
+	idle := events.Sample{Server: map[string]float64{events.DecodeRunning: 0, events.PrefillInflight: 0, events.Queued: 0}}
 	cases := []struct {
 		name    string
 		evs     []events.Event

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -261,8 +260,8 @@ func (a *Analyzer) retried(e events.Event) {
 // received a byte and how many chunks it has. A stream the events do not know yet is left to
 // the invariant check: its request_sent event may simply be on its way.
 func (a *Analyzer) onStreams(s events.Sample) {
-	queued := s.Server[scrape.Queued] > 0
-	if _, ok := s.Server[scrape.Queued]; ok || s.Server == nil {
+	queued := s.Server[events.Queued] > 0
+	if _, ok := s.Server[events.Queued]; ok || s.Server == nil {
 		a.queuedNow = queued
 	}
 	// This sample measures the lag since the previous one: the bytes it reports are judged

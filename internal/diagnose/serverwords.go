@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -16,7 +17,7 @@ const maxQuoted = 4
 func serverWords(r *results.Results) []string {
 	var out []string
 	for _, f := range r.Failures {
-		if f.FirstMessage == "" || (f.Status == 0 && f.Class != "error_frame") {
+		if f.FirstMessage == "" || (f.Status == 0 && f.Class != events.ClassErrorFrame) {
 			continue
 		}
 		if len(out) == maxQuoted {

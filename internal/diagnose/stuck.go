@@ -3,8 +3,8 @@ package diagnose
 import (
 	"fmt"
 
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/plural"
-	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -121,5 +121,5 @@ func (a *Analyzer) stalledRule(v *view, r *results.Results) (results.Verdict, bo
 // queuedLine says which silent requests are queueing at the server rather than stalled.
 func (a *Analyzer) queuedLine(v *view) string {
 	return fmt.Sprintf("%d silent request%s have no output token yet while the server reports %s requests queued: queueing, not a stall (longest wait %s)",
-		len(v.queued), plural.S(len(v.queued)), num(a.gauges[scrape.Queued].value), secs(v.queued[0].silenceS(v.nowS)))
+		len(v.queued), plural.S(len(v.queued)), num(a.gauges[events.Queued].value), secs(v.queued[0].silenceS(v.nowS)))
 }

@@ -6,10 +6,6 @@ import (
 	"github.com/agentsim/agentsim/results"
 )
 
-// Kinds lists the verdict kinds, from the one that explains most to the one that explains
-// least: when several apply, the first wins. It is results.VerdictKinds, whose order is this.
-var Kinds = results.VerdictKinds
-
 // rule is one verdict's test: the verdict and true when it applies.
 type rule func(v *view, r *results.Results) (results.Verdict, bool)
 
@@ -41,7 +37,8 @@ func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
 	return verdict
 }
 
-// rules applies the rules in Kinds order to the view at nowS and the counts in r.
+// rules applies the rules in results.VerdictKinds order to the view at nowS and the counts in
+// r: when several apply, the first wins.
 func (a *Analyzer) rules(nowS float64, r *results.Results) results.Verdict {
 	v := a.view(nowS)
 	v.ser = a.serialization(nowS, r)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 
@@ -290,7 +289,7 @@ func TestQueuedAtServerIsNoStall(t *testing.T) {
 		}
 		if gauge {
 			w.gauges = func(float64) map[string]float64 {
-				return map[string]float64{scrape.DecodeRunning: 2, scrape.Queued: 2}
+				return map[string]float64{events.DecodeRunning: 2, events.Queued: 2}
 			}
 		}
 		return w, Config{Agents: 4, PacerKind: "slots", PacerSlots: 4}

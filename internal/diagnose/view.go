@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 )
 
 // view is who waits on what at one instant: the facts every verdict rule and the watchdog
@@ -61,7 +60,7 @@ func (a *Analyzer) view(nowS float64) *view {
 	a.viewPermits(v)
 	v.quietS = a.quietS(nowS)
 	v.hung = v.running > 0 && v.quietS >= a.hangS
-	serverQueues := a.gauges[scrape.Queued] != nil && a.gauges[scrape.Queued].value > 0
+	serverQueues := a.gauges[events.Queued] != nil && a.gauges[events.Queued].value > 0
 	for _, r := range v.silent {
 		if serverQueues && !r.output && v.quietS < a.stallS {
 			v.queued = append(v.queued, r)

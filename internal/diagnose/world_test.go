@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/internal/scrape"
 )
 
 // This file is a tiny synthetic harness for the tests: agents follow scripted timelines
@@ -121,7 +120,7 @@ type call struct {
 	silent float64 // bytes stop here (a wedge); 0: they flow until dur
 	tokens int
 	kind   events.Kind // terminal kind; Done when empty
-	class  string
+	class  events.Class
 	status int
 }
 
@@ -314,7 +313,7 @@ func (w *world) state(id int, t float64) phase {
 // decodeRunning returns server gauges with decode_running = v(t).
 func decodeRunning(v func(t float64) float64) func(t float64) map[string]float64 {
 	return func(t float64) map[string]float64 {
-		return map[string]float64{scrape.DecodeRunning: v(t), scrape.PrefillInflight: 0}
+		return map[string]float64{events.DecodeRunning: v(t), events.PrefillInflight: 0}
 	}
 }
 

@@ -205,6 +205,3 @@ func Names() []string {
 	}
 	return append(names, VerdictFigure)
 }
-
-// VerdictKinds are the verdict kinds a verdict rule may allow: every kind there is.
-var VerdictKinds = results.VerdictKinds

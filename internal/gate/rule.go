@@ -335,8 +335,8 @@ func parseVerdict(key string, raw any) (Rule, error) {
 			items = append(items, strings.TrimSpace(s))
 		}
 	}
-	kinds := make([]string, len(VerdictKinds))
-	for i, k := range VerdictKinds {
+	kinds := make([]string, len(results.VerdictKinds))
+	for i, k := range results.VerdictKinds {
 		kinds[i] = string(k)
 	}
 	wantKinds := fmt.Sprintf("want a list of verdict kinds from %s, such as [healthy, slow]", strings.Join(kinds, ", "))

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/trace"
 )
 
@@ -174,39 +175,29 @@ func (x *exchange) tokens() (prompt, output int, estimated bool) {
 	return prompt, output, true
 }
 
-// outcome says how the request ended: "" for a complete response (whatever its status), or
-// its failure class and what happened.
-func (x *exchange) outcome() (class, msg string) {
+// outcome says how the request ended: events.ClassNone for a complete response (whatever its
+// status), or its failure class and what happened.
+func (x *exchange) outcome() (class events.Class, msg string) {
 	switch {
 	case x.status == 0 && x.ctx.Err() != nil:
-		return ClassCancelled, "the harness closed the request before the server answered"
+		return events.ClassCancelled, "the harness closed the request before the server answered"
 	case x.status == 0:
-		return ClassConnect, x.failure
+		return events.ClassConnect, x.failure
 	case x.status >= 400:
-		return ClassHTTPStatus, fmt.Sprintf("HTTP %d: %s", x.status, x.failure)
+		return events.ClassHTTPStatus, fmt.Sprintf("HTTP %d: %s", x.status, x.failure)
 	case x.failure != "":
-		return ClassErrorFrame, x.failure
+		return events.ClassErrorFrame, x.failure
 	case x.done:
-		return "", ""
+		return events.ClassNone, ""
 	case x.readErr != nil && (x.ctx.Err() != nil || errors.Is(x.readErr, context.Canceled)):
-		return ClassCancelled, "the harness closed the stream before its end"
+		return events.ClassCancelled, "the harness closed the stream before its end"
 	case x.readErr != nil:
-		return ClassReset, "the server's connection failed mid-response: " + x.readErr.Error()
+		return events.ClassReset, "the server's connection failed mid-response: " + x.readErr.Error()
 	case x.eof:
-		return ClassTruncated, "the server ended the response without [DONE]"
+		return events.ClassTruncated, "the server ended the response without [DONE]"
 	}
-	return ClassCancelled, "the harness closed the stream before its end"
+	return events.ClassCancelled, "the harness closed the stream before its end"
 }
-
-// The failure classes of recorded requests: the names events.jsonl uses (docs/files.md).
-const (
-	ClassConnect    = "connect"     // the server could not be reached
-	ClassHTTPStatus = "http_status" // the server answered with an error status
-	ClassErrorFrame = "error_frame" // the stream carried an error frame
-	ClassReset      = "reset"       // the server's connection failed mid-response
-	ClassTruncated  = "truncated"   // the body ended without [DONE]
-	ClassCancelled  = "cancelled"   // the harness went away first
-)
 
 // request builds the trace line of the ended request.
 func (x *exchange) request() trace.Request {
@@ -234,8 +225,8 @@ func (x *exchange) request() trace.Request {
 		r.Extends = x.asg.extends
 		r.NewTokens = min(max(prompt-x.asg.baseTok, 0), prompt)
 	}
-	if class, msg := x.outcome(); class != "" {
-		r.Error = class + ": " + msg
+	if class, msg := x.outcome(); class != events.ClassNone {
+		r.Error = string(class) + ": " + msg
 	}
 	return r
 }

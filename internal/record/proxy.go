@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/internal/wire"
 	"github.com/agentsim/agentsim/trace"
@@ -65,9 +66,8 @@ type Observer interface {
 	// rather than content.
 	FirstToken(r Seen, tS float64, reasoning bool)
 	// Ended: the response ended (or failed) at tS; req is its trace line, class its failure
-	// class ("" for a whole response, see the Class constants), chunks the reads that
-	// brought bytes.
-	Ended(r Seen, tS float64, req trace.Request, class string, chunks int)
+	// class (events.ClassNone for a whole response), chunks the reads that brought bytes.
+	Ended(r Seen, tS float64, req trace.Request, class events.Class, chunks int)
 }
 
 // Seen identifies a recorded request.

@@ -195,22 +195,19 @@ func (w *Watcher) FirstToken(r Seen, t float64, reasoning bool) {
 }
 
 // Ended implements Observer: the terminal event, then the round's end.
-func (w *Watcher) Ended(r Seen, t float64, req trace.Request, class string, chunks int) {
+func (w *Watcher) Ended(r Seen, t float64, req trace.Request, class events.Class, chunks int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	e := w.event(events.Done, r, t)
-	e.LatencyS, e.TTFTS, e.Chunks, e.Status, e.FinishReason = req.E2ES, req.TTFTS, chunks, req.Status, req.FinishReason
+	e.LatencyS, e.TTFTS, e.Chunks, e.Status, e.FinishReason = req.E2ES, req.TTFTS, chunks, req.Status, events.FinishReason(req.FinishReason)
 	e.PromptTokens, e.CompletionTokens, e.ReasoningTokens, e.CachedTokens = req.PromptTokens, req.OutputTokens, req.ReasoningTokens, req.CachedTokens
 	e.ContentTokens = req.OutputTokens - req.ReasoningTokens
 	done := events.Event{TS: t, Kind: events.RoundDone, Agent: e.Agent, Round: e.Round, Outcome: events.RoundOK}
-	switch class {
-	case "":
+	e.Kind = class.Outcome().Kind()
+	if e.Kind == events.Done {
 		w.tokensOut += int64(req.OutputTokens)
-	case ClassCancelled:
-		e.Kind, e.Class, e.Message = events.Cancelled, class, req.Error
-		done.Outcome, done.Class = events.RoundFailed, class
-	default:
-		e.Kind, e.Class, e.Message = events.Error, class, req.Error
+	} else {
+		e.Class, e.Message = class, req.Error
 		done.Outcome, done.Class = events.RoundFailed, class
 	}
 	w.chunksIn += int64(chunks)

@@ -10,18 +10,6 @@ import (
 	"github.com/agentsim/agentsim/events"
 )
 
-// The canonical gauges are part of the samples.jsonl schema, so they are named in events.
-const (
-	DecodeRunning   = events.DecodeRunning
-	PrefillInflight = events.PrefillInflight
-	Queued          = events.Queued
-	KVUsage         = events.KVUsage
-	GenTokS         = events.GenTokS
-)
-
-// Canonical lists the canonical gauge names in report order.
-var Canonical = events.Gauges
-
 // source is one way to read a canonical gauge: the sum of one or more metric families, or
 // the per-second rate of a counter. engine filters by the engine_type label when present.
 type source struct {
@@ -30,33 +18,34 @@ type source struct {
 	rate   bool
 }
 
-// sources lists, per canonical gauge, where to look, first match wins.
+// sources lists, per canonical gauge (named in events, as the keys of samples.jsonl's server
+// gauges), where to look, first match wins.
 var sources = map[string][]source{
-	DecodeRunning: {
-		{names: []string{"decode_running"}},
+	events.DecodeRunning: {
+		{names: []string{"decode_running"}}, // the simulator's live metric (simserver/metrics_stats.go)
 		{names: []string{"sglang:num_running_reqs"}, engine: "decode"},
 		{names: []string{"vllm:num_requests_running"}},
 		{names: []string{"llamacpp:requests_processing"}},
 		{names: []string{"tgi_batch_current_size"}},
 	},
-	PrefillInflight: {
-		{names: []string{"prefill_inflight"}},
+	events.PrefillInflight: {
+		{names: []string{"prefill_inflight"}}, // the simulator's live metric
 		{names: []string{"sglang:num_prefill_inflight_queue_reqs", "sglang:num_prefill_prealloc_queue_reqs"}, engine: "prefill"},
 	},
-	Queued: {
+	events.Queued: {
 		{names: []string{"sglang:num_queue_reqs"}},
 		{names: []string{"vllm:num_requests_waiting"}},
 		{names: []string{"llamacpp:requests_deferred"}},
 		{names: []string{"tgi_queue_size"}},
 	},
-	KVUsage: {
+	events.KVUsage: {
 		{names: []string{"sglang:token_usage"}, engine: "decode"},
 		{names: []string{"vllm:kv_cache_usage_perc"}},
 		{names: []string{"vllm:gpu_cache_usage_perc"}},
 		// Older llama-server builds; recent ones list no KV-cache gauge (docs/files.md §2).
 		{names: []string{"llamacpp:kv_cache_usage_ratio"}},
 	},
-	GenTokS: {
+	events.GenTokS: {
 		{names: []string{"sglang:gen_throughput"}, engine: "decode"},
 		{names: []string{"vllm:generation_tokens_total"}, rate: true},
 		// None from llama-server: llamacpp:predicted_tokens_seconds is the mean rate of one

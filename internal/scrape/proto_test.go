@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // A Go exporter (promhttp, as agentsim's simulator uses) answers the scraper in the delimited
@@ -43,5 +44,5 @@ func TestProtobufExpositionReadsAsText(t *testing.T) {
 	got := New([]string{srv.URL + "/metrics"}, nil, clock.Real()).Scrape(t.Context())
 	assert.Empty(t, got.Errors)
 	assert.Contains(t, answered.Load(), "application/vnd.google.protobuf", "the exporter's answer")
-	assert.Equal(t, map[string]float64{DecodeRunning: 16, PrefillInflight: 16, Queued: 3, KVUsage: 0.25, GenTokS: 431.5}, got.Gauges)
+	assert.Equal(t, map[string]float64{events.DecodeRunning: 16, events.PrefillInflight: 16, events.Queued: 3, events.KVUsage: 0.25, events.GenTokS: 431.5}, got.Gauges)
 }

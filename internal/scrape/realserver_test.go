@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // llamacppText is llama-server's /metrics: predicted_tokens_seconds is the mean rate of one
@@ -40,13 +41,13 @@ func TestLlamaCppHasNoGenTokS(t *testing.T) {
 		require.NoError(t, err)
 		s := New([]string{url}, client, clk)
 		first := s.Scrape(t.Context())
-		assert.Equal(t, 16.0, first.Gauges[DecodeRunning])
-		assert.Equal(t, 3.0, first.Gauges[Queued])
+		assert.Equal(t, 16.0, first.Gauges[events.DecodeRunning])
+		assert.Equal(t, 3.0, first.Gauges[events.Queued])
 		time.Sleep(10 * time.Second)
 		total.Add(1600)
 		second := s.Scrape(t.Context())
-		assert.NotContains(t, second.Gauges, GenTokS)
-		assert.Empty(t, s.Source(GenTokS))
+		assert.NotContains(t, second.Gauges, events.GenTokS)
+		assert.Empty(t, s.Source(events.GenTokS))
 		assert.Equal(t, "server metrics: decode_running ← llamacpp:requests_processing, queued ← llamacpp:requests_deferred; "+
 			"not found: prefill_inflight, kv_usage, gen_tok_s", s.Found())
 	})
@@ -104,7 +105,7 @@ func TestKeyGoesToTheServersOwnMetrics(t *testing.T) {
 	s := New(urls, nil, clock.Real()).Authorize(key, server.URL)
 	got = s.Scrape(t.Context())
 	assert.Empty(t, got.Errors)
-	assert.Equal(t, 16.0, got.Gauges[DecodeRunning], "the server's own /metrics, read with the key")
+	assert.Equal(t, 16.0, got.Gauges[events.DecodeRunning], "the server's own /metrics, read with the key")
 	assert.Equal(t, "", otherGot.Load(), "another host never sees the key")
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 )
 
 // Reading is one scrape of every URL, mapped to canonical gauges.
@@ -197,7 +198,7 @@ func timedOut(ctx context.Context, err error) bool {
 // rate is the gauge counts as found from its first sight, though its first rate comes only
 // with the next scrape.
 func (s *Scraper) mapFamilies(url string, families map[string]*dto.MetricFamily, into map[string]float64) {
-	for _, name := range Canonical {
+	for _, name := range events.Gauges {
 		if _, done := into[name]; done {
 			continue
 		}
@@ -284,13 +285,13 @@ func (s *Scraper) Found() string {
 		return unavailable + strings.Join(why, "; ") + ")"
 	}
 	var parts []string
-	for _, name := range Canonical {
+	for _, name := range events.Gauges {
 		if m, ok := s.found[name]; ok {
 			parts = append(parts, name+" ← "+m)
 		}
 	}
 	var missing []string
-	for _, name := range Canonical {
+	for _, name := range events.Gauges {
 		if _, ok := s.found[name]; !ok {
 			missing = append(missing, name)
 		}

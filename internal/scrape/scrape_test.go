@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/memnet"
 )
 
@@ -59,11 +60,11 @@ func TestSGLangNamesMapToCanonical(t *testing.T) {
 	got := s.Scrape(t.Context())
 	assert.Empty(t, got.Errors)
 	assert.Equal(t, map[string]float64{
-		DecodeRunning:   16,   // decode engine only, tp_rank 0 only
-		PrefillInflight: 16,   // inflight + prealloc
-		Queued:          3,    // both engines' queues
-		KVUsage:         0.25, // decode engine
-		GenTokS:         431.5,
+		events.DecodeRunning:   16,   // decode engine only, tp_rank 0 only
+		events.PrefillInflight: 16,   // inflight + prealloc
+		events.Queued:          3,    // both engines' queues
+		events.KVUsage:         0.25, // decode engine
+		events.GenTokS:         431.5,
 	}, got.Gauges)
 	assert.Contains(t, s.Found(), "decode_running ← sglang:num_running_reqs")
 }
@@ -105,16 +106,16 @@ func TestVLLMGenerationRateFromCounter(t *testing.T) {
 			require.NoError(t, err)
 			s := New([]string{url}, client, clk)
 			first := s.Scrape(t.Context())
-			assert.Equal(t, 30.0, first.Gauges[DecodeRunning])
-			assert.NotContains(t, first.Gauges, GenTokS, "a rate needs two samples")
+			assert.Equal(t, 30.0, first.Gauges[events.DecodeRunning])
+			assert.NotContains(t, first.Gauges, events.GenTokS, "a rate needs two samples")
 			assert.Contains(t, s.Found(), "gen_tok_s ← rate(vllm:generation_tokens_total)", "found from its first sight")
 			assert.NotContains(t, s.Found(), "gen_tok_s;", "and never called not found")
 			time.Sleep(tc.wall)
 			total.Add(500)
 			second := s.Scrape(t.Context())
-			require.Contains(t, second.Gauges, GenTokS)
-			assert.InDelta(t, tc.want, second.Gauges[GenTokS], 1e-9, "gen_tok_s at speedup %v", tc.speedup)
-			assert.Equal(t, 5.0, second.Gauges[Queued])
+			require.Contains(t, second.Gauges, events.GenTokS)
+			assert.InDelta(t, tc.want, second.Gauges[events.GenTokS], 1e-9, "gen_tok_s at speedup %v", tc.speedup)
+			assert.Equal(t, 5.0, second.Gauges[events.Queued])
 			assert.Contains(t, s.Found(), "gen_tok_s ← rate(vllm:generation_tokens_total)")
 			assert.Contains(t, s.Found(), "not found: prefill_inflight")
 		})
@@ -140,8 +141,8 @@ func TestFirstURLWinsAcrossEngines(t *testing.T) {
 	})
 	s := New([]string{prefill, decode}, nil, clock.Real())
 	got := s.Scrape(t.Context())
-	assert.Equal(t, 7.0, got.Gauges[PrefillInflight])
-	assert.Equal(t, 9.0, got.Gauges[DecodeRunning], "unlabelled series count for any engine")
+	assert.Equal(t, 7.0, got.Gauges[events.PrefillInflight])
+	assert.Equal(t, 9.0, got.Gauges[events.DecodeRunning], "unlabelled series count for any engine")
 }
 
 // simStreamText is the simulator's stream chunk metrics after chunks chunks of which behind

@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -85,7 +84,7 @@ func heatmapSVG(s *Summary) (template.HTML, error) {
 	// The columns are the verdicts some run had, in the order of the verdict rules; healthy
 	// and slow always, so that a sweep without a stuck run reads as such.
 	var kinds []results.VerdictKind
-	for _, k := range diagnose.Kinds {
+	for _, k := range results.VerdictKinds {
 		if k == results.Healthy || k == results.Slow || slices.ContainsFunc(s.Cells, func(c Cell) bool { return c.Verdicts[k] > 0 }) {
 			kinds = append(kinds, k)
 		}

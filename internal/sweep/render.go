@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
@@ -116,8 +115,8 @@ func firstStall(c Cell) string {
 	return fmt.Sprintf("%s (%d/%d)", results.Seconds(*c.FirstStallS), c.Stalled, c.Finished)
 }
 
-// verdictColumns are the CSV's verdict count columns, in diagnose.Kinds order.
-func verdictColumns() []results.VerdictKind { return diagnose.Kinds }
+// verdictColumns are the CSV's verdict count columns, in results.VerdictKinds order.
+func verdictColumns() []results.VerdictKind { return results.VerdictKinds }
 
 // WriteCSV writes one row per cell: the grid values, the fault, the run counts, the verdict
 // text and a count column per verdict kind, then the figures in simulated seconds (empty

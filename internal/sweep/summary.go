@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -183,7 +182,7 @@ func (a *cellAcc) finish() Cell {
 }
 
 // verdictText says a cell's verdicts across its runs, the most frequent first (ties in
-// diagnose.Kinds order), then the runs that did not finish: "3/5 slow 2/5 pacer-starvation",
+// results.VerdictKinds order), then the runs that did not finish: "3/5 slow 2/5 pacer-starvation",
 // "2/3 deadlock 1/3 not run".
 func verdictText(counts map[results.VerdictKind]int, runs, notRun int) string {
 	kinds := make([]results.VerdictKind, 0, len(counts))
@@ -203,12 +202,12 @@ func verdictText(counts map[results.VerdictKind]int, runs, notRun int) string {
 	return strings.Join(parts, " ")
 }
 
-// kindRank is k's position in diagnose.Kinds, after them for an unknown kind.
+// kindRank is k's position in results.VerdictKinds, after them for an unknown kind.
 func kindRank(k results.VerdictKind) int {
-	if i := slices.Index(diagnose.Kinds, k); i >= 0 {
+	if i := slices.Index(results.VerdictKinds, k); i >= 0 {
 		return i
 	}
-	return len(diagnose.Kinds)
+	return len(results.VerdictKinds)
 }
 
 // Expect marks each cell expected or not: a cell falls outside when a finished run's verdict

@@ -129,7 +129,7 @@ func runTraceRequest(r *runRequest, w *workloads.Workload) trace.Request {
 		return tr
 	}
 	if e.Kind == events.Done {
-		tr.Status, tr.FinishReason = 200, e.FinishReason
+		tr.Status, tr.FinishReason = 200, string(e.FinishReason)
 		tr.TTFTS = min(e.TTFTS, e.LatencyS)
 	} else {
 		tr.Status = e.Status
