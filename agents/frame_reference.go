@@ -7,7 +7,8 @@ import (
 
 // decodeFrame is the reference reading of a data line, with encoding/json: exact key names,
 // the last of duplicate keys wins, null counts as absent. scanFrame must agree with it on
-// every line it accepts. A line that is not JSON yields a *json.SyntaxError; a field of the
+// every line it accepts (FuzzScanFrame), and a call decodes with it every line scanFrame
+// declines (call.decode). A line that is not JSON yields a *json.SyntaxError; a field of the
 // wrong type (content that is not a string, a top level that is not an object) yields a
 // *json.UnmarshalTypeError naming the field.
 func decodeFrame(line []byte) (frame, error) {

@@ -95,21 +95,6 @@ func (r *run) checkLag() string {
 	return w
 }
 
-// simLagNow returns the embedded simulator's lag for a sample (take: starting a new period) or
-// a stop event, in simulated seconds: the latest delivery since the previous sample, or how
-// far behind its model it is now, the later; 0 without the embedded simulator.
-func (r *run) simLagNow(take bool) float64 {
-	sim := r.o.Target.SimLag
-	if sim == nil {
-		return 0
-	}
-	recent := sim.Lag().RecentMax()
-	if take {
-		recent = sim.Lag().TakeRecentMax()
-	}
-	return max(recent, sim.Behind()).Seconds()
-}
-
 // checkSimLag gives the live warning on the embedded simulator's lag once, as checkLag does
 // for the harness's; it returns the warning or "".
 func (r *run) checkSimLag() string {

@@ -182,7 +182,7 @@ func (r *run) Record(e events.Event) { r.RecordRef(&e) }
 // RecordRef is Record for an event the caller lends and does not use again: it may fill in
 // the event's simulator lag, then copies it (agents.RefRecorder).
 func (r *run) RecordRef(e *events.Event) {
-	r.requestSimLag(e)
+	r.recordSimLag(e)
 	if r.inbox.put(e) > assistAfter {
 		r.assist()
 	}
@@ -296,5 +296,5 @@ func (r *run) stopPhases(ctx context.Context, rounds context.Context, finished <
 
 // stopping records why the run is stopping, before the stop cancels anything.
 func (r *run) stopping(reason events.EndReason, why string) {
-	r.Record(events.Event{Kind: events.Stop, Agent: -1, Reason: reason, Message: why, SimLagS: r.simLagNow(false)})
+	r.Record(events.Event{Kind: events.Stop, Agent: -1, Reason: reason, Message: why})
 }

@@ -73,8 +73,7 @@ func (r *run) sample() (events.Sample, string, bool) {
 	s.ServerErrors = server.Errors
 	s.Pacer = r.pacerSample(now, waits)
 	s.LagS = r.o.Clock.Lag().TakeRecentMax().Seconds()
-	s.SimLagS = r.simLagNow(true)
-	r.streamsSimLag(&s)
+	r.sampleSimLag(&s)
 	// The watchdog judges the sample against every event before it; later ones follow it.
 	r.flush(s.TS)
 	r.now.release(r.emit)

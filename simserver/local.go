@@ -40,8 +40,7 @@ func (s *Server) ServeLocal() (*Local, error) {
 	s.serving = true
 	s.mu.Unlock()
 	base, cancel := context.WithCancel(context.Background())
-	// Inline: the simulator's handlers return, or continue (stream.go), without waiting.
-	t := &inproc.Transport{Handler: s.Handler(), Context: base, Inline: true}
+	t := &inproc.Transport{Handler: s.Handler(), Context: base}
 	s.engine.Start()
 	return &Local{s: s, transport: t, client: &http.Client{Transport: t}, cancel: cancel}, nil
 }

@@ -240,8 +240,14 @@ func TestContinueDrainedWhenContextEndsMidHandler(t *testing.T) {
 		respA, err := get(t.Context(), tr)
 		require.NoError(t, err)
 		synctest.Wait()
-		respB, err := get(t.Context(), tr)
-		require.NoError(t, err)
+		// B's handler runs on its client's goroutine, and RoundTrip returns once it has.
+		var respB *http.Response
+		gotB := make(chan error, 1)
+		go func() {
+			var err error
+			respB, err = get(t.Context(), tr)
+			gotB <- err
+		}()
 		synctest.Wait()
 		// Registered on Context: A's request context, the watch (at A's continuation), B's.
 		require.Len(t, base.fns, 3)
@@ -264,6 +270,7 @@ func TestContinueDrainedWhenContextEndsMidHandler(t *testing.T) {
 		default:
 			t.Fatal("Close still waits an hour after Context ended: B's response was never drained")
 		}
+		require.NoError(t, <-gotB)
 		_, err = io.ReadAll(respB.Body)
 		assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "B was cut")
 		require.NoError(t, respA.Body.Close())
@@ -271,15 +278,15 @@ func TestContinueDrainedWhenContextEndsMidHandler(t *testing.T) {
 	})
 }
 
-// TestContinueBeforeTheHead checks, with the handler on a goroutine of its own and inline, that
-// a handler may continue before it sends anything: the head goes out with the first step that
-// flushes, run by RoundTrip on the client's goroutine, so a client waits for it as long as the
-// steps take; a step that cuts the response first makes RoundTrip fail as a connection closed
-// without an answer, and a client that gives up gets its context's error.
+// TestContinueBeforeTheHead checks that a handler may continue before it sends anything: the
+// head goes out with the first step that flushes, run by RoundTrip on the client's goroutine,
+// so a client waits for it as long as the steps take; a step that cuts the response first
+// makes RoundTrip fail as a connection closed without an answer, and a client that gives up
+// gets its context's error.
 func TestContinueBeforeTheHead(t *testing.T) {
-	inBothModes(t, func(t *testing.T, inline bool) {
+	synctest.Test(t, func(t *testing.T) {
 		var handlerReturned atomic.Bool
-		tr := &Transport{Inline: inline, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tr := &Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer handlerReturned.Store(true)
 			n := 0
 			Continue(w, func() bool {
@@ -323,13 +330,13 @@ func TestContinueBeforeTheHead(t *testing.T) {
 	})
 }
 
-// TestInlineRunsOnTheCaller checks that an Inline transport runs the handler on the goroutine
-// calling RoundTrip — it starts none — and that a handler that does not continue is seen whole
-// when it returns.
-func TestInlineRunsOnTheCaller(t *testing.T) {
+// TestRunsOnTheCaller checks that a Transport runs the handler on the goroutine calling
+// RoundTrip — it starts none — and that a handler that does not continue is seen whole when it
+// returns.
+func TestRunsOnTheCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var during int
-		tr := &Transport{Inline: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		tr := &Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			during = runtime.NumGoroutine()
 			w.(http.Flusher).Flush()
 			time.Sleep(time.Second)
@@ -348,15 +355,14 @@ func TestInlineRunsOnTheCaller(t *testing.T) {
 	})
 }
 
-// TestClientGivesUp checks, with the handler on a goroutine of its own and inline, that a
-// client whose context ends gets its context's error however the server answers: a handler
-// reading a request body that is slow to come stops (the body is closed), a step that answers
-// the cancellation with a response of its own does not make it a success, and a request whose
-// context has already ended is not sent.
+// TestClientGivesUp checks that a client whose context ends gets its context's error however
+// the server answers: a handler reading a request body that is slow to come stops (the body
+// is closed), a step that answers the cancellation with a response of its own does not make
+// it a success, and a request whose context has already ended is not sent.
 func TestClientGivesUp(t *testing.T) {
-	inBothModes(t, func(t *testing.T, inline bool) {
+	synctest.Test(t, func(t *testing.T) {
 		var served atomic.Int32
-		tr := &Transport{Inline: inline, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tr := &Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			served.Add(1)
 			if r.Method == http.MethodPost {
 				_, _ = io.ReadAll(r.Body)
@@ -397,12 +403,12 @@ func TestClientGivesUp(t *testing.T) {
 	})
 }
 
-// TestInlineLargeBody checks that an inline handler writing more than Window without Continue
-// does not wait for a reader that can only read once it returns.
-func TestInlineLargeBody(t *testing.T) {
+// TestLargeBody checks that a handler writing more than Window without Continue does not wait
+// for a reader that can only read once it returns.
+func TestLargeBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		big := bytes.Repeat([]byte("y"), 2*Window)
-		tr := &Transport{Inline: true, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		tr := &Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = w.Write(big)
 		})}
 		defer tr.Close()
@@ -412,14 +418,4 @@ func TestInlineLargeBody(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, body, len(big))
 	})
-}
-
-// inBothModes runs f in a synctest bubble with the handler on a goroutine of its own
-// (inline false) and on the caller's (inline true).
-func inBothModes(t *testing.T, f func(t *testing.T, inline bool)) {
-	for _, inline := range []bool{false, true} {
-		t.Run(map[bool]string{false: "goroutine", true: "inline"}[inline], func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { f(t, inline) })
-		})
-	}
 }

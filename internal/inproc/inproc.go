@@ -1,18 +1,20 @@
 // Package inproc serves HTTP inside one process: a Transport is an http.RoundTripper that
-// answers each request by running a handler in a goroutine of its own (or, Inline, on the
-// caller's) and streaming the response body through memory. No socket, no connection and no
-// HTTP/1.1 framing is involved, so a client and a server in the same process cost at most one
-// goroutine per request in flight (the handler's) and one buffer of unread response bytes,
-// instead of two sockets, four buffers and four goroutines per connection. A handler that
-// streams can also hand its response to a step the client runs as it waits for the head and
-// reads the body (Continue): then a stream costs no goroutine of its own at all.
+// answers each request by running a handler on the goroutine that calls RoundTrip and passing
+// the response body through memory. No socket, no connection, no HTTP/1.1 framing and no
+// goroutine is involved, so a client and a server in the same process cost one buffer of
+// unread response bytes per request in flight, instead of two sockets, four buffers and four
+// goroutines per connection. A handler that streams hands the rest of its response to a step
+// the client runs as it waits for the head and reads the body (Continue): a stream, too, costs
+// its client's goroutine only.
 //
 // What a client sees is what net/http's client sees from net/http's server, in the ways a
 // streaming client can tell:
-//   - The response head arrives when the handler flushes, when it has written more than
-//     FlushBytes of body, or when it returns — not at WriteHeader. A handler that sends its head
-//     only with the first token is seen as such.
-//   - Body bytes become readable when they are flushed (or at FlushBytes, or at the end).
+//   - RoundTrip returns once the handler has returned, or has continued and its steps have sent
+//     the head. The head goes out when the handler or a step flushes, when it has written more
+//     than FlushBytes of body, or when it ends — not at WriteHeader. A stream that sends its
+//     head only with the first token is seen as such.
+//   - Body bytes become readable when they are flushed (or at FlushBytes, or at the end); what
+//     a handler writes before it returns is read once it has returned, whatever its size.
 //   - A handler that panics with http.ErrAbortHandler cuts the response: before the head,
 //     RoundTrip fails with an error wrapping io.EOF (a connection closed without an answer);
 //     after it, the body's Read fails with io.ErrUnexpectedEOF (a truncated chunked body).
@@ -20,11 +22,14 @@
 //     the same way.
 //   - The handler's request context is cancelled when the client's request context is, when
 //     the client closes the body before its end, when the Transport's Context is cancelled,
-//     and when the handler returns (for a continued response, when its last step does).
-//   - A handler that writes faster than the client reads blocks once more than Window unread
-//     bytes are buffered, as it would on a full socket, until the client reads, closes the
-//     body, or the request's context ends. (A step never waits: its client is the goroutine
-//     running it.)
+//     and when the handler returns (for a continued response, when its last step does). The
+//     request body is closed when the client's context ends, so a handler reading it stops;
+//     otherwise only a handler that watches its request's context ends when the client gives
+//     up while it runs.
+//   - A handler's or a step's writes never wait for the client: it is the goroutine running
+//     them, and reads once they return. Once the client has closed the body they fail, as
+//     writes to a closed connection do; once the request has ended, so does a flush that would
+//     leave more than Window bytes unread.
 //   - Once Close is called, RoundTrip fails as a refused connection does: an error wrapping
 //     *net.OpError{Op: "dial"} and net.ErrClosed.
 //
@@ -49,8 +54,9 @@ const (
 	// FlushBytes is the body a handler may write before it is sent without a Flush: net/http's
 	// server buffers 4 KiB per connection.
 	FlushBytes = 4 << 10
-	// Window is the most unread response body a handler may have sent before its writes block:
-	// about what a loopback socket's buffers hold.
+	// Window is the unread response body a flush may leave once the request has ended, and
+	// nobody will read it, before it fails: about what a loopback socket's buffers take before
+	// writes to a peer that has gone fail.
 	Window = 256 << 10
 )
 
@@ -65,14 +71,6 @@ type Transport struct {
 	// ErrorLog receives handler panics other than http.ErrAbortHandler, with their stack; nil
 	// means the log package's standard logger.
 	ErrorLog *log.Logger
-	// Inline runs Handler on the goroutine that calls RoundTrip, not on one of its own, and
-	// RoundTrip returns when the handler has returned, or has continued (Continue) and its
-	// steps have sent the head. No goroutine waits for the handler to be scheduled: a request
-	// costs nothing between the client's send and the handler's answer. A handler that sends
-	// its head and goes on writing without Continue is then seen by its client only when it
-	// returns, its writes buffered whatever their size; and only a handler that watches its
-	// request's context ends when the client gives up (its request body is closed then too).
-	Inline bool
 
 	mu       sync.Mutex
 	closed   bool
@@ -87,9 +85,10 @@ type Transport struct {
 // errClosed is what RoundTrip returns once the transport is closed: a refused dial.
 var errClosed = &net.OpError{Op: "dial", Net: "inproc", Err: net.ErrClosed}
 
-// Close refuses new requests and waits for every handler to return. Handlers still streaming
-// return when their clients close the bodies or their contexts end: cancel Context first to
-// end them. Close is safe to call more than once.
+// Close refuses new requests and waits for every exchange to end: each handler to return and
+// each continued response's last step. Responses still streaming end when their clients close
+// the bodies or their contexts end: cancel Context first to end them. Close is safe to call
+// more than once.
 func (t *Transport) Close() {
 	t.mu.Lock()
 	t.closed = true
@@ -97,9 +96,9 @@ func (t *Transport) Close() {
 	t.handlers.Wait()
 }
 
-// RoundTrip implements http.RoundTripper: it starts the handler on req and returns when the
-// handler has sent its response head, or fails when the handler cuts the response first or
-// req's context ends.
+// RoundTrip implements http.RoundTripper: it runs the handler on req and returns once the
+// handler has returned, or has continued and its steps have sent the response head; it fails
+// when the response is cut before its head or req's context ends first.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	body := req.Body
 	if body == nil {
@@ -133,8 +132,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		sreq.Host = req.URL.Host
 	}
 	w := &responseWriter{header: make(http.Header), head: make(chan struct{}), req: req,
-		body: &pipe{readable: make(chan struct{}, 1), writable: make(chan struct{}, 1),
-			serverDone: ctx.Done(), client: req.Context(), cancel: cancel, inline: t.Inline}}
+		body: &pipe{serverDone: ctx.Done(), client: req.Context(), cancel: cancel}}
 	// The request body is closed once: when the exchange ends, or, as net/http's client
 	// closes it, when the client's context ends, so that a handler reading it stops.
 	closeBody := sync.OnceFunc(func() { _ = body.Close() })
@@ -149,23 +147,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		stopClient()
 		t.handlers.Done()
 	}
-	if t.Inline {
-		w.serveEnding(t, sreq, ctx, done)
-		return w.awaitHead(req)
-	}
-	w.carried = make(chan struct{})
-	go w.serveEnding(t, sreq, ctx, done)
-	select {
-	case <-w.head:
-	case <-w.carried:
-	case <-req.Context().Done():
-		return nil, req.Context().Err()
-	}
+	w.serveEnding(t, sreq, ctx, done)
 	return w.awaitHead(req)
 }
 
 // serveEnding runs the handler (serve) and ends the exchange with done unless it continues:
-// deferred, so that a handler that exits its goroutine (runtime.Goexit) ends it too.
+// deferred, so that a handler that calls runtime.Goexit ends it too.
 func (w *responseWriter) serveEnding(t *Transport, r *http.Request, ctx context.Context, done func()) {
 	continued := false
 	defer func() {
@@ -216,7 +203,6 @@ type responseWriter struct {
 	resp     *http.Response // set before head closes, unless cut
 	cut      bool           // the handler aborted before its head went out
 	step     func() bool    // what Continue was given; nil when it was not called
-	carried  chan struct{}  // closed when the handler continued before its head went out; nil when Inline
 }
 
 // serve runs the handler and ends the exchange: the head goes out if it has not, and the body
@@ -237,9 +223,6 @@ func (w *responseWriter) serve(t *Transport, r *http.Request, ctx context.Contex
 		case w.step != nil:
 			// The head goes out with the first step that flushes, or at the end.
 			t.carryOn(w.body, &continuation{step: w.step, w: w, t: t, r: r, done: done}, ctx)
-			if w.carried != nil {
-				close(w.carried)
-			}
 			continued = true
 		default:
 			w.sendHead()
@@ -270,14 +253,14 @@ func (w *responseWriter) logPanic(t *Transport, r *http.Request, v any) {
 // with an Unwrap method as http.ResponseController expects), hands the rest of the response
 // to step, and returns true; for any other ResponseWriter it does nothing and returns false.
 //
-// The handler then returns without ending the response, and its goroutine ends. From then on
-// step writes the response as the handler would have (WriteHeader, Write, Flush, a panic with
-// http.ErrAbortHandler to cut it), one part per call, returning false when the response is
-// complete. It is called on the client's goroutine: inside RoundTrip while the head has not
-// gone out (it goes with the first flush, or at the end), then inside the body's Read whenever
-// everything written so far has been read; so a stream costs its client's goroutine only, with
-// no handler goroutine waiting for its first token or between its parts. A step's writes never wait for the client, who reads
-// them once it returns, however much one step writes. When the request ends before the
+// The handler then returns without ending the response. From then on step writes the response
+// as the handler would have (WriteHeader, Write, Flush, a panic with http.ErrAbortHandler to
+// cut it), one part per call, returning false when the response is complete. It is called on
+// the client's goroutine: inside RoundTrip while the head has not gone out (it goes with the
+// first flush, or at the end), then inside the body's Read whenever everything written so far
+// has been read; so a stream waits for its first token and between its parts on its client's
+// goroutine, where the handler would have blocked it. A step's writes never wait for the
+// client, who reads them once it returns, however much one step writes. When the request ends before the
 // response does, step is called until it returns false with the request's context done, on
 // the goroutine that ended it: the client's, in Close; one of the Transport's when the
 // client's context or the Transport's Context ends. It must then end promptly, as a handler
@@ -310,7 +293,7 @@ type continuation struct {
 	w    *responseWriter
 	t    *Transport
 	r    *http.Request
-	done func() // ends the exchange as the handler's goroutine would have
+	done func() // ends the exchange, as serveEnding does for a handler that did not continue
 }
 
 // run calls step once, unless the response has ended; the caller holds mu.
@@ -379,9 +362,7 @@ func (t *Transport) carryOn(p *pipe, c *continuation, ctx context.Context) {
 	p.mu.Unlock()
 	if late || ctx.Err() != nil {
 		c.drain()
-		return
 	}
-	signal(p.readable) // a reader waiting for bytes takes the first step
 }
 
 // drainAll drains every continued response once Context has ended.
@@ -450,8 +431,8 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 }
 
 // FlushError sends the head, when it has not gone out, and makes what was written readable;
-// it blocks while the client has more than Window unread bytes, and fails once the client has
-// closed the body or the request has ended.
+// it fails once the client has closed the body, or once the request has ended with more than
+// Window bytes unread.
 func (w *responseWriter) FlushError() error {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
@@ -493,13 +474,10 @@ type pipe struct {
 	end     error // io.EOF, or io.ErrUnexpectedEOF for a cut body, once the handler is done
 	closed  bool  // the client closed the body
 
-	readable   chan struct{} // signalled when bytes become readable or the body ends
-	writable   chan struct{} // signalled when the client reads or closes
 	serverDone <-chan struct{}
 	client     context.Context    // the client's request context
 	cancel     context.CancelFunc // ends the handler's request
 	cont       *continuation      // what writes the rest of the body, once the handler has returned (Continue)
-	inline     bool               // the handler runs on the client's goroutine (Transport.Inline)
 }
 
 // abandoned drains the continued response, if there is one, once the request has ended.
@@ -535,40 +513,26 @@ func (p *pipe) write(b []byte) (int, error) {
 	return len(p.buf) - p.visible, nil
 }
 
-// flush makes the written bytes readable, then waits while more than Window are unread.
+// flush makes the written bytes readable. It never waits: the handler, or the step, runs on its
+// reader's goroutine, who reads once it returns. But once the request has ended nobody reads,
+// and a drain writing more than Window is cut.
 func (p *pipe) flush() error {
-	for {
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return errBodyClosed
-		}
-		grew := p.visible < len(p.buf)
-		p.visible = len(p.buf)
-		unread := p.visible - p.off
-		// A step, or an inline handler, runs on its reader's goroutine, who reads once it
-		// returns: it never waits, but a drain is cut.
-		noWait := p.cont != nil || p.inline
+	p.mu.Lock()
+	if p.closed {
 		p.mu.Unlock()
-		if grew {
-			signal(p.readable)
-		}
-		if unread <= Window {
-			return nil
-		}
-		if noWait {
-			select {
-			case <-p.serverDone:
-				return context.Canceled
-			default:
-				return nil
-			}
-		}
-		select {
-		case <-p.writable:
-		case <-p.serverDone:
-			return context.Canceled
-		}
+		return errBodyClosed
+	}
+	p.visible = len(p.buf)
+	unread := p.visible - p.off
+	p.mu.Unlock()
+	if unread <= Window {
+		return nil
+	}
+	select {
+	case <-p.serverDone:
+		return context.Canceled
+	default:
+		return nil
 	}
 }
 
@@ -578,11 +542,11 @@ func (p *pipe) finish(end error) {
 	p.visible = len(p.buf)
 	p.end = end
 	p.mu.Unlock()
-	signal(p.readable)
 }
 
-// Read implements io.Reader for the client. Once the client's request context ends, Read
-// fails with its error, as net/http's response bodies do.
+// Read implements io.Reader for the client: it returns what is readable, or, when everything
+// written so far has been read, runs the next step of a continued response. Once the client's
+// request context ends, Read fails with its error, as net/http's response bodies do.
 func (p *pipe) Read(b []byte) (int, error) {
 	for {
 		if err := p.client.Err(); err != nil {
@@ -606,7 +570,6 @@ func (p *pipe) Read(b []byte) (int, error) {
 				}
 			}
 			p.mu.Unlock()
-			signal(p.writable)
 			return n, nil
 		}
 		end, cont := p.end, p.cont
@@ -614,15 +577,9 @@ func (p *pipe) Read(b []byte) (int, error) {
 		if end != nil {
 			return 0, end
 		}
-		if cont != nil {
-			cont.next()
-			continue
-		}
-		select {
-		case <-p.readable:
-		case <-p.client.Done():
-			return 0, p.client.Err()
-		}
+		// The body has not ended, so the handler continued (it returned before RoundTrip did):
+		// its next step writes what comes next.
+		cont.next()
 	}
 }
 
@@ -635,7 +592,6 @@ func (p *pipe) Close() error {
 	p.off, p.visible = 0, 0
 	p.mu.Unlock()
 	p.cancel()
-	signal(p.writable)
 	p.abandoned()
 	return nil
 }
@@ -647,12 +603,4 @@ func (p *pipe) release() {
 		buffers.Put(p.pooled)
 	}
 	p.pooled, p.buf = nil, nil
-}
-
-// signal wakes the one waiter on c, if any, without blocking.
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
 }

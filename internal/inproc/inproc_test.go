@@ -35,13 +35,24 @@ func TestHeadAtFlush(t *testing.T) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
 			w.Header().Set("X-Late", "ignored") // after WriteHeader: not sent
-			time.Sleep(time.Second)
-			w.(http.Flusher).Flush()
-			_, _ = w.Write([]byte("one "))
-			time.Sleep(time.Second)
-			_, _ = w.Write([]byte("two"))
-			w.(http.Flusher).Flush()
-			time.Sleep(time.Second)
+			part := 0
+			Continue(w, func() bool {
+				part++
+				switch part {
+				case 1:
+					time.Sleep(time.Second)
+					w.(http.Flusher).Flush()
+				case 2:
+					_, _ = w.Write([]byte("one "))
+				case 3:
+					time.Sleep(time.Second)
+					_, _ = w.Write([]byte("two"))
+					w.(http.Flusher).Flush()
+				case 4:
+					time.Sleep(time.Second)
+				}
+				return part < 4
+			})
 		})}
 		defer tr.Close()
 		start := time.Now()
@@ -92,8 +103,16 @@ func TestLargeWriteFlushes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		big := bytes.Repeat([]byte("x"), FlushBytes+1)
 		tr := &Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			_, _ = w.Write(big)
-			time.Sleep(time.Second)
+			wrote := false
+			Continue(w, func() bool {
+				if !wrote {
+					wrote = true
+					_, _ = w.Write(big)
+					return true
+				}
+				time.Sleep(time.Second)
+				return false
+			})
 		})}
 		defer tr.Close()
 		start := time.Now()
@@ -151,23 +170,28 @@ func TestPanicLogged(t *testing.T) {
 	})
 }
 
-// streamer flushes a frame every second until its request ends, and reports the context
-// error it ended with.
+// streamer flushes a frame at once and then every second, from steps (Continue), until its
+// request ends, and reports the context error it ended with.
 func streamer(ended chan<- error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for {
+		first := true
+		Continue(w, func() bool {
+			if !first {
+				select {
+				case <-time.After(time.Second):
+				case <-r.Context().Done():
+					ended <- r.Context().Err()
+					return false
+				}
+			}
+			first = false
 			if _, err := w.Write([]byte("data: x\n\n")); err != nil {
 				ended <- err
-				return
+				return false
 			}
 			w.(http.Flusher).Flush()
-			select {
-			case <-time.After(time.Second):
-			case <-r.Context().Done():
-				ended <- r.Context().Err()
-				return
-			}
-		}
+			return true
+		})
 	})
 }
 
@@ -223,12 +247,19 @@ func TestServerStops(t *testing.T) {
 		tr := &Transport{Handler: streamer(ended), Context: base}
 		resp, err := get(t.Context(), tr)
 		require.NoError(t, err)
+		var body []byte
+		var readErr error
+		read := make(chan struct{})
+		go func() { // the client reads the frames as they come
+			body, readErr = io.ReadAll(resp.Body)
+			close(read)
+		}()
 		time.Sleep(2500 * time.Millisecond)
 		stop()
 		tr.Close()
 		assert.ErrorIs(t, <-ended, context.Canceled)
-		body, err := io.ReadAll(resp.Body)
-		require.NoError(t, err, "the handler returned: the body ends")
+		<-read
+		require.NoError(t, readErr, "the handler returned: the body ends")
 		assert.Equal(t, strings.Repeat("data: x\n\n", 3), string(body))
 
 		_, err = get(t.Context(), tr)
@@ -236,33 +267,6 @@ func TestServerStops(t *testing.T) {
 		require.ErrorAs(t, err, &opErr)
 		assert.Equal(t, "dial", opErr.Op)
 		assert.ErrorIs(t, err, net.ErrClosed)
-	})
-}
-
-// TestBackpressure checks that a handler writing faster than its client reads blocks once
-// Window bytes are unread, and goes on when the client reads.
-func TestBackpressure(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		frame := bytes.Repeat([]byte("y"), 1024)
-		var written int
-		tr := &Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			for range 2 * Window / len(frame) {
-				if _, err := w.Write(frame); err != nil {
-					return
-				}
-				w.(http.Flusher).Flush()
-				written += len(frame)
-			}
-		})}
-		defer tr.Close()
-		resp, err := get(t.Context(), tr)
-		require.NoError(t, err)
-		synctest.Wait()
-		assert.Equal(t, Window, written, "blocked at the window")
-		body, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		assert.Len(t, body, 2*Window)
-		assert.Equal(t, 2*Window, written)
 	})
 }
 
@@ -297,21 +301,22 @@ type closeCounter struct {
 
 func (c *closeCounter) Close() error { c.closes++; return nil }
 
-// TestClosedBodyFailsWrites checks that a handler's writes fail once the client has closed the
-// body, as writes to a closed connection do.
+// TestClosedBodyFailsWrites checks that the server's writes (a step's, run when the client
+// closes the body) fail once the client has closed the body, as writes to a closed connection
+// do.
 func TestClosedBodyFailsWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		closed := make(chan struct{})
 		var writeErr error
 		tr := &Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.(http.Flusher).Flush()
-			<-closed
-			_, writeErr = w.Write([]byte("late"))
+			Continue(w, func() bool {
+				_, writeErr = w.Write([]byte("late"))
+				return false
+			})
 		})}
 		resp, err := get(t.Context(), tr)
 		require.NoError(t, err)
 		require.NoError(t, resp.Body.Close())
-		close(closed)
 		tr.Close()
 		assert.True(t, errors.Is(writeErr, errBodyClosed), "got %v", writeErr)
 	})
