@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/agentsim/agentsim/results"
 )
 
 // CheckTimeout is how long, in wall time, a server has to answer GET /v1/models before a run
@@ -33,21 +35,15 @@ type ServedModel struct {
 	SlotContext int
 }
 
-// The fields of GET /v1/models a context window is read from, as results.json's
-// server.context_window_source records them.
-const (
-	FromMaxModelLen = "max_model_len" // vLLM and servers shaped like it
-	FromMetaNCtx    = "meta.n_ctx"    // llama.cpp's llama-server: one slot's window
-)
-
 // ContextWindow is the context window of one request in tokens and the field it was read
-// from: max_model_len when listed, else meta.n_ctx; 0 and "" when the server lists neither.
+// from (results.FromMaxModelLen when listed, else results.FromMetaNCtx); 0 and "" when the
+// server lists neither.
 func (m ServedModel) ContextWindow() (int, string) {
 	switch {
 	case m.MaxModelLen > 0:
-		return m.MaxModelLen, FromMaxModelLen
+		return m.MaxModelLen, results.FromMaxModelLen
 	case m.SlotContext > 0:
-		return m.SlotContext, FromMetaNCtx
+		return m.SlotContext, results.FromMetaNCtx
 	}
 	return 0, ""
 }

@@ -30,7 +30,7 @@ type ModelChoice struct {
 	Note string
 	// ContextWindow is the context window of one request to the served model in tokens, 0
 	// when the server did not list one; ContextSource names the /v1/models field it was read
-	// from (FromMaxModelLen, FromMetaNCtx).
+	// from (results.FromMaxModelLen, results.FromMetaNCtx).
 	ContextWindow int
 	ContextSource string
 }

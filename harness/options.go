@@ -5,7 +5,6 @@
 package harness
 
 import (
-	"io"
 	"net/http"
 
 	"github.com/agentsim/agentsim/agents"
@@ -28,12 +27,9 @@ type Options struct {
 	Target Target
 	// Dir is the run directory; it is created if missing.
 	Dir string
-	// Out receives the live status line (when Live), warnings and notes; nil discards them.
-	Out  io.Writer
-	Live bool
-	// Progress, without Live, prints the status line to Out as a whole line every
-	// ProgressEvery of wall time: for an Out that is not a terminal (a CI log).
-	Progress bool
+	// Observer, when set, is told the run's notes and warnings as it gives them and how it
+	// stands after each sample, for a console; the run prints nothing.
+	Observer Observer
 	// HTTPClient carries the requests (nil: a client sized for the workload's agents).
 	HTTPClient *http.Client
 	// Sampled, when set, is a live view: it is called with every sample as it is taken (the

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -46,7 +47,7 @@ func runFake(t *testing.T, url string, hc *http.Client, clk *clock.Clock, worklo
 	require.NoError(t, err)
 	var out bytes.Buffer
 	dir := filepath.Join(t.TempDir(), "run")
-	o := Options{Command: "run", Workload: w, Clock: clk, Dir: dir, Out: &out, HTTPClient: hc,
+	o := Options{Command: "run", Workload: w, Clock: clk, Dir: dir, Observer: console.NewObserver(&out, clk, false, false), HTTPClient: hc,
 		Target: Target{URL: url, Kind: results.External}}
 	if edit != nil {
 		edit(&o)
@@ -54,7 +55,7 @@ func runFake(t *testing.T, url string, hc *http.Client, clk *clock.Clock, worklo
 	r := fakeRun{dir: dir}
 	r.res, r.err = Run(context.Background(), o)
 	if r.res != nil {
-		PrintSummary(&out, r.res, dir)
+		console.PrintSummary(&out, r.res, dir)
 		r.evs, err = events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
 		require.NoError(t, err)
 	}

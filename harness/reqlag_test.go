@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,7 +54,7 @@ func TestWedgeUnderSimulatorLag(t *testing.T) {
 			SimLag: starvedSim{SimLag: sim.Sim.Engine(), clk: clk, start: clk.Now()}}
 		dir := filepath.Join(t.TempDir(), "run")
 		res, err := Run(t.Context(), Options{Command: "run", Workload: w, Clock: clk, Target: target,
-			Dir: dir, Out: io.Discard, HTTPClient: &client})
+			Dir: dir, HTTPClient: &client})
 		require.NoError(t, err)
 
 		v := res.Verdict

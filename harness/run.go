@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -42,20 +41,17 @@ func Run(ctx context.Context, o Options) (*results.Results, error) {
 // answer in Options.Served, so GET /v1/models is asked once per command however many runs it
 // makes. Before anything is written it settles what the run sends — the model (see
 // ChooseModel) and, with Options.FitContext, a workload fitted to the server's context window
-// — and says so on Out; a *ModelError or *FitError is a configuration error.
+// — and tells the Observer; a *ModelError or *FitError is a configuration error.
 func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
-	}
-	if o.Out == nil {
-		o.Out = io.Discard
 	}
 	o, p, err := prepare(o, o.Scripts)
 	if err != nil {
 		return nil, err
 	}
 	for _, n := range p.notes[p.said:] {
-		fmt.Fprintln(o.Out, n)
+		o.observer().Warned(n)
 	}
 	r, err := newRun(o)
 	if err != nil {

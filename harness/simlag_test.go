@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -62,7 +61,7 @@ func TestSimulatorLagIsNotTheServer(t *testing.T) {
 		}
 		dir := filepath.Join(t.TempDir(), "run")
 		res, err := Run(t.Context(), Options{Command: "run", Workload: w, Clock: clk, Target: target,
-			Dir: dir, Out: io.Discard, HTTPClient: &client})
+			Dir: dir, HTTPClient: &client})
 		require.NoError(t, err)
 		return res, dir
 	}

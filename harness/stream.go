@@ -2,7 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/scrape"
@@ -79,7 +78,7 @@ func chunkingWarning(srv *results.ServerStream, kind results.ServerKind, speedup
 		return ""
 	}
 	msg := fmt.Sprintf("stream chunking: the simulator %s %s of its %s chunks (%s) with more than the profile's stream_interval of %s, which does not ask for coalescing",
-		wrote, count(srv.Coalesced), count(srv.Chunks), percent(srv.Coalesced, srv.Chunks), plural.Of(srv.StreamInterval, "token"))
+		wrote, results.Count(srv.Coalesced), results.Count(srv.Chunks), percent(srv.Coalesced, srv.Chunks), plural.Of(srv.StreamInterval, "token"))
 	msg += fmt.Sprintf("; the profile asks for %s per chunk, %s", plural.Of(srv.StreamInterval, "token"), measured)
 	switch {
 	case speedup > 1 && kind == results.External: // an agentsim serve whose speedup the run adopted
@@ -92,21 +91,13 @@ func chunkingWarning(srv *results.ServerStream, kind results.ServerKind, speedup
 	return msg
 }
 
-// count renders a count, thousands grouped: 5, 1,234.
-func count(n int64) string {
-	if n > -10 && n < 10 {
-		return strconv.FormatInt(n, 10)
-	}
-	return num(float64(n))
-}
-
 // percent renders part of whole as a percentage, "25 %", never rounding a part to 0: "<0.1 %".
 func percent(part, whole int64) string {
 	p := 100 * float64(part) / float64(max(whole, 1))
 	if part > 0 && p < 0.05 {
 		return "<0.1 %"
 	}
-	return num(p) + " %"
+	return results.Figure(p) + " %"
 }
 
 // perChunk renders tokens per chunk with two decimals: 1.00, 3.47.

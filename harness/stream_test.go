@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -112,7 +113,7 @@ func TestStreamFiguresOnSimulator(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, st, onDisk.Stream, "results.json's stream")
 		var out bytes.Buffer
-		PrintSummary(&out, res, dir)
+		console.PrintSummary(&out, res, dir)
 		assert.Regexp(t, `(?m)^  stream +\d+ frames, [\d.,]+/s simulated, [\d.,]+/s wall; 1\.00 tokens per chunk; server: \d+ chunks of 1\.00 tokens, 0 behind, 0 coalesced \(stream_interval 1 token, coalesce limit 1 token\)$`,
 			out.String())
 	})
@@ -135,7 +136,7 @@ func TestStreamBehindIsCounted(t *testing.T) {
 		require.NotNil(t, res.Harness.SimulatorLag)
 		assert.Positive(t, res.Harness.SimulatorLag.Max, "the lateness is the simulator's lag")
 		var out bytes.Buffer
-		PrintSummary(&out, res, dir)
+		console.PrintSummary(&out, res, dir)
 		assert.Regexp(t, `(?m)^  stream +.* server: [\d,]+ chunks of 1\.00 tokens, [1-9][\d,]* behind, 0 coalesced`, out.String())
 	})
 }

@@ -70,7 +70,7 @@ func (g *gaugeCheck) warning(r *results.Results, source string) []string {
 	lo, hi := slices.Min(g.gauge), slices.Max(g.gauge)
 	return []string{fmt.Sprintf("server gauge gen_tok_s (%s) contradicts the harness: median %s tok/s, %s–%s over %d samples while tokens flowed, "+
 		"when the harness received a median of %s output tok/s over the same intervals; the run's rate is the harness's (tokens.output_per_second), the gauge is evidence only",
-		source, num(gauge), num(lo), num(hi), len(g.gauge), num(own))}
+		source, results.Figure(gauge), results.Figure(lo), results.Figure(hi), len(g.gauge), results.Figure(own))}
 }
 
 // median is the middle value of xs (the upper one of two); xs is left as it is.
@@ -108,7 +108,7 @@ func outputWarning(r *results.Results, w *workloads.Workload) []string {
 		why = "request.force_output_length is set: the server did not honour max_tokens with ignore_eos"
 	}
 	return []string{fmt.Sprintf("output lengths: completed requests averaged %s output tokens (n=%d, reasoning included) against the workload's request.output_tokens %s (%d–%d tokens): %s",
-		num(mean), ok, d, lo, hi, why)}
+		results.Figure(mean), ok, d, lo, hi, why)}
 }
 
 // reasoningWarning says when the workload asks for reasoning and the server sent none: no
@@ -233,16 +233,4 @@ func refusedAfterFit(p *refusedPrompt, msg string, named int, n contextNeed, ok 
 	}
 	return s + fmt.Sprintf(": the server counted %d prompt tokens where the harness estimated %d (×%.2f): its tokenizer counts more tokens per word of agentsim's text than the harness assumes, and the harness learns the server's count only from requests that succeed (%s) — rerun with --fit-context=%d (the window ÷ %.2f) to plan for the server's count",
 		counted, p.first, ratio, learnt, int(float64(p.window)/ratio), ratio)
-}
-
-// num renders a figure with at most one decimal, thousands grouped: 283, 5,812, 0.4.
-func num(v float64) string {
-	if v != 0 && v < 10 && v > -10 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	s := strconv.FormatInt(int64(v+0.5), 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -29,6 +29,7 @@ package harnesstest
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -138,7 +139,7 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 	)
 	res, err := harness.Run(t.Context(), harness.Options{
 		Command:  "harnesstest",
-		Workload: w, Clock: clk, Dir: dir, Out: t.Output(),
+		Workload: w, Clock: clk, Dir: dir, Observer: testLog{t.Output()},
 		Target: target, HTTPClient: sim.Client(),
 		NewPacer: cfg.Pacer,
 		Sampled: func(s events.Sample, _ string) {
@@ -215,3 +216,11 @@ func loadWorkload(t *testing.T, cfg Config) *workloads.Workload {
 	}
 	return w
 }
+
+// testLog is the harness.Observer of a test's run: the notes and warnings the run gives go to
+// the test's output, as a command prints them on its console.
+type testLog struct{ out io.Writer }
+
+func (l testLog) Warned(msg string)                   { fmt.Fprintln(l.out, msg) }
+func (testLog) Ticked(events.Sample, float64, string) {}
+func (testLog) Stopped()                              {}

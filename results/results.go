@@ -74,6 +74,13 @@ type Server struct {
 	Gauges
 }
 
+// The fields of GET /v1/models a context window is read from, as Server.ContextWindowSource
+// records them.
+const (
+	FromMaxModelLen = "max_model_len" // vLLM and servers shaped like it
+	FromMetaNCtx    = "meta.n_ctx"    // llama.cpp's llama-server: one slot's window
+)
+
 // ServerKind says which kind of server a run talked to.
 type ServerKind string
 

@@ -119,7 +119,7 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	p.Start = o.Clock.Now()
 	p.offsetS = p.Start.Sub(runStart).Seconds()
 	p.Results, err = harness.RunChecked(ctx, harness.Options{Tap: ended,
-		Command: "bench", Workload: w, Clock: o.Clock, Target: o.Target, Dir: dir, Out: o.Out, HTTPClient: o.HTTPClient,
+		Command: "bench", Workload: w, Clock: o.Clock, Target: o.Target, Dir: dir, Observer: b.live, HTTPClient: o.HTTPClient,
 		Sampled: sampled, Served: o.Served, Model: o.Choice, Metrics: o.Metrics,
 	})
 	if err != nil {

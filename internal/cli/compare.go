@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/bench"
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -167,12 +168,12 @@ func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload,
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
 	ho.Command, ho.Workload, ho.Clock, ho.Target, ho.Dir = "run", w, t.clock, t.info, dir
-	ho.Out, ho.Live, ho.Progress, ho.HTTPClient, ho.Metrics = out, isTerminal(out), true, t.client, k.metrics
+	ho.Observer, ho.HTTPClient, ho.Metrics = runConsole(out, t.clock), t.client, k.metrics
 	res, err := harness.RunChecked(c.Context(), ho)
 	if err != nil {
 		return nil, err
 	}
-	harness.PrintSummary(out, res, dir)
+	console.PrintSummary(out, res, dir)
 	return res, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +36,7 @@ func recordRun(t *testing.T, dir string, sets map[string]string, faults, params 
 	sim := simtest.Serve(t, srv)
 	defer sim.Close()
 	res, err := harness.Run(t.Context(), harness.Options{
-		Command: "run", Workload: w, Clock: clk, Dir: dir, Out: io.Discard, HTTPClient: sim.Client(),
+		Command: "run", Workload: w, Clock: clk, Dir: dir, HTTPClient: sim.Client(),
 		Target: harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd"},
 	})
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/diff"
 	"github.com/agentsim/agentsim/internal/gate"
@@ -180,7 +180,7 @@ func (g *runGate) console(c *cobra.Command) io.Writer {
 // report prints the finished run: the human summary, or with --json the results object.
 func (g *runGate) report(c *cobra.Command, res *results.Results, dir string) error {
 	if !g.cfg.JSON {
-		harness.PrintSummary(c.OutOrStdout(), res, dir)
+		console.PrintSummary(c.OutOrStdout(), res, dir)
 		return nil
 	}
 	enc := json.NewEncoder(c.OutOrStdout())

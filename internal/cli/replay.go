@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/internal/replay"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -196,7 +197,7 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	reproduce.Replay = &results.ReplaySource{Trace: name, FromTrace: fromTrace(plan, w)}
 	res, err := harness.Run(c.Context(), harness.Options{Scripts: plan.Scripts,
 		Command: "replay", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), Progress: true, Metrics: st.metrics,
+		Observer: runConsole(c.OutOrStdout(), target.clock), Metrics: st.metrics,
 		HTTPClient: target.client, PinModel: modelPinned(&r.over, env), Reproduce: reproduce,
 	})
 	if err != nil {
@@ -210,7 +211,7 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	if err := results.Write(dir, res); err != nil {
 		return runtimeError(err)
 	}
-	harness.PrintSummary(c.OutOrStdout(), res, dir)
+	console.PrintSummary(c.OutOrStdout(), res, dir)
 	for i, l := range replay.Lines(res.Replay) {
 		label := ""
 		if i == 0 {

@@ -129,7 +129,7 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	dir, target := st.dir, st.target
 	res, err := harness.Run(c.Context(), harness.Options{
 		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Out: g.console(c), Live: isTerminal(g.console(c)), Progress: true, HTTPClient: target.client,
+		Observer: runConsole(g.console(c), target.clock), HTTPClient: target.client,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
 		Metrics:   st.metrics,
 		PinModel:  modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,

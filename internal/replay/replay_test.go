@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
@@ -40,7 +39,7 @@ func runOn(t *testing.T, w *workloads.Workload, scripts []*agents.Script) (*resu
 	}
 	res, err := harness.Run(context.Background(), harness.Options{Command: command, Workload: w, Clock: clk, Scripts: scripts,
 		Target: harness.Target{URL: simtest.MemoryURL, Kind: results.Embedded, Profile: "dsv4-pd"},
-		Dir:    dir, Out: io.Discard, HTTPClient: sim.Client()})
+		Dir:    dir, HTTPClient: sim.Client()})
 	require.NoError(t, err)
 	return res, dir
 }

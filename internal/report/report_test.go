@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,7 +35,7 @@ func smokeRun(t *testing.T, dir, name string, over ...workloads.Override) string
 	out := filepath.Join(dir, name)
 	_, err = harness.Run(t.Context(), harness.Options{Command: "run", Workload: w, Clock: clk,
 		Target: harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd"},
-		Dir:    out, Out: io.Discard, HTTPClient: sim.Client()})
+		Dir:    out, HTTPClient: sim.Client()})
 	require.NoError(t, err)
 	return out
 }
