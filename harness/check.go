@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -20,6 +21,23 @@ const CheckTimeout = 5 * time.Second
 // under any name (as SGLang may) answer so.
 type Served struct {
 	Models []ServedModel
+	// Speedup is the speedup an agentsim server advertises in SpeedupHeader: simulated
+	// seconds per wall second of its clock, which a run against it must adopt; 0 for any
+	// other server.
+	Speedup float64
+}
+
+// clock returns the clock a run against the server runs on: at the speedup it advertises,
+// and true, when that is above 1; real time otherwise (served nil: nothing is known).
+func (s *Served) clock() (*clock.Clock, bool) {
+	if s == nil || s.Speedup <= 1 {
+		return clock.Real(), false
+	}
+	clk, err := clock.New(s.Speedup)
+	if err != nil { // AskServer accepts only a valid speedup
+		return clock.Real(), false
+	}
+	return clk, true
 }
 
 // ServedModel is one model a server lists.
@@ -88,9 +106,10 @@ func ListModels(ctx context.Context, hc *http.Client, baseURL, apiKey string, ti
 }
 
 // AskServer asks the server GET /v1/models once, within timeout (wall time), and returns what
-// it serves. The error is CheckServer's: the server unreachable, the API key refused, or a
-// status other than 2xx. A 2xx answer that lists nothing readable is no error: it gives an
-// empty Served.
+// it serves and the speedup it advertises. The error is CheckServer's: the server unreachable,
+// the API key refused, or a status other than 2xx; or a SpeedupHeader that is not a valid
+// speedup. A 2xx answer that lists nothing readable is no error: it gives a Served without
+// models.
 func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, timeout time.Duration) (*Served, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -114,6 +133,10 @@ func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, tim
 	case resp.StatusCode/100 != 2:
 		return nil, fmt.Errorf("server %s is not ready: GET /v1/models → %d", baseURL, resp.StatusCode)
 	}
+	speedup, err := advertised(resp.Header, baseURL)
+	if err != nil {
+		return nil, err
+	}
 	var list struct {
 		Data []struct {
 			ID          string          `json:"id"`
@@ -124,7 +147,7 @@ func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, tim
 	body := io.LimitReader(resp.Body, 1<<20)
 	err = json.NewDecoder(body).Decode(&list)
 	_, _ = io.Copy(io.Discard, body) // drained, the connection is reused
-	s := &Served{}
+	s := &Served{Speedup: speedup}
 	if err != nil {
 		return s, nil
 	}

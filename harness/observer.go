@@ -3,14 +3,13 @@ package harness
 import "github.com/agentsim/agentsim/events"
 
 // Observer follows a run while it runs, for a console (the command line's status line,
-// progress log and warnings, package internal/cli/console): the run tells it what it says and
-// how it stands after each sample, and prints nothing itself. Its methods are called one at a
-// time, on the goroutine that calls Run and then on the run's sampler, and must return
-// quickly.
+// progress log and warnings, package internal/cli/console): the run tells it the warnings it
+// gives and how it stands after each sample, and prints nothing itself. The notes the run
+// records before it starts are Prepared's to say (Prepared.Said). Its methods are called one
+// at a time, on the run's sampler goroutine, and must return quickly.
 type Observer interface {
-	// Warned is called with each note the run records before it starts (the model chosen,
-	// the context window) and each warning it gives while it runs (the watchdog's, the lag's,
-	// the sampler's falling behind, the stream chunking's), as events.jsonl records them.
+	// Warned is called with each warning the run gives while it runs (the watchdog's, the
+	// lag's, the sampler's falling behind, the stream chunking's), as events.jsonl records it.
 	Warned(msg string)
 	// Ticked is called after each sample the sampler takes on its interval (not the run's
 	// first and last samples), with the sample, the simulated seconds since the run started,

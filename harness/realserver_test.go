@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,7 +36,8 @@ type fakeRun struct {
 }
 
 // runFake runs workload, with the overrides ("key=value"), against the server at url through
-// hc, with the clock clk, after edit has adjusted the options.
+// hc, with the clock clk, after edit has adjusted the options: prepared as a command prepares
+// it, its notes said before the run and its summary after.
 func runFake(t *testing.T, url string, hc *http.Client, clk *clock.Clock, workload string, overrides []string, edit func(*Options)) fakeRun {
 	t.Helper()
 	var over []workloads.Override
@@ -53,7 +55,12 @@ func runFake(t *testing.T, url string, hc *http.Client, clk *clock.Clock, worklo
 		edit(&o)
 	}
 	r := fakeRun{dir: dir}
-	r.res, r.err = Run(context.Background(), o)
+	if o.Prepared, r.err = Prepare(context.Background(), o); r.err == nil {
+		for _, n := range o.Prepared.Said() { // as a console says them, before the run
+			fmt.Fprintln(&out, n)
+		}
+		r.res, r.err = Run(context.Background(), o)
+	}
 	if r.res != nil {
 		console.PrintSummary(&out, r.res, dir)
 		r.evs, err = events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))

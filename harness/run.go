@@ -21,44 +21,50 @@ import (
 )
 
 // Run runs the workload to its end and returns the results it also wrote to the run
-// directory. ctx is the interrupt: when it is cancelled, new rounds stop, requests in flight
-// are cancelled and results.json says "interrupted": true. Errors are harness faults only
-// (server unreachable before the start, run directory not writable); request failures are
-// data.
+// directory. It prepares the run first (Prepare: the server asked, the model chosen, the
+// context fitted), unless Options.Prepared carries that already. ctx is the interrupt: when it
+// is cancelled, new rounds stop, requests in flight are cancelled and results.json says
+// "interrupted": true. Errors are harness faults only (server unreachable before the start,
+// run directory not writable) and Prepare's configuration errors (*ModelError, *FitError);
+// request failures are data.
 func Run(ctx context.Context, o Options) (*results.Results, error) {
-	if o.HTTPClient == nil {
-		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
+	if o.Prepared == nil {
+		p, err := Prepare(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		o.Prepared = p
 	}
-	served, err := AskServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, CheckTimeout)
-	if err != nil {
-		return nil, err
-	}
-	o.Served = served
-	return RunChecked(ctx, o)
+	return runPrepared(ctx, o)
 }
 
 // RunChecked is Run for a caller that has already asked the server (AskServer) and passes its
-// answer in Options.Served, so GET /v1/models is asked once per command however many runs it
-// makes. Before anything is written it settles what the run sends — the model (see
-// ChooseModel) and, with Options.FitContext, a workload fitted to the server's context window
-// — and tells the Observer; a *ModelError or *FitError is a configuration error.
+// answer in Options.Served, or none: it settles what the run sends from that alone and asks
+// the server nothing (see Prepare).
 func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
+	if o.Prepared == nil {
+		p, err := settle(o, o.Served)
+		if err != nil {
+			return nil, err
+		}
+		o.Prepared = p
+	}
+	return runPrepared(ctx, o)
+}
+
+// runPrepared runs o as o.Prepared settled it.
+func runPrepared(ctx context.Context, o Options) (*results.Results, error) {
+	p := o.Prepared
+	o.Workload, o.Model, o.Clock = p.Workload, &p.Model, p.Clock
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
-	}
-	o, p, err := prepare(o, o.Scripts)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range p.notes[p.said:] {
-		o.observer().Warned(n)
 	}
 	r, err := newRun(o)
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
-	r.notes, r.contextWarned = p.notes, p.contextWarned
+	r.notes, r.contextWarned = p.Said(), p.contextWarned
 	if p.fitted > 0 {
 		r.refused = &refusedPrompt{window: p.fitted, est: map[string]int{}}
 	}

@@ -20,7 +20,9 @@ const SpeedupHeader = "X-Agentsim-Speedup"
 // the speedup it advertises in SpeedupHeader: simulated seconds per wall second of an agentsim
 // server, which a harness must adopt for its timeouts, think and tool times and watchdog to
 // run on the server's clock. found is false for any other server (the speedup is then 1) and
-// when the server does not answer; a header that is not a valid speedup is an error.
+// when the server does not answer; a header that is not a valid speedup is an error. It is for
+// a client that does not run agents (agentsim record, before its upstream); a run learns the
+// speedup as it prepares (Prepare, Served.Speedup).
 func ServerSpeedup(ctx context.Context, hc *http.Client, baseURL, apiKey string, timeout time.Duration) (speedup float64, found bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -37,16 +39,26 @@ func ServerSpeedup(ctx context.Context, hc *http.Client, baseURL, apiKey string,
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
-	v := resp.Header.Get(SpeedupHeader)
-	if v == "" {
-		return 1, false, nil
-	}
-	s, perr := strconv.ParseFloat(v, 64)
-	if perr == nil {
-		perr = clock.ValidateSpeedup(s)
-	}
-	if perr != nil {
-		return 1, false, fmt.Errorf("server %s advertises %s: %q, not a speedup from 1 to 1000000", baseURL, SpeedupHeader, v)
+	s, err := advertised(resp.Header, baseURL)
+	if err != nil || s == 0 {
+		return 1, false, err
 	}
 	return s, true, nil
+}
+
+// advertised reads the speedup a response of the server at baseURL advertises in
+// SpeedupHeader; 0 when it advertises none. A header that is not a valid speedup is an error.
+func advertised(h http.Header, baseURL string) (float64, error) {
+	v := h.Get(SpeedupHeader)
+	if v == "" {
+		return 0, nil
+	}
+	s, err := strconv.ParseFloat(v, 64)
+	if err == nil {
+		err = clock.ValidateSpeedup(s)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("server %s advertises %s: %q, not a speedup from 1 to 1000000", baseURL, SpeedupHeader, v)
+	}
+	return s, nil
 }

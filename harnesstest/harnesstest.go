@@ -137,7 +137,7 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 		mu      sync.Mutex
 		samples []events.Sample // as samples.jsonl records them, without reading it back
 	)
-	res, err := harness.Run(t.Context(), harness.Options{
+	o := harness.Options{
 		Command:  "harnesstest",
 		Workload: w, Clock: clk, Dir: dir, Observer: testLog{t.Output()},
 		Target: target, HTTPClient: sim.Client(),
@@ -147,7 +147,14 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 			samples = append(samples, s)
 			mu.Unlock()
 		},
-	})
+	}
+	if o.Prepared, err = harness.Prepare(t.Context(), o); err != nil {
+		t.Fatalf("harnesstest: prepare %s: %v", w.Name, err)
+	}
+	for _, n := range o.Prepared.Said() {
+		fmt.Fprintln(t.Output(), n)
+	}
+	res, err := harness.Run(t.Context(), o)
 	if err != nil {
 		t.Fatalf("harnesstest: run %s: %v", w.Name, err)
 	}
@@ -217,8 +224,8 @@ func loadWorkload(t *testing.T, cfg Config) *workloads.Workload {
 	return w
 }
 
-// testLog is the harness.Observer of a test's run: the notes and warnings the run gives go to
-// the test's output, as a command prints them on its console.
+// testLog is the harness.Observer of a test's run: the warnings the run gives go to the test's
+// output, as a command prints them on its console.
 type testLog struct{ out io.Writer }
 
 func (l testLog) Warned(msg string)                   { fmt.Fprintln(l.out, msg) }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -46,4 +47,11 @@ func isTerminal(w io.Writer) bool {
 // when out is a terminal, else the progress log, and the run's notes and warnings either way.
 func runConsole(out io.Writer, clk *clock.Clock) *console.Observer {
 	return console.NewObserver(out, clk, isTerminal(out), true)
+}
+
+// say prints notes, one a line: what a run records before it starts (harness.Prepared).
+func say(out io.Writer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintln(out, n)
+	}
 }

@@ -195,11 +195,16 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	dir, target := st.dir, st.target
 	reproduce := newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded)
 	reproduce.Replay = &results.ReplaySource{Trace: name, FromTrace: fromTrace(plan, w)}
-	res, err := harness.Run(c.Context(), harness.Options{Scripts: plan.Scripts,
-		Command: "replay", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Observer: runConsole(c.OutOrStdout(), target.clock), Metrics: st.metrics,
-		HTTPClient: target.client, PinModel: modelPinned(&r.over, env), Reproduce: reproduce,
-	})
+	o := harness.Options{Scripts: plan.Scripts, Command: "replay", Workload: w, Dir: dir, Metrics: st.metrics,
+		PinModel: modelPinned(&r.over, env), Reproduce: reproduce}
+	p, err := target.prepare(c, &o)
+	if err != nil {
+		st.discard() // nothing ran
+		return err
+	}
+	say(c.OutOrStdout(), p.Said())
+	o.Observer = runConsole(c.OutOrStdout(), o.Clock)
+	res, err := harness.Run(c.Context(), o)
 	if err != nil {
 		st.discard()
 		return harnessError(err)

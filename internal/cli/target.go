@@ -22,10 +22,36 @@ import (
 // target is the server a command talks to: an external URL, or the embedded simulator the
 // command started and must stop.
 type target struct {
-	info   harness.Target
+	info harness.Target
+	// clock is the embedded simulator's; for an external server, nil until prepare adopts the
+	// speedup it advertises.
 	clock  *clock.Clock
 	client *http.Client // nil: the harness's default
 	stop   func()
+}
+
+// prepare settles the run of o with the server (harness.Prepare: the model, the context fit,
+// the speedup) before anything runs, and fills in o the target, its client, the clock the run
+// runs on and what was prepared, saying on stderr when the clock is an agentsim server's
+// speedup. The error is the harness's, marked with its exit code.
+func (t *target) prepare(c *cobra.Command, o *harness.Options) (*harness.Prepared, error) {
+	o.Target, o.Clock, o.HTTPClient = t.info, t.clock, t.client
+	p, err := harness.Prepare(c.Context(), *o)
+	if err != nil {
+		return nil, harnessError(err)
+	}
+	o.Clock, o.Prepared = p.Clock, p
+	t.adopt(c, p)
+	return p, nil
+}
+
+// adopt takes the clock p settled for the target's runs, saying on stderr when it is the
+// speedup an agentsim server advertises.
+func (t *target) adopt(c *cobra.Command, p *harness.Prepared) {
+	t.clock = p.Clock
+	if p.Adopted {
+		sayAdopted(c, t.info.URL, p.Clock.Speedup())
+	}
 }
 
 // targetConfig is the settings that pick the server (run, bench, compare): see addServerFlags.
@@ -66,11 +92,7 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 			}
 		}
 		info := harness.Target{URL: url, Kind: results.External, APIKey: t.APIKey, MetricsURLs: t.MetricsURLs}
-		clk, err := serverClock(c, url, t.APIKey)
-		if err != nil {
-			return nil, err
-		}
-		return &target{info: info, clock: clk, stop: func() {}}, nil
+		return &target{info: info, stop: func() {}}, nil
 	}
 	cfg := t.sim()
 	srv, clk, _, err := buildSimServer(cfg)
