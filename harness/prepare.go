@@ -43,8 +43,6 @@ type Prepared struct {
 
 	// fitted is the window, in tokens, the workload was fitted to; 0 when it was not.
 	fitted int
-	// contextWarned is set when a note says the workload does not fit the server's window.
-	contextWarned bool
 }
 
 // Said returns every note the run records before it starts, in order: Model.Note, when set,
@@ -137,7 +135,7 @@ func (p *Prepared) fit(w *workloads.Workload, o Options) error {
 			warn = scriptContextWarning(o.Scripts, w.Request.MaxTokens, window, from)
 		}
 		if warn != "" {
-			p.Notes, p.contextWarned = append(p.Notes, warn), true
+			p.Notes = append(p.Notes, warn)
 		}
 	}
 	return nil

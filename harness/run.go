@@ -14,6 +14,7 @@ import (
 	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/pacer"
@@ -64,10 +65,6 @@ func runPrepared(ctx context.Context, o Options) (*results.Results, error) {
 		return nil, err
 	}
 	defer r.close()
-	r.notes, r.contextWarned = p.Said(), p.contextWarned
-	if p.fitted > 0 {
-		r.refused = &refusedPrompt{window: p.fitted, est: map[string]int{}}
-	}
 	return r.execute(ctx)
 }
 
@@ -101,10 +98,10 @@ type run struct {
 	lateWarned  bool
 	scrapeS     float64  // how long the latest sample's /metrics scrape took, simulated seconds
 	notes       []string // what was said before the run: the model chosen, the context window
-	// contextWarned is set when a note said the workload does not fit the server's window.
-	contextWarned bool
-	refused       *refusedPrompt // with --fit-context, what the first length refusal was planned at
-	gauges        gaugeCheck     // the server's gen_tok_s, to hold against the harness's own rate
+	fitted      int      // the context window, in tokens, the workload was fitted to; 0 if not
+	// checks holds the run's records against what was expected, for its warnings; it is fed
+	// every event and sample, under mu.
+	checks *diagnose.Checks
 
 	mu sync.Mutex // serialises writing events and samples, and the watchdog's analyzer
 }
@@ -129,6 +126,10 @@ func newRun(o Options) (*run, error) {
 		return nil, fmt.Errorf("pacer: %w", err)
 	}
 	r := &run{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(), pacer: p}
+	if o.Prepared != nil {
+		r.notes, r.fitted = o.Prepared.Said(), o.Prepared.fitted
+	}
+	r.checks = diagnose.NewChecks(r.fitted)
 	r.inbox = newInbox(func(it *recorded) { it.e.TS, it.wall = r.log.Since(), r.o.Clock.WallNow() })
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
 	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock).Authorize(o.Target.APIKey, o.Target.URL)
@@ -193,9 +194,7 @@ func (r *run) RecordRef(e *events.Event) {
 func (r *run) emit(e events.Event) {
 	r.log.Write(e)
 	r.watch.event(e)
-	if r.refused != nil {
-		r.refused.event(e)
-	}
+	r.checks.Event(e)
 	if r.metrics != nil {
 		r.metrics.event(e)
 	}

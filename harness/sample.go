@@ -75,7 +75,7 @@ func (r *run) sample() (events.Sample, string, bool) {
 	r.flush(s.TS)
 	r.now.release(r.emit)
 	r.samples.Write(s)
-	r.gauges.sample(s)
+	r.checks.Sample(s)
 	r.watch.sample(s)
 	if r.metrics != nil {
 		r.metrics.sample(s)

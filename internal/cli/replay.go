@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/cli/console"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/replay"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -212,7 +213,7 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	if res.Replay, err = replay.Compare(dir, plan); err != nil {
 		return runtimeError(err)
 	}
-	res.Warnings = append(res.Warnings, replay.Warnings(res.Replay)...)
+	res.Warnings = append(res.Warnings, diagnose.ReplayWarnings(res.Replay)...)
 	if err := results.Write(dir, res); err != nil {
 		return runtimeError(err)
 	}

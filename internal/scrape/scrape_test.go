@@ -117,6 +117,9 @@ func TestVLLMGenerationRateFromCounter(t *testing.T) {
 			assert.Equal(t, 5.0, second.Gauges[Queued])
 			assert.Contains(t, s.Found(), "gen_tok_s ← rate(vllm:generation_tokens_total)")
 			assert.Contains(t, s.Found(), "not found: prefill_inflight")
+			for _, name := range Canonical {
+				assert.Equal(t, s.Source(name), SourceIn(s.Found(), name), "SourceIn(Found(), %s)", name)
+			}
 		})
 	}
 }
@@ -129,6 +132,7 @@ func TestMissingMetricsEndpoint(t *testing.T) {
 	require.Len(t, got.Errors, 1)
 	assert.Empty(t, s.found, "no canonical gauge read")
 	assert.Equal(t, "server metrics: not available (GET "+url+" → 404)", s.Found())
+	assert.Empty(t, SourceIn(s.Found(), DecodeRunning), "nothing read, nothing found")
 }
 
 func TestFirstURLWinsAcrossEngines(t *testing.T) {
