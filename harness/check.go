@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -91,6 +92,9 @@ func (s *Served) find(id string) (ServedModel, bool) {
 	return ServedModel{}, false
 }
 
+// ErrKeyRequired marks the error of a server that refuses a request sent without an API key.
+var ErrKeyRequired = errors.New("requires an API key")
+
 // CheckServer makes sure the server answers before any agent starts: GET /v1/models must
 // return 2xx within timeout (wall time). A 401 or 403 is reported as a key refused, or, when
 // no key was given, as a key required.
@@ -127,7 +131,7 @@ func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, tim
 	defer resp.Body.Close()
 	switch {
 	case (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && apiKey == "":
-		return nil, fmt.Errorf("server %s requires an API key: GET /v1/models → %d without one; give it with --api-key or AGENTSIM_API_KEY", baseURL, resp.StatusCode)
+		return nil, fmt.Errorf("server %s %w: GET /v1/models → %d without one", baseURL, ErrKeyRequired, resp.StatusCode)
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return nil, fmt.Errorf("server %s refused the API key: GET /v1/models → %d", baseURL, resp.StatusCode)
 	case resp.StatusCode/100 != 2:

@@ -71,18 +71,19 @@ func scriptContextWarning(scripts []*agents.Script, maxTokens, window int, from 
 // scaled by one factor, so the workload keeps its shape; max_context_tokens then stops agents
 // before a prompt and its max_tokens pass the window. A request.max_tokens that would take
 // more than half the window is capped there and the prompts scaled to the rest (a prompt needs
-// room too). A workload that fits already is returned unchanged with "". The error says the
-// window cannot hold even one request of the workload, and the smallest window that can.
+// room too). A workload that fits already is returned unchanged with "". The error, a
+// *FitError, says the window cannot hold even one request of the workload, and the smallest
+// window that can.
 func fitContext(w *workloads.Workload, window int) (*workloads.Workload, string, error) {
 	fit, f, capped, err := fitTo(w, window)
 	if err != nil {
 		least := smallestWindow(w, window)
 		hint := ""
 		if least > 0 {
-			hint = fmt.Sprintf(" — the smallest window it fits is %d tokens (--fit-context=%d)", least, least)
+			hint = fmt.Sprintf(" — the smallest window it fits is %d tokens", least)
 		}
-		return nil, "", fmt.Errorf("--fit-context: the server's window of %d tokens cannot hold even one request of this workload scaled by ×%.3g: %w%s",
-			window, f, err, hint)
+		return nil, "", &FitError{Least: least, Err: fmt.Errorf("the server's window of %d tokens cannot hold even one request of this workload scaled by ×%.3g: %w%s",
+			window, f, err, hint)}
 	}
 	if fit == w {
 		return w, "", nil

@@ -88,10 +88,12 @@ func TestFitContextCapsMaxTokens(t *testing.T) {
 func TestFitContextTooSmall(t *testing.T) {
 	w := loadWith(t, "smoke")
 	_, _, err := fitContext(w, 20)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "--fit-context: the server's window of 20 tokens cannot hold even one request of this workload scaled by ×")
+	var fe *FitError
+	require.ErrorAs(t, err, &fe)
+	assert.Contains(t, err.Error(), "context fit (Options.FitContext): the server's window of 20 tokens cannot hold even one request of this workload scaled by ×")
 	assert.Contains(t, err.Error(), "request.output_tokens: {dist: uniform, min: 0, max: 1} is not allowed")
-	assert.Contains(t, err.Error(), "the smallest window it fits is 40 tokens (--fit-context=40)")
+	assert.Contains(t, err.Error(), "the smallest window it fits is 40 tokens")
+	assert.Equal(t, 40, fe.Least, "FitError.Least")
 	_, _, err = fitContext(w, 40)
 	require.NoError(t, err)
 	_, _, err = fitContext(w, 39)

@@ -67,7 +67,8 @@ func TestKeyRequired(t *testing.T) {
 	defer ts.Close()
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.Error(t, r.err)
-	assert.Equal(t, "server "+ts.URL+" requires an API key: GET /v1/models → 401 without one; give it with --api-key or AGENTSIM_API_KEY", r.err.Error())
+	assert.Equal(t, "server "+ts.URL+" requires an API key: GET /v1/models → 401 without one", r.err.Error())
+	assert.ErrorIs(t, r.err, ErrKeyRequired)
 
 	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, func(o *Options) { o.Target.APIKey = "wrong" })
 	require.Error(t, r.err)

@@ -10,10 +10,18 @@ import (
 
 // FitError is a context fit (Options.FitContext) the harness cannot honour: no window known,
 // or one too small for the workload. It is a configuration error (the command line exits 2).
-type FitError struct{ Err error }
+type FitError struct {
+	// Err says why.
+	Err error
+	// Unknown says no window was known: the server lists none, and FitContext gave none.
+	Unknown bool
+	// Least is the smallest window, in tokens, the workload fits when the one known is too
+	// small; 0 when none does, or no window was known.
+	Least int
+}
 
-// Error is Err's message.
-func (e *FitError) Error() string { return e.Err.Error() }
+// Error names the setting, Options.FitContext, and says why.
+func (e *FitError) Error() string { return "context fit (Options.FitContext): " + e.Err.Error() }
 
 // Unwrap returns Err.
 func (e *FitError) Unwrap() error { return e.Err }
@@ -118,11 +126,12 @@ func (p *Prepared) fit(w *workloads.Workload, o Options) error {
 	}
 	switch {
 	case o.FitContext != 0 && window <= 0:
-		return &FitError{fmt.Errorf("--fit-context: the server lists no context window (max_model_len, or llama.cpp's meta.n_ctx) for model %s: give it in tokens, --fit-context=TOKENS", w.Model)}
+		return &FitError{Unknown: true,
+			Err: fmt.Errorf("the server lists no context window (max_model_len, or llama.cpp's meta.n_ctx) for model %s: give it in tokens", w.Model)}
 	case o.FitContext != 0:
 		fit, note, err := fitContext(w, window)
 		if err != nil {
-			return &FitError{err}
+			return err
 		}
 		if note == "" {
 			note = fmt.Sprintf("context: the workload fits the window of %d tokens as it is (--fit-context changed nothing)", window)

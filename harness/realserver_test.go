@@ -115,10 +115,10 @@ func TestRunRefusesAnAmbiguousModel(t *testing.T) {
 	}{
 		// Two served, neither the workload's: which one is for the user to say.
 		{"several served", []string{"a/one", "b/two"}, false,
-			`model "deepseek-v4-flash" is not served by URL; it serves 2 models: a/one, b/two — choose one with --model NAME (the workload key model)`},
+			`model "deepseek-v4-flash" is not served by URL; it serves 2 models: a/one, b/two — choose one with the workload key model`},
 		// The user named deepseek-v4-flash (--model): never silently replaced.
 		{"named by the user", []string{"a/one"}, true,
-			`model "deepseek-v4-flash" is not served by URL; it serves 1 model: a/one — choose one with --model NAME (the workload key model)`},
+			`model "deepseek-v4-flash" is not served by URL; it serves 1 model: a/one — choose one with the workload key model`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeServer{models: c.models, tokens: 4}

@@ -208,10 +208,10 @@ func loadWorkload(t *testing.T, cfg Config) *workloads.Workload {
 	}
 	var over []workloads.Override
 	for _, k := range slices.Sorted(maps.Keys(cfg.Set)) {
-		over = append(over, workloads.Override{Key: k, Value: cfg.Set[k], Source: "--set"})
+		over = append(over, workloads.Override{Key: k, Value: cfg.Set[k], Source: "Config.Set"})
 	}
 	if cfg.Seed != 0 {
-		over = append(over, workloads.Override{Key: "seed", Value: fmt.Sprint(cfg.Seed), Source: "--set"})
+		over = append(over, workloads.Override{Key: "seed", Value: fmt.Sprint(cfg.Seed), Source: "Config.Seed"})
 	}
 	name := cfg.Workload
 	if name == "" {

@@ -174,6 +174,10 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	}
 	plan, err := replay.Load(in, name, opts)
 	closeIn()
+	var se *replay.SelectionError
+	if errors.As(err, &se) {
+		return usageError(fmt.Errorf("%w (--sessions, --from-s, --to-s)", err))
+	}
 	if err != nil {
 		return usageError(err)
 	}
