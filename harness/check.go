@@ -3,10 +3,14 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/results"
 )
 
 // CheckTimeout is how long, in wall time, a server has to answer GET /v1/models before a run
@@ -18,6 +22,23 @@ const CheckTimeout = 5 * time.Second
 // under any name (as SGLang may) answer so.
 type Served struct {
 	Models []ServedModel
+	// Speedup is the speedup an agentsim server advertises in wire.SpeedupHeader: simulated
+	// seconds per wall second of its clock, which a run against it must adopt; 0 for any
+	// other server.
+	Speedup float64
+}
+
+// clock returns the clock a run against the server runs on: at the speedup it advertises,
+// and true, when that is above 1; real time otherwise (served nil: nothing is known).
+func (s *Served) clock() (*clock.Clock, bool) {
+	if s == nil || s.Speedup <= 1 {
+		return clock.Real(), false
+	}
+	clk, err := clock.New(s.Speedup)
+	if err != nil { // AskServer accepts only a valid speedup
+		return clock.Real(), false
+	}
+	return clk, true
 }
 
 // ServedModel is one model a server lists.
@@ -33,21 +54,15 @@ type ServedModel struct {
 	SlotContext int
 }
 
-// The fields of GET /v1/models a context window is read from, as results.json's
-// server.context_window_source records them.
-const (
-	FromMaxModelLen = "max_model_len" // vLLM and servers shaped like it
-	FromMetaNCtx    = "meta.n_ctx"    // llama.cpp's llama-server: one slot's window
-)
-
 // ContextWindow is the context window of one request in tokens and the field it was read
-// from: max_model_len when listed, else meta.n_ctx; 0 and "" when the server lists neither.
+// from (results.FromMaxModelLen when listed, else results.FromMetaNCtx); 0 and "" when the
+// server lists neither.
 func (m ServedModel) ContextWindow() (int, string) {
 	switch {
 	case m.MaxModelLen > 0:
-		return m.MaxModelLen, FromMaxModelLen
+		return m.MaxModelLen, results.FromMaxModelLen
 	case m.SlotContext > 0:
-		return m.SlotContext, FromMetaNCtx
+		return m.SlotContext, results.FromMetaNCtx
 	}
 	return 0, ""
 }
@@ -77,6 +92,9 @@ func (s *Served) find(id string) (ServedModel, bool) {
 	return ServedModel{}, false
 }
 
+// ErrKeyRequired marks the error of a server that refuses a request sent without an API key.
+var ErrKeyRequired = errors.New("requires an API key")
+
 // CheckServer makes sure the server answers before any agent starts: GET /v1/models must
 // return 2xx within timeout (wall time). A 401 or 403 is reported as a key refused, or, when
 // no key was given, as a key required.
@@ -92,9 +110,10 @@ func ListModels(ctx context.Context, hc *http.Client, baseURL, apiKey string, ti
 }
 
 // AskServer asks the server GET /v1/models once, within timeout (wall time), and returns what
-// it serves. The error is CheckServer's: the server unreachable, the API key refused, or a
-// status other than 2xx. A 2xx answer that lists nothing readable is no error: it gives an
-// empty Served.
+// it serves and the speedup it advertises. The error is CheckServer's: the server unreachable,
+// the API key refused, or a status other than 2xx; or a wire.SpeedupHeader that is not a valid
+// speedup. A 2xx answer that lists nothing readable is no error: it gives a Served without
+// models.
 func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, timeout time.Duration) (*Served, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -112,11 +131,15 @@ func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, tim
 	defer resp.Body.Close()
 	switch {
 	case (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && apiKey == "":
-		return nil, fmt.Errorf("server %s requires an API key: GET /v1/models → %d without one; give it with --api-key or AGENTSIM_API_KEY", baseURL, resp.StatusCode)
+		return nil, fmt.Errorf("server %s %w: GET /v1/models → %d without one", baseURL, ErrKeyRequired, resp.StatusCode)
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return nil, fmt.Errorf("server %s refused the API key: GET /v1/models → %d", baseURL, resp.StatusCode)
 	case resp.StatusCode/100 != 2:
 		return nil, fmt.Errorf("server %s is not ready: GET /v1/models → %d", baseURL, resp.StatusCode)
+	}
+	speedup, err := advertised(resp.Header, baseURL)
+	if err != nil {
+		return nil, err
 	}
 	var list struct {
 		Data []struct {
@@ -128,7 +151,7 @@ func AskServer(ctx context.Context, hc *http.Client, baseURL, apiKey string, tim
 	body := io.LimitReader(resp.Body, 1<<20)
 	err = json.NewDecoder(body).Decode(&list)
 	_, _ = io.Copy(io.Discard, body) // drained, the connection is reused
-	s := &Served{}
+	s := &Served{Speedup: speedup}
 	if err != nil {
 		return s, nil
 	}

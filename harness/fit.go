@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentsim/agentsim/agents"
-	"github.com/agentsim/agentsim/internal/plural"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -19,66 +19,16 @@ const FitToServer = -1
 // more.
 const fitMargin = 0.9
 
-// contextNeed is the most tokens one request of the workload may ask the server for: its
-// largest prompt plus the max_tokens it sends, with how it was reckoned. The largest prompt is
-// the last round's (system + initial + every round's read + every earlier round's output, each
-// at its distribution's upper end), capped at context.max_context_tokens, where agents stop.
-// An output is bounded by what is sent as max_tokens: the sampled length with
-// request.force_output_length, else request.max_tokens.
-type contextNeed struct {
-	prompt, maxTokens int
-	// outLow and outHigh are the ends of the output a request reserves in the agents' context
-	// check (agents.Reserved): the sampled length, capped at request.max_tokens unless forced.
-	outLow, outHigh int
-	how             string
-}
-
-func (n contextNeed) total() int { return n.prompt + n.maxTokens }
-
-// needOf reckons the workload's contextNeed.
-func needOf(w *workloads.Workload) contextNeed {
-	c, r := w.Context, w.Request
-	read := upper(c.ReadTokens)
-	n := contextNeed{maxTokens: r.MaxTokens, outLow: lower(r.OutputTokens), outHigh: upper(r.OutputTokens)}
-	if r.ForceOutputLength {
-		n.maxTokens = n.outHigh
-	} else {
-		n.outLow, n.outHigh = min(n.outLow, r.MaxTokens), min(n.outHigh, r.MaxTokens)
-	}
-	grown := c.SystemTokens + c.InitialTokens + w.Rounds*read + (w.Rounds-1)*n.outHigh
-	n.prompt = min(grown, c.MaxContextTokens)
-	n.how = fmt.Sprintf("system %d + initial %d + %d round%s × ≤ %d read + %d × ≤ %d output",
-		c.SystemTokens, c.InitialTokens, w.Rounds, plural.S(w.Rounds), read, w.Rounds-1, n.outHigh)
-	if grown > c.MaxContextTokens {
-		n.how = fmt.Sprintf("context.max_context_tokens %d", c.MaxContextTokens)
-	}
-	return n
-}
-
-// upper is a distribution's upper end in tokens: its maximum where it has one, else a value
-// few samples pass (mean + 2 standard deviations; 3 means for the exponential).
-func upper(d workloads.Dist) int {
-	switch d.Kind {
-	case workloads.DistUniform:
-		return d.Max
-	case workloads.DistNormal, workloads.DistLognormal:
-		return d.Avg + 2*d.StdDev
-	case workloads.DistExp:
-		return 3 * d.Avg
-	}
-	return d.Value
-}
-
 // contextWarning says, before a run, that the workload asks for more tokens than the server's
 // window holds; "" when it fits or the window is unknown (0). from names the /v1/models field
 // the window was read from.
 func contextWarning(w *workloads.Workload, window int, from string) string {
-	n := needOf(w)
-	if window <= 0 || n.total() <= window {
+	n := diagnose.NeedOf(w)
+	if window <= 0 || n.Total() <= window {
 		return ""
 	}
 	return fmt.Sprintf("context: the server's context window is %d tokens (%s), below what the workload asks: prompts up to ~%d tokens (%s) plus max_tokens %d = %d; requests past %d tokens will be refused — --fit-context scales the workload's context keys to fit",
-		window, from, n.prompt, n.how, n.maxTokens, n.total(), window)
+		window, from, n.Prompt, n.How, n.MaxTokens, n.Total(), window)
 }
 
 // scriptContextWarning is contextWarning for a replay: the recorded requests' own prompts and
@@ -121,18 +71,19 @@ func scriptContextWarning(scripts []*agents.Script, maxTokens, window int, from 
 // scaled by one factor, so the workload keeps its shape; max_context_tokens then stops agents
 // before a prompt and its max_tokens pass the window. A request.max_tokens that would take
 // more than half the window is capped there and the prompts scaled to the rest (a prompt needs
-// room too). A workload that fits already is returned unchanged with "". The error says the
-// window cannot hold even one request of the workload, and the smallest window that can.
+// room too). A workload that fits already is returned unchanged with "". The error, a
+// *FitError, says the window cannot hold even one request of the workload, and the smallest
+// window that can.
 func fitContext(w *workloads.Workload, window int) (*workloads.Workload, string, error) {
 	fit, f, capped, err := fitTo(w, window)
 	if err != nil {
 		least := smallestWindow(w, window)
 		hint := ""
 		if least > 0 {
-			hint = fmt.Sprintf(" — the smallest window it fits is %d tokens (--fit-context=%d)", least, least)
+			hint = fmt.Sprintf(" — the smallest window it fits is %d tokens", least)
 		}
-		return nil, "", fmt.Errorf("--fit-context: the server's window of %d tokens cannot hold even one request of this workload scaled by ×%.3g: %w%s",
-			window, f, err, hint)
+		return nil, "", &FitError{Least: least, Err: fmt.Errorf("the server's window of %d tokens cannot hold even one request of this workload scaled by ×%.3g: %w%s",
+			window, f, err, hint)}
 	}
 	if fit == w {
 		return w, "", nil
@@ -161,23 +112,23 @@ func fitContext(w *workloads.Workload, window int) (*workloads.Workload, string,
 // already; the factor applied; whether request.max_tokens was capped at half the planned
 // window; and the fitted workload's validation error.
 func fitTo(w *workloads.Workload, window int) (fit *workloads.Workload, f float64, capped bool, err error) {
-	n := needOf(w)
+	n := diagnose.NeedOf(w)
 	budget := int(fitMargin * float64(window))
 	// Agents stop before a prompt and its reserved output pass max_context_tokens. A forced
 	// length sends that output as max_tokens; any other request sends max_tokens whole, so
 	// its prompts must also leave room for the spread of the outputs they reserve.
 	spread := 0
 	if !w.Request.ForceOutputLength {
-		spread = n.outHigh - n.outLow
+		spread = n.OutHigh - n.OutLow
 	}
-	if n.total()+spread <= budget {
+	if n.Total()+spread <= budget {
 		return w, 1, false, nil
 	}
-	f = float64(budget) / float64(n.total()+spread)
+	f = float64(budget) / float64(n.Total()+spread)
 	maxTokens := max(1, scale(w.Request.MaxTokens, f))
-	if half := budget / 2; !w.Request.ForceOutputLength && maxTokens > half && n.prompt+spread > 0 {
+	if half := budget / 2; !w.Request.ForceOutputLength && maxTokens > half && n.Prompt+spread > 0 {
 		maxTokens, capped = max(1, half), true
-		f = min(1, float64(budget-maxTokens)/float64(n.prompt+spread))
+		f = min(1, float64(budget-maxTokens)/float64(n.Prompt+spread))
 	}
 	cp := *w
 	c, r := &cp.Context, &cp.Request
@@ -190,7 +141,7 @@ func fitTo(w *workloads.Workload, window int) (fit *workloads.Workload, f float6
 	} else {
 		r.MaxTokens = maxTokens
 		// An admitted prompt plus max_tokens stays within the budget even for the least output.
-		c.MaxContextTokens = min(scale(c.MaxContextTokens, f), budget-r.MaxTokens+min(lower(r.OutputTokens), r.MaxTokens))
+		c.MaxContextTokens = min(scale(c.MaxContextTokens, f), budget-r.MaxTokens+min(diagnose.Lower(r.OutputTokens), r.MaxTokens))
 	}
 	if err := cp.Validate(); err != nil {
 		return nil, f, capped, err
@@ -202,8 +153,8 @@ func fitTo(w *workloads.Workload, window int) (fit *workloads.Workload, f float6
 // or 0 when none up to what w asks unscaled does.
 func smallestWindow(w *workloads.Workload, window int) int {
 	fits := func(n int) bool { _, _, _, err := fitTo(w, n); return err == nil }
-	n := needOf(w)
-	hi := int(math.Ceil(float64(n.total()+n.outHigh)/fitMargin)) + 1
+	n := diagnose.NeedOf(w)
+	hi := int(math.Ceil(float64(n.Total()+n.OutHigh)/fitMargin)) + 1
 	if !fits(hi) {
 		return 0
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/agents"
-	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -53,21 +53,21 @@ func TestFitContextKeepsEveryPlannedRequest(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEqual(t, "", note)
 			require.NoError(t, fit.Validate())
-			n := needOf(fit)
+			n := diagnose.NeedOf(fit)
 			r := &fit.Request
-			if needOf(w).prompt < w.Context.MaxContextTokens { // else agents stop there, fitted or not
-				assert.LessOrEqual(t, n.prompt+r.Reserved(upper(r.OutputTokens)), fit.Context.MaxContextTokens,
+			if diagnose.NeedOf(w).Prompt < w.Context.MaxContextTokens { // else agents stop there, fitted or not
+				assert.LessOrEqual(t, n.Prompt+r.Reserved(diagnose.Upper(r.OutputTokens)), fit.Context.MaxContextTokens,
 					"the largest planned prompt and output pass the agents' check: %s", note)
 			}
 			sent := r.MaxTokens
 			if r.ForceOutputLength {
-				sent = upper(r.OutputTokens)
+				sent = diagnose.Upper(r.OutputTokens)
 			}
-			assert.LessOrEqual(t, n.prompt+sent, budget, "sent within the planned share: %s", note)
+			assert.LessOrEqual(t, n.Prompt+sent, budget, "sent within the planned share: %s", note)
 			// An admitted prompt with the least output it reserves, plus what is sent as
 			// max_tokens, stays within the window too (forced, what is sent is what is reserved).
 			if !r.ForceOutputLength {
-				least := r.Reserved(lower(r.OutputTokens))
+				least := r.Reserved(diagnose.Lower(r.OutputTokens))
 				assert.LessOrEqual(t, fit.Context.MaxContextTokens-least+sent, budget, note)
 			}
 		})
@@ -88,40 +88,16 @@ func TestFitContextCapsMaxTokens(t *testing.T) {
 func TestFitContextTooSmall(t *testing.T) {
 	w := loadWith(t, "smoke")
 	_, _, err := fitContext(w, 20)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "--fit-context: the server's window of 20 tokens cannot hold even one request of this workload scaled by ×")
+	var fe *FitError
+	require.ErrorAs(t, err, &fe)
+	assert.Contains(t, err.Error(), "context fit (Options.FitContext): the server's window of 20 tokens cannot hold even one request of this workload scaled by ×")
 	assert.Contains(t, err.Error(), "request.output_tokens: {dist: uniform, min: 0, max: 1} is not allowed")
-	assert.Contains(t, err.Error(), "the smallest window it fits is 40 tokens (--fit-context=40)")
+	assert.Contains(t, err.Error(), "the smallest window it fits is 40 tokens")
+	assert.Equal(t, 40, fe.Least, "FitError.Least")
 	_, _, err = fitContext(w, 40)
 	require.NoError(t, err)
 	_, _, err = fitContext(w, 39)
 	require.Error(t, err)
-}
-
-// TestContextRefusedAfterAFitToAWiderWindow: fitted to a window wider than the one the
-// server names in its refusal, the advice is the server's window; a refusal that counts no
-// prompt tokens still does not offer the fitted window again.
-func TestContextRefusedAfterAFitToAWiderWindow(t *testing.T) {
-	w := loadWith(t, "smoke")
-	refusal := func(msg string) *results.Results {
-		return &results.Results{Failures: []results.Failure{{Class: "http_status", Status: 400, Count: 2, FirstMessage: msg}}}
-	}
-	got := contextRefused(refusal("request (1103 tokens) exceeds the available context size (1024 tokens), try increasing it"),
-		w, &refusedPrompt{window: 2048, first: 500})
-	require.Len(t, got, 1)
-	assert.Contains(t, got[0], "although the workload was fitted to a window of 2048 tokens: the server names a window of 1024 tokens — rerun with --fit-context=1024")
-
-	got = contextRefused(refusal("prompt is too long"), w, &refusedPrompt{window: 2048, first: 500})
-	require.Len(t, got, 1)
-	assert.Contains(t, got[0], "although the workload was fitted to a window of 2048 tokens: the server counts more tokens than the harness planned")
-	assert.Contains(t, got[0], "rerun with a smaller --fit-context")
-	assert.NotContains(t, got[0], "--fit-context=2048")
-
-	got = contextRefused(refusal("request (1103 tokens) exceeds the available context size (1024 tokens), try increasing it"),
-		w, &refusedPrompt{window: 1024, first: 441})
-	require.Len(t, got, 1)
-	assert.Contains(t, got[0], "the server counted 1103 prompt tokens where the harness estimated 441 (×2.50)")
-	assert.Contains(t, got[0], "rerun with --fit-context=409 (the window ÷ 2.50)")
 }
 
 // TestReplayContextWarning: a replay is judged by its recorded requests — each prompt with the

@@ -1,84 +1,14 @@
 package harness
 
 import (
-	"fmt"
-	"math"
-	"time"
-
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
-)
-
-// The harness's scheduling lag distorts a run once its p99 exceeds lagShare of the quantities
-// it measures: every wait the harness schedules and every timestamp it takes is late by up to
-// the lag, so a p99 lag of 5 % of the median end-to-end latency shifts the latencies reported
-// visibly, and one of 5 % of the watchdog's stall_after blurs when a stall began. The limit is
-// that share of the shorter of the two (stall_after alone while no request has finished).
-const (
-	lagShare = 0.05
-	// lagMinWaits is the number of waits measured before the lag is judged: a single
-	// garbage-collection pause at the start of a run is not a trend. smoke measures about 30
-	// waits, and about 10 at --speedup 10000 and above, where the sampler misses most ticks.
-	lagMinWaits = 5
 )
 
 // lagSummary converts clock lag statistics to results.json's form.
 func lagSummary(s clock.LagStats) results.LagSummary {
 	return results.LagSummary{P50: s.P50.Seconds(), P99: s.P99.Seconds(), Max: s.Max.Seconds(), N: s.N}
-}
-
-// lagLimit returns the largest p99 lag that does not distort the run, in simulated seconds, and
-// what it is relative to; e2eP50 is the median end-to-end latency in simulated seconds (0: none
-// yet).
-func lagLimit(stallAfter time.Duration, e2eP50 float64) (float64, string) {
-	limit := lagShare * stallAfter.Seconds()
-	what := fmt.Sprintf("%.0f %% of stall_after %s", 100*lagShare, stallAfter)
-	if l := lagShare * e2eP50; e2eP50 > 0 && l < limit {
-		limit = l
-		what = fmt.Sprintf("%.0f %% of the median end-to-end latency %s", 100*lagShare, results.Seconds(e2eP50))
-	}
-	return limit, what
-}
-
-// lagWarning returns the warning for lag statistics s at the given speedup, or "" when the
-// lag stays within the limit (see lagLimit). Wall-time lag stays roughly constant as the
-// speedup changes, so the simulated lag scales with the speedup, and the warning names the
-// speedup that would bring p99 within the limit.
-func lagWarning(s clock.LagStats, speedup float64, stallAfter time.Duration, e2eP50 float64) string {
-	return paceWarning("harness lag", "the harness, not the server,", s, speedup, stallAfter, e2eP50)
-}
-
-// simLagWarning is lagWarning for the embedded simulator's lag: its own work costs wall time
-// the model does not count, and at a speedup the machine cannot keep up with, every token
-// comes that much later in simulated time.
-func simLagWarning(s clock.LagStats, speedup float64, stallAfter time.Duration, e2eP50 float64) string {
-	return paceWarning("simulator lag", "the simulator, not the server being modelled,", s, speedup, stallAfter, e2eP50)
-}
-
-// paceWarning is the warning that the lag named what, of statistics s, exceeds the limit
-// (see lagLimit): who is setting the pace instead of the server, and the speedup that would
-// bring p99 within the limit.
-func paceWarning(what, who string, s clock.LagStats, speedup float64, stallAfter time.Duration, e2eP50 float64) string {
-	limit, of := lagLimit(stallAfter, e2eP50)
-	p99 := s.P99.Seconds()
-	if s.N < lagMinWaits || p99 <= limit {
-		return ""
-	}
-	msg := fmt.Sprintf("%s p99 %s (simulated) exceeds %s (%s): %s is setting the pace, so latencies and stall times are inflated",
-		what, results.Seconds(p99), results.Seconds(limit), of, who)
-	if speedup > 1 {
-		msg += fmt.Sprintf("; use --speedup %s or lower", roundDown(speedup*limit/p99))
-	}
-	return msg
-}
-
-// roundDown renders x rounded down to one significant digit times a power of ten, at least 1.
-func roundDown(x float64) string {
-	if x <= 1 {
-		return "1"
-	}
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	return fmt.Sprintf("%.0f", math.Floor(x/p)*p)
 }
 
 // checkLag gives the live lag warning once, when the p99 lag so far exceeds the limit set by
@@ -87,7 +17,7 @@ func (r *run) checkLag() string {
 	if r.lagWarned {
 		return ""
 	}
-	w := lagWarning(r.o.Clock.Lag().Stats(), r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, 0)
+	w := diagnose.HarnessLagWarning(lagSummary(r.o.Clock.Lag().Stats()), r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, 0)
 	if w != "" {
 		r.lagWarned = true
 		w = "warning: " + w
@@ -102,7 +32,7 @@ func (r *run) checkSimLag() string {
 	if r.simLagWarned || sim == nil {
 		return ""
 	}
-	w := simLagWarning(sim.Lag().Stats(), r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, 0)
+	w := diagnose.SimulatorLagWarning(lagSummary(sim.Lag().Stats()), r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, 0)
 	if w != "" {
 		r.simLagWarned = true
 		w = "warning: " + w
@@ -111,15 +41,13 @@ func (r *run) checkSimLag() string {
 }
 
 // harnessResults summarises the run's lag, and the embedded simulator's, for results.json,
-// judged against stall_after and the run's median end-to-end latency.
+// judged against stall_after and the run's median end-to-end latency (diagnose.JudgeLag).
 func (r *run) harnessResults(e2eP50 float64) *results.Harness {
-	s := r.o.Clock.Lag().Stats()
-	stallAfter, speedup := r.o.Workload.Watchdog.StallAfter, r.o.Clock.Speedup()
-	h := &results.Harness{Lag: lagSummary(s), Warning: lagWarning(s, speedup, stallAfter, e2eP50)}
+	h := &results.Harness{Lag: lagSummary(r.o.Clock.Lag().Stats())}
 	if sim := r.o.Target.SimLag; sim != nil {
-		s := sim.Lag().Stats()
-		l := lagSummary(s)
-		h.SimulatorLag, h.SimulatorWarning = &l, simLagWarning(s, speedup, stallAfter, e2eP50)
+		l := lagSummary(sim.Lag().Stats())
+		h.SimulatorLag = &l
 	}
+	diagnose.JudgeLag(h, r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, e2eP50)
 	return h
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/fakeserver"
+	"github.com/agentsim/agentsim/results"
 )
 
 // TestLlamaServerWithAKey: llama-server --api-key --metrics refuses its /metrics without the
@@ -63,7 +64,8 @@ func TestKeyRequired(t *testing.T) {
 	ts := f.Start(t)
 	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.Error(t, r.err)
-	assert.Equal(t, "server "+ts.URL+" requires an API key: GET /v1/models → 401 without one; give it with --api-key or AGENTSIM_API_KEY", r.err.Error())
+	assert.Equal(t, "server "+ts.URL+" requires an API key: GET /v1/models → 401 without one", r.err.Error())
+	assert.ErrorIs(t, r.err, ErrKeyRequired)
 
 	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, func(o *Options) { o.Target.APIKey = "wrong" })
 	require.Error(t, r.err)
@@ -83,7 +85,7 @@ func TestContextWindowFromLlamaMeta(t *testing.T) {
 	assert.Contains(t, r.out, "context: the server's context window is 1024 tokens (meta.n_ctx), below what the workload asks: "+
 		"prompts up to ~1400 tokens")
 	assert.Equal(t, 1024, r.res.Server.ContextWindow)
-	assert.Equal(t, FromMetaNCtx, r.res.Server.ContextWindowSource)
+	assert.Equal(t, results.FromMetaNCtx, r.res.Server.ContextWindowSource)
 	assert.Contains(t, r.out, "model         tiny.gguf (from the server; context window 1024 tokens per slot, meta.n_ctx)")
 
 	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, func(o *Options) { o.FitContext = FitToServer })
@@ -95,6 +97,6 @@ func TestContextWindowFromLlamaMeta(t *testing.T) {
 	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, nil)
 	require.NoError(t, r.err)
 	assert.Equal(t, 512, r.res.Server.ContextWindow, "max_model_len first")
-	assert.Equal(t, FromMaxModelLen, r.res.Server.ContextWindowSource)
+	assert.Equal(t, results.FromMaxModelLen, r.res.Server.ContextWindowSource)
 	assert.Contains(t, r.out, "context: the server's context window is 512 tokens (max_model_len)")
 }

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
@@ -63,7 +62,7 @@ func BenchmarkStreamMemory(b *testing.B) {
 		}
 		_, err = Run(context.Background(), Options{Command: "run", Workload: w, Clock: clk,
 			Target: Target{URL: sim.URL, Kind: results.Embedded, Profile: prof.Name},
-			Dir:    filepath.Join(b.TempDir(), "run"), Out: io.Discard, HTTPClient: sim.Client(), Sampled: sampled})
+			Dir:    filepath.Join(b.TempDir(), "run"), HTTPClient: sim.Client(), Sampled: sampled})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -30,7 +30,7 @@ type ModelChoice struct {
 	Note string
 	// ContextWindow is the context window of one request to the served model in tokens, 0
 	// when the server did not list one; ContextSource names the /v1/models field it was read
-	// from (FromMaxModelLen, FromMetaNCtx).
+	// from (results.FromMaxModelLen, results.FromMetaNCtx).
 	ContextWindow int
 	ContextSource string
 }
@@ -54,9 +54,15 @@ type ModelError struct {
 	Server string
 }
 
-// Error names the model asked for and lists the served ones.
+// Error names the model asked for, lists the served ones, and the setting that chooses.
 func (e *ModelError) Error() string {
-	return fmt.Sprintf("model %q is not served by %s; it serves %d model%s: %s — choose one with --model NAME (the workload key model)",
+	return e.Unserved() + " — choose one with the workload key model"
+}
+
+// Unserved says which model is not served and which are, without saying how to choose: for a
+// caller that names its own way of setting the model (the command line's --model).
+func (e *ModelError) Unserved() string {
+	return fmt.Sprintf("model %q is not served by %s; it serves %d model%s: %s",
 		e.Want, e.Server, len(e.Served), plural.S(len(e.Served)), strings.Join(e.Served, ", "))
 }
 

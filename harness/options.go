@@ -5,7 +5,6 @@
 package harness
 
 import (
-	"io"
 	"net/http"
 
 	"github.com/agentsim/agentsim/agents"
@@ -22,18 +21,17 @@ type Options struct {
 	Command string
 	// Workload is the resolved, validated workload.
 	Workload *workloads.Workload
-	// Clock is the run's single source of time (speedup > 1 only with the embedded server).
+	// Clock is the run's single source of time (speedup > 1 only with the embedded server);
+	// nil: the run adopts the speedup the server advertises (Prepare), real time for any
+	// server but an agentsim one.
 	Clock *clock.Clock
 	// Target is the server and how to reach it.
 	Target Target
 	// Dir is the run directory; it is created if missing.
 	Dir string
-	// Out receives the live status line (when Live), warnings and notes; nil discards them.
-	Out  io.Writer
-	Live bool
-	// Progress, without Live, prints the status line to Out as a whole line every
-	// ProgressEvery of wall time: for an Out that is not a terminal (a CI log).
-	Progress bool
+	// Observer, when set, is told the warnings the run gives and how it stands after each
+	// sample, for a console; the run prints nothing.
+	Observer Observer
 	// HTTPClient carries the requests (nil: a client sized for the workload's agents).
 	HTTPClient *http.Client
 	// Sampled, when set, is a live view: it is called with every sample as it is taken (the
@@ -54,16 +52,25 @@ type Options struct {
 	// ServeMetrics); the caller owns it and closes it after the run.
 	Metrics *MetricsEndpoint
 
-	// Served is what the server said on GET /v1/models (AskServer), for RunChecked, which
-	// checks the workload's model and context against it; Run asks it itself. nil: nothing is
-	// known, the workload is sent as it is.
+	// Prepared, when set, is what Prepare settled for these options — the workload sent, the
+	// model, the clock, the notes — and the run asks the server nothing; nil: Run prepares
+	// the run itself, RunChecked from Served alone.
+	Prepared *Prepared
+	// Served is what the server said on GET /v1/models (AskServer) when the caller has it
+	// already: Prepare then does not ask again, so GET /v1/models is asked once per command
+	// however many runs it makes. nil: Prepare asks (RunChecked: nothing is known, the
+	// workload is sent as it is).
 	Served *Served
-	// Model, when set, is the model a command making several runs has already chosen with
-	// ChooseModel; nil: the run chooses from the workload's model and Served.
+	// Model, when set, is the model a command making several runs has already chosen
+	// (Prepared.Model of its first); nil: Prepare chooses from the workload's model and
+	// Served (ChooseModel).
 	Model *ModelChoice
-	// PinModel says the user named the workload's model (--model, --set model=…): a server
+	// PinModel says the user named the workload's model (the workload key model): a server
 	// that does not serve it is a *ModelError, never replaced by the one it serves.
 	PinModel bool
+	// AnyModel says the workload's model is no preference: the model the server serves is
+	// sent, the first it lists when it serves several (agentsim bench without a model).
+	AnyModel bool
 	// FitContext scales the workload's context keys and output lengths to fit the server's
 	// context window: 0 does not (a workload too large for the window is only warned
 	// about), FitToServer fits the window /v1/models lists, > 0 that many tokens.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/internal/fakeserver"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -34,7 +36,8 @@ type fakeRun struct {
 }
 
 // runFake runs workload, with the overrides ("key=value"), against the server at url through
-// hc, with the clock clk, after edit has adjusted the options.
+// hc, with the clock clk, after edit has adjusted the options: prepared as a command prepares
+// it, its notes said before the run and its summary after.
 func runFake(t *testing.T, url string, hc *http.Client, clk *clock.Clock, workload string, overrides []string, edit func(*Options)) fakeRun {
 	t.Helper()
 	var over []workloads.Override
@@ -46,15 +49,20 @@ func runFake(t *testing.T, url string, hc *http.Client, clk *clock.Clock, worklo
 	require.NoError(t, err)
 	var out bytes.Buffer
 	dir := filepath.Join(t.TempDir(), "run")
-	o := Options{Command: "run", Workload: w, Clock: clk, Dir: dir, Out: &out, HTTPClient: hc,
+	o := Options{Command: "run", Workload: w, Clock: clk, Dir: dir, Observer: console.NewObserver(&out, clk, false, false), HTTPClient: hc,
 		Target: Target{URL: url, Kind: results.External}}
 	if edit != nil {
 		edit(&o)
 	}
 	r := fakeRun{dir: dir}
-	r.res, r.err = Run(context.Background(), o)
+	if o.Prepared, r.err = Prepare(context.Background(), o); r.err == nil {
+		for _, n := range o.Prepared.Said() { // as a console says them, before the run
+			fmt.Fprintln(&out, n)
+		}
+		r.res, r.err = Run(context.Background(), o)
+	}
 	if r.res != nil {
-		PrintSummary(&out, r.res, dir)
+		console.PrintSummary(&out, r.res, dir)
 		r.evs, err = events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
 		require.NoError(t, err)
 	}
@@ -106,10 +114,10 @@ func TestRunRefusesAnAmbiguousModel(t *testing.T) {
 	}{
 		// Two served, neither the workload's: which one is for the user to say.
 		{"several served", []string{"a/one", "b/two"}, false,
-			`model "deepseek-v4-flash" is not served by URL; it serves 2 models: a/one, b/two — choose one with --model NAME (the workload key model)`},
+			`model "deepseek-v4-flash" is not served by URL; it serves 2 models: a/one, b/two — choose one with the workload key model`},
 		// The user named deepseek-v4-flash (--model): never silently replaced.
 		{"named by the user", []string{"a/one"}, true,
-			`model "deepseek-v4-flash" is not served by URL; it serves 1 model: a/one — choose one with --model NAME (the workload key model)`},
+			`model "deepseek-v4-flash" is not served by URL; it serves 1 model: a/one — choose one with the workload key model`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeserver.Server{Models: c.models, Tokens: 4}

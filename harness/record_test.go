@@ -3,7 +3,6 @@ package harness
 import (
 	"bufio"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -82,7 +81,7 @@ func TestRecordingAssistsAWriterFallenBehind(t *testing.T) {
 	clk, err := clock.New(1)
 	require.NoError(t, err)
 	dir := t.TempDir()
-	r, err := newRun(Options{Command: "run", Workload: &w, Clock: clk, Dir: dir, Out: io.Discard})
+	r, err := newRun(Options{Command: "run", Workload: &w, Clock: clk, Dir: dir})
 	require.NoError(t, err)
 	const n = 3*assistAfter + 10
 	for i := range n {

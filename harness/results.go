@@ -3,12 +3,11 @@ package harness
 import (
 	"errors"
 
-	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/results"
 )
 
-// results assembles results.json from the builder, the watchdog's verdict and the run's
-// settings.
+// results assembles results.json from the builder, the watchdog's verdict, the run's checks
+// (its warnings) and its settings.
 func (r *run) results(interrupted bool) *results.Results {
 	w := r.o.Workload
 	res := &results.Results{
@@ -20,24 +19,13 @@ func (r *run) results(interrupted bool) *results.Results {
 		res.Server.Model, res.Server.ModelSource = m.Name, string(m.Source)
 		res.Server.ContextWindow, res.Server.ContextWindowSource = m.ContextWindow, m.ContextSource
 	}
+	res.Server.FitWindow = r.fitted
 	r.mu.Lock()
 	r.watch.fill(res)
-	var fitted *refusedPrompt // a copy, read after mu is released
-	if r.refused != nil {
-		c := *r.refused
-		fitted = &c
-	}
-	res.Warnings = append(append([]string(nil), r.notes...), r.gauges.warning(res, r.scraper.Source(events.GenTokS))...)
+	res.Stream.Server = serverStream(r.scraper) // fill sets the stream the harness measured
+	res.Rounds.Scripted = r.o.Scripts != nil
+	res.Warnings = r.checks.Warnings(res, w)
 	r.mu.Unlock()
-	res.Stream.Server = serverStream(r.scraper)
-	if r.o.Scripts == nil { // see outputWarning
-		res.Warnings = append(res.Warnings, outputWarning(res, w)...)
-	}
-	res.Warnings = append(res.Warnings, streamWarning(res)...)
-	res.Warnings = append(res.Warnings, reasoningWarning(res, w)...)
-	if !r.contextWarned {
-		res.Warnings = append(res.Warnings, contextRefused(res, w, fitted)...)
-	}
 	res.Rounds.Planned = w.Agents * w.Rounds
 	res.Harness = r.harnessResults(res.Latency.E2E.P50)
 	if r.o.Scripts != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/internal/scrape"
@@ -23,50 +23,49 @@ import (
 )
 
 // Run runs the workload to its end and returns the results it also wrote to the run
-// directory. ctx is the interrupt: when it is cancelled, new rounds stop, requests in flight
-// are cancelled and results.json says "interrupted": true. Errors are harness faults only
-// (server unreachable before the start, run directory not writable); request failures are
-// data.
+// directory. It prepares the run first (Prepare: the server asked, the model chosen, the
+// context fitted), unless Options.Prepared carries that already. ctx is the interrupt: when it
+// is cancelled, new rounds stop, requests in flight are cancelled and results.json says
+// "interrupted": true. Errors are harness faults only (server unreachable before the start,
+// run directory not writable) and Prepare's configuration errors (*ModelError, *FitError);
+// request failures are data.
 func Run(ctx context.Context, o Options) (*results.Results, error) {
-	if o.HTTPClient == nil {
-		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
+	if o.Prepared == nil {
+		p, err := Prepare(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		o.Prepared = p
 	}
-	served, err := AskServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, CheckTimeout)
-	if err != nil {
-		return nil, err
-	}
-	o.Served = served
-	return RunChecked(ctx, o)
+	return runPrepared(ctx, o)
 }
 
 // RunChecked is Run for a caller that has already asked the server (AskServer) and passes its
-// answer in Options.Served, so GET /v1/models is asked once per command however many runs it
-// makes. Before anything is written it settles what the run sends — the model (see
-// ChooseModel) and, with Options.FitContext, a workload fitted to the server's context window
-// — and says so on Out; a *ModelError or *FitError is a configuration error.
+// answer in Options.Served, or none: it settles what the run sends from that alone and asks
+// the server nothing (see Prepare).
 func RunChecked(ctx context.Context, o Options) (*results.Results, error) {
+	if o.Prepared == nil {
+		p, err := settle(o, o.Served)
+		if err != nil {
+			return nil, err
+		}
+		o.Prepared = p
+	}
+	return runPrepared(ctx, o)
+}
+
+// runPrepared runs o as o.Prepared settled it.
+func runPrepared(ctx context.Context, o Options) (*results.Results, error) {
+	p := o.Prepared
+	o.Workload, o.Model, o.Clock = p.Workload, &p.Model, p.Clock
 	if o.HTTPClient == nil {
 		o.HTTPClient = NewHTTPClient(o.Workload.Agents)
-	}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
-	o, p, err := prepare(o, o.Scripts)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range p.notes[p.said:] {
-		fmt.Fprintln(o.Out, n)
 	}
 	r, err := newRun(o)
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
-	r.notes, r.contextWarned = p.notes, p.contextWarned
-	if p.fitted > 0 {
-		r.refused = &refusedPrompt{window: p.fitted, est: map[string]int{}}
-	}
 	return r.execute(ctx)
 }
 
@@ -100,10 +99,10 @@ type run struct {
 	lateWarned  bool
 	scrapeS     float64  // how long the latest sample's /metrics scrape took, simulated seconds
 	notes       []string // what was said before the run: the model chosen, the context window
-	// contextWarned is set when a note said the workload does not fit the server's window.
-	contextWarned bool
-	refused       *refusedPrompt // with --fit-context, what the first length refusal was planned at
-	gauges        gaugeCheck     // the server's gen_tok_s, to hold against the harness's own rate
+	fitted      int      // the context window, in tokens, the workload was fitted to; 0 if not
+	// checks holds the run's records against what was expected, for its warnings; it is fed
+	// every event and sample, under mu.
+	checks *diagnose.Checks
 
 	mu sync.Mutex // serialises writing events and samples, and the watchdog's analyzer
 }
@@ -128,6 +127,10 @@ func newRun(o Options) (*run, error) {
 		return nil, fmt.Errorf("pacer: %w", err)
 	}
 	r := &run{o: o, start: o.Clock.Now(), wallFrom: o.Clock.WallNow(), pacer: p}
+	if o.Prepared != nil {
+		r.notes, r.fitted = o.Prepared.Said(), o.Prepared.fitted
+	}
+	r.checks = diagnose.NewChecks(r.fitted)
 	r.inbox = newInbox(func(it *recorded) { it.e.TS, it.wall = r.log.Since(), r.o.Clock.WallNow() })
 	r.board = agents.NewBoard(o.Workload.Agents, r.start)
 	r.scraper = scrape.New(o.Target.metricsURLs(), o.HTTPClient, o.Clock).Authorize(o.Target.APIKey, o.Target.URL)
@@ -192,9 +195,7 @@ func (r *run) RecordRef(e *events.Event) {
 func (r *run) emit(e events.Event) {
 	r.log.Write(e)
 	r.watch.event(e)
-	if r.refused != nil {
-		r.refused.event(e)
-	}
+	r.checks.Event(e)
 	if r.metrics != nil {
 		r.metrics.event(e)
 	}

@@ -16,13 +16,11 @@ import (
 func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func()) {
 	t := r.o.Clock.NewTicker(r.o.Workload.SampleInterval)
 	defer t.Stop()
-	status := newStatusLine(r.o.Out, r.o.Live, r.o.Clock)
-	progress := newProgressLog(r.o.Out, r.o.Progress && !r.o.Live, r.o.Clock)
 	var free time.Time // wall time the previous sample was done
 	for {
 		select {
 		case <-ctx.Done():
-			status.clear()
+			r.o.observer().Stopped()
 			return
 		case due := <-t.C:
 			// A tick that fell due while the previous sample was still being taken (a slow
@@ -36,13 +34,11 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 		free = r.o.Clock.WallNow()
 		for _, w := range []string{warning, r.checkLag(), r.checkSimLag(), r.checkLate(s), r.checkStream()} {
 			if w != "" {
-				status.clear()
-				fmt.Fprintf(r.o.Out, "%s\n", w)
+				r.o.observer().Warned(w)
 				r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: w})
 			}
 		}
-		status.show(s, r.log.Since(), r.watch.live())
-		progress.show(s, r.log.Since(), r.watch.live())
+		r.o.observer().Ticked(s, r.log.Since(), r.watch.live())
 		if ending {
 			r.stopping(events.EndWatchdog, "watchdog: no new rounds, requests in flight cancelled")
 			stopRounds()
@@ -78,7 +74,7 @@ func (r *run) sample() (events.Sample, string, bool) {
 	r.flush(s.TS)
 	r.now.release(r.emit)
 	r.samples.Write(s)
-	r.gauges.sample(s)
+	r.checks.Sample(s)
 	r.watch.sample(s)
 	if r.metrics != nil {
 		r.metrics.sample(s)

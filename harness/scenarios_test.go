@@ -387,8 +387,9 @@ func TestDiagnosisScenarios(t *testing.T) {
 				require.NoError(t, err)
 				onDisk, err := results.Read(dir)
 				require.NoError(t, err)
-				fromFiles, _, err := diagnose.FromDir(dir)
+				fromFiles, derived, err := diagnose.FromDir(dir)
 				require.NoError(t, err)
+				assert.Equal(t, diagnose.AllWarnings(onDisk), diagnose.AllWarnings(derived), "diagnose.FromDir(%s) and results.json warn alike", sc.name)
 
 				var out bytes.Buffer
 				require.NoError(t, diagnose.Render(&out, onDisk.Verdict))

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"testing"
 	"time"
@@ -95,7 +94,7 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk, Target: target,
-		Dir: dir, Out: io.Discard, HTTPClient: client, Metrics: c.metrics})
+		Dir: dir, HTTPClient: client, Metrics: c.metrics})
 	require.NoError(t, err)
 	return res, dir
 }

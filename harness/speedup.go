@@ -34,16 +34,26 @@ func ServerSpeedup(ctx context.Context, hc *http.Client, baseURL, apiKey string,
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
-	v := resp.Header.Get(wire.SpeedupHeader)
-	if v == "" {
-		return 1, false, nil
-	}
-	s, perr := strconv.ParseFloat(v, 64)
-	if perr == nil {
-		perr = clock.ValidateSpeedup(s)
-	}
-	if perr != nil {
-		return 1, false, fmt.Errorf("server %s advertises %s: %q, not a speedup from 1 to 1000000", baseURL, wire.SpeedupHeader, v)
+	s, err := advertised(resp.Header, baseURL)
+	if err != nil || s == 0 {
+		return 1, false, err
 	}
 	return s, true, nil
+}
+
+// advertised reads the speedup a response of the server at baseURL advertises in
+// wire.SpeedupHeader; 0 when it advertises none. A header that is not a valid speedup is an error.
+func advertised(h http.Header, baseURL string) (float64, error) {
+	v := h.Get(wire.SpeedupHeader)
+	if v == "" {
+		return 0, nil
+	}
+	s, err := strconv.ParseFloat(v, 64)
+	if err == nil {
+		err = clock.ValidateSpeedup(s)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("server %s advertises %s: %q, not a speedup from 1 to 1000000", baseURL, wire.SpeedupHeader, v)
+	}
+	return s, nil
 }

@@ -10,8 +10,10 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/fakeserver"
+	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/simtest"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // TestServerSpeedup checks that the speedup an agentsim server advertises is read, and that
@@ -46,4 +48,29 @@ func TestServerSpeedup(t *testing.T) {
 			assert.Equal(t, tc.want, s)
 		})
 	}
+}
+
+// TestPrepareAdoptsTheServersSpeedup checks that a run given no clock adopts the speedup an
+// agentsim server advertises, in the one question Prepare asks, and keeps a clock it is given.
+func TestPrepareAdoptsTheServersSpeedup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.New(50)
+		require.NoError(t, err)
+		sim := simtest.NewServer(t, simserver.Options{Clock: clk})
+		defer sim.Close()
+		w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke"})
+		require.NoError(t, err)
+		o := Options{Workload: w, Target: Target{URL: sim.URL, Kind: results.External}, HTTPClient: sim.Client()}
+		p, err := Prepare(t.Context(), o)
+		require.NoError(t, err)
+		assert.Equal(t, 50.0, p.Served.Speedup, "Served.Speedup")
+		assert.True(t, p.Adopted, "Adopted")
+		assert.Equal(t, 50.0, p.Clock.Speedup(), "Clock.Speedup()")
+
+		o.Clock = clock.Real()
+		p, err = Prepare(t.Context(), o)
+		require.NoError(t, err)
+		assert.False(t, p.Adopted, "a clock given is kept")
+		assert.Same(t, o.Clock, p.Clock)
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -112,7 +113,7 @@ func TestStreamFiguresOnSimulator(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, st, onDisk.Stream, "results.json's stream")
 		var out bytes.Buffer
-		PrintSummary(&out, res, dir)
+		console.PrintSummary(&out, res, dir)
 		assert.Regexp(t, `(?m)^  stream +\d+ frames, [\d.,]+/s simulated, [\d.,]+/s wall; 1\.00 tokens per chunk; server: \d+ chunks of 1\.00 tokens, 0 behind, 0 coalesced \(stream_interval 1 token, coalesce limit 1 token\)$`,
 			out.String())
 	})
@@ -135,7 +136,7 @@ func TestStreamBehindIsCounted(t *testing.T) {
 		require.NotNil(t, res.Harness.SimulatorLag)
 		assert.Positive(t, res.Harness.SimulatorLag.Max, "the lateness is the simulator's lag")
 		var out bytes.Buffer
-		PrintSummary(&out, res, dir)
+		console.PrintSummary(&out, res, dir)
 		assert.Regexp(t, `(?m)^  stream +.* server: [\d,]+ chunks of 1\.00 tokens, [1-9][\d,]* behind, 0 coalesced`, out.String())
 	})
 }
@@ -156,47 +157,4 @@ func TestStreamCoalescingAskedIsReported(t *testing.T) {
 		assert.Empty(t, streamWarnings(res), "coalescing was asked for")
 		assert.Empty(t, liveStreamWarnings(t, dir), "coalescing was asked for")
 	})
-}
-
-// TestStreamWarning checks when the stream warning is given and the remedy it names.
-func TestStreamWarning(t *testing.T) {
-	behind := &results.ServerStream{Chunks: 1000, Tokens: 1000, TokensPerChunk: 1, Behind: 250, StreamInterval: 1, CoalesceTokens: 1}
-	coalesced := &results.ServerStream{Chunks: 10, Tokens: 40, TokensPerChunk: 4, Behind: 5, Coalesced: 5, StreamInterval: 2, CoalesceTokens: 2}
-	for _, tc := range []struct {
-		name    string
-		kind    results.ServerKind
-		speedup float64
-		server  *results.ServerStream
-		want    string // a pattern the warning matches; "" for none
-	}{
-		{"no server count", results.External, 100, nil, ""},
-		{"kept up", results.Embedded, 100, &results.ServerStream{Chunks: 1000, Tokens: 1000, StreamInterval: 1, CoalesceTokens: 1}, ""},
-		{"behind, not coalesced", results.Embedded, 100, behind, ""},
-		{"coalescing asked", results.Embedded, 100, &results.ServerStream{Chunks: 200, Tokens: 1000, Behind: 150, Coalesced: 150, StreamInterval: 1, CoalesceTokens: 8}, ""},
-		{"embedded", results.Embedded, 100, coalesced, `^stream chunking: the simulator wrote 5 of its 10 chunks \(50 %\) with more than the profile's stream_interval of 2 tokens, which does not ask for coalescing; the profile asks for 2 tokens per chunk, the harness measured 3\.50 tokens per chunk \(the server 4\.00\); at --speedup 100 the machine cannot keep up with the streams, use a lower --speedup$`},
-		{"agentsim serve", results.External, 100, coalesced, `; at --speedup 100 .*, serve the simulator at a lower --speedup$`},
-		{"wall speed", results.Embedded, 1, coalesced, `; at wall speed the harness read the streams more slowly than the engine made tokens \(a loaded machine\)$`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := &results.Results{Server: results.Server{Kind: tc.kind}, Speedup: tc.speedup,
-				Stream: results.Stream{TokensPerChunk: 3.5, Server: tc.server}}
-			got := streamWarning(r)
-			if tc.want == "" {
-				assert.Empty(t, got, "streamWarning(%+v)", r.Stream)
-				return
-			}
-			require.Len(t, got, 1, "streamWarning(%+v)", r.Stream)
-			assert.Regexp(t, tc.want, got[0])
-		})
-	}
-}
-
-// TestPercent: a share of chunks never reads as 0 when it is not.
-func TestPercent(t *testing.T) {
-	for _, tc := range []struct {
-		part, whole int64
-		want        string
-	}{{250, 1000, "25 %"}, {1, 100000, "<0.1 %"}, {0, 10, "0 %"}, {3, 1000, "0.3 %"}} {
-		assert.Equal(t, tc.want, percent(tc.part, tc.whole), "percent(%d, %d)", tc.part, tc.whole)
-	}
 }

@@ -29,6 +29,7 @@ package harnesstest
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -146,9 +147,9 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 		mu      sync.Mutex
 		samples []events.Sample // as samples.jsonl records them, without reading it back
 	)
-	res, err := harness.Run(t.Context(), harness.Options{
+	o := harness.Options{
 		Command:  "harnesstest",
-		Workload: w, Clock: clk, Dir: dir, Out: t.Output(),
+		Workload: w, Clock: clk, Dir: dir, Observer: testLog{t.Output()},
 		Target: target, HTTPClient: sim.Client(),
 		NewPacer: cfg.Pacer, Scripts: cfg.Scripts,
 		Sampled: func(s events.Sample, _ string) {
@@ -156,7 +157,14 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 			samples = append(samples, s)
 			mu.Unlock()
 		},
-	})
+	}
+	if o.Prepared, err = harness.Prepare(t.Context(), o); err != nil {
+		t.Fatalf("harnesstest: prepare %s: %v", w.Name, err)
+	}
+	for _, n := range o.Prepared.Said() {
+		fmt.Fprintln(t.Output(), n)
+	}
+	res, err := harness.Run(t.Context(), o)
 	if err != nil {
 		t.Fatalf("harnesstest: run %s: %v", w.Name, err)
 	}
@@ -210,10 +218,10 @@ func loadWorkload(t *testing.T, cfg Config) *workloads.Workload {
 	}
 	var over []workloads.Override
 	for _, k := range slices.Sorted(maps.Keys(cfg.Set)) {
-		over = append(over, workloads.Override{Key: k, Value: cfg.Set[k], Source: "--set"})
+		over = append(over, workloads.Override{Key: k, Value: cfg.Set[k], Source: "Config.Set"})
 	}
 	if cfg.Seed != 0 {
-		over = append(over, workloads.Override{Key: "seed", Value: fmt.Sprint(cfg.Seed), Source: "--set"})
+		over = append(over, workloads.Override{Key: "seed", Value: fmt.Sprint(cfg.Seed), Source: "Config.Seed"})
 	}
 	name := cfg.Workload
 	if name == "" {
@@ -225,3 +233,11 @@ func loadWorkload(t *testing.T, cfg Config) *workloads.Workload {
 	}
 	return w
 }
+
+// testLog is the harness.Observer of a test's run: the warnings the run gives go to the test's
+// output, as a command prints them on its console.
+type testLog struct{ out io.Writer }
+
+func (l testLog) Warned(msg string)                   { fmt.Fprintln(l.out, msg) }
+func (testLog) Ticked(events.Sample, float64, string) {}
+func (testLog) Stopped()                              {}

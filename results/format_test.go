@@ -23,3 +23,31 @@ func TestSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestFigure checks the figures of the summary and the warnings on both sides of ten, and the
+// grouping of thousands.
+func TestFigure(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0"},               // nothing is whole
+		{0.44, "0.4"},          // below ten: one decimal
+		{-7.5, "-7.5"},         // a negative figure keeps its sign
+		{283.4, "283"},         // from ten up: whole
+		{5812, "5,812"},        // thousands grouped
+		{1234567, "1,234,567"}, // and millions
+	} {
+		if got := Figure(tc.v); got != tc.want {
+			t.Errorf("Figure(%v) = %q; want %q", tc.v, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{{5, "5"}, {12, "12"}, {1234, "1,234"}} {
+		if got := Count(tc.n); got != tc.want {
+			t.Errorf("Count(%d) = %q; want %q", tc.n, got, tc.want)
+		}
+	}
+}

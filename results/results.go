@@ -74,8 +74,19 @@ type Server struct {
 	// llama-server: one slot's window, its -c divided among its -np slots).
 	ContextWindow       int    `json:"context_window,omitempty"`
 	ContextWindowSource string `json:"context_window_source,omitempty"`
+	// FitWindow is the context window, in tokens, the workload was fitted to before the run
+	// (harness.Options.FitContext: ContextWindow, or the window given); 0 when it was not
+	// fitted. config.yaml records the fitted workload.
+	FitWindow int `json:"fit_window,omitempty"`
 	Gauges
 }
+
+// The fields of GET /v1/models a context window is read from, as Server.ContextWindowSource
+// records them.
+const (
+	FromMaxModelLen = "max_model_len" // vLLM and servers shaped like it
+	FromMetaNCtx    = "meta.n_ctx"    // llama.cpp's llama-server: one slot's window
+)
 
 // ServerKind says which kind of server a run talked to.
 type ServerKind string
@@ -104,9 +115,14 @@ func (s Server) String() string {
 // Rounds counts agent rounds. A round that sent its request ends completed or failed; one
 // that never sent it (its agent stopped first) is not started.
 type Rounds struct {
-	Planned   int `json:"planned"`
-	Completed int `json:"completed"`
-	Failed    int `json:"failed"`
+	// Planned counts the rounds the workload plans, agents × rounds; or, when Scripted, the
+	// requests of the recorded sessions replayed.
+	Planned int `json:"planned"`
+	// Scripted says the agents replayed recorded sessions (agentsim replay) instead of the
+	// workload's rounds: each request sent its own recorded output length.
+	Scripted  bool `json:"scripted,omitempty"`
+	Completed int  `json:"completed"`
+	Failed    int  `json:"failed"`
 	// FirstFailed and LastFailed are the lowest and the highest number (1-based) of a round
 	// that failed; 0 when none did.
 	FirstFailed int `json:"first_failed,omitempty"`

@@ -13,6 +13,9 @@ type (
 	FirstByte = engine.FirstByte
 	// Stats is a snapshot of the engine's gauges and counters.
 	Stats = engine.Stats
+	// FaultError is one problem of the faults ParseFaults is given: a fault name it does not
+	// know, or a fault parameter it cannot apply.
+	FaultError = engine.FaultError
 )
 
 // When a stream's head goes out (Profile.FirstByte).
@@ -57,7 +60,8 @@ func ParseProfile(data []byte, source string) (*Profile, error) {
 }
 
 // ParseFaults builds the faults named in names, each with its "name.key=value" params, drawing
-// each request's fate from seed.
+// each request's fate from seed. It reports every problem at once, joined: an unknown name or
+// a parameter it cannot apply as a *FaultError.
 func ParseFaults(names, params []string, seed uint64) (*Faults, error) {
 	return engine.ParseFaults(names, params, seed)
 }

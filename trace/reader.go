@@ -51,7 +51,7 @@ func decodeHeader(line []byte, h *Header) error {
 		Schema *string `json:"schema"`
 	}
 	if err := json.Unmarshal(line, &probe); err != nil || probe.Schema == nil {
-		return fmt.Errorf("no trace header: the first line must be %s; other formats are read by agentsim trace import --from KIND", headerExample)
+		return fmt.Errorf("no trace header: the first line must be %s; other formats are read by agentsim trace import", headerExample)
 	}
 	if *probe.Schema != Schema {
 		return fmt.Errorf("schema %q is not supported; this agentsim reads %s", *probe.Schema, Schema)

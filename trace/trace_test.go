@@ -86,7 +86,7 @@ func TestReadInvalid(t *testing.T) {
 		// a later schema version
 		"invalid-schema.jsonl": `invalid-schema.jsonl:1: schema "agentsim.trace/v2" is not supported; this agentsim reads agentsim.trace/v1`,
 		// a Mooncake file passed as a trace
-		"invalid-no-header.jsonl": `invalid-no-header.jsonl:1: no trace header: the first line must be {"schema":"agentsim.trace/v1",…}; other formats are read by agentsim trace import --from KIND`,
+		"invalid-no-header.jsonl": `invalid-no-header.jsonl:1: no trace header: the first line must be {"schema":"agentsim.trace/v1",…}; other formats are read by agentsim trace import`,
 		// a writer killed mid-line
 		"invalid-truncated.jsonl": `invalid-truncated.jsonl:3: truncated last line (39 bytes, no newline): the writer stopped mid-line`,
 		// more cached tokens than prompt tokens

@@ -23,8 +23,10 @@ type LoadOptions struct {
 	// Workload names (which then only names it in messages): a command with a workload of
 	// its own, such as replay's.
 	Base []byte
-	// ConfigFile is the --config file, with the same keys as a workload file; "" means none.
-	ConfigFile string
+	// ConfigFile is a file of workload keys that override the workload file's, with the same
+	// keys; "" means none. ConfigSource names it in messages, as the caller knows it (the
+	// command line's "--config FILE"); "" names it "config file FILE".
+	ConfigFile, ConfigSource string
 	// Env holds environment variables in os.Environ's "NAME=value" form. Variables named
 	// EnvPrefix + a key (see EnvName) set that key; any other variable starting with EnvPrefix
 	// is an error, except AGENTSIM_API_KEY. A command passes the variables its own flags did
@@ -43,17 +45,23 @@ type Override struct {
 	// Value is the text given, converted to the key's type: "16", "60s",
 	// "{dist: exp, mean: 2s}".
 	Value string
-	// Source is the flag that gave it, for messages: "--set", "--agents".
+	// Source says where it was given, for messages, as the caller names it: the command line's
+	// flag ("--set", or a flag that stands for the key, "--agents"), a test's setting
+	// ("Config.Set"); "" when unknown.
 	Source string
 }
 
-// String renders the override as the user typed it: "--set pacer.slots=16", "--agents=8".
+// String renders the override as it was given: its Source, then key=value ("--set
+// pacer.slots=16"), or, for a Source that stands for the key itself, =value ("--agents=8");
+// key=value alone when the Source is unknown.
 func (o Override) String() string {
-	switch o.Source {
-	case "", "--set":
-		return "--set " + o.Key + "=" + o.Value
+	switch {
+	case o.Source == "":
+		return o.Key + "=" + o.Value
+	case strings.TrimLeft(o.Source, "-") == o.Key:
+		return o.Source + "=" + o.Value
 	}
-	return o.Source + "=" + o.Value
+	return o.Source + " " + o.Key + "=" + o.Value
 }
 
 // alwaysIgnoredEnv are AGENTSIM_ variables other parts of agentsim read: the API key, which a
@@ -86,7 +94,11 @@ func Load(opts LoadOptions) (*Workload, error) {
 	if base == nil {
 		return nil, configError(problems)
 	}
-	config, ps := configLayer(opts.ConfigFile)
+	source := opts.ConfigSource
+	if source == "" {
+		source = "config file " + opts.ConfigFile
+	}
+	config, ps := configLayer(opts.ConfigFile, source)
 	problems = append(problems, ps...)
 	env, ps := envLayer(opts.Env, alwaysIgnoredEnv)
 	problems = append(problems, ps...)
@@ -186,12 +198,12 @@ func workloadLayer(name string) (*layer, []Problem) {
 	return &l, ps
 }
 
-// configLayer reads the --config file; an empty path is an empty layer.
-func configLayer(path string) (layer, []Problem) {
+// configLayer reads the config file (LoadOptions.ConfigFile) at path, its problems' source
+// named source; an empty path is an empty layer.
+func configLayer(path, source string) (layer, []Problem) {
 	if path == "" {
 		return layer{values: map[string]any{}}, nil
 	}
-	source := "--config " + path
 	data, err := ReadFile(path)
 	if err != nil {
 		return layer{values: map[string]any{}}, []Problem{{Source: source, Message: readError(err)}}

@@ -94,8 +94,8 @@ func TestStrictness(t *testing.T) {
 	cfg := writeFile(t, "c.yaml", "pacer:\n  kind: slots\n  slotz: 16\n")
 	_, err := Load(LoadOptions{
 		Workload:   "smoke",
-		ConfigFile: cfg,
-		Env:        []string{"AGENTSIM_AGENTZ=8", "AGENTSIM_REQUEST_IDLE_TIMEOUT=1s", "PATH=/bin"},
+		ConfigFile: cfg, ConfigSource: "--config " + cfg,
+		Env: []string{"AGENTSIM_AGENTZ=8", "AGENTSIM_REQUEST_IDLE_TIMEOUT=1s", "PATH=/bin"},
 		Overrides: []Override{
 			{Key: "pacer.slotz", Value: "16", Source: "--set"},
 			{Key: "context", Value: "5", Source: "--set"},
@@ -208,7 +208,7 @@ func TestEmptyFile(t *testing.T) {
 func TestMissingConfigFile(t *testing.T) {
 	_, err := Load(LoadOptions{Workload: "smoke", ConfigFile: "testdata/none.yaml",
 		Overrides: []Override{{Key: "agents", Value: "0"}}})
-	assert.EqualError(t, err, "--config testdata/none.yaml: cannot read the file: no such file or directory\n"+
+	assert.EqualError(t, err, "config file testdata/none.yaml: cannot read the file: no such file or directory\n"+
 		"agents: 0 is not allowed: want an integer from 1 to 10000")
 }
 
@@ -352,5 +352,23 @@ func TestKeyType(t *testing.T) {
 		"retry.jitter": "float", "request.stream": "bool", "model": "string",
 		"context.read_tokens": "dist", "think_time": "duration-dist", "pacer": "", "agentz": ""} {
 		assert.Equal(t, want, KeyType(key), "KeyType(%q)", key)
+	}
+}
+
+// TestOverrideString checks how an override is named in messages: by the source its caller
+// gave, never by a flag the caller did not name.
+func TestOverrideString(t *testing.T) {
+	for _, tc := range []struct {
+		o    Override
+		want string
+	}{
+		{Override{Key: "pacer.slots", Value: "16"}, "pacer.slots=16"},                                  // no source known
+		{Override{Key: "pacer.slots", Value: "16", Source: "--set"}, "--set pacer.slots=16"},           // the command line's --set
+		{Override{Key: "agents", Value: "8", Source: "--agents"}, "--agents=8"},                        // a flag that stands for the key
+		{Override{Key: "pacer.slots", Value: "16", Source: "Config.Set"}, "Config.Set pacer.slots=16"}, // a test's setting
+	} {
+		if got := tc.o.String(); got != tc.want {
+			t.Errorf("%+v.String() = %q; want %q", tc.o, got, tc.want)
+		}
 	}
 }

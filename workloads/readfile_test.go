@@ -33,7 +33,7 @@ func TestReadOnlyRegularFiles(t *testing.T) {
 		start := time.Now()
 		_, err := Load(LoadOptions{Workload: tt.path})
 		assert.EqualError(t, err, tt.path+": "+tt.want, "Load(workload %s)", tt.path)
-		_, err = Load(LoadOptions{Workload: "smoke", ConfigFile: tt.path})
+		_, err = Load(LoadOptions{Workload: "smoke", ConfigFile: tt.path, ConfigSource: "--config " + tt.path})
 		assert.EqualError(t, err, "--config "+tt.path+": "+tt.want, "Load(--config %s)", tt.path)
 		assert.Less(t, time.Since(start), 5*time.Second, "%s must be refused at once", tt.path)
 	}

@@ -191,7 +191,7 @@ func unknownKey(key string) string {
 			return msg + fmt.Sprintf(": %s is a distribution; set it whole, e.g. %s='%s'", k.key, k.key, example(k))
 		}
 		if k.kind == kindThresholds && strings.HasPrefix(key, k.key+".") {
-			return msg + fmt.Sprintf(": set %s whole, e.g. %s='{e2e.p90: \"<= 1.10 * baseline\"}', or give them in a --thresholds file", k.key, k.key)
+			return msg + fmt.Sprintf(": set %s whole, e.g. %s='{e2e.p90: \"<= 1.10 * baseline\"}', or give them in a thresholds file", k.key, k.key)
 		}
 	}
 	if near := suggest.Nearest(key, Keys()); near != "" {

@@ -39,5 +39,5 @@ thresholds:
 	assert.Equal(t, "e2e.p50 < 2s", w.Thresholds.Rules()[0].String())
 
 	_, err = Load(LoadOptions{Workload: path, Overrides: []Override{{Key: "thresholds.e2e.p90", Value: "< 2s", Source: "--set"}}})
-	assert.ErrorContains(t, err, `unknown key "thresholds.e2e.p90": set thresholds whole, e.g. thresholds='{e2e.p90: "<= 1.10 * baseline"}', or give them in a --thresholds file`)
+	assert.ErrorContains(t, err, `unknown key "thresholds.e2e.p90": set thresholds whole, e.g. thresholds='{e2e.p90: "<= 1.10 * baseline"}', or give them in a thresholds file`)
 }

@@ -6,16 +6,29 @@ import (
 	"strings"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/harness"
 )
 
 // live prints the harness's samples as they are taken: the server-metrics line before the first
-// sample of the run, then, outside a sweep, one line per sample. Its calls come one at a time,
-// from the harness's sampler.
+// sample of the run, then, outside a sweep, one line per sample; and, as the harness.Observer of
+// each test's run, the notes and warnings the run gives. Its calls come one at a time, from the
+// harness's sampler.
 type live struct {
 	out   io.Writer
 	sweep bool
 	shown string // the server-metrics line printed, "" before the first
 }
+
+var _ harness.Observer = (*live)(nil)
+
+// Warned prints a note or warning of the run on a line of its own.
+func (l *live) Warned(msg string) { fmt.Fprintln(l.out, msg) }
+
+// Ticked does nothing: sample prints each sample, with the gauges a test is about.
+func (l *live) Ticked(events.Sample, float64, string) {}
+
+// Stopped does nothing: bench draws no status line to clear.
+func (l *live) Stopped() {}
 
 func (l *live) sample(s events.Sample, metrics string) {
 	if l.shown == "" {

@@ -40,10 +40,11 @@ type Options struct {
 	// A model named here that the server does not list is a *harness.ModelError.
 	Model string
 	// Served is the server's answer to GET /v1/models when the caller has it already; nil:
-	// Run asks.
+	// Prepare asks.
 	Served *harness.Served
-	// Choice is the model the caller has already chosen with harness.ChooseModel (compare, for
-	// both its parts), overriding Model; nil: Run chooses.
+	// Choice is the model the caller has already chosen, with the Served it chose from (by
+	// Prepare, or compare's harness.Prepare for both its parts), overriding Model; nil: Run
+	// prepares.
 	Choice *harness.ModelChoice
 	// Concurrency lists the concurrencies to run, one test each, in order; each test sends
 	// that many requests at once. One element is the plain test.
@@ -63,7 +64,7 @@ type Options struct {
 	// Seed makes the prompts; prompts differ per request and per test of a sweep, so the
 	// server's prefix cache does not shorten their prefill.
 	Seed int64
-	// Clock is the single source of time.
+	// Clock is the single source of time; nil only for Prepare, which makes it.
 	Clock *clock.Clock
 	// HTTPClient carries requests and scrapes (nil: a client sized for the concurrency).
 	HTTPClient *http.Client

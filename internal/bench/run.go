@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -10,19 +11,35 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/agents"
+	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
 )
 
-// Run checks that the server answers and picks the model with harness.ChooseModel (one GET
-// /v1/models, before anything is sent, unless o.Served and o.Choice carry them), then runs one test per element of o.Concurrency, in order, through the harness, and
-// returns the report — also written to o.Dir/results.json. Cancelling ctx (the interrupt)
-// cancels the requests in flight, skips the remaining tests and marks the report interrupted.
-// Errors are failures to start: bad options, the server unreachable, the run directory not
+// Run runs one test per element of o.Concurrency, in order, through the harness, and returns
+// the report — also written to o.Dir/results.json. Unless o.Choice carries the model, it first
+// prepares the benchmark (Prepare: one GET /v1/models, before anything is sent) and says on
+// o.Out why the model sent is not the one asked for. Cancelling ctx (the interrupt) cancels
+// the requests in flight, skips the remaining tests and marks the report interrupted. Errors
+// are failures to start: bad options, the server unreachable, the run directory not
 // writable. Failed requests are data.
 func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Choice == nil {
+		var p *harness.Prepared
+		var err error
+		if o, p, err = Prepare(ctx, o); err != nil {
+			return nil, err
+		}
+		if p.Model.Note != "" {
+			fmt.Fprintln(o.Out, p.Model.Note)
+		}
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -30,29 +47,36 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.HTTPClient = harness.NewHTTPClient(o.maxConcurrency())
 		defer o.HTTPClient.CloseIdleConnections() // ours: no connection outlives the run
 	}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
-	if o.Served == nil {
-		served, err := harness.AskServer(ctx, o.HTTPClient, o.Target.URL, o.Target.APIKey, harness.CheckTimeout)
-		if err != nil {
-			return nil, err
-		}
-		o.Served = served
-	}
-	if o.Choice == nil {
-		c, err := harness.ChooseModel(o.Model, o.Model != "", o.Served, o.Target.URL)
-		if err != nil {
-			return nil, err
-		}
-		if c.Note != "" {
-			fmt.Fprintln(o.Out, c.Note)
-		}
-		o.Choice = &c
-	}
 	o.Model = o.Choice.Name
 	b := &bench{o: o, live: &live{out: o.Out, sweep: o.Sweep}}
 	return b.execute(ctx)
+}
+
+// Prepare settles the benchmark with its server before anything is sent: harness.Prepare of
+// its first test asks GET /v1/models once, chooses the model — o.Model, else the one the
+// server serves (the first it lists) — and, when o.Clock is nil, adopts the speedup an
+// agentsim server advertises. It returns o carrying the answer (Served, Choice, Model, Clock)
+// for Run, and what was settled.
+func Prepare(ctx context.Context, o Options) (Options, *harness.Prepared, error) {
+	v := o
+	if v.Clock == nil {
+		v.Clock = clock.Real() // not checked: Prepare makes it
+	}
+	if err := v.Validate(); err != nil {
+		return o, nil, err
+	}
+	// Without a model asked for, the defaults' name stands in for none (AnyModel).
+	w, err := o.workload(cmp.Or(o.Model, workloads.Defaults().Model), 0, o.Concurrency[0])
+	if err != nil {
+		return o, nil, err
+	}
+	p, err := harness.Prepare(ctx, harness.Options{Workload: w, Clock: o.Clock, Target: o.Target, HTTPClient: o.HTTPClient,
+		Served: o.Served, PinModel: o.Model != "", AnyModel: o.Model == ""})
+	if err != nil {
+		return o, nil, err
+	}
+	o.Served, o.Choice, o.Model, o.Clock = p.Served, &p.Model, p.Model.Name, p.Clock
+	return o, p, nil
 }
 
 // bench is one Run in progress.
@@ -117,13 +141,19 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 		p.Samples = append(p.Samples, s)
 		b.live.sample(s, metrics)
 	}
+	ho := harness.Options{Tap: ended,
+		Command: "bench", Workload: w, Clock: o.Clock, Target: o.Target, Dir: dir, Observer: b.live, HTTPClient: o.HTTPClient,
+		Sampled: sampled, Served: o.Served, Model: o.Choice, Metrics: o.Metrics,
+	}
+	if ho.Prepared, err = harness.Prepare(ctx, ho); err != nil {
+		return nil, err
+	}
+	for _, n := range ho.Prepared.Notes { // the model's was said before the first test
+		fmt.Fprintln(o.Out, n)
+	}
 	p.Start = o.Clock.Now()
 	p.offsetS = p.Start.Sub(runStart).Seconds()
-	p.Results, err = harness.RunChecked(ctx, harness.Options{Tap: ended,
-		Command: "bench", Workload: w, Clock: o.Clock, Target: o.Target, Dir: dir, Out: o.Out, HTTPClient: o.HTTPClient,
-		Sampled: sampled, Served: o.Served, Model: o.Choice, Metrics: o.Metrics,
-	})
-	if err != nil {
+	if p.Results, err = harness.Run(ctx, ho); err != nil {
 		return nil, err
 	}
 	b.live.end(p.Results.Server.Metrics)

@@ -106,7 +106,16 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 	out := c.OutOrStdout()
 	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
 	o.Model, o.Seed = cfg.Model, cfg.Seed
+	o, p, err := bench.Prepare(c.Context(), o)
+	if err != nil {
+		discard() // nothing ran
+		return harnessError(err)
+	}
+	t.adopt(c, p)
 	fmt.Fprintln(out, benchHeader(o))
+	if p.Model.Note != "" {
+		fmt.Fprintln(out, p.Model.Note)
+	}
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
 		discard()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/bench"
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -93,26 +94,32 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	dir, discard, t := st.dir, st.discard, st.target
 	k.metrics = st.metrics
 	k.target = cfg.Target
+	// Both parts send what one preparation settled: the model, the clock, the agentic
+	// workload fitted to the server's window.
+	ho := harness.Options{Command: "run", Workload: w, Dir: filepath.Join(dir, rundir.Agentic), Metrics: k.metrics,
+		PinModel: modelPinned(&k.over, env), FitContext: cfg.Fit.FitContext}
+	p, err := t.prepare(c, &ho)
+	if err != nil {
+		discard() // nothing ran
+		return err
+	}
 	out := c.OutOrStdout()
 	start, wallFrom := t.clock.Now(), t.clock.WallNow()
 	fmt.Fprintf(out, "agentsim compare: synthetic bench, then %s, against %s, speedup %g\n",
 		w.Name, t.info, t.clock.Speedup())
 	top := &results.Results{Command: "compare", Workload: w.Name, Server: t.info.Server(), Speedup: t.clock.Speedup(),
 		Parts: map[string]*results.Results{}}
-	ho, err := k.server(c, t, w, modelPinned(&k.over, env))
-	if err != nil {
-		discard() // nothing ran
-		return err
+	if p.Model.Note != "" {
+		fmt.Fprintln(out, p.Model.Note)
 	}
-	ho.FitContext = cfg.Fit.FitContext
-	syn, err := k.synthetic(c, t, o, w, ho, filepath.Join(dir, rundir.Synthetic))
+	syn, err := k.synthetic(c, t, o, w, p, filepath.Join(dir, rundir.Synthetic))
 	if err != nil {
 		return harnessError(err)
 	}
 	top.Parts[rundir.Synthetic] = syn
 	var ag *results.Results
 	if !syn.Interrupted && c.Context().Err() == nil {
-		if ag, err = k.agentic(c, t, w, ho, filepath.Join(dir, rundir.Agentic)); err != nil {
+		if ag, err = k.agentic(c, w, ho); err != nil {
 			return harnessError(err)
 		}
 		top.Parts[rundir.Agentic] = ag
@@ -126,35 +133,12 @@ func (k *compareCmd) run(c *cobra.Command, _ []string) error {
 	return verdictExit(top)
 }
 
-// server asks the server once what it serves and chooses the model both parts send (the
-// workload's, or the one the server serves), saying why when it is not the workload's. The
-// options returned carry both for the parts' runs.
-func (k *compareCmd) server(c *cobra.Command, t *target, w *workloads.Workload, pinned bool) (harness.Options, error) {
-	hc := t.client
-	if hc == nil {
-		hc = harness.NewHTTPClient(1)
-		defer hc.CloseIdleConnections()
-	}
-	served, err := harness.AskServer(c.Context(), hc, t.info.URL, t.info.APIKey, harness.CheckTimeout)
-	if err != nil {
-		return harness.Options{}, runtimeError(err)
-	}
-	choice, err := harness.ChooseModel(w.Model, pinned, served, t.info.URL)
-	if err != nil {
-		return harness.Options{}, harnessError(err)
-	}
-	if choice.Note != "" {
-		fmt.Fprintln(c.OutOrStdout(), choice.Note)
-	}
-	return harness.Options{Served: served, Model: &choice}, nil
-}
-
-// synthetic runs the bench part with the chosen model and the workload's seed.
-func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *workloads.Workload, ho harness.Options, dir string) (*results.Results, error) {
+// synthetic runs the bench part with the model p chose and the workload's seed.
+func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *workloads.Workload, p *harness.Prepared, dir string) (*results.Results, error) {
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── synthetic: %d requests at once × %d output tokens, ~%d-token prompts ──\n", o.Concurrency[0], o.MaxTokens, o.PromptTokens)
 	o.Target, o.Clock, o.HTTPClient, o.Out, o.Dir = t.info, t.clock, t.client, out, dir
-	o.Model, o.Seed, o.Served, o.Choice, o.Metrics = ho.Model.Name, w.Seed, ho.Served, ho.Model, k.metrics
+	o.Seed, o.Served, o.Choice, o.Metrics = w.Seed, p.Served, &p.Model, k.metrics
 	rep, err := bench.Run(c.Context(), o)
 	if err != nil {
 		return nil, err
@@ -162,18 +146,18 @@ func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *
 	return rep.Results(), nil
 }
 
-// agentic runs the workload part and prints its summary. The server has been asked already:
-// ho carries its answer and the model chosen.
-func (k *compareCmd) agentic(c *cobra.Command, t *target, w *workloads.Workload, ho harness.Options, dir string) (*results.Results, error) {
+// agentic runs the workload part as ho was prepared, saying its notes on the context window
+// first, and prints its summary.
+func (k *compareCmd) agentic(c *cobra.Command, w *workloads.Workload, ho harness.Options) (*results.Results, error) {
 	out := c.OutOrStdout()
 	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
-	ho.Command, ho.Workload, ho.Clock, ho.Target, ho.Dir = "run", w, t.clock, t.info, dir
-	ho.Out, ho.Live, ho.Progress, ho.HTTPClient, ho.Metrics = out, isTerminal(out), true, t.client, k.metrics
-	res, err := harness.RunChecked(c.Context(), ho)
+	say(out, ho.Prepared.Notes) // the model's was said before both parts
+	ho.Observer = runConsole(out, ho.Clock)
+	res, err := harness.Run(c.Context(), ho)
 	if err != nil {
 		return nil, err
 	}
-	harness.PrintSummary(out, res, dir)
+	console.PrintSummary(out, res, ho.Dir)
 	return res, nil
 }
 

@@ -168,7 +168,7 @@ func loadWorkload(problems []workloads.Problem, name, configFile string, env []s
 // loadWith is loadWorkload with every load option given; the overrides are o's.
 func loadWith(problems []workloads.Problem, opts workloads.LoadOptions, o *overrides) (*workloads.Workload, error) {
 	problems = slices.Concat(problems, o.problems)
-	opts.Overrides = o.list
+	opts.Overrides, opts.ConfigSource = o.list, configSource(opts.ConfigFile)
 	w, err := workloads.Load(opts)
 	var ce *workloads.ConfigError
 	switch {
@@ -182,6 +182,9 @@ func loadWith(problems []workloads.Problem, opts workloads.LoadOptions, o *overr
 	}
 	return w, nil
 }
+
+// configSource names the --config file in messages.
+func configSource(path string) string { return "--config " + path }
 
 // configError is nil without problems, else a usage error listing them: one problem on its
 // own, several one per indented line under a header.

@@ -35,8 +35,9 @@ func (d *diagnoseCmd) command() *cobra.Command {
 		Short: "Re-derive the verdict of a recorded run from its run directory",
 		Long: `Read a run directory (events.jsonl, samples.jsonl, config.yaml) and judge the run as the live
 watchdog did: healthy, slow, server-serialized, stalled-streams, pacer-starvation, deadlock or
-errors, with evidence in simulated seconds. It works on a run that was killed, too: its files
-hold every event up to its last second.
+errors, with evidence in simulated seconds, followed by the run's warnings as the run gave them
+(those that need what the harness measured of the server take it from results.json). It works
+on a run that was killed, too: its files hold every event up to its last second.
 
 A directory that holds no run is refused (exit 2) saying what it is; for a compare directory,
 diagnose its agentic/ part. An events.jsonl cut short of its samples.jsonl is judged up to its
@@ -69,7 +70,7 @@ func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
 	if err := isDir(dir); err != nil {
 		return usageError(fmt.Errorf("diagnose %s: %w", dir, err))
 	}
-	v, _, err := diagnose.FromDir(dir)
+	v, res, err := diagnose.FromDir(dir)
 	switch {
 	case errors.Is(err, diagnose.ErrNotRunDir), errors.Is(err, diagnose.ErrNoEvents):
 		return usageError(fmt.Errorf("diagnose %s: %w", dir, err)) // the error says what dir is
@@ -78,8 +79,8 @@ func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
 	}
 	if cfg.JSON {
 		err = diagnose.RenderJSON(c.OutOrStdout(), v)
-	} else {
-		err = diagnose.Render(c.OutOrStdout(), v)
+	} else if err = diagnose.Render(c.OutOrStdout(), v); err == nil {
+		err = diagnose.RenderWarnings(c.OutOrStdout(), res)
 	}
 	if err != nil {
 		return runtimeError(err)

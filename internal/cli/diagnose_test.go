@@ -161,3 +161,28 @@ func TestDiagnoseCutEvents(t *testing.T) {
 		assert.Contains(t, stderr, "agentsim: warning: events.jsonl is cut: its events end at t=")
 	})
 }
+
+// TestDiagnoseSaysTheRunsWarnings: agentsim diagnose prints, after the verdict, the warnings
+// the run gave — here that the server sends another model, that its outputs were far shorter
+// than the workload asks and that it streamed no reasoning — as results.json records them.
+func TestDiagnoseSaysTheRunsWarnings(t *testing.T) {
+	ts := vllmLike(t, "some/model", 8192)
+	dir := filepath.Join(t.TempDir(), "run")
+	args := []string{"run", "--server", ts.URL, "--out", dir, "--workload", "smoke", "--rounds", "1", "--set", "start_jitter=0s",
+		"--set", "tool_time=0s", "--set", "think_time=0s", "--set", "request.force_output_length=false"}
+	code, out, stderr := execute(t, args...)
+	require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
+	res, err := results.Read(dir)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(res.Warnings), 2, "the run warns: %q", res.Warnings)
+
+	code, out, stderr = diagnoseArgs(dir)
+	assert.Equal(t, ExitOK, code, "agentsim diagnose %s; stderr: %s", dir, stderr)
+	var said []string
+	for _, l := range strings.Split(out, "\n") {
+		if w, ok := strings.CutPrefix(l, "warning: "); ok {
+			said = append(said, w)
+		}
+	}
+	assert.Equal(t, diagnose.AllWarnings(res), said, "agentsim diagnose %s printed\n%s", dir, out)
+}

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/internal/diff"
 	"github.com/agentsim/agentsim/internal/gate"
 	"github.com/agentsim/agentsim/internal/rundir"
@@ -179,7 +179,7 @@ func (g *runGate) console(c *cobra.Command) io.Writer {
 // report prints the finished run: the human summary, or with --json the results object.
 func (g *runGate) report(c *cobra.Command, res *results.Results, dir string) error {
 	if !g.cfg.JSON {
-		harness.PrintSummary(c.OutOrStdout(), res, dir)
+		console.PrintSummary(c.OutOrStdout(), res, dir)
 		return nil
 	}
 	enc := json.NewEncoder(c.OutOrStdout())

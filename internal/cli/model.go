@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -41,13 +42,24 @@ func modelPinned(o *overrides, env []string) bool {
 	return false
 }
 
-// harnessError marks an error of a harness run or bench: a model or context fit the harness
-// refused is a configuration error (exit 2), anything else a runtime failure (exit 1).
+// harnessError marks an error of a harness run or bench, saying which flag sets what it
+// names: a model or context fit the harness refused is a configuration error (exit 2), naming
+// --model or --fit-context; anything else a runtime failure (exit 1), a server that wants an
+// API key naming --api-key.
 func harnessError(err error) error {
 	var me *harness.ModelError
 	var fe *harness.FitError
-	if errors.As(err, &me) || errors.As(err, &fe) {
-		return usageError(err)
+	switch {
+	case errors.As(err, &me):
+		return usageError(fmt.Errorf("%s — choose one with --model NAME (the workload key model)", me.Unserved()))
+	case errors.As(err, &fe) && fe.Unknown:
+		return usageError(fmt.Errorf("--fit-context: %w, --fit-context=TOKENS", fe.Err))
+	case errors.As(err, &fe) && fe.Least > 0:
+		return usageError(fmt.Errorf("--fit-context: %w (--fit-context=%d)", fe.Err, fe.Least))
+	case errors.As(err, &fe):
+		return usageError(fmt.Errorf("--fit-context: %w", fe.Err))
+	case errors.Is(err, harness.ErrKeyRequired):
+		return runtimeError(fmt.Errorf("%w; give it with --api-key or AGENTSIM_API_KEY", err))
 	}
 	return runtimeError(err)
 }

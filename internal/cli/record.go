@@ -132,6 +132,9 @@ func (r *recordCmd) run(c *cobra.Command, _ []string) error {
 			TraceFile: filepath.Base(cfg.Out), MetricsURL: cfg.MetricsURL, APIKey: cfg.APIKey, Clock: clk, Out: c.OutOrStdout(),
 			Watchdog:       workloads.Watchdog{StallAfter: cfg.StallAfter, HangAfter: cfg.HangAfter, SlowAfter: cfg.SlowAfter},
 			SampleInterval: cfg.SampleInterval})
+		if errors.Is(err, record.ErrDirHoldsRun) {
+			return runtimeError(fmt.Errorf("record --watch: %w; choose an empty directory for --out", err))
+		}
 		if err != nil {
 			return runtimeError(fmt.Errorf("record --watch: %w", err))
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/cli/console"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/replay"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -172,6 +174,10 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	}
 	plan, err := replay.Load(in, name, opts)
 	closeIn()
+	var se *replay.SelectionError
+	if errors.As(err, &se) {
+		return usageError(fmt.Errorf("%w (--sessions, --from-s, --to-s)", err))
+	}
 	if err != nil {
 		return usageError(err)
 	}
@@ -194,11 +200,16 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	dir, target := st.dir, st.target
 	reproduce := newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded)
 	reproduce.Replay = &results.ReplaySource{Trace: name, FromTrace: fromTrace(plan, w)}
-	res, err := harness.Run(c.Context(), harness.Options{Scripts: plan.Scripts,
-		Command: "replay", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Out: c.OutOrStdout(), Live: isTerminal(c.OutOrStdout()), Progress: true, Metrics: st.metrics,
-		HTTPClient: target.client, PinModel: modelPinned(&r.over, env), Reproduce: reproduce,
-	})
+	o := harness.Options{Scripts: plan.Scripts, Command: "replay", Workload: w, Dir: dir, Metrics: st.metrics,
+		PinModel: modelPinned(&r.over, env), Reproduce: reproduce}
+	p, err := target.prepare(c, &o)
+	if err != nil {
+		st.discard() // nothing ran
+		return err
+	}
+	say(c.OutOrStdout(), p.Said())
+	o.Observer = runConsole(c.OutOrStdout(), o.Clock)
+	res, err := harness.Run(c.Context(), o)
 	if err != nil {
 		st.discard()
 		return harnessError(err)
@@ -206,11 +217,11 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	if res.Replay, err = replay.Compare(dir, plan); err != nil {
 		return runtimeError(err)
 	}
-	res.Warnings = append(res.Warnings, replay.Warnings(res.Replay)...)
+	res.Warnings = append(res.Warnings, diagnose.ReplayWarnings(res.Replay)...)
 	if err := results.Write(dir, res); err != nil {
 		return runtimeError(err)
 	}
-	harness.PrintSummary(c.OutOrStdout(), res, dir)
+	console.PrintSummary(c.OutOrStdout(), res, dir)
 	for i, l := range replay.Lines(res.Replay) {
 		label := ""
 		if i == 0 {

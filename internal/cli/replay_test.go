@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -101,6 +102,11 @@ func TestReplayStartsFromTheTrace(t *testing.T) {
 	require.Equal(t, 0, code, "%s\n%s", stdout, stderr)
 	assert.NotContains(t, stdout, "request.output_tokens")
 	assert.Contains(t, stdout, "output lengths: 2 of the 2 completed requests forced to their recorded output length (max_tokens with ignore_eos) ended at another (replay − recorded: min -12, max -12 tokens)")
+	res, err := results.Read(out)
+	require.NoError(t, err)
+	_, derived, err := diagnose.FromDir(out)
+	require.NoError(t, err)
+	assert.Equal(t, diagnose.AllWarnings(res), diagnose.AllWarnings(derived), "the replay's warnings, derived from its directory")
 
 	// --set model=… names the model: a server that does not serve it refuses the replay, as run does.
 	code, _, stderr = execute(t, "replay", traceOf(8), "--server", ts.URL, "--set", "model=other", "--out", filepath.Join(t.TempDir(), "run"))

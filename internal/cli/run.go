@@ -127,13 +127,18 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	}
 	defer st.close()
 	dir, target := st.dir, st.target
-	res, err := harness.Run(c.Context(), harness.Options{
-		Command: "run", Workload: w, Clock: target.clock, Target: target.info, Dir: dir,
-		Out: g.console(c), Live: isTerminal(g.console(c)), Progress: true, HTTPClient: target.client,
+	o := harness.Options{Command: "run", Workload: w, Dir: dir, Metrics: st.metrics,
 		Reproduce: newReproduction(r.args, r.env, w.Seed, cfg.Target, target.info.Kind == results.Embedded),
-		Metrics:   st.metrics,
 		PinModel:  modelPinned(&r.over, env), FitContext: cfg.Fit.FitContext,
-	})
+	}
+	p, err := target.prepare(c, &o)
+	if err != nil {
+		st.discard() // nothing ran
+		return err
+	}
+	say(g.console(c), p.Said())
+	o.Observer = runConsole(g.console(c), o.Clock)
+	res, err := harness.Run(c.Context(), o)
 	if err != nil {
 		st.discard()
 		return harnessError(err)

@@ -76,7 +76,7 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	cfg := simConfig{
-		Profile: sc.Profile, Faults: sc.Faults, FaultParams: sc.FaultParams,
+		Profile: sc.Profile, Faults: sc.Faults, FaultParams: sc.FaultParams, faultFlags: serveFaultFlags,
 		Speedup: sc.Speedup, Seed: sc.Seed, APIKey: sc.APIKey,
 		ServedModelNames: sc.ServedModelNames, ReadTimeout: sc.ReadTimeout,
 	}
@@ -141,10 +141,12 @@ type simConfig struct {
 	Profile     string
 	Faults      []string
 	FaultParams []string
-	Speedup     float64
-	Seed        uint64
-	APIKey      string
-	AccessLog   io.Writer
+	// faultFlags are the flags that gave Faults and FaultParams, which their problems name.
+	faultFlags faultFlags
+	Speedup    float64
+	Seed       uint64
+	APIKey     string
+	AccessLog  io.Writer
 	// ServedModelNames are the model names requests may use; nil means the profile's model.
 	ServedModelNames []string
 	// ReadTimeout bounds receiving one request, in wall time; 0 means the simulator's default.
@@ -161,7 +163,7 @@ func buildSimServer(cfg simConfig) (*simserver.Server, *clock.Clock, string, err
 	}
 	faults, err := simserver.ParseFaults(cfg.Faults, cfg.FaultParams, cfg.Seed)
 	if err != nil {
-		return nil, nil, "", usageError(err)
+		return nil, nil, "", usageError(cfg.faultFlags.named(err))
 	}
 	clk, err := clock.New(cfg.Speedup)
 	if err != nil {

@@ -162,16 +162,17 @@ func (s *sweepCmd) check(c *cobra.Command) (*sweepSpec, error) {
 	t.SimFaults, t.SimFaultParams = nil, nil // the fault axis is checked as such below
 	problems = append(problems, unreported(t.check(c.Flags()), problems)...)
 	problems = append(problems, s.checkSettings(c, cfg)...)
-	grid, ps := sweep.ParseGrid(cfg.Grid)
+	grid, ps := parseGrid(cfg.Grid)
 	problems = append(problems, ps...)
-	faults, ps := sweep.ParseFaults(cfg.Target.SimFaults)
+	faults, ps := parseSweepFaults(cfg.Target.SimFaults)
 	problems = append(problems, ps...)
 	if len(ps) == 0 && cfg.Target.Server == "" {
-		problems = append(problems, sweep.CheckFaults(faults, cfg.Target.SimFaultParams)...)
+		problems = append(problems, checkSweepFaults(faults, cfg.Target.SimFaultParams)...)
 	}
 	expect, ps := parseExpect(cfg.Expect)
 	problems = append(problems, ps...)
-	base := workloads.LoadOptions{Workload: cfg.Workload.Name, ConfigFile: cfg.Workload.Config, Env: env, Overrides: s.over.list}
+	base := workloads.LoadOptions{Workload: cfg.Workload.Name, ConfigFile: cfg.Workload.Config, ConfigSource: configSource(cfg.Workload.Config),
+		Env: env, Overrides: s.over.list}
 	w, err := workloads.Load(base)
 	var ce *workloads.ConfigError
 	switch {
@@ -180,7 +181,7 @@ func (s *sweepCmd) check(c *cobra.Command) (*sweepSpec, error) {
 	case err != nil:
 		problems = append(problems, workloads.Problem{Message: err.Error()})
 	default:
-		problems = append(problems, sweep.CheckGrid(base, grid)...)
+		problems = append(problems, checkGrid(base, grid)...)
 	}
 	seeds, ps := s.seeds(cfg, w)
 	problems = append(problems, ps...)
@@ -239,7 +240,7 @@ func (s *sweepCmd) seeds(cfg sweepConfig, w *workloads.Workload) ([]int64, []wor
 	if slices.ContainsFunc(s.over.list, func(o workloads.Override) bool { return strings.EqualFold(o.Key, "seed") }) {
 		return nil, []workloads.Problem{{Key: "seeds", Message: "--seeds and --seed (or --set seed=…) both give the seed: want one of them"}}
 	}
-	seeds, err := sweep.ParseSeeds(cfg.Seeds)
+	seeds, err := parseSeeds(cfg.Seeds)
 	if err != nil {
 		return nil, []workloads.Problem{{Key: "seeds", Message: err.Error()}}
 	}

@@ -22,10 +22,36 @@ import (
 // target is the server a command talks to: an external URL, or the embedded simulator the
 // command started and must stop.
 type target struct {
-	info   harness.Target
+	info harness.Target
+	// clock is the embedded simulator's; for an external server, nil until prepare adopts the
+	// speedup it advertises.
 	clock  *clock.Clock
 	client *http.Client // nil: the harness's default
 	stop   func()
+}
+
+// prepare settles the run of o with the server (harness.Prepare: the model, the context fit,
+// the speedup) before anything runs, and fills in o the target, its client, the clock the run
+// runs on and what was prepared, saying on stderr when the clock is an agentsim server's
+// speedup. The error is the harness's, marked with its exit code.
+func (t *target) prepare(c *cobra.Command, o *harness.Options) (*harness.Prepared, error) {
+	o.Target, o.Clock, o.HTTPClient = t.info, t.clock, t.client
+	p, err := harness.Prepare(c.Context(), *o)
+	if err != nil {
+		return nil, harnessError(err)
+	}
+	o.Clock, o.Prepared = p.Clock, p
+	t.adopt(c, p)
+	return p, nil
+}
+
+// adopt takes the clock p settled for the target's runs, saying on stderr when it is the
+// speedup an agentsim server advertises.
+func (t *target) adopt(c *cobra.Command, p *harness.Prepared) {
+	t.clock = p.Clock
+	if p.Adopted {
+		sayAdopted(c, t.info.URL, p.Clock.Speedup())
+	}
 }
 
 // targetConfig is the settings that pick the server (run, bench, compare): see addServerFlags.
@@ -42,7 +68,7 @@ type targetConfig struct {
 
 // sim is the embedded simulator's configuration.
 func (t targetConfig) sim() simConfig {
-	return simConfig{Profile: t.SimProfile, Faults: t.SimFaults, FaultParams: t.SimFaultParams,
+	return simConfig{Profile: t.SimProfile, Faults: t.SimFaults, FaultParams: t.SimFaultParams, faultFlags: simFaultFlags,
 		Speedup: t.Speedup, Seed: t.SimSeed}
 }
 
@@ -66,16 +92,12 @@ func startTarget(c *cobra.Command, t targetConfig) (*target, error) {
 			}
 		}
 		info := harness.Target{URL: url, Kind: results.External, APIKey: t.APIKey, MetricsURLs: t.MetricsURLs}
-		clk, err := serverClock(c, url, t.APIKey)
-		if err != nil {
-			return nil, err
-		}
-		return &target{info: info, clock: clk, stop: func() {}}, nil
+		return &target{info: info, stop: func() {}}, nil
 	}
 	cfg := t.sim()
 	srv, clk, _, err := buildSimServer(cfg)
 	if err != nil {
-		return nil, simFlagNames(err)
+		return nil, err
 	}
 	local, err := srv.ServeLocal()
 	if err != nil {
@@ -120,7 +142,7 @@ func (t targetConfig) check(flags *pflag.FlagSet) []workloads.Problem {
 		}
 	}
 	if _, err := simserver.ParseFaults(t.SimFaults, t.SimFaultParams, t.SimSeed); err != nil {
-		for _, line := range strings.Split(simFlagNames(err).Error(), "\n") {
+		for _, line := range strings.Split(simFaultFlags.named(err).Error(), "\n") {
 			problems = append(problems, workloads.Problem{Key: "sim-fault", Message: line})
 		}
 	}
@@ -163,13 +185,37 @@ func settingSource(flags *pflag.FlagSet, name string) string {
 	return workloads.EnvName(name)
 }
 
-// simFlagNames renames the serve flags the simulator's errors name (--fault, --fault-param) to
-// the flags a command that embeds it takes (--sim-fault, --sim-fault-param), so that the
-// message names what the user typed. The exit code is kept.
-func simFlagNames(err error) error {
-	msg := strings.ReplaceAll(err.Error(), "--fault", "--sim-fault")
-	if msg == err.Error() {
+// faultFlags are the flags that give the simulator's faults and their parameters: serve's
+// own, or those of a command that embeds the simulator.
+type faultFlags struct{ name, param string }
+
+var (
+	serveFaultFlags = faultFlags{"--fault", "--fault-param"}
+	simFaultFlags   = faultFlags{"--sim-fault", "--sim-fault-param"}
+)
+
+// named says, in each problem of the faults err holds (simserver.ParseFaults: a
+// *simserver.FaultError), the flag that gave the value: `--sim-fault "nope": unknown fault; …`.
+// Its other problems are kept as they are, and all of err when f names no flag.
+func (f faultFlags) named(err error) error {
+	if err == nil || f == (faultFlags{}) {
 		return err
 	}
-	return &ExitError{Code: exitCode(err), Err: errors.New(msg)}
+	all := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		all = j.Unwrap()
+	}
+	out := make([]error, len(all))
+	for i, e := range all {
+		var fe *simserver.FaultError
+		switch {
+		case !errors.As(e, &fe):
+			out[i] = e
+		case fe.Param != "":
+			out[i] = fmt.Errorf("%s %q: %w", f.param, fe.Param, fe.Err)
+		default:
+			out[i] = fmt.Errorf("%s %q: %w", f.name, fe.Name, fe.Err)
+		}
+	}
+	return errors.Join(out...)
 }

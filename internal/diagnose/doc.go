@@ -14,6 +14,12 @@
 // run. So the verdict of a stopped run that was stuck (pacer-starvation, deadlock,
 // stalled-streams) is the one judged just before the stop, live and from the files alike.
 //
+// Beside the verdict, Checks is fed the same records and gives the run's warnings — where
+// the server's gauges, its outputs, its reasoning or its context window part from what the
+// workload and the harness expected — and JudgeLag the warnings on the harness's and the
+// simulator's lag, live and from the files alike, so that `agentsim diagnose` says what the run
+// said.
+//
 // Every time is in simulated seconds since the run started, as events.jsonl and
 // samples.jsonl record it.
 package diagnose

@@ -69,7 +69,7 @@ func FuzzFromDir(f *testing.F) {
 		if len(evs) == 0 {
 			return // FromDir refuses it as ErrNoEvents before judging
 		}
-		v, r, err := judgeRecords(wl, evs, samples, false)
+		v, r, err := judgeRecords(wl, evs, samples, false, nil)
 		if err != nil {
 			return
 		}

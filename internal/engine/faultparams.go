@@ -11,27 +11,52 @@ import (
 	"github.com/go-viper/mapstructure/v2"
 )
 
-// setParam applies one --fault-param value, "name.key=value" or, when exactly one fault is
-// set, "key=value", by decoding value onto the fault's field tagged key.
+// FaultError is one problem of the faults a simulator is given (ParseFaults): a fault name it
+// does not know (Name), or a fault parameter it cannot apply (Param, as given:
+// "name.key=value"). A caller that took them from flags names the flag with the value.
+type FaultError struct {
+	// Name is the fault named, for an unknown fault; "" for a parameter's problem.
+	Name string
+	// Param is the parameter given, for a parameter's problem; "" for a fault's.
+	Param string
+	// Err says what is wrong and what is allowed.
+	Err error
+}
+
+// Error names the fault or the parameter and says what is wrong.
+func (e *FaultError) Error() string {
+	if e.Param != "" {
+		return fmt.Sprintf("fault parameter %q: %v", e.Param, e.Err)
+	}
+	return fmt.Sprintf("fault %q: %v", e.Name, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *FaultError) Unwrap() error { return e.Err }
+
+// setParam applies one fault parameter, "name.key=value" or, when exactly one fault is set,
+// "key=value", by decoding value onto the fault's field tagged key. The error is a
+// *FaultError.
 func (f *Faults) setParam(p string, byName map[string]Fault) error {
+	bad := func(err error) error { return &FaultError{Param: p, Err: err} }
 	kv, value, ok := strings.Cut(p, "=")
 	if !ok {
-		return fmt.Errorf("--fault-param %q: want name.key=value", p)
+		return bad(errors.New("want name.key=value"))
 	}
 	name, key, dotted := strings.Cut(kv, ".")
 	if !dotted {
 		key = kv
 		if len(f.list) != 1 {
-			return fmt.Errorf("--fault-param %q: name the fault (name.key=value) when %d faults are set", p, len(f.list))
+			return bad(fmt.Errorf("name the fault (name.key=value) when %d faults are set", len(f.list)))
 		}
 		name = f.list[0].Name()
 	}
 	flt, ok := byName[name]
 	if !ok {
-		return fmt.Errorf("--fault-param %q: fault %q is not enabled with --fault", p, name)
+		return bad(fmt.Errorf("fault %q is not among the faults set", name))
 	}
 	if err := decodeParam(flt, key, value); err != nil {
-		return fmt.Errorf("--fault-param %q: %w", p, err)
+		return bad(err)
 	}
 	return nil
 }

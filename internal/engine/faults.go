@@ -14,10 +14,10 @@ import (
 // combine: each is applied in turn.
 //
 // A fault's parameters are the exported fields of its struct that carry a mapstructure tag;
-// --fault-param values are decoded onto them (see ParseFaults), so a new fault needs only its
+// fault parameters are decoded onto them (see ParseFaults), so a new fault needs only its
 // struct, its defaults in the registry, Validate, and its effect.
 type Fault interface {
-	// Name is the fault's name as given to --fault.
+	// Name is the fault's name, as ParseFaults takes it.
 	Name() string
 	// String describes the fault and its parameters, e.g. "stall-stream{fraction=0.1 duration=1m0s}".
 	String() string
@@ -125,11 +125,13 @@ type Faults struct {
 	seed uint64
 }
 
-// ParseFaults builds the fault set from --fault values (each may hold a comma-separated list)
-// and --fault-param values ("name.key=value", or "key=value" when one fault is named): each
+// ParseFaults builds the fault set from fault names (each value may hold a comma-separated
+// list) and fault parameters ("name.key=value", or "key=value" when one fault is named): each
 // fault starts from its defaults, each value is decoded onto the fault's field of that tag
 // (numbers and integers as Go parses them, durations in Go syntax such as 60s), then every
-// fault is validated. It reports every problem at once, one per line.
+// fault is validated. It reports every problem at once, one per line, joined (errors.Join):
+// an unknown name or a parameter it cannot apply as a *FaultError, a value a fault refuses as
+// "fault NAME: KEY: …".
 func ParseFaults(names, params []string, seed uint64) (*Faults, error) {
 	f := &Faults{seed: seed}
 	byName := map[string]Fault{}
@@ -142,7 +144,7 @@ func ParseFaults(names, params []string, seed uint64) (*Faults, error) {
 			}
 			mk, ok := faultMakers[n]
 			if !ok {
-				errs = append(errs, fmt.Errorf("--fault %q: unknown fault; want one of %s", n, strings.Join(FaultNames(), ", ")))
+				errs = append(errs, &FaultError{Name: n, Err: fmt.Errorf("unknown fault; want one of %s", strings.Join(FaultNames(), ", "))})
 				continue
 			}
 			byName[n] = mk()

@@ -23,6 +23,10 @@ import (
 	"github.com/agentsim/agentsim/workloads"
 )
 
+// ErrDirHoldsRun marks a watch refused because the directory of its trace holds a run already,
+// whose files the watch's would replace.
+var ErrDirHoldsRun = errors.New("the trace's directory holds a run")
+
 // WatchOptions configures a Watcher.
 type WatchOptions struct {
 	// Dir receives events.jsonl, samples.jsonl, config.yaml and record.json, the files
@@ -90,7 +94,7 @@ func NewWatcher(o WatchOptions) (*Watcher, error) {
 	}
 	evPath := filepath.Join(o.Dir, rundir.Events)
 	if _, err := os.Stat(evPath); err == nil {
-		return nil, fmt.Errorf("%s exists: --watch writes its files beside the trace; choose an empty directory for --out", evPath)
+		return nil, fmt.Errorf("%w: %s exists, and the watch writes a run's files beside the trace", ErrDirHoldsRun, evPath)
 	}
 	w := workloads.Defaults()
 	w.Name = "record"

@@ -167,16 +167,3 @@ func Lines(r *results.Replay) []string {
 	}
 	return lines
 }
-
-// Warnings says where the replay's server did not give the output lengths the replay forced:
-// each such request was sent its recorded output_tokens as max_tokens with ignore_eos, so a
-// different length is the server's doing, and the requests that extend it carry the reply it
-// gave. results.json's warnings and the summary show it.
-func Warnings(r *results.Replay) []string {
-	if r == nil || r.OutputMissed == 0 || r.OutputDiff == nil {
-		return nil
-	}
-	return []string{fmt.Sprintf("output lengths: %d of the %d completed requests forced to their recorded output length (max_tokens with ignore_eos) ended at another (replay − recorded: min %+.0f, max %+.0f tokens): "+
-		"the server did not honour ignore_eos, or stopped at its context window; the requests that extend them carry the replies it gave",
-		r.OutputMissed, r.OutputForced, r.OutputDiff.Min, r.OutputDiff.Max)}
-}

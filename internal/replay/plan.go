@@ -16,6 +16,13 @@ import (
 	"github.com/agentsim/agentsim/workloads"
 )
 
+// SelectionError is a trace of which the options select nothing to replay, or more sessions
+// than a run has agents: Options.Sessions, FromS and ToS choose what is replayed.
+type SelectionError struct{ msg string }
+
+// Error says what was selected and which options select it.
+func (e *SelectionError) Error() string { return e.msg }
+
 // Mode says how requests are timed.
 type Mode string
 
@@ -145,10 +152,10 @@ func Load(r io.Reader, name string, o Options) (*Plan, error) {
 		order = order[:o.Sessions]
 	}
 	if len(order) == 0 {
-		return nil, fmt.Errorf("%s: no request to replay (the trace has %d requests; the window and --sessions keep none)", name, p.Skipped)
+		return nil, &SelectionError{fmt.Sprintf("%s: no request to replay (the trace has %d requests; the window and the sessions kept keep none)", name, p.Skipped)}
 	}
 	if len(order) > MaxSessions {
-		return nil, fmt.Errorf("%s: %d sessions to replay, more than the %d agents a run has: replay fewer with --sessions or --from-s/--to-s", name, len(order), MaxSessions)
+		return nil, &SelectionError{fmt.Sprintf("%s: %d sessions to replay, more than the %d agents a run has: replay fewer sessions, or a shorter window of the trace", name, len(order), MaxSessions)}
 	}
 	p.Mode = o.Mode
 	if p.Mode == "" {

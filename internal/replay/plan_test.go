@@ -61,6 +61,9 @@ func TestLoadRefuses(t *testing.T) {
 	}
 	_, err := Load(strings.NewReader(`{"schema":"agentsim.trace/v2"}`), "t.jsonl", Options{})
 	assert.ErrorContains(t, err, "t.jsonl:1:")
+	_, err = Load(strings.NewReader(planTrace), "t.jsonl", Options{FromS: 100})
+	var se *SelectionError
+	assert.ErrorAs(t, err, &se, "nothing selected: the options that select are for the caller to name")
 }
 
 // mixedTrace names two models and two efforts; its first request's output is unknown (an

@@ -13,6 +13,7 @@ import (
 	"github.com/agentsim/agentsim/agents"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harnesstest"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/replay"
 	"github.com/agentsim/agentsim/internal/traceimport"
 	"github.com/agentsim/agentsim/results"
@@ -189,7 +190,7 @@ func TestCompareTokens(t *testing.T) {
 	assert.Equal(t, []int{4, 1}, []int{cmp.OutputForced, cmp.OutputMissed})
 	assert.Contains(t, replay.Lines(cmp), "4 requests compared, 2 with the recorded token counts (output exact, prompt within 2 % or 16 tokens)")
 	assert.Contains(t, replay.Lines(cmp), "prompt tokens replay − recorded: p50 +16, p90 +61, min -60, max +61")
-	warns := replay.Warnings(cmp)
+	warns := diagnose.ReplayWarnings(cmp)
 	require.Len(t, warns, 1)
 	assert.Contains(t, warns[0], "output lengths: 1 of the 4 completed requests forced to their recorded output length (max_tokens with ignore_eos) ended at another (replay − recorded: min -2, max -2 tokens)")
 }
@@ -213,6 +214,6 @@ func TestReplayOutputLengths(t *testing.T) {
 			assert.NotContains(t, w, "output lengths")
 		}
 		assert.Equal(t, []int{3, 0}, []int{cmp.OutputForced, cmp.OutputMissed})
-		assert.Empty(t, replay.Warnings(cmp))
+		assert.Empty(t, diagnose.ReplayWarnings(cmp))
 	})
 }

@@ -267,6 +267,25 @@ func Unavailable(line string) bool { return strings.HasPrefix(line, unavailable)
 
 const unavailable = "server metrics: not available ("
 
+// SourceIn returns the metric a Found line (results.json's server.metrics) says the gauge
+// name was read from, as Source does on the scraper that wrote it; "" when it names none.
+func SourceIn(line, name string) string {
+	found, ok := strings.CutPrefix(line, foundPrefix)
+	if !ok || Unavailable(line) {
+		return ""
+	}
+	found, _, _ = strings.Cut(found, "; not found: ")
+	for _, part := range strings.Split(found, ", ") {
+		if m, ok := strings.CutPrefix(part, name+" ← "); ok {
+			return m
+		}
+	}
+	return ""
+}
+
+// foundPrefix begins every Found line.
+const foundPrefix = "server metrics: "
+
 // Found describes, in one line, which server gauges were found and from which metrics, or why
 // none were, e.g. "server metrics: decode_running ← sglang:num_running_reqs, …" or
 // "server metrics: not available (GET http://…/metrics → 404)".
@@ -296,7 +315,7 @@ func (s *Scraper) Found() string {
 			missing = append(missing, name)
 		}
 	}
-	line := "server metrics: " + strings.Join(parts, ", ")
+	line := foundPrefix + strings.Join(parts, ", ")
 	if len(missing) > 0 {
 		line += "; not found: " + strings.Join(missing, ", ")
 	}

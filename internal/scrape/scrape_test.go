@@ -118,6 +118,9 @@ func TestVLLMGenerationRateFromCounter(t *testing.T) {
 			assert.Equal(t, 5.0, second.Gauges[events.Queued])
 			assert.Contains(t, s.Found(), "gen_tok_s ← rate(vllm:generation_tokens_total)")
 			assert.Contains(t, s.Found(), "not found: prefill_inflight")
+			for _, name := range events.Gauges {
+				assert.Equal(t, s.Source(name), SourceIn(s.Found(), name), "SourceIn(Found(), %s)", name)
+			}
 		})
 	}
 }
@@ -130,6 +133,7 @@ func TestMissingMetricsEndpoint(t *testing.T) {
 	require.Len(t, got.Errors, 1)
 	assert.Empty(t, s.found, "no canonical gauge read")
 	assert.Equal(t, "server metrics: not available (GET "+url+" → 404)", s.Found())
+	assert.Empty(t, SourceIn(s.Found(), events.DecodeRunning), "nothing read, nothing found")
 }
 
 func TestFirstURLWinsAcrossEngines(t *testing.T) {

@@ -29,6 +29,10 @@ const (
 // PlanSchema identifies sweep.json's format.
 const PlanSchema = "agentsim.sweep/v1"
 
+// MaxRuns bounds the runs of one sweep, so that a grid typed by mistake is refused before it
+// is planned.
+const MaxRuns = 10000
+
 // Plan is sweep.json: the settings every run shares, the grid, and every run with its
 // completion index. It holds everything a run needs apart from credentials, which a run takes
 // from AGENTSIM_API_KEY, so that a run executes the same on this machine or in a pod.
@@ -102,7 +106,7 @@ type Run struct {
 // NewPlan lists the runs of the grid × faults × seeds, in index order.
 func NewPlan(command string, base Base, grid []Dimension, faults []string, seeds []int64) *Plan {
 	p := &Plan{Schema: PlanSchema, Command: command, Base: base, Grid: grid, Faults: faults, Seeds: seeds}
-	for _, values := range product(grid) {
+	for _, values := range Cells(grid) {
 		for _, f := range faults {
 			for _, s := range seeds {
 				i := len(p.Runs)
@@ -114,9 +118,9 @@ func NewPlan(command string, base Base, grid []Dimension, faults []string, seeds
 	return p
 }
 
-// product lists every combination of the dimensions' values, the first dimension slowest;
-// one empty combination for no dimension.
-func product(grid []Dimension) [][]string {
+// Cells lists every combination of the dimensions' values, the first dimension slowest, in
+// plan order; one empty combination for no dimension.
+func Cells(grid []Dimension) [][]string {
 	out := [][]string{{}}
 	for _, d := range grid {
 		var next [][]string

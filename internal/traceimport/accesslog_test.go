@@ -1,6 +1,7 @@
 package traceimport
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -88,17 +89,18 @@ func TestAccessLogUnits(t *testing.T) {
 func TestAccessLogRefuses(t *testing.T) {
 	cases := map[string]string{
 		// the simulator's access log has finish lines only
-		"finish-only.log": `finish-only.log: latency unit: cannot tell from this log: the log has no "started processing request" lines to pair with its finish lines, and a finish line alone does not show its unit (line 2: 62690782 is 0.06 s as ns, 63 s as µs, 17.4 h as ms, 726 days as s); pass --latency-unit ns, us, ms or s`,
+		"finish-only.log": `finish-only.log: latency unit: cannot tell from this log: the log has no "started processing request" lines to pair with its finish lines, and a finish line alone does not show its unit (line 2: 62690782 is 0.06 s as ns, 63 s as µs, 17.4 h as ms, 726 days as s); give the unit`,
 		// a log spanning a router upgrade
-		"mixed.log": `mixed.log: latency unit: the log mixes units: line 2 fits only µs (62690782 matches the 63 s between start (19:44:13) and finish (19:45:16)); line 4 fits only ms (45112 matches the 45 s between start (20:10:00) and finish (20:10:45)); split the log where the router changed, or pass --latency-unit`,
+		"mixed.log": `mixed.log: latency unit: the log mixes units: line 2 fits only µs (62690782 matches the 63 s between start (19:44:13) and finish (19:45:16)); line 4 fits only ms (45112 matches the 45 s between start (20:10:00) and finish (20:10:45)); split the log where the router changed, or give the unit`,
 		// requests shorter than the one-second timestamps
-		"ambiguous.log":       `ambiguous.log: latency unit: cannot tell ns, µs and ms apart: every paired line fits each (the longest, line 2: 420, is 4.2e-07 s as ns, 0.00042 s as µs and 0.42 s as ms, all within the timestamps' resolution); pass --latency-unit ns, us, ms or s`,
+		"ambiguous.log":       `ambiguous.log: latency unit: cannot tell ns, µs and ms apart: every paired line fits each (the longest, line 2: 420, is 4.2e-07 s as ns, 0.00042 s as µs and 0.42 s as ms, all within the timestamps' resolution); give the unit`,
 		"invalid-latency.log": `invalid-latency.log:1: latency = fast: must be a number, bare or with a unit (62690782, 62.690782s, 1.5ms)`,
 		"invalid-time.log":    `invalid-time.log:1: a request line must begin with its time, like 2026-11-29 19:45:16; found "19:44:13"`,
 	}
 	for file, want := range cases {
 		_, err := importFile(t, "testdata/"+file, accessLog(UnitUnknown))
 		assert.EqualError(t, err, want, file)
+		assert.Equal(t, strings.Contains(want, ": latency unit: "), errors.Is(err, ErrLatencyUnit), "%s: errors.Is(err, ErrLatencyUnit)", file)
 	}
 }
 

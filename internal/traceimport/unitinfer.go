@@ -11,6 +11,10 @@ import (
 	"github.com/agentsim/agentsim/trace"
 )
 
+// ErrLatencyUnit marks a log whose bare latencies' unit cannot be inferred: the caller must
+// give it (AccessLog's unit).
+var ErrLatencyUnit = errors.New("latency unit")
+
 // Latency-unit inference. A router writes its latency either with its unit (Rust's Duration
 // Debug form, "62.690782s") or as a bare integer whose unit changed between versions (µs in
 // the model gateway). Reading µs as ns turns a one-minute request into a fast one, so the unit
@@ -238,7 +242,7 @@ func mixedUnits(fs []fitting) error {
 			parts = append(parts, fmt.Sprintf("%s fit only %s (line %d: %s)", lineList(only[u]), u, x.f.n, match))
 		}
 	}
-	return fmt.Errorf("latency unit: the log mixes units: %s; split the log where the router changed, or pass --latency-unit", strings.Join(parts, "; "))
+	return fmt.Errorf("%w: the log mixes units: %s; split the log where the router changed, or give the unit", ErrLatencyUnit, strings.Join(parts, "; "))
 }
 
 // lineList names up to five lines: "lines 3, 5, 9, 12, 14 and 40 more".
@@ -304,8 +308,8 @@ func ambiguous(fs []fitting, w Unit, nfit [Seconds + 1]int) error {
 			as = append(as, fmt.Sprintf("%s as %s", formatSeconds(u.in(longest.lat)), u))
 		}
 	}
-	return fmt.Errorf("latency unit: cannot tell %s apart: every paired line fits each (the longest, line %d: %s, is %s, all within the timestamps' resolution); pass --latency-unit ns, us, ms or s",
-		andList(names), longest.n, longest.latRaw, andList(as))
+	return fmt.Errorf("%w: cannot tell %s apart: every paired line fits each (the longest, line %d: %s, is %s, all within the timestamps' resolution); give the unit",
+		ErrLatencyUnit, andList(names), longest.n, longest.latRaw, andList(as))
 }
 
 // andList joins "a", "b" and "c" as "a, b and c".
@@ -332,6 +336,6 @@ func noEvidence(starts, finishes []*logLine) error {
 	if len(starts) > 0 {
 		why = "no start line pairs with a finish line under any unit"
 	}
-	return errors.New("latency unit: cannot tell from this log: " + why + ", and a finish line alone does not show its unit (line " +
-		strconv.Itoa(longest.n) + ": " + longest.latRaw + " is " + strings.Join(as, ", ") + "); pass --latency-unit ns, us, ms or s")
+	return fmt.Errorf("%w: cannot tell from this log: %s, and a finish line alone does not show its unit (line %d: %s is %s); give the unit",
+		ErrLatencyUnit, why, longest.n, longest.latRaw, strings.Join(as, ", "))
 }

@@ -1,4 +1,4 @@
-package harness
+package console
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 		rows = append(rows, [2]string{"model", modelLine(r.Server)})
 	}
 	for i, f := range r.Failures {
-		rows = append(rows, [2]string{label(i, "failures"), fmt.Sprintf("%d %s, first at t=%s s: %q", f.Count, f.Key(), num(f.FirstS), f.FirstMessage)})
+		rows = append(rows, [2]string{label(i, "failures"), fmt.Sprintf("%d %s, first at t=%s s: %q", f.Count, f.Key(), results.Figure(f.FirstS), f.FirstMessage)})
 	}
 	for i, w := range r.Warnings {
 		rows = append(rows, [2]string{label(i, "warnings"), w})
@@ -68,10 +68,10 @@ func summaryLine(s results.Summary) string {
 // token-carrying frame, and the server's own chunk count when it keeps one.
 func streamLine(s results.Stream) string {
 	line := fmt.Sprintf("%s frames, %s/s simulated, %s/s wall; %s tokens per chunk",
-		count(s.Frames), num(s.FramesPerSecond), num(s.FramesPerWallSecond), perChunk(s.TokensPerChunk))
+		results.Count(s.Frames), results.Figure(s.FramesPerSecond), results.Figure(s.FramesPerWallSecond), perChunk(s.TokensPerChunk))
 	if v := s.Server; v != nil {
 		line += fmt.Sprintf("; server: %s chunks of %s tokens, %s behind, %s coalesced (stream_interval %s, coalesce limit %s)",
-			count(v.Chunks), perChunk(v.TokensPerChunk), count(v.Behind), count(v.Coalesced),
+			results.Count(v.Chunks), perChunk(v.TokensPerChunk), results.Count(v.Behind), results.Count(v.Coalesced),
 			plural.Of(v.StreamInterval, "token"), plural.Of(v.CoalesceTokens, "token"))
 	}
 	return line
@@ -114,7 +114,7 @@ func modelLine(s results.Server) string {
 		about = append(about, "from the "+s.ModelSource)
 	}
 	switch {
-	case s.ContextWindow > 0 && s.ContextWindowSource == FromMetaNCtx:
+	case s.ContextWindow > 0 && s.ContextWindowSource == results.FromMetaNCtx:
 		about = append(about, fmt.Sprintf("context window %d tokens per slot, meta.n_ctx", s.ContextWindow))
 	case s.ContextWindow > 0:
 		about = append(about, fmt.Sprintf("context window %d tokens", s.ContextWindow))
@@ -153,3 +153,6 @@ func harnessRows(h *results.Harness) [][2]string {
 	}
 	return rows
 }
+
+// perChunk renders tokens per chunk with two decimals: 1.00, 3.47.
+func perChunk(v float64) string { return fmt.Sprintf("%.2f", v) }

@@ -1,4 +1,4 @@
-package harness
+package console
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/simtest"
@@ -25,7 +26,7 @@ var progressLine = regexp.MustCompile(`^progress (\d+) s wall: t=\s*\d+s \| agen
 
 // TestProgressLines runs the smoke workload (10 rounds) at speedup 1 with an output that is not a terminal
 // (a CI log): it prints a whole progress line every 10 s of wall time — no carriage return —
-// and nothing of the kind when Progress is off or when the output is a terminal (Live).
+// and nothing of the kind when progress is off or when the output is a terminal (live).
 func TestProgressLines(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
@@ -45,9 +46,9 @@ func TestProgressLines(t *testing.T) {
 				sim := simtest.NewServer(t, simserver.Options{Clock: clk})
 				defer sim.Close()
 				var out bytes.Buffer
-				res, err := Run(t.Context(), Options{Command: "run", Workload: w, Clock: clk,
-					Target: Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd"},
-					Dir:    filepath.Join(t.TempDir(), "run"), Out: &out, Live: tc.live, Progress: tc.progress,
+				res, err := harness.Run(t.Context(), harness.Options{Command: "run", Workload: w, Clock: clk,
+					Target: harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd"},
+					Dir:    filepath.Join(t.TempDir(), "run"), Observer: NewObserver(&out, clk, tc.live, tc.progress),
 					HTTPClient: sim.Client()})
 				require.NoError(t, err)
 				var lines []string

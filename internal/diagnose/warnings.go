@@ -1,4 +1,4 @@
-package harness
+package diagnose
 
 import (
 	"fmt"
@@ -13,8 +13,8 @@ import (
 )
 
 // The checks below hold what a real server did against what the workload and the harness
-// expected, after the run, and say where they part in results.json's warnings and the
-// summary. None changes a figure: the harness's own measurements stay the run's.
+// expected and say where they part, in results.json's warnings and the summary (see Checks).
+// None changes a figure: the harness's own measurements stay the run's.
 
 // gaugeCheck holds the server's gen_tok_s readings against the harness's own output rate over
 // the same sample intervals, so the two are compared like with like: only intervals in which
@@ -70,7 +70,7 @@ func (g *gaugeCheck) warning(r *results.Results, source string) []string {
 	lo, hi := slices.Min(g.gauge), slices.Max(g.gauge)
 	return []string{fmt.Sprintf("server gauge gen_tok_s (%s) contradicts the harness: median %s tok/s, %s–%s over %d samples while tokens flowed, "+
 		"when the harness received a median of %s output tok/s over the same intervals; the run's rate is the harness's (tokens.output_per_second), the gauge is evidence only",
-		source, num(gauge), num(lo), num(hi), len(g.gauge), num(own))}
+		source, results.Figure(gauge), results.Figure(lo), results.Figure(hi), len(g.gauge), results.Figure(own))}
 }
 
 // median is the middle value of xs (the upper one of two); xs is left as it is.
@@ -99,7 +99,7 @@ func outputWarning(r *results.Results, w *workloads.Workload) []string {
 	}
 	d := w.Request.OutputTokens
 	mean := float64(r.Tokens.Reasoning+r.Tokens.Content) / float64(ok)
-	lo, hi := lower(d), upper(d)
+	lo, hi := Lower(d), Upper(d)
 	if mean >= lowSlack*float64(lo) && mean <= highSlack*float64(hi) {
 		return nil
 	}
@@ -108,7 +108,7 @@ func outputWarning(r *results.Results, w *workloads.Workload) []string {
 		why = "request.force_output_length is set: the server did not honour max_tokens with ignore_eos"
 	}
 	return []string{fmt.Sprintf("output lengths: completed requests averaged %s output tokens (n=%d, reasoning included) against the workload's request.output_tokens %s (%d–%d tokens): %s",
-		num(mean), ok, d, lo, hi, why)}
+		results.Figure(mean), ok, d, lo, hi, why)}
 }
 
 // reasoningWarning says when the workload asks for reasoning and the server sent none: no
@@ -125,20 +125,6 @@ func reasoningWarning(r *results.Results, w *workloads.Workload) []string {
 		effort, plural.Of(r.Requests.OK, "completed request"))}
 }
 
-// lower is a distribution's lower end in tokens: its minimum where it has one, else a value
-// few samples stay under (mean − 2 standard deviations, at least 0; 0 for the exponential).
-func lower(d workloads.Dist) int {
-	switch d.Kind {
-	case workloads.DistUniform:
-		return d.Min
-	case workloads.DistNormal, workloads.DistLognormal:
-		return max(0, d.Avg-2*d.StdDev)
-	case workloads.DistExp:
-		return 0
-	}
-	return d.Value
-}
-
 // contextWords find a context window in a server's refusal: vLLM and servers shaped like it
 // say "maximum context length is 1024 tokens"; others name a context size or window.
 var contextWords = regexp.MustCompile(`(?i)(?:maximum context length|context (?:size|window|length)|max_model_len|n_ctx)\D{0,24}?(\d{2,9})`)
@@ -151,8 +137,8 @@ var contextLengthRefusal = regexp.MustCompile(`(?i)context (?:length|size|window
 var promptCounted = regexp.MustCompile(`(?i)request \((\d+) tokens\)|\((\d+) in the messages|(\d+) input tokens`)
 
 // refusedPrompt follows a fitted run's requests until the first one refused for its length and
-// keeps the prompt the harness estimated for it, to set beside what the server counted. It is
-// fed every event in order, under the run's mu.
+// keeps the prompt the harness estimated for it, to set beside what the server counted. Checks
+// feeds it every event in order.
 type refusedPrompt struct {
 	window int            // the window, in tokens, the workload was fitted to
 	est    map[string]int // per open request, its estimated prompt tokens; nil once found
@@ -191,7 +177,7 @@ func contextRefused(r *results.Results, w *workloads.Workload, fitted *refusedPr
 		if m := contextWords.FindStringSubmatch(f.FirstMessage); m != nil {
 			named, _ = strconv.Atoi(m[1])
 		}
-		n := needOf(w)
+		n := NeedOf(w)
 		head := fmt.Sprintf("context: %d request%s refused for their length (%s: %q)", f.Count, plural.S(f.Count), f.Key(), f.FirstMessage)
 		if fitted != nil {
 			return []string{head + refusedAfterFit(fitted, f.FirstMessage, named, n, r.Requests.OK)}
@@ -201,7 +187,7 @@ func contextRefused(r *results.Results, w *workloads.Workload, fitted *refusedPr
 			fit = "--fit-context=" + strconv.Itoa(named)
 		}
 		return []string{fmt.Sprintf("%s: the server's context window is below the workload's requests (prompts up to ~%d tokens plus max_tokens %d) — rerun with %s to scale the workload's context keys to fit",
-			head, n.prompt, n.maxTokens, fit)}
+			head, n.Prompt, n.MaxTokens, fit)}
 	}
 	return nil
 }
@@ -209,7 +195,7 @@ func contextRefused(r *results.Results, w *workloads.Workload, fitted *refusedPr
 // refusedAfterFit is the rest of contextRefused's sentence for a run fitted to a window: a
 // server that names a smaller window than the fit's, or counts more prompt tokens than the
 // harness estimated, given as a ratio and the window that allows for it.
-func refusedAfterFit(p *refusedPrompt, msg string, named int, n contextNeed, ok int) string {
+func refusedAfterFit(p *refusedPrompt, msg string, named int, n ContextNeed, ok int) string {
 	s := fmt.Sprintf(" although the workload was fitted to a window of %d tokens", p.window)
 	if named > 0 && named < p.window {
 		return s + fmt.Sprintf(": the server names a window of %d tokens — rerun with --fit-context=%d", named, named)
@@ -224,7 +210,7 @@ func refusedAfterFit(p *refusedPrompt, msg string, named int, n contextNeed, ok 
 	}
 	if counted <= p.first || p.first <= 0 {
 		return s + fmt.Sprintf(": the server counts more tokens than the harness planned (prompts up to ~%d tokens plus max_tokens %d) — rerun with a smaller --fit-context",
-			n.prompt, n.maxTokens)
+			n.Prompt, n.MaxTokens)
 	}
 	ratio := float64(counted) / float64(p.first)
 	learnt := "none succeeded"
@@ -233,16 +219,4 @@ func refusedAfterFit(p *refusedPrompt, msg string, named int, n contextNeed, ok 
 	}
 	return s + fmt.Sprintf(": the server counted %d prompt tokens where the harness estimated %d (×%.2f): its tokenizer counts more tokens per word of agentsim's text than the harness assumes, and the harness learns the server's count only from requests that succeed (%s) — rerun with --fit-context=%d (the window ÷ %.2f) to plan for the server's count",
 		counted, p.first, ratio, learnt, int(float64(p.window)/ratio), ratio)
-}
-
-// num renders a figure with at most one decimal, thousands grouped: 283, 5,812, 0.4.
-func num(v float64) string {
-	if v != 0 && v < 10 && v > -10 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	s := strconv.FormatInt(int64(v+0.5), 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -1,18 +1,19 @@
-package sweep
+package cli
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/agentsim/agentsim/internal/sweep"
 	"github.com/agentsim/agentsim/workloads"
 )
 
 // TestParseGrid checks each malformed --grid argument's message.
 func TestParseGrid(t *testing.T) {
-	dims, problems := ParseGrid([]string{"pacer.kind=slots, aimd", "Agents=2,4"})
+	dims, problems := parseGrid([]string{"pacer.kind=slots, aimd", "Agents=2,4"})
 	assert.Empty(t, problems)
-	assert.Equal(t, []Dimension{{"pacer.kind", []string{"slots", "aimd"}}, {"agents", []string{"2", "4"}}}, dims)
+	assert.Equal(t, []sweep.Dimension{{Key: "pacer.kind", Values: []string{"slots", "aimd"}}, {Key: "agents", Values: []string{"2", "4"}}}, dims)
 
 	for _, tc := range []struct{ arg, want string }{
 		{"pacer.kind", `--grid pacer.kind: "pacer.kind" is not allowed: want key=v1,v2,…`},
@@ -21,12 +22,12 @@ func TestParseGrid(t *testing.T) {
 		{"agents=1,,2", `--grid agents=1,,2: agents: "1,,2" holds an empty value`},
 		{"agents=1,1", `--grid agents=1,1: agents: "1" is listed twice`},
 	} {
-		_, problems := ParseGrid([]string{tc.arg})
-		if assert.Len(t, problems, 1, "ParseGrid(%q)", tc.arg) {
-			assert.Contains(t, problems[0].String(), tc.want, "ParseGrid(%q)", tc.arg)
+		_, problems := parseGrid([]string{tc.arg})
+		if assert.Len(t, problems, 1, "parseGrid(%q)", tc.arg) {
+			assert.Contains(t, problems[0].String(), tc.want, "parseGrid(%q)", tc.arg)
 		}
 	}
-	_, problems = ParseGrid([]string{"agents=1", "agents=2"})
+	_, problems = parseGrid([]string{"agents=1", "agents=2"})
 	assert.Contains(t, problems[0].String(), "given twice")
 }
 
@@ -47,13 +48,13 @@ func TestParseSeeds(t *testing.T) {
 		{"1-3,2", nil, "seed 2 is listed twice"},
 		{"1-100000", nil, "want at most 1000 seeds"},
 	} {
-		got, err := ParseSeeds(tc.in)
+		got, err := parseSeeds(tc.in)
 		if tc.err != "" {
-			assert.ErrorContains(t, err, tc.err, "ParseSeeds(%q)", tc.in)
+			assert.ErrorContains(t, err, tc.err, "parseSeeds(%q)", tc.in)
 			continue
 		}
-		assert.NoError(t, err, "ParseSeeds(%q)", tc.in)
-		assert.Equal(t, tc.want, got, "ParseSeeds(%q)", tc.in)
+		assert.NoError(t, err, "parseSeeds(%q)", tc.in)
+		assert.Equal(t, tc.want, got, "parseSeeds(%q)", tc.in)
 	}
 }
 
@@ -61,14 +62,14 @@ func TestParseSeeds(t *testing.T) {
 // --grid argument, and that a good grid has no problem.
 func TestCheckGrid(t *testing.T) {
 	base := workloads.LoadOptions{Workload: "smoke", Overrides: []workloads.Override{{Key: "rounds", Value: "3", Source: "--rounds"}}}
-	assert.Empty(t, CheckGrid(base, []Dimension{{"pacer.kind", []string{"slots", "aimd", "gradient"}}, {"request.idle_timeout", []string{"0s", "60s"}}}))
+	assert.Empty(t, checkGrid(base, []sweep.Dimension{{Key: "pacer.kind", Values: []string{"slots", "aimd", "gradient"}}, {Key: "request.idle_timeout", Values: []string{"0s", "60s"}}}))
 
-	problems := CheckGrid(base, []Dimension{
-		{"pacer.kind", []string{"slots", "fifo"}},
-		{"pacer.slotz", []string{"1"}},
-		{"agents", []string{"2", "-1"}},
-		{"rounds", []string{"1"}},
-		{"seed", []string{"1"}},
+	problems := checkGrid(base, []sweep.Dimension{
+		{Key: "pacer.kind", Values: []string{"slots", "fifo"}},
+		{Key: "pacer.slotz", Values: []string{"1"}},
+		{Key: "agents", Values: []string{"2", "-1"}},
+		{Key: "rounds", Values: []string{"1"}},
+		{Key: "seed", Values: []string{"1"}},
 	})
 	var got []string
 	for _, p := range problems {
@@ -89,14 +90,14 @@ func TestCheckGrid(t *testing.T) {
 // TestCheckGridCombination checks that values valid alone but not together are reported.
 func TestCheckGridCombination(t *testing.T) {
 	base := workloads.LoadOptions{Workload: "smoke"}
-	problems := CheckGrid(base, []Dimension{{"pacer.kind", []string{"slots", "aimd"}}, {"pacer.slots", []string{"4"}}})
+	problems := checkGrid(base, []sweep.Dimension{{Key: "pacer.kind", Values: []string{"slots", "aimd"}}, {Key: "pacer.slots", Values: []string{"4"}}})
 	assert.Contains(t, problemsText(problems), `--grid pacer.kind=aimd pacer.slots=4: pacer.slots: 4 is not allowed: kind "aimd" does not use it`)
 }
 
-// TestCheckFaults checks the fault axis and its parameters.
-func TestCheckFaults(t *testing.T) {
-	assert.Empty(t, CheckFaults([]string{"none", "long-context-wedge", "slow-decode+drop"}, []string{"drop.fraction=0.2"}))
-	text := problemsText(CheckFaults([]string{"none", "wedge"}, []string{"fraction=0.2", "drop.fraction=0.2", "long-context-wedge.x=1"}))
+// TestCheckSweepFaults checks the fault axis and its parameters.
+func TestCheckSweepFaults(t *testing.T) {
+	assert.Empty(t, checkSweepFaults([]string{"none", "long-context-wedge", "slow-decode+drop"}, []string{"drop.fraction=0.2"}))
+	text := problemsText(checkSweepFaults([]string{"none", "wedge"}, []string{"fraction=0.2", "drop.fraction=0.2", "long-context-wedge.x=1"}))
 	for _, want := range []string{
 		`--sim-fault "wedge": unknown fault`,
 		`--sim-fault-param "fraction=0.2": in a sweep, name the fault`,
