@@ -1,12 +1,35 @@
-// Package agents simulates the agents of an LLM harness. Its core is one streaming chat
-// completion, Client.Call, measured in simulated time with reasoning-aware timings (send,
-// headers, first reasoning token, first content token, every data frame, end) and ended by
-// the timeout policy of workloads.Timeouts: a whole-request deadline, and a silence timer for the
-// time to first token and the silence between data frames. A failed call is data: a Result whose
-// Class names the failure from typed errors, so the harness can tell slow from stuck.
+// Package agents simulates the agents of an LLM harness: what each agent does, round after
+// round, and how it talks to the server. A harness (package harness) builds one Env for a run
+// and one Agent per agent, and runs each Agent on a goroutine of its own.
 //
-// Calls go through go-openai; the stream's data lines are read with a field scanner that
-// understands both delta.reasoning_content (SGLang, DeepSeek) and delta.reasoning (vLLM ≥ 0.11),
-// falling back to encoding/json for anything unusual. Every time comes from a *clock.Clock,
-// so --speedup runs and testing/synctest bubbles execute the same code.
+// # The agent loop
+//
+// Agent.Run plays the agent's rounds from the workload (package workloads): the system message
+// and the task, then, per round, (1) the read step — the tool time, then a user message of
+// read_tokens of text; (2) a pacer permit (package pacer), after a check that the request fits
+// context.max_context_tokens; (3) one streaming chat completion carrying the whole
+// conversation, retried as workloads.Retry allows; (4) the permit released with how the
+// request ended; (5) the assistant's content appended, so the conversation grows append-only
+// as a server's prefix cache sees real agents' grow; (6) the think time. Text is made from the
+// workload's seed, the agent and the round, so the same seed sends the same bytes. An agent
+// given a Script (Env.Scripts: a replayed session, docs/trace.md) plays its turns instead:
+// their prompts, lengths and waits, closed loop or at their timestamps. Every step is recorded
+// as an events.Event through Env.Recorder (events.jsonl, docs/files.md), and the Board says
+// at any instant what every agent is doing and which streams are silent, for the watchdog.
+//
+// # The streaming client
+//
+// Client.Call is one streaming chat completion, measured in simulated time with
+// reasoning-aware timings (send, headers, first reasoning token, first content token, every
+// data frame, end) and ended by the timeout policy of workloads.Timeouts: a whole-request
+// deadline, and a silence timer for the time to first token and the silence between data
+// frames. A failed call is data: a Result whose Class (events.Class) names the failure from
+// typed errors, so the harness can tell slow from stuck. An Observer sees the call's events
+// as they happen; a Tap sees every request as it ends, with its frames' arrival times.
+//
+// Calls are built and sent by go-openai; the stream's data lines are read with the package's
+// own SSE reader and a field scanner that understands both delta.reasoning_content (SGLang,
+// DeepSeek) and delta.reasoning (vLLM ≥ 0.11), falling back to encoding/json for anything
+// unusual (docs/speed.md says why). Every time comes from a *clock.Clock, so --speedup runs
+// and testing/synctest bubbles execute the same code.
 package agents

@@ -25,7 +25,7 @@ func withBodyFields(ctx context.Context, fields map[string]any) context.Context 
 }
 
 // Stamp adds headers to a request an agent sends: id and sent are the request's id and send
-// time (SentRequest; zero for a request sent outside an agent's attempt). h is the request's
+// time (sentRequest; zero for a request sent outside an agent's attempt). h is the request's
 // own copy of its headers, whose values may be shared: set keys, do not change values.
 type Stamp func(h http.Header, id string, sent time.Time)
 
@@ -65,7 +65,7 @@ func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		for k, v := range req.Header {
 			h[k] = v
 		}
-		id, sent := SentRequest(req.Context())
+		id, sent := sentRequest(req.Context())
 		t.stamp(h, id, sent)
 		out.Header = h
 	}
