@@ -276,8 +276,14 @@ func (g *argGen) str(f *schemaNode, key string) string {
 	default:
 		s = g.joinWords(1+g.r.IntN(4), " ")
 	}
-	for runeCount(s) < f.minLength {
-		s += " " + g.word()
+	if n := runeCount(s); n < f.minLength {
+		b := []byte(s)
+		for n < f.minLength { // the words are ASCII: each byte is a rune
+			w := g.word()
+			b = append(append(b, ' '), w...)
+			n += 1 + len(w)
+		}
+		s = string(b)
 	}
 	if f.maxLength >= 0 && runeCount(s) > f.maxLength {
 		s = string([]rune(s)[:f.maxLength])
