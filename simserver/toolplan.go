@@ -59,7 +59,10 @@ func (t *toolSet) offered() string {
 // request has had fewer tool steps than the number drawn for it. A required or named choice
 // that only tools the model never calls could satisfy is a 400 saying so.
 func (s *Server) planReply(req *chatRequest, key uint64) (*toolReply, *apiError) {
-	if req.tools == nil || req.choice.mode == "none" {
+	switch {
+	case req.tools == nil && req.choice.mode == "required":
+		return nil, badRequest("tool_choice", `tool_choice is "required", but the request offers no tools`)
+	case req.tools == nil || req.choice.mode == "none":
 		return nil, nil
 	}
 	agent := &s.opts.Profile.Agent

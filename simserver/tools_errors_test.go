@@ -46,6 +46,8 @@ func TestToolBadRequests(t *testing.T) {
 			"tool_choice.function.name", `"bash", which the simulated model never calls: its name says it changes or runs things; name it in the profile's agent.allow`},
 		{"required with only risky tools", `{` + model + msgs + `,` + tools(bashTool, askTool, webTool) + `,"tool_choice":"required"}`,
 			"tool_choice", `tool_choice is "required", but the simulated model calls none of the tools offered ("bash", "request_user_input")`},
+		{"required without tools", `{` + model + msgs + `,"tools":[],"tool_choice":"required"}`,
+			"tool_choice", `tool_choice is "required", but the request offers no tools`},
 		{"result answers no call", `{` + model + `"messages":[` + user + `,` + call + `,{"role":"tool","tool_call_id":"call_2","content":"x"}]}`,
 			"messages[2].tool_call_id", `messages[2].tool_call_id "call_2" answers no earlier tool call; the calls so far: "call_1"`},
 		{"result before its call", `{` + model + `"messages":[` + user + `,{"role":"tool","tool_call_id":"call_1","content":"x"},` + call + `]}`,
