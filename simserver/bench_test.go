@@ -45,18 +45,27 @@ const benchSpeedup = 10
 
 // BenchmarkServeStreams opens many concurrent streams on a real loopback server and reads them
 // to the end with lightweight raw HTTP/1.1 clients. It reports the peak number of streams
-// open at once, the tokens per wall second emitted across all of them (from the first token
-// to the last [DONE]), and the memory (heap and stacks, clients included) per open stream,
-// measured once every stream is receiving tokens.
+// open at once, the tokens and the frames per wall second emitted across all of them (from
+// the first token to the last [DONE]), and the memory (heap and stacks, clients included) per
+// open stream, measured once every stream is receiving tokens. The streams are of content, or
+// of one tool call whose arguments are as many tokens: tool-call frames are to go out as fast
+// as content frames.
 func BenchmarkServeStreams(b *testing.B) {
-	for _, tc := range []struct{ streams, tokens int }{{5000, 512}} {
-		b.Run(fmt.Sprintf("streams=%d/tokens=%d", tc.streams, tc.tokens), func(b *testing.B) {
-			benchStreams(b, tc.streams, tc.tokens)
+	for _, tc := range []struct {
+		streams, tokens int
+		kind            string
+	}{{5000, 512, "content"}, {5000, 512, "tool-call"}} {
+		b.Run(fmt.Sprintf("streams=%d/tokens=%d/%s", tc.streams, tc.tokens, tc.kind), func(b *testing.B) {
+			request := rawStreamRequest(tc.tokens)
+			if tc.kind == "tool-call" {
+				request = rawToolCallRequest(tc.tokens)
+			}
+			benchStreams(b, tc.streams, tc.tokens, request)
 		})
 	}
 }
 
-func benchStreams(b *testing.B, streams, tokens int) {
+func benchStreams(b *testing.B, streams, tokens int, request []byte) {
 	raiseFileLimit(b, 2*streams+256)
 	clk, err := clock.New(benchSpeedup)
 	if err != nil {
@@ -64,15 +73,16 @@ func benchStreams(b *testing.B, streams, tokens int) {
 	}
 	srv := simtest.NewLoopbackServer(b, simserver.Options{Profile: benchProfile(), Clock: clk})
 	addr := strings.TrimPrefix(srv.URL, "http://")
-	request := rawStreamRequest(tokens)
-	var peak, perStream, tokS float64
+	var peak, perStream, tokS, framesS float64
 	for b.Loop() {
 		w := runWave(b, addr, request, streams)
 		peak, perStream = max(peak, float64(w.peak)), max(perStream, w.bytesPerStream)
 		tokS += float64(streams*tokens) / w.streaming.Seconds()
+		framesS += float64(w.frames) / w.streaming.Seconds()
 	}
 	b.ReportMetric(peak, "streams")
 	b.ReportMetric(tokS/float64(b.N), "tok/s")
+	b.ReportMetric(framesS/float64(b.N), "frames/s")
 	b.ReportMetric(perStream, "bytes/stream")
 }
 
@@ -81,6 +91,7 @@ type wave struct {
 	peak           int64         // streams open at once, at most
 	bytesPerStream float64       // heap+stack growth per stream once all were receiving tokens
 	streaming      time.Duration // wall time from the first token to the last [DONE]
+	frames         int64         // data frames received, all streams together
 }
 
 // waveState is shared by the clients of a wave.
@@ -89,6 +100,7 @@ type waveState struct {
 	wall               *clock.Clock
 	active, peak       atomic.Int64 // open streams now, and at most
 	receiving          atomic.Int64 // streams that have had a token
+	frames             atomic.Int64 // data frames received
 	firstToken         atomic.Int64 // wall nanoseconds since the wave began, +1 (0: none yet)
 	allReceiving, done chan struct{}
 }
@@ -140,7 +152,7 @@ func runWave(b *testing.B, addr string, request []byte, streams int) wave {
 			b.Fatal(err)
 		}
 	}
-	w.peak = ws.peak.Load()
+	w.peak, w.frames = ws.peak.Load(), ws.frames.Load()
 	if w.peak < int64(streams) {
 		b.Fatalf("at most %d of %d streams were open at once", w.peak, streams)
 	}
@@ -150,8 +162,22 @@ func runWave(b *testing.B, addr string, request []byte, streams int) wave {
 // rawStreamRequest is the HTTP/1.1 request each client sends: a streaming chat completion of
 // exactly tokens tokens, with the connection closed after the response.
 func rawStreamRequest(tokens int) []byte {
-	body := `{"model":"bench","stream":true,"ignore_eos":true,"max_tokens":` + strconv.Itoa(tokens) +
-		`,"messages":[{"role":"user","content":"write the next part of the plan"}]}`
+	return rawRequest(`{"model":"bench","stream":true,"ignore_eos":true,"max_tokens":` + strconv.Itoa(tokens) +
+		`,"messages":[{"role":"user","content":"write the next part of the plan"}]}`)
+}
+
+// rawToolCallRequest is rawStreamRequest answered with one tool call of exactly tokens
+// tokens: a tool whose arguments are longer, cut by max_tokens.
+func rawToolCallRequest(tokens int) []byte {
+	return rawRequest(`{"model":"bench","stream":true,"max_tokens":` + strconv.Itoa(tokens) +
+		`,"tools":[{"type":"function","function":{"name":"note","parameters":{"type":"object","properties":{"text":{"type":"string","minLength":` +
+		strconv.Itoa(8*tokens) + `}},"required":["text"]}}}],"tool_choice":"required"` +
+		`,"messages":[{"role":"user","content":"write the next part of the plan"}]}`)
+}
+
+// rawRequest is the HTTP/1.1 request of a chat completion body, closing the connection after
+// the response.
+func rawRequest(body string) []byte {
 	return []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n" +
 		"Connection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 }
@@ -180,6 +206,7 @@ func streamClient(addr string, request []byte, dials chan struct{}, ws *waveStat
 	for {
 		line, err := br.ReadSlice('\n')
 		if bytes.HasPrefix(line, dataPrefix) {
+			ws.frames.Add(1)
 			switch frames++; frames {
 			case 1:
 				ws.opened()

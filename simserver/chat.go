@@ -50,8 +50,21 @@ func (s *Server) admit(w *respWriter, r *http.Request) (*chatRequest, engine.Job
 	if aerr != nil {
 		return nil, engine.Job{}, aerr
 	}
+	if req.rawTools != nil {
+		if req.tools, aerr = s.tools.get(req.rawTools); aerr != nil {
+			return nil, engine.Job{}, aerr
+		}
+	}
 	job := buildJob(req)
-	req.Messages = nil // the job has what the engine needs; a long stream need not keep the text
+	if aerr := s.admitTools(req, job.Key); aerr != nil {
+		return nil, engine.Job{}, aerr
+	}
+	if req.reply != nil {
+		job.ToolCallTokens = req.reply.tokens
+	}
+	// The job and the planned reply have what the engine and the stream need: a long stream
+	// need not keep the text, nor the tools (which hold the body).
+	req.Messages, req.rawTools, req.tools = nil, nil, nil
 	if aerr := s.checkContext(job, req.maxTokensParam); aerr != nil {
 		return nil, engine.Job{}, aerr
 	}
@@ -181,9 +194,10 @@ type exchange struct {
 
 	// A stream's delivery plan (see stream).
 	enc                *chunkEncoder
-	interval, coalesce int           // tokens a chunk carries, and the most a late one may
-	at                 int           // tokens delivered before the ending
-	how                engine.Ending // how the delivery ends
+	interval, coalesce int                  // tokens a chunk carries, and the most a late one may
+	at                 int                  // tokens delivered before the ending
+	how                engine.Ending        // how the delivery ends
+	style              engine.ToolCallStyle // how its tool calls are shaped
 }
 
 // delivered records n tokens handed to the client now, for the latency histograms.

@@ -60,24 +60,23 @@ type completionChoice struct {
 }
 
 // completion builds the response: the reasoning text under the configured field (null when
-// the request had no reasoning), then the content.
+// the request had no reasoning), then the content, or null content and the tool calls.
 func (x *exchange) completion() chatCompletion {
 	g := x.gen
 	var reasoning any
 	if g.Reasoning > 0 {
 		reasoning = string(appendWords(nil, g.Key(), 0, g.Reasoning))
 	}
-	content := appendWords(nil, g.Key(), g.Reasoning, g.Output-g.Reasoning)
+	msg := map[string]any{"role": "assistant", x.s.opts.ReasoningField: reasoning}
+	if r := x.req.reply; r != nil {
+		msg["content"] = nil
+		msg["tool_calls"] = r.messageCalls(g.Output-g.Reasoning, x.toolStyle())
+	} else {
+		msg["content"] = string(appendWords(nil, g.Key(), g.Reasoning, g.Output-g.Reasoning))
+	}
 	return chatCompletion{
 		ID: x.id, Object: "chat.completion", Created: x.created, Model: x.model,
-		Choices: []completionChoice{{
-			Message: map[string]any{
-				"role":                  "assistant",
-				"content":               string(content),
-				x.s.opts.ReasoningField: reasoning,
-			},
-			FinishReason: g.Finish,
-		}},
-		Usage: appendUsage(nil, x.usage()),
+		Choices: []completionChoice{{Message: msg, FinishReason: x.finishReason()}},
+		Usage:   appendUsage(nil, x.usage()),
 	}
 }

@@ -38,6 +38,20 @@
 // cancels its request (engine.Engine.Cancel); one the server ends itself is dropped at once
 // (engine.Engine.Drop).
 //
+// # Tool calls
+//
+// A request that offers tools (and tool_choice other than none) may be answered with tool
+// calls, as a model in an agent's loop answers (docs/engine.md §8): how many tool steps a user
+// request takes is drawn once per conversation from the profile's agent section and counted
+// from the history; which tools are called is weighted among the offered functions, never one
+// whose name says it changes or runs things or asks a person unless agent.allow names it; the
+// arguments are valid against the tool's JSON Schema, written from the simulator's vocabulary.
+// Streamed in OpenAI's shape (or a variant, engine.ToolCallStyle), they are decoded as any
+// output: their tokens take decode steps, count against max_tokens and in usage, and every
+// fault applies to them. Tools, tool_choice and tool messages are checked: a schema the
+// simulator cannot satisfy, a choice naming no offered tool, a tool message answering no call
+// are each a 400 naming the problem.
+//
 // # Text and tokens
 //
 // Generated text is one vocabulary word of at most four letters per token, and CountTokens

@@ -19,6 +19,8 @@ var fuzzSeeds = []string{
 	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"max_tokens":8}`,
 	`{"model":"deepseek-v4-flash","stream":true,"stream_options":{"include_usage":true},"max_tokens":8,"ignore_eos":true,"reasoning_effort":"high","messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`,
 	`{"model":"deepseek-v4-flash","messages":[{"role":"assistant","content":null,"reasoning_content":"r","tool_calls":[]},{"role":"tool","content":"t"}],"max_completion_tokens":3,"temperature":0.7,"top_p":0.9,"stop":["x"],"tool_choice":"auto","response_format":{"type":"text"}}`,
+	`{"model":"deepseek-v4-flash","stream":true,"tool_choice":"required","tools":[{"type":"web_search"},{"type":"function","function":{"name":"read","parameters":{"type":"object","properties":{"path":{"type":"string","pattern":"^[a-z]+/[a-z]+$"},"n":{"type":"integer","minimum":1e2,"multipleOf":0.5}},"required":["path"]}}}],"messages":[{"role":"user","content":"hi"}]}`,
+	`{"model":"deepseek-v4-flash","tools":[{"type":"function","function":{"name":"t","parameters":{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"array","items":{"$ref":"#"},"uniqueItems":true,"minItems":2}]}},"$ref":"#/$defs/a"}}}],"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"t","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]}`,
 	`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`,
 	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"max_tokens":163830}`,
 	`{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"hi"}],"max_tokens":-1}`,

@@ -320,7 +320,7 @@ func TestValidRequestsPass(t *testing.T) {
 				"presence_penalty":-2,"frequency_penalty":2,"repetition_penalty":1.1,"stop":"\n","logprobs":false,
 				"top_logprobs":0,"logit_bias":{"1":-100},"user":"u","tools":[],"tool_choice":"auto",
 				"parallel_tool_calls":true,"response_format":{"type":"json_object"},"min_tokens":0}`,
-			`{"model":"dsv4",` + msgs + `,"max_tokens":2,"stop":["a","b"],"tool_choice":{"type":"function","function":{"name":"f"}}}`,
+			`{"model":"dsv4",` + msgs + `,"max_tokens":2,"stop":["a","b"],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}}}`,
 		}
 		for _, effort := range []string{"none", "minimal", "low", "medium", "high", "max"} {
 			bodies = append(bodies, `{"model":"dsv4",`+msgs+`,"max_tokens":2,"reasoning_effort":"`+effort+`"}`)

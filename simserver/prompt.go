@@ -23,11 +23,19 @@ const (
 )
 
 // buildJob turns a request into the engine's job: prompt length, one PrefixBlock per message
-// (a cumulative FNV-1a hash over the role and content of every message so far, and the
-// cumulative token count), and a key over the whole conversation and the output cap.
+// (a cumulative FNV-1a hash over the tool definitions and the role and content of every
+// message so far, and the cumulative token count, the definitions' included: a chat template
+// renders them into the prompt ahead of the messages), and a key over the whole conversation
+// and the output cap.
 func buildJob(req *chatRequest) engine.Job {
 	prefix := make([]engine.PrefixBlock, len(req.Messages))
 	h, tokens := uint64(fnvOffset64), 0
+	if t := req.tools; t != nil {
+		for i := range 8 {
+			h = fnvByte(h, byte(t.hash>>(8*i)))
+		}
+		h, tokens = fnvByte(h, messageSeparator), t.tokens
+	}
 	for i, m := range req.Messages {
 		h = fnvString(h, m.Role)
 		h = fnvByte(h, fieldSeparator)

@@ -28,13 +28,28 @@ type chatRequest struct {
 	IgnoreEOS      bool
 	// Effort is reasoning_effort, "" when absent.
 	Effort string
+
+	// rawTools is the tools array as sent (nil: none), which admission compiles into tools.
+	rawTools []json.RawMessage
+	tools    *toolSet
+	// choice is tool_choice; parallel is parallel_tool_calls (true when absent).
+	choice   toolChoice
+	parallel bool
+	// reply is the tool calls the model answers with, planned at admission; nil: text.
+	reply *toolReply
 }
 
 // chatMessage is one message of the conversation: its role and the text of its content, as
-// one string or as the text parts of a content array.
+// one string or as the text parts of a content array (for an assistant message, with the
+// name and arguments of each tool call it made).
 type chatMessage struct {
 	Role  string
 	Parts []string
+	// Calls is how many tool calls an assistant message made, CallIDs their ids; CallID is
+	// the id of the call a tool message answers.
+	Calls   int
+	CallIDs []string
+	CallID  string
 }
 
 // validRoles are the message roles the server accepts.
@@ -88,6 +103,8 @@ type rawMessage struct {
 	Content          json.RawMessage `json:"content"`
 	ReasoningContent *string         `json:"reasoning_content"`
 	Reasoning        *string         `json:"reasoning"`
+	ToolCalls        json.RawMessage `json:"tool_calls"`
+	ToolCallID       *string         `json:"tool_call_id"`
 }
 
 // rawPart is one element of a content array.
@@ -154,6 +171,9 @@ func (raw *rawChatRequest) validate(efforts []string, messages func() ([]chatMes
 	}
 	req.Model = *raw.Model
 	msgs, aerr := messages()
+	if aerr == nil {
+		aerr = checkToolHistory(msgs)
+	}
 	if aerr != nil {
 		return nil, aerr
 	}
@@ -179,11 +199,18 @@ func (raw *rawChatRequest) validate(efforts []string, messages func() ([]chatMes
 	if aerr := raw.checkSampling(); aerr != nil {
 		return nil, aerr
 	}
+	if req.choice, aerr = parseToolChoice(raw.ToolChoice); aerr != nil {
+		return nil, aerr
+	}
+	if len(raw.Tools) > 0 {
+		req.rawTools = raw.Tools
+	}
+	req.parallel = raw.ParallelToolCalls == nil || *raw.ParallelToolCalls
 	return req, nil
 }
 
 // checkSampling checks the ranges of the sampling parameters as vLLM's and SGLang's sampling
-// parameters do, and the shapes of stop, tool_choice and response_format.
+// parameters do, and the shapes of stop and response_format.
 func (raw *rawChatRequest) checkSampling() *apiError {
 	for _, c := range []struct {
 		name    string
@@ -220,19 +247,6 @@ func (raw *rawChatRequest) checkSampling() *apiError {
 		var many []string
 		if json.Unmarshal(raw.Stop, &one) != nil && json.Unmarshal(raw.Stop, &many) != nil {
 			return badRequest("stop", "stop must be a string or an array of strings")
-		}
-	}
-	if !isNull(raw.ToolChoice) {
-		var mode string
-		var named struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(raw.ToolChoice, &mode); err == nil {
-			if mode != "none" && mode != "auto" && mode != "required" {
-				return badRequest("tool_choice", fmt.Sprintf(`tool_choice must be "none", "auto", "required" or a named function object; got %q`, mode))
-			}
-		} else if json.Unmarshal(raw.ToolChoice, &named) != nil {
-			return badRequest("tool_choice", `tool_choice must be "none", "auto", "required" or a named function object`)
 		}
 	}
 	if f := raw.ResponseFormat; f != nil && (f.Type == nil || !slices.Contains(responseFormats, *f.Type)) {
@@ -333,7 +347,16 @@ func checkMessage(i int, m *rawMessage) (chatMessage, *apiError) {
 	if aerr != nil {
 		return chatMessage{}, aerr
 	}
-	return chatMessage{Role: *m.Role, Parts: parts}, nil
+	msg := chatMessage{Role: *m.Role, Parts: parts}
+	switch msg.Role {
+	case "assistant":
+		aerr = msg.readToolCalls(i, m.ToolCalls)
+	case "tool":
+		if m.ToolCallID != nil {
+			msg.CallID = *m.ToolCallID
+		}
+	}
+	return msg, aerr
 }
 
 // parseContent returns the text of a message's content: a string, or an array of

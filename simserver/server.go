@@ -107,6 +107,8 @@ type Server struct {
 	efforts        []string      // the reasoning_effort values requests may send, sorted
 	speedup        string        // the SpeedupHeader value
 	requests       atomic.Uint64 // requests logged, for the ids the server makes up
+	tools          toolCache     // the tools arrays of recent requests, compiled
+	toolSeed       uint64        // seeds the simulated model's tool calls: the faults' seed
 
 	mu       sync.Mutex
 	stopping bool
@@ -162,6 +164,7 @@ func New(o Options) (*Server, error) {
 		created:        now.Unix(),
 		idSeed:         mix64(uint64(now.UnixNano())),
 		reasoningField: quotedField(o.ReasoningField),
+		toolSeed:       o.Faults.Seed(),
 	}
 	s.metricsHandler = s.metrics.handler()
 	s.speedup = strconv.FormatFloat(o.Clock.Speedup(), 'g', -1, 64)

@@ -12,9 +12,10 @@ import (
 // token, pinned in prefill or wedged in decode, is an open, silent stream), the head at
 // admission and the role chunk with the first token (vLLM), or nothing at all before the
 // first token (SGLang: such a request has no response head). Then come the reasoning deltas,
-// then the content deltas (a chunk never mixes the two), each chunk flushed as it is written;
-// then the finish chunk, the usage chunk when asked for, and [DONE] — unless a fault ends the
-// stream with an error frame or cuts it.
+// then the content deltas or the tool calls (a chunk never mixes two of them, nor two calls;
+// see toolwire.go), each chunk flushed as it is written; then the finish chunk, the usage
+// chunk when asked for, and [DONE] — unless a fault ends the stream with an error frame or
+// cuts it.
 //
 // Each chunk carries the profile's stream interval of tokens, whatever the speedup. A writer
 // that falls behind the engine sends its backlog as consecutive chunks of that size, or
@@ -38,6 +39,7 @@ func (x *exchange) stream() {
 	}
 	x.interval, x.coalesce = prof.ChunkTokens(), prof.CoalesceTokens()
 	x.at, x.how = x.gen.End()
+	x.style = x.toolStyle()
 	if x.w.continueWith(x.next) {
 		return
 	}
@@ -52,11 +54,8 @@ func (x *exchange) next() bool {
 		return false
 	}
 	reasoning := x.sent < x.gen.Reasoning
-	boundary := x.at - x.sent
-	if reasoning {
-		boundary = min(boundary, x.gen.Reasoning-x.sent)
-	}
-	n, _, err := x.gen.NextChunk(x.ctx, min(x.interval, boundary), min(x.coalesce, boundary))
+	atLeast, atMost, call, off := x.chunkBounds(reasoning)
+	n, _, err := x.gen.NextChunk(x.ctx, atLeast, atMost)
 	ok := err == nil && n > 0
 	if ab := (*engine.Aborted)(nil); errors.As(err, &ab) {
 		// SGLang's first chunk is then the error: a 200 head, the frame, [DONE].
@@ -65,13 +64,45 @@ func (x *exchange) next() bool {
 		_ = x.send(x.enc.abortFrame(ab.Error())) && x.send(doneFrame)
 		return false
 	}
-	if !ok || !x.sendRole() || !x.send(x.enc.tokens(x.sent, n, reasoning)) {
+	if !ok || !x.sendRole() || !x.send(x.frame(n, reasoning, call, off)) {
 		x.abort()
 	}
-	x.s.metrics.chunk(n, x.interval, x.gen.Pending())
+	// A call's name goes out whole, however long: that is not coalescing.
+	x.s.metrics.chunk(n, max(x.interval, atLeast), x.gen.Pending())
 	x.s.engine.Delivered(x.gen)
 	x.delivered(n)
 	return true
+}
+
+// chunkBounds says how many tokens the next chunk takes, at least and at most: the stream
+// interval and the coalesce limit, within the ending, the reasoning and the tool call the
+// chunk is of (call, its first token at off in it), whose first chunk is its name's tokens,
+// all of them.
+func (x *exchange) chunkBounds(reasoning bool) (atLeast, atMost, call, off int) {
+	boundary := x.at - x.sent
+	atLeast, atMost = x.interval, x.coalesce
+	switch r := x.req.reply; {
+	case reasoning:
+		boundary = min(boundary, x.gen.Reasoning-x.sent)
+	case r != nil:
+		call, off = r.locate(x.sent - x.gen.Reasoning)
+		c := &r.calls[call]
+		boundary = min(boundary, c.tokens()-off)
+		if off < c.nameTokens {
+			boundary = min(boundary, c.nameTokens-off)
+			atLeast, atMost = boundary, boundary
+		}
+	}
+	return min(atLeast, boundary), min(atMost, boundary), call, off
+}
+
+// frame is the chunk of the n tokens from the next: reasoning, content, or of tool call call
+// from its token off.
+func (x *exchange) frame(n int, reasoning bool, call, off int) []byte {
+	if r := x.req.reply; r != nil && !reasoning {
+		return x.enc.toolCall(&r.calls[call], call, off, n, x.style)
+	}
+	return x.enc.tokens(x.sent, n, reasoning)
 }
 
 // end writes the stream's ending: the finish chunk, the usage chunk when asked for, and
@@ -88,7 +119,7 @@ func (x *exchange) end() {
 		_ = x.send(x.enc.errorFrame()) && x.send(doneFrame)
 	default:
 		x.s.metrics.finished(x.gen.Finish)
-		ok := x.send(x.enc.finish(x.gen.Finish))
+		ok := x.send(x.enc.finish(x.finishReason()))
 		if ok && x.req.IncludeUsage {
 			ok = x.send(x.enc.usage(x.usage()))
 		}

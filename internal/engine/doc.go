@@ -6,8 +6,9 @@
 //
 // # The model
 //
-// A Job (prompt length, conversation prefix, output cap, reasoning effort) enters with Submit
-// and becomes a Gen. On the disaggregated engine the decode engine first reserves its prompt's
+// A Job (prompt length, conversation prefix, output cap, reasoning effort, and for a reply
+// that calls tools the length of the calls the HTTP front wrote) enters with Submit and
+// becomes a Gen. On the disaggregated engine the decode engine first reserves its prompt's
 // KV (requests waiting too long for it, or for their KV to arrive, are aborted with an
 // *Aborted), the prefill engine computes its prompt in chunked steps, skipping what the prefix
 // cache holds, and a serialised KV transfer hands it to the decode engine. A batch loop runs up
@@ -23,7 +24,8 @@
 //
 // Every decision about a request (its output length, whether a fault strikes it) comes from a
 // random source seeded by the fault set's seed and the request's Key, so a run is
-// reproducible.
+// reproducible. How the model behaves in a tool-calling loop is the profile's Agent section,
+// whose draws the front makes from the same seed (Faults.Seed).
 //
 // # Units
 //

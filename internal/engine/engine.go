@@ -276,16 +276,28 @@ func (e *Engine) decideLength(g *Gen) {
 		lp = e.prof.Efforts[""]
 	}
 	want := lp.Min + g.rng.IntN(lp.Max-lp.Min+1)
-	if j.IgnoreEOS && j.MaxTokens > 0 {
+	reasoning := 0
+	switch {
+	case j.ToolCallTokens > 0:
+		// A reply that calls tools reasons as a reply of its effort would, then ends with
+		// its calls.
+		if reasoningOn(j.Effort) {
+			reasoning = int(float64(want) * lp.ReasoningFraction)
+		}
+		want = reasoning + j.ToolCallTokens
+	case j.IgnoreEOS && j.MaxTokens > 0:
 		want = limit
+		fallthrough
+	default:
+		if reasoningOn(j.Effort) {
+			reasoning = int(float64(want) * lp.ReasoningFraction)
+		}
 	}
 	g.Output, g.Finish = min(want, limit), "stop"
-	if want >= limit {
+	if want > limit || (want == limit && j.ToolCallTokens == 0) {
 		g.Finish = "length"
 	}
-	if reasoningOn(j.Effort) {
-		g.Reasoning = min(int(float64(want)*lp.ReasoningFraction), g.Output)
-	}
+	g.Reasoning = min(reasoning, g.Output)
 }
 
 func reasoningOn(effort string) bool { return effort != "" && effort != "none" }

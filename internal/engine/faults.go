@@ -76,6 +76,9 @@ type Plan struct {
 	FailAt  int
 	// RetryAfter is the retry delay of a FailRateLimited rejection, simulated time.
 	RetryAfter time.Duration
+	// ToolCallStyle, when set, is how the request's streamed tool calls are shaped, in place
+	// of the profile's (the tool-call-style fault).
+	ToolCallStyle ToolCallStyle
 	// frac is a uniform draw in [0, 1) that places StallAt, DropAt and FailAt within the
 	// output once its length is known.
 	stallFrac, dropFrac, failFrac float64
@@ -107,6 +110,7 @@ var faultMakers = map[string]func() Fault{
 	"errors":             func() Fault { return &Errors{Rate: 0.1, Kind: "mix", RetryAfter: 5 * time.Second} },
 	"queue-limit":        func() Fault { return &QueueLimit{MaxQueued: 64} },
 	"retract-crash":      func() Fault { return &RetractCrash{Probability: 1} },
+	"tool-call-style":    func() Fault { return &ToolCallShape{Style: string(ToolCallsNameEveryChunk), Fraction: 1} },
 }
 
 // FaultNames lists the known faults.
@@ -207,6 +211,15 @@ func (f *Faults) Names() []string {
 		}
 	}
 	return s
+}
+
+// Seed returns the seed every decision about a request is drawn from (0 for nil Faults), for
+// the decisions the HTTP front makes itself: the simulated model's tool calls.
+func (f *Faults) Seed() uint64 {
+	if f == nil {
+		return 0
+	}
+	return f.seed
 }
 
 // rngFor returns the deterministic random source of the request with the given key.

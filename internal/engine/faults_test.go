@@ -44,7 +44,7 @@ func TestParseFaultsErrors(t *testing.T) {
 		names, params []string
 		want          string
 	}{
-		{[]string{"nope"}, nil, `fault "nope": unknown fault; want one of drop, errors, long-context-wedge, none, prefill-pin, queue-limit, retract-crash, serialize, slow-decode, stall-stream`},
+		{[]string{"nope"}, nil, `fault "nope": unknown fault; want one of drop, errors, long-context-wedge, none, prefill-pin, queue-limit, retract-crash, serialize, slow-decode, stall-stream, tool-call-style`},
 		{[]string{"drop"}, []string{"fraction"}, `fault parameter "fraction": want name.key=value`},
 		{[]string{"drop", "errors"}, []string{"rate=1"}, `fault parameter "rate=1": name the fault (name.key=value) when 2 faults are set`},
 		{[]string{"drop"}, []string{"errors.rate=1"}, `fault parameter "errors.rate=1": fault "errors" is not among the faults set`},

@@ -29,6 +29,11 @@ type Job struct {
 	// Effort is the request's reasoning_effort ("" when absent); efforts other than "" and
 	// "none" turn reasoning on.
 	Effort string
+	// ToolCallTokens > 0 says the reply calls tools: after its reasoning it is exactly that
+	// many tokens (the calls' names and arguments, which the HTTP front has written), instead
+	// of a length drawn from the profile's efforts. MaxTokens and the context still cap it;
+	// IgnoreEOS does not lengthen it.
+	ToolCallTokens int
 	// Key identifies the request's content; with the seed it makes every random decision about
 	// the request deterministic.
 	Key uint64

@@ -148,6 +148,9 @@ type Profile struct {
 	// Efforts gives the output length, when the client does not force it, per
 	// reasoning_effort ("" for requests without one).
 	Efforts map[string]LengthProfile `yaml:"efforts"`
+
+	// Agent is how the model behaves in a tool-calling loop, for requests that offer tools.
+	Agent Agent `yaml:"agent"`
 }
 
 // EngineKind is how prefill and decode share the hardware.

@@ -173,7 +173,7 @@ func strictDecode(data []byte, v any) error {
 }
 
 var (
-	unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	unknownField = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 	cannotDecode = regexp.MustCompile("^line (\\d+): cannot unmarshal !!\\w+ `(.*)` into (\\S+)$")
 )
 
@@ -181,7 +181,11 @@ var (
 // keys, the top-level key on each line.
 func keyMessage(msg string, keys map[int]string) string {
 	if m := unknownField.FindStringSubmatch(msg); m != nil {
-		return unknownField.ReplaceAllString(msg, fmt.Sprintf("unknown key %q: want one of %s", m[1], strings.Join(profileKeys(), ", ")))
+		key, want := m[1], profileKeys()
+		if m[2] == "engine.Agent" {
+			key, want = "agent."+m[1], agentKeys()
+		}
+		return unknownField.ReplaceAllString(msg, fmt.Sprintf("unknown key %q: want one of %s", key, strings.Join(want, ", ")))
 	}
 	if m := cannotDecode.FindStringSubmatch(msg); m != nil {
 		want := "a " + m[3]
@@ -221,6 +225,26 @@ func profileKeys() []string {
 		keys = append(keys, k.key)
 	}
 	return keys
+}
+
+// agentKeys lists the keys of a profile's agent section, in file order.
+func agentKeys() []string {
+	keys := make([]string, len(agentKeyDocs))
+	for i, k := range agentKeyDocs {
+		keys[i] = k.key
+	}
+	return keys
+}
+
+// commentAgent gives each key of the agent section's YAML node its meaning as a line comment.
+func commentAgent(v *yaml.Node) {
+	docs := map[string]string{}
+	for _, k := range agentKeyDocs {
+		docs[k.key] = k.doc
+	}
+	for j := 0; j+1 < len(v.Content); j += 2 {
+		v.Content[j].LineComment = docs[v.Content[j].Value]
+	}
 }
 
 // Validate reports every parameter out of range at once, one per line, each naming the key,
@@ -308,7 +332,7 @@ func (p *Profile) problems() problems {
 			ps = append(ps, fmt.Errorf("%s.reasoning_fraction: %g is not allowed: want a fraction from 0 to below 1", key, l.ReasoningFraction))
 		}
 	}
-	return ps
+	return append(ps, p.Agent.problems()...)
 }
 
 // engine is Engine with its default.
@@ -376,6 +400,7 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"decode_ignores_disconnect", "disaggregated: a request already in decode runs on to its end after its client goes"},
 	{"max_context_tokens", "longest prompt plus output, tokens"},
 	{"efforts", "output length per reasoning_effort: uniform in [min, max] tokens, reasoning_fraction of it reasoning"},
+	{"agent", "the model in a tool-calling loop, for requests that offer tools (docs/engine.md §8)"},
 }
 
 // YAML renders the profile resolved, as a profile file: every key in file order with its
@@ -392,11 +417,15 @@ func (p *Profile) YAML() ([]byte, error) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		k.LineComment = docs[k.Value]
-		if k.Value == "efforts" {
+		switch k.Value {
+		case "efforts":
 			k.LineComment, k.HeadComment = "", docs[k.Value]
 			for j := 1; j < len(v.Content); j += 2 {
 				v.Content[j].Style = yaml.FlowStyle
 			}
+		case "agent":
+			k.LineComment, k.HeadComment = "", docs[k.Value]
+			commentAgent(v)
 		}
 	}
 	var buf bytes.Buffer

@@ -52,6 +52,7 @@ func TestDSV4PDFiguresUnchanged(t *testing.T) {
 			"high":    {Min: 2000, Max: 3500, ReasoningFraction: 0.8},
 			"max":     {Min: 3000, Max: 4500, ReasoningFraction: 0.8},
 		},
+		Agent: Agent{CallsPerRequest: 8.8, CallsPerReply: 1.2, CallsPerReplyP99: 4, ToolCallStyle: ToolCallsOpenAI},
 	}
 	assert.Equal(t, want, DSV4PD())
 }
@@ -118,6 +119,23 @@ func TestParseProfile(t *testing.T) {
 	}, {
 		name: "engine word", yaml: "base: ideal\nengine: colocated\n",
 		want: []string{`engine: "colocated" is not allowed: want disaggregated, colocated-mixed, colocated-alternating`},
+	}, {
+		// The agent section: a mean below one call, a percentile its mean cannot have, a
+		// negative weight and a style there is not, all at once.
+		name: "agent", yaml: "base: ideal\nagent:\n  calls_per_request: 0.5\n  calls_per_reply: 3\n  calls_per_reply_p99: 2\n  weights: {read: -1}\n  tool_call_style: json\n",
+		want: []string{"agent.calls_per_request: 0.5 is not allowed: want a number ≥ 1 (0: the default)",
+			"agent.calls_per_reply_p99: 2 is not allowed with agent.calls_per_reply 3: want a 99th percentile from 9 to 64 for that mean",
+			"agent.weights.read: -1 is not allowed", `agent.tool_call_style: "json" is not allowed: want openai, repeat-ids, name-every-chunk, no-id`},
+	}, {
+		// An unknown key of the agent section names the section's keys.
+		name: "agent key", yaml: "base: ideal\nagent:\n  calls_per_reqest: 3\n",
+		want: []string{`unknown key "agent.calls_per_reqest": want one of calls_per_request, calls_per_reply, calls_per_reply_p99, allow, weights, tool_call_style`},
+	}, {
+		// A base keeps the agent keys a file does not set.
+		name: "agent base", yaml: "base: dsv4-pd\nagent:\n  allow: [bash]\n",
+		check: func(t *testing.T, p *Profile) {
+			assert.Equal(t, Agent{CallsPerRequest: 8.8, CallsPerReply: 1.2, CallsPerReplyP99: 4, Allow: []string{"bash"}, ToolCallStyle: ToolCallsOpenAI}, p.Agent)
+		},
 	}, {
 		// A base must be a built-in.
 		name: "unknown base", yaml: "base: nope\n",

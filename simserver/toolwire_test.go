@@ -1,0 +1,76 @@
+package simserver
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentsim/agentsim/internal/engine"
+)
+
+// testCall is a call of read with arguments of five tokens, four bytes each: {"pa th": "cod e/a. go"}.
+var testCall = newCall("call_x", "read", []byte(`{"path":"code/a.go"}`))
+
+// TestToolCallFrames pins the bytes of a call's first delta and of its later ones in each
+// style.
+func TestToolCallFrames(t *testing.T) {
+	const head = `data: {"id":"chatcmpl-x","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[`
+	const tail = `]},"logprobs":null,"finish_reason":null}]}` + "\n\n"
+	enc := newChunkEncoder("chatcmpl-x", 7, []byte(`"m"`), quotedField(FieldReasoning), false, 42)
+	text := func(frame []byte) string { return string(frame) }
+	for _, tc := range []struct {
+		style        engine.ToolCallStyle
+		first, later string
+	}{
+		{engine.ToolCallsOpenAI, `{"index":1,"id":"call_x","type":"function","function":{"name":"read","arguments":""}}`,
+			`{"index":1,"function":{"arguments":"{\"pa"}}`},
+		{engine.ToolCallsRepeatIDs, `{"index":1,"id":"call_x","type":"function","function":{"name":"read","arguments":""}}`,
+			`{"index":1,"id":"call_x","type":"function","function":{"arguments":"{\"pa"}}`},
+		{engine.ToolCallsNameEveryChunk, `{"index":1,"id":"call_x","type":"function","function":{"name":"read","arguments":""}}`,
+			`{"index":1,"function":{"name":"read","arguments":"{\"pa"}}`},
+		{engine.ToolCallsNoID, `{"index":1,"type":"function","function":{"name":"read","arguments":""}}`,
+			`{"index":1,"function":{"arguments":"{\"pa"}}`},
+	} {
+		assert.Equal(t, head+tc.first+tail, text(enc.toolCall(&testCall, 1, 0, 1, tc.style)), "first delta, %s", tc.style)
+		assert.Equal(t, head+tc.later+tail, text(enc.toolCall(&testCall, 1, 1, 1, tc.style)), "later delta, %s", tc.style)
+	}
+	assert.Equal(t, head+`{"index":1,"function":{"arguments":"th\":\"cod"}}`+tail, text(enc.toolCall(&testCall, 1, 2, 2, engine.ToolCallsOpenAI)),
+		"a chunk of two tokens")
+}
+
+// TestToolCallFrameAllocatesNothing: a tool-call frame, as a content frame, reuses the
+// pooled buffer.
+func TestToolCallFrameAllocatesNothing(t *testing.T) {
+	enc := newChunkEncoder("chatcmpl-0123456789abcdef01234567", 1700000000, []byte(`"deepseek-v4-flash"`),
+		quotedField(FieldReasoningContent), true, 7)
+	off := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		enc.toolCall(&testCall, 0, 1+off%(testCall.tokens()-1), 1, engine.ToolCallsOpenAI)
+		enc.release()
+		off++
+	})
+	assert.Zero(t, allocs)
+}
+
+// BenchmarkFrame builds one-token frames of content and of a tool call's arguments: a
+// tool-call frame costs about what a content frame costs.
+func BenchmarkFrame(b *testing.B) {
+	enc := newChunkEncoder("chatcmpl-0123456789abcdef01234567", 1700000000, []byte(`"deepseek-v4-flash"`),
+		quotedField(FieldReasoningContent), true, 7)
+	call := newCall("call_0123456789abcdefghijklmn", "read", []byte(`{"filePath":"code/data/note.go","offset":120,"limit":400}`))
+	for _, tc := range []struct {
+		name  string
+		frame func(i int) []byte
+	}{
+		{"content", func(i int) []byte { return enc.tokens(i, 1, false) }},
+		{"tool-call", func(i int) []byte { return enc.toolCall(&call, 0, 1+i%(call.tokens()-1), 1, engine.ToolCallsOpenAI) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				b.SetBytes(int64(len(tc.frame(i))))
+				enc.release()
+			}
+		})
+	}
+}
