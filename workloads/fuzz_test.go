@@ -22,6 +22,8 @@ func FuzzWorkloadFile(f *testing.F) {
 		"context: {system_tokens: 0, initial_tokens: 0, read_tokens: {dist: exp, mean: 50}}\n",
 		"request: {output_tokens: {dist: exp, mean: 100}, force_output_length: true}\n",
 		"context: {max_context_tokens: 4000, initial_tokens: 3990}\nrequest: {output_tokens: 600}\n",
+		"think_time: {dist: mixture, parts: [{weight: 1, dist: const, value: 1s}, {weight: .nan, dist: exp, mean: 1s}]}\n",
+		"context: {read_tokens: {dist: mixture, parts: [{weight: 1, dist: mixture, parts: []}]}}\n",
 		"a: &a [*a, *a]\nb: &b [*a, *a]\n", "server: http://alice:pw@h\napi_key: <redacted>\nreproduce: {seed: 1}\n",
 	} {
 		f.Add([]byte(seed))
@@ -41,7 +43,8 @@ func FuzzOverride(f *testing.F) {
 		{"agents", "8"}, {"agents", "-3"}, {"agents", "many"}, {"retry.jitter", "NaN"}, {"retry.jitter", "+Inf"},
 		{"pacer.rps", "1e308"}, {"duration", "5h"}, {"duration", "9999999999h"}, {"seed", "-9223372036854775808"},
 		{"context.read_tokens", "{dist: normal, mean: NaN, stddev: 1}"}, {"context.read_tokens", "{dist: uniform, min: 2, max: 1}"},
-		{"think_time", "{dist: exp, mean: 2s}"}, {"think_time", "{dist: exp, mean: Infs}"}, {"request.output_tokens", "0"},
+		{"think_time", "{dist: exp, mean: 2s}"}, {"think_time", "{dist: exp, mean: Infs}"},
+		{"think_time", "{dist: mixture, parts: [{weight: 2, dist: const, value: 1s}, {weight: 1e308, dist: exp, mean: 1s}]}"}, {"request.output_tokens", "0"},
 		{"pacer.kind", "rate"}, {"pacer", "x"}, {"api_key", "sk-1"}, {"context.initial_tokens", "0"}, {"model", ""},
 	} {
 		f.Add(kv[0], kv[1])

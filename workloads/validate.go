@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -150,8 +151,14 @@ func (c *checker) positive(key string, d time.Duration) {
 	}
 }
 
+// dist adds a distribution's problem, naming the part of a mixture it is in.
 func (c *checker) dist(key string, err error) {
-	if err != nil {
-		c.problems = append(c.problems, Problem{Key: key, Message: key + ": " + err.Error()})
+	if err == nil {
+		return
 	}
+	var pe *PartError
+	if errors.As(err, &pe) {
+		key, err = fmt.Sprintf("%s.parts[%d]", key, pe.Index), pe.Err
+	}
+	c.problems = append(c.problems, Problem{Key: key, Message: key + ": " + err.Error()})
 }

@@ -44,8 +44,8 @@ func TestInvalidFiles(t *testing.T) {
 		// Agents only stream.
 		{"stream-false", "request.stream: false is not allowed: want true (agents always stream their requests)", false},
 		// Distributions: shape errors are found while reading, range errors after resolving.
-		{"dist-kind", `@: context.read_tokens.dist: "gaussian" is not allowed: want one of const, uniform, normal, exp, lognormal`, false},
-		{"dist-kind-missing", `@: context.read_tokens.dist: missing: want one of const, uniform, normal, exp, lognormal`, false},
+		{"dist-kind", `@: context.read_tokens.dist: "gaussian" is not allowed: want one of const, uniform, normal, exp, lognormal, mixture`, false},
+		{"dist-kind-missing", `@: context.read_tokens.dist: missing: want one of const, uniform, normal, exp, lognormal, mixture`, false},
 		{"dist-min-over-max", "context.read_tokens: {dist: uniform, min: 12000, max: 2000} is not allowed: want 0 ≤ min ≤ max", false},
 		{"dist-field-missing", `@: request.output_tokens.stddev: missing: a normal dist takes mean and stddev`, false},
 		{"dist-field-unknown", `@: unknown key "request.output_tokens.mean": a uniform dist takes min and max`, false},
@@ -54,6 +54,9 @@ func TestInvalidFiles(t *testing.T) {
 		{"dist-normal-negative-stddev", "tool_time: {dist: normal, mean: 1s, stddev: -1s} is not allowed: want mean ≥ 0 and stddev ≥ 0", false},
 		{"dist-lognormal-mean-zero", "context.read_tokens: {dist: lognormal, mean: 0, stddev: 100} is not allowed: want mean > 0 and stddev ≥ 0", false},
 		{"dist-duration-without-unit", `@: tool_time.min: 200 is not allowed: want a duration such as 200ms, 90s or 5m`, false},
+		// A mixture's parts: shape errors name the part's key, range errors the part.
+		{"dist-mixture-part", `@: context.read_tokens.parts[0].max: missing: a uniform dist takes min and max`, false},
+		{"dist-mixture-weight", "think_time.parts[1]: {weight: 0, dist: exp, mean: 1m} is not allowed: want a weight > 0", false},
 		{"dist-tokens-not-integer", `@: context.read_tokens.min: "2k" is not allowed: want an integer`, false},
 		// Strictness: unknown keys, with a suggestion when one is near.
 		{"unknown-key", `@: unknown key "agentz"; did you mean "agents"?`, false},
