@@ -265,7 +265,7 @@ func asMap(raw any) (map[string]any, bool) {
 	return nil, false
 }
 
-func sortedKeys(m map[string]any) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

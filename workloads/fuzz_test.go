@@ -29,7 +29,7 @@ func FuzzWorkloadFile(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, problems := fileLayer("w.yaml", data)
+		l, problems := fileLayer("w.yaml", "", data)
 		w, err := stack(problems, true, l)
 		check(t, w, err)
 		w, err = LoadRecorded(data)
@@ -72,7 +72,7 @@ func check(t *testing.T, w *Workload, err error) {
 	if err != nil {
 		t.Fatalf("YAML: %v", err)
 	}
-	l, problems := fileLayer("rt.yaml", b)
+	l, problems := fileLayer("rt.yaml", "", b)
 	back, err := stack(problems, false, l)
 	if err != nil {
 		t.Fatalf("YAML does not load back: %v\n%s", err, b)

@@ -39,6 +39,9 @@ func (w *Workload) Validate() error {
 	c.section(w.Retry.Validate())
 	c.dist("tool_time", w.ToolTime.Validate())
 	c.dist("think_time", w.ThinkTime.Validate())
+	set, _ := BuiltinToolSet(w.Tools.Set)
+	c.tools(&w.Tools, set)
+	c.task(&w.Task)
 	c.section(w.Pacer.Validate())
 	c.positive("watchdog.stall_after", w.Watchdog.StallAfter)
 	if w.Watchdog.StallAfter > 0 && w.Watchdog.HangAfter <= w.Watchdog.StallAfter {
