@@ -24,6 +24,9 @@ func FuzzWorkloadFile(f *testing.F) {
 		"context: {max_context_tokens: 4000, initial_tokens: 3990}\nrequest: {output_tokens: 600}\n",
 		"think_time: {dist: mixture, parts: [{weight: 1, dist: const, value: 1s}, {weight: .nan, dist: exp, mean: 1s}]}\n",
 		"context: {read_tokens: {dist: mixture, parts: [{weight: 1, dist: mixture, parts: []}]}}\n",
+		"tools: {set: coding, choice: read, per_tool: {bash: {latency: 1s}, Read: {result_tokens: 5}}}\n",
+		"tools: {set: browse, per_tool: {\"a b\": 1, x: [1], read_page: {latency: {dist: exp}}}}\n",
+		"tools: {set: ./nope.json}\ntask: {steps: 0, calls_per_step: {dist: mixture, parts: []}}\n",
 		"a: &a [*a, *a]\nb: &b [*a, *a]\n", "server: http://alice:pw@h\napi_key: <redacted>\nreproduce: {seed: 1}\n",
 	} {
 		f.Add([]byte(seed))
@@ -45,6 +48,8 @@ func FuzzOverride(f *testing.F) {
 		{"context.read_tokens", "{dist: normal, mean: NaN, stddev: 1}"}, {"context.read_tokens", "{dist: uniform, min: 2, max: 1}"},
 		{"think_time", "{dist: exp, mean: 2s}"}, {"think_time", "{dist: exp, mean: Infs}"},
 		{"think_time", "{dist: mixture, parts: [{weight: 2, dist: const, value: 1s}, {weight: 1e308, dist: exp, mean: 1s}]}"}, {"request.output_tokens", "0"},
+		{"tools.set", "coding"}, {"tools.per_tool.bash.latency", "1s"}, {"tools.per_tool", "{read: {result_tokens: 3}}"},
+		{"tools.per_tool.Read.latency", "{dist: exp, mean: 1s}"}, {"task.steps", "0"}, {"tools.choice", "bash"},
 		{"pacer.kind", "rate"}, {"pacer", "x"}, {"api_key", "sk-1"}, {"context.initial_tokens", "0"}, {"model", ""},
 	} {
 		f.Add(kv[0], kv[1])

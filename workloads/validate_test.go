@@ -169,7 +169,7 @@ func TestValidateBuiltins(t *testing.T) {
 func TestMissingWorkload(t *testing.T) {
 	tests := []struct{ workload, want string }{
 		// A bare word is taken for a built-in name first.
-		{"ocbrose", "workload ocbrose: no built-in workload has that name (want one of ocbrowse, smoke, synthetic) and no such file exists"},
+		{"ocbrose", "workload ocbrose: no built-in workload has that name (want one of coding-agent, ocbrowse, smoke, synthetic) and no such file exists"},
 		// A path is a file.
 		{"testdata/nope.yaml", "testdata/nope.yaml: cannot read the file: no such file or directory"},
 		// A directory is not a file.
