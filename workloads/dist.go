@@ -133,7 +133,7 @@ func (d Dist) Sample(r *rand.Rand) int {
 		}
 		return d.Parts[pick(r, d.Parts)].Sample(r)
 	}
-	return int(min(math.Round(d.params().sample(r)), math.MaxInt))
+	return int(min(math.Round(d.params().sample(r)), maxSample))
 }
 
 // Sample draws one duration, ≥ 0 when the distribution is valid.
@@ -150,9 +150,12 @@ func (d DurationDist) Sample(r *rand.Rand) time.Duration {
 		}
 		return d.Parts[pick(r, d.Parts)].Sample(r)
 	}
-	// A heavy tail may pass what a Duration holds (292 years), which would wrap negative.
-	return time.Duration(min(math.Round(d.params().sample(r)), math.MaxInt64))
+	return time.Duration(min(math.Round(d.params().sample(r)), maxSample))
 }
+
+// maxSample bounds a sample (146 years, or as many tokens): a heavy tail may pass what an
+// int64 holds, and a float64 beyond it converts to no defined integer.
+const maxSample = 1 << 62
 
 // pick returns the index of one of parts (at least one), drawn in proportion to their weights
 // (all > 0).

@@ -71,8 +71,10 @@ func checkFunctions(t *testing.T, s *ToolSet) {
 func TestParseToolSet(t *testing.T) {
 	const fn = `{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}`
 	tests := []struct{ data, want string }{
-		{`{"tools": []}`, `{"tools":[]} is not allowed: want a JSON array of tools, such as [{"type": "function", "function": {…}}] ` +
-			`(json: cannot unmarshal object into Go value of type []json.RawMessage)`},
+		{`{"tools": []}`, `{"tools":[]} is not allowed: want a JSON array of tools, such as [{"type": "function", "function": {…}}]`},
+		{` [ ] `, `[] is not allowed: want at least one tool (tools.set none sends none)`},
+		{`null`, `null is not allowed: want a JSON array of tools, such as [{"type": "function", "function": {…}}]`},
+		{`[{"type": "function",}]`, `not JSON: invalid character '}' looking for beginning of object key string`},
 		{`[` + fn + `, 3]`, `tools[1]: 3 is not allowed: want an object with a type, such as {"type": "function", "function": {…}}`},
 		{`[{"function": {}}]`, `tools[0].type: missing: want the tool's type, such as "function"`},
 		{`[{"type": 1}]`, `tools[0].type: 1 is not allowed: want a string, such as "function"`},

@@ -111,15 +111,21 @@ func toolFileReason(err error) string {
 var functionName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // ParseToolSet checks data, the JSON of an OpenAI tools array, and returns it as the set
-// named source. The array holds objects, each with a string type; a function tool
+// named source. The array holds at least one object, each with a string type; a function tool
 // ("type": "function") has a function object with a name OpenAI allows, unique in the array,
 // and parameters that are a JSON Schema object. The error names the element and what is wrong
 // with it: `tools[2].function.parameters: "none" is not allowed: want a JSON Schema object`.
 func ParseToolSet(source string, data []byte) (*ToolSet, error) {
+	if !json.Valid(data) {
+		var v any
+		return nil, fmt.Errorf("not JSON: %v", json.Unmarshal(data, &v))
+	}
 	var elems []json.RawMessage
-	if err := json.Unmarshal(data, &elems); err != nil {
-		return nil, fmt.Errorf("%s is not allowed: want a JSON array of tools, such as [{\"type\": \"function\", \"function\": {…}}] (%v)",
-			clip(data), err)
+	if json.Unmarshal(data, &elems) != nil || elems == nil {
+		return nil, fmt.Errorf(`%s is not allowed: want a JSON array of tools, such as [{"type": "function", "function": {…}}]`, clip(data))
+	}
+	if len(elems) == 0 {
+		return nil, fmt.Errorf("[] is not allowed: want at least one tool (tools.set none sends none)")
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, data); err != nil {
