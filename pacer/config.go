@@ -35,4 +35,8 @@ type Config struct {
 	// LeakOnTimeout reproduces the buggy release path: a permit whose request timed out is
 	// never released.
 	LeakOnTimeout bool `mapstructure:"leak_on_timeout" yaml:"leak_on_timeout,omitempty"`
+	// HoldAcrossTools reproduces the harness that keeps its permit while the tools of a reply
+	// run: an agent with tools releases its permit after the tools, not when the response
+	// ends. The agents read it; the pacer designs do not.
+	HoldAcrossTools bool `mapstructure:"hold_across_tools" yaml:"hold_across_tools"`
 }

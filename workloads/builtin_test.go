@@ -20,7 +20,7 @@ func loadBuiltin(t *testing.T, name string) *Workload {
 
 // TestNames lists the built-ins and checks Builtin for a missing one.
 func TestNames(t *testing.T) {
-	assert.Equal(t, []string{"ocbrowse", "smoke", "synthetic"}, Names())
+	assert.Equal(t, []string{"coding-agent", "ocbrowse", "smoke", "synthetic"}, Names())
 	_, ok := Builtin("nope")
 	assert.False(t, ok, `Builtin("nope")`)
 	data, ok := Builtin("ocbrowse")
@@ -43,6 +43,30 @@ func TestOcbrowse(t *testing.T) {
 	assert.Equal(t, DurationDist{Kind: DistUniform, Min: 200 * time.Millisecond, Max: 2 * time.Second}, w.ToolTime)
 	assert.Equal(t, DurationDist{Kind: DistExp, Avg: 2 * time.Second}, w.ThinkTime)
 	assert.Equal(t, pacer.Config{Kind: "slots", Slots: 30}, w.Pacer)
+}
+
+// TestOcbrowseReadsThroughTools checks that ocbrowse reads its pages through the browse
+// tools with the read step's figures: each tool call takes tool_time and returns
+// context.read_tokens, one call a step, one task of all its rounds, and a task ended early by
+// the model is followed by a message of a page's size.
+func TestOcbrowseReadsThroughTools(t *testing.T) {
+	w := loadBuiltin(t, "ocbrowse")
+	assert.Equal(t, ToolSetBrowse, w.Tools.Set)
+	assert.False(t, w.Tools.Parallel, "one page a step")
+	set, err := w.Tools.Definitions()
+	require.NoError(t, err)
+	for _, name := range set.Functions() {
+		assert.Equal(t, w.ToolTime, w.Tools.LatencyOf(name), "%s: latency", name)
+		assert.Equal(t, w.Context.ReadTokens, w.Tools.ResultTokensOf(name), "%s: result tokens", name)
+	}
+	assert.Equal(t, Const(1), w.Task.CallsPerStep)
+	assert.Equal(t, Const(w.Rounds), w.Task.Steps, "one task")
+	assert.Equal(t, w.Context.ReadTokens, w.Task.MessageTokens)
+
+	// Without tools it is the original harness.
+	none, err := Load(LoadOptions{Workload: "ocbrowse", Overrides: []Override{{Key: "tools.set", Value: "none"}}})
+	require.NoError(t, err)
+	assert.False(t, none.Tools.Enabled())
 }
 
 // TestOcbrowsePasses32kInRound2Or3 checks, by arithmetic and by sampling, that ocbrowse

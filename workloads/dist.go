@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -15,10 +16,11 @@ const (
 	DistNormal    = "normal"    // normal(Avg, StdDev), negative samples clamped to 0
 	DistExp       = "exp"       // exponential with mean Avg
 	DistLognormal = "lognormal" // lognormal whose own mean and standard deviation are Avg and StdDev
+	DistMixture   = "mixture"   // one of Parts, picked in proportion to its weight, then sampled
 )
 
 // DistKinds lists the distribution kinds in the order messages show them.
-var DistKinds = []string{DistConst, DistUniform, DistNormal, DistExp, DistLognormal}
+var DistKinds = []string{DistConst, DistUniform, DistNormal, DistExp, DistLognormal, DistMixture}
 
 // kindFields lists, per kind, the YAML keys besides `dist` that the kind requires.
 var kindFields = map[string][]string{
@@ -27,11 +29,13 @@ var kindFields = map[string][]string{
 	DistNormal:    {"mean", "stddev"},
 	DistExp:       {"mean"},
 	DistLognormal: {"mean", "stddev"},
+	DistMixture:   {"parts"},
 }
 
 // Dist is a distribution of token counts. Its YAML form is a bare integer (const) or a map
-// such as {dist: uniform, min: 2000, max: 12000}. The zero value is const 0. Fields that do not
-// apply to Kind are zero.
+// such as {dist: uniform, min: 2000, max: 12000}, or for a mixture {dist: mixture, parts:
+// [{weight: 0.9, dist: const, value: 1}, {weight: 0.1, dist: uniform, min: 2, max: 4}]}. The
+// zero value is const 0. Fields that do not apply to Kind are zero.
 type Dist struct {
 	// Kind is one of DistKinds; "" means const.
 	Kind string
@@ -43,6 +47,16 @@ type Dist struct {
 	Avg int
 	// StdDev is the `stddev` key (normal, lognormal), in tokens.
 	StdDev int
+	// Parts are a mixture's components, none of them a mixture itself; nil for any other kind.
+	Parts []Part
+}
+
+// Part is one component of a token mixture.
+type Part struct {
+	// Weight is the part's share of the samples, relative to the other parts' weights; > 0.
+	Weight float64
+	// Dist is the part's distribution, of any kind but mixture.
+	Dist
 }
 
 // DurationDist is a distribution of simulated durations. Its YAML form is a bare Go duration
@@ -59,6 +73,16 @@ type DurationDist struct {
 	Avg time.Duration
 	// StdDev is the `stddev` key (normal, lognormal).
 	StdDev time.Duration
+	// Parts are a mixture's components, none of them a mixture itself; nil for any other kind.
+	Parts []DurationPart
+}
+
+// DurationPart is one component of a duration mixture.
+type DurationPart struct {
+	// Weight is the part's share of the samples, relative to the other parts' weights; > 0.
+	Weight float64
+	// DurationDist is the part's distribution, of any kind but mixture.
+	DurationDist
 }
 
 // Const returns the distribution that is always v tokens.
@@ -71,41 +95,91 @@ func ConstDuration(d time.Duration) DurationDist { return DurationDist{Kind: Dis
 type params struct {
 	kind                      string
 	value, min, max, mean, sd float64
+	weights                   []float64 // a mixture's, one per part
+	parts                     []params
 }
 
 func (d Dist) params() params {
-	return params{d.Kind, float64(d.Value), float64(d.Min), float64(d.Max), float64(d.Avg), float64(d.StdDev)}
+	p := params{kind: d.Kind, value: float64(d.Value), min: float64(d.Min), max: float64(d.Max),
+		mean: float64(d.Avg), sd: float64(d.StdDev)}
+	for _, part := range d.Parts {
+		p.weights = append(p.weights, part.Weight)
+		p.parts = append(p.parts, part.params())
+	}
+	return p
 }
 
 func (d DurationDist) params() params {
-	return params{d.Kind, float64(d.Value), float64(d.Min), float64(d.Max), float64(d.Avg), float64(d.StdDev)}
+	p := params{kind: d.Kind, value: float64(d.Value), min: float64(d.Min), max: float64(d.Max),
+		mean: float64(d.Avg), sd: float64(d.StdDev)}
+	for _, part := range d.Parts {
+		p.weights = append(p.weights, part.Weight)
+		p.parts = append(p.parts, part.params())
+	}
+	return p
 }
 
 // Sample draws one token count, ≥ 0 when the distribution is valid.
 func (d Dist) Sample(r *rand.Rand) int {
-	if d.Kind == DistUniform {
+	switch d.Kind {
+	case DistUniform:
 		if d.Max <= d.Min {
 			return d.Min
 		}
 		return d.Min + r.IntN(d.Max-d.Min+1)
+	case DistMixture:
+		if len(d.Parts) == 0 {
+			return 0
+		}
+		return d.Parts[pick(r, d.Parts)].Sample(r)
 	}
-	return int(math.Round(d.params().sample(r)))
+	return int(min(math.Round(d.params().sample(r)), maxSample))
 }
 
 // Sample draws one duration, ≥ 0 when the distribution is valid.
 func (d DurationDist) Sample(r *rand.Rand) time.Duration {
-	if d.Kind == DistUniform {
+	switch d.Kind {
+	case DistUniform:
 		if d.Max <= d.Min {
 			return d.Min
 		}
 		return d.Min + time.Duration(r.Int64N(int64(d.Max-d.Min)+1))
+	case DistMixture:
+		if len(d.Parts) == 0 {
+			return 0
+		}
+		return d.Parts[pick(r, d.Parts)].Sample(r)
 	}
-	return time.Duration(math.Round(d.params().sample(r)))
+	return time.Duration(min(math.Round(d.params().sample(r)), maxSample))
 }
 
+// maxSample bounds a sample (146 years, or as many tokens): a heavy tail may pass what an
+// int64 holds, and a float64 beyond it converts to no defined integer.
+const maxSample = 1 << 62
+
+// pick returns the index of one of parts (at least one), drawn in proportion to their weights
+// (all > 0).
+func pick[P interface{ weight() float64 }](r *rand.Rand, parts []P) int {
+	total := 0.0
+	for _, p := range parts {
+		total += p.weight()
+	}
+	u := r.Float64() * total
+	for i, p := range parts {
+		if u < p.weight() {
+			return i
+		}
+		u -= p.weight()
+	}
+	return len(parts) - 1
+}
+
+func (p Part) weight() float64         { return p.Weight }
+func (p DurationPart) weight() float64 { return p.Weight }
+
 // least is the smallest token count Sample can return: the constant, the uniform's min, the
-// mean of a normal or lognormal without spread, and 0 for any other kind, whose samples may
-// round down to 0.
+// mean of a normal or lognormal without spread, the least of a mixture's parts, and 0 for any
+// other kind, whose samples may round down to 0.
 func (d Dist) least() int {
 	switch d.Kind {
 	case DistConst, "":
@@ -116,38 +190,66 @@ func (d Dist) least() int {
 		if d.StdDev == 0 {
 			return d.Avg
 		}
+	case DistMixture:
+		if len(d.Parts) == 0 {
+			return 0
+		}
+		least := math.MaxInt
+		for _, p := range d.Parts {
+			least = min(least, p.least())
+		}
+		return least
 	}
 	return 0
 }
 
-// Mean is the expected value of Sample, in tokens (normal: of the distribution clamped at 0).
+// Mean is the expected value of Sample, in tokens (normal: of the distribution clamped at 0;
+// mixture: the parts' means weighted).
 func (d Dist) Mean() float64 { return d.params().expected() }
 
-// Mean is the expected value of Sample (normal: of the distribution clamped at 0).
+// Mean is the expected value of Sample (normal: of the distribution clamped at 0; mixture: the
+// parts' means weighted).
 func (d DurationDist) Mean() time.Duration {
 	return time.Duration(math.Round(d.params().expected()))
 }
 
 // String renders d in its YAML flow form, e.g. "{dist: uniform, min: 2000, max: 12000}", or
 // the bare value for const; the result is accepted by --set.
-func (d Dist) String() string {
-	return d.params().format(func(x float64) string { return fmt.Sprint(int64(x)) })
-}
+func (d Dist) String() string { return d.params().format(tokenText) }
 
 // String renders d in its YAML flow form, e.g. "{dist: exp, mean: 2s}", or the bare duration
 // for const; the result is accepted by --set.
-func (d DurationDist) String() string {
-	return d.params().format(func(x float64) string { return formatDuration(time.Duration(x)) })
+func (d DurationDist) String() string { return d.params().format(durationText) }
+
+// tokenText and durationText render one parameter of a token or duration distribution.
+func tokenText(x float64) string    { return fmt.Sprint(int64(x)) }
+func durationText(x float64) string { return formatDuration(time.Duration(x)) }
+
+// Validate reports whether d's kind is known and its parameters are allowed. A problem in
+// one part of a mixture is a *PartError.
+func (d Dist) Validate() error { return d.params().validate(tokenText) }
+
+// Validate reports whether d's kind is known and its parameters are allowed. A problem in
+// one part of a mixture is a *PartError.
+func (d DurationDist) Validate() error { return d.params().validate(durationText) }
+
+// PartError is a problem in one part of a mixture.
+type PartError struct {
+	// Index is the part's position in the mixture's parts, from 0.
+	Index int
+	// Err says what is wrong with the part and what is allowed.
+	Err error
 }
 
-// Validate reports whether d's kind is known and its parameters are allowed.
-func (d Dist) Validate() error { return d.params().validate(d.String()) }
+// Error is "parts[<index>]: <what is wrong>".
+func (e *PartError) Error() string { return fmt.Sprintf("parts[%d]: %v", e.Index, e.Err) }
 
-// Validate reports whether d's kind is known and its parameters are allowed.
-func (d DurationDist) Validate() error { return d.params().validate(d.String()) }
+// Unwrap returns Err.
+func (e *PartError) Unwrap() error { return e.Err }
 
 // sample draws from every kind but uniform, which Dist.Sample and DurationDist.Sample draw
-// as integers themselves so that both bounds are reachable.
+// as integers themselves so that both bounds are reachable, and mixture, whose parts they
+// sample themselves.
 func (p params) sample(r *rand.Rand) float64 {
 	switch p.kind {
 	case DistNormal:
@@ -184,6 +286,16 @@ func (p params) expected() float64 {
 		return p.mean*cdf + p.sd*pdf
 	case DistExp, DistLognormal:
 		return p.mean
+	case DistMixture:
+		sum, total := 0.0, 0.0
+		for i, part := range p.parts {
+			sum += p.weights[i] * part.expected()
+			total += p.weights[i]
+		}
+		if total <= 0 {
+			return 0
+		}
+		return sum / total
 	default:
 		return p.value
 	}
@@ -191,6 +303,12 @@ func (p params) expected() float64 {
 
 func (p params) format(num func(float64) string) string {
 	switch p.kind {
+	case DistMixture:
+		parts := make([]string, len(p.parts))
+		for i, part := range p.parts {
+			parts[i] = part.formatPart(p.weights[i], num)
+		}
+		return fmt.Sprintf("{dist: mixture, parts: [%s]}", strings.Join(parts, ", "))
 	case DistUniform:
 		return fmt.Sprintf("{dist: uniform, min: %s, max: %s}", num(p.min), num(p.max))
 	case DistNormal, DistLognormal:
@@ -204,8 +322,21 @@ func (p params) format(num func(float64) string) string {
 	}
 }
 
-// validate returns nil or an error "<shown> is not allowed: want <what is allowed>".
-func (p params) validate(shown string) error {
+// formatPart renders p as one part of a mixture: "{weight: 0.9, dist: const, value: 1}".
+func (p params) formatPart(weight float64, num func(float64) string) string {
+	inner := p.format(num)
+	if p.kind == DistConst || p.kind == "" {
+		inner = "{dist: const, value: " + inner + "}"
+	}
+	return "{weight: " + strconv.FormatFloat(weight, 'g', -1, 64) + ", " + strings.TrimPrefix(inner, "{")
+}
+
+// validate returns nil or an error "<p as num renders it> is not allowed: want <what is
+// allowed>", a *PartError for a part of a mixture.
+func (p params) validate(num func(float64) string) error {
+	if p.kind == DistMixture {
+		return p.validateMixture(num)
+	}
 	var want string
 	switch p.kind {
 	case DistConst, "":
@@ -234,7 +365,34 @@ func (p params) validate(shown string) error {
 	if want == "" {
 		return nil
 	}
-	return fmt.Errorf("%s is not allowed: want %s", shown, want)
+	return fmt.Errorf("%s is not allowed: want %s", p.format(num), want)
+}
+
+// validateMixture checks that a mixture has parts, each with a weight > 0 and a valid
+// distribution of another kind.
+func (p params) validateMixture(num func(float64) string) error {
+	if len(p.parts) == 0 {
+		return fmt.Errorf("%s is not allowed: want at least one part", p.format(num))
+	}
+	total := 0.0
+	for i, part := range p.parts {
+		w := p.weights[i]
+		shown := part.formatPart(w, num)
+		switch {
+		case !(w > 0) || math.IsInf(w, 1):
+			return &PartError{i, fmt.Errorf("%s is not allowed: want a weight > 0", shown)}
+		case part.kind == DistMixture:
+			return &PartError{i, fmt.Errorf("%s is not allowed: want a part of another kind than mixture", shown)}
+		}
+		if err := part.validate(num); err != nil {
+			return &PartError{i, err}
+		}
+		total += w
+	}
+	if math.IsInf(total, 1) {
+		return fmt.Errorf("%s is not allowed: want weights whose sum is a finite number", p.format(num))
+	}
+	return nil
 }
 
 // formatDuration is time.Duration.String without zero trailing units: 1h, 2m, 1m30s, 200ms.

@@ -3,6 +3,7 @@ package workloads
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -169,7 +170,7 @@ func TestParseDist(t *testing.T) {
 		// Errors name the key and what is allowed.
 		{"lots", Dist{}, `k: "lots" is not allowed: want an integer, or a map such as {dist: exp, mean: …}`},
 		{"{dist: exp, mean: [}", Dist{}, `k: "{dist: exp, mean: [}" is not allowed: want a map such as {dist: uniform, min: 1, max: 2}`},
-		{map[string]any{"dist": 3}, Dist{}, `k.dist: 3 is not allowed: want one of const, uniform, normal, exp, lognormal`},
+		{map[string]any{"dist": 3}, Dist{}, `k.dist: 3 is not allowed: want one of const, uniform, normal, exp, lognormal, mixture`},
 		{map[string]any{"dist": "exp", "mean": 1.5}, Dist{}, `k.mean: 1.5 is not allowed: want an integer`},
 		{map[string]any{"dist": "const"}, Dist{}, `k.value: missing: a const dist takes value`},
 	}
@@ -181,7 +182,7 @@ func TestParseDist(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tt.want {
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("parseDist(k, %#v) = %v, %v; want %v, nil", tt.raw, got, err, tt.want)
 		}
 	}
@@ -209,7 +210,7 @@ func TestParseDurationDist(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tt.want {
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("parseDurationDist(k, %#v) = %v, %v; want %v, nil", tt.raw, got, err, tt.want)
 		}
 	}

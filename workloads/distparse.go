@@ -58,8 +58,17 @@ func parseDist(key string, raw any) (Dist, error) {
 	if err != nil {
 		return Dist{}, err
 	}
+	return p.dist(), nil
+}
+
+// dist is p as a token distribution.
+func (p params) dist() Dist {
 	i := func(x float64) int { return int(x) }
-	return Dist{Kind: p.kind, Value: i(p.value), Min: i(p.min), Max: i(p.max), Avg: i(p.mean), StdDev: i(p.sd)}, nil
+	d := Dist{Kind: p.kind, Value: i(p.value), Min: i(p.min), Max: i(p.max), Avg: i(p.mean), StdDev: i(p.sd)}
+	for j, part := range p.parts {
+		d.Parts = append(d.Parts, Part{Weight: p.weights[j], Dist: part.dist()})
+	}
+	return d
 }
 
 // parseDurationDist converts the YAML form of a duration distribution (or a DurationDist)
@@ -72,8 +81,17 @@ func parseDurationDist(key string, raw any) (DurationDist, error) {
 	if err != nil {
 		return DurationDist{}, err
 	}
-	d := func(x float64) time.Duration { return time.Duration(x) }
-	return DurationDist{Kind: p.kind, Value: d(p.value), Min: d(p.min), Max: d(p.max), Avg: d(p.mean), StdDev: d(p.sd)}, nil
+	return p.durationDist(), nil
+}
+
+// durationDist is p as a duration distribution.
+func (p params) durationDist() DurationDist {
+	t := func(x float64) time.Duration { return time.Duration(x) }
+	d := DurationDist{Kind: p.kind, Value: t(p.value), Min: t(p.min), Max: t(p.max), Avg: t(p.mean), StdDev: t(p.sd)}
+	for j, part := range p.parts {
+		d.Parts = append(d.Parts, DurationPart{Weight: p.weights[j], DurationDist: part.durationDist()})
+	}
+	return d
 }
 
 // parseParams reads a bare value (const), a map, or a string holding a YAML flow map, as
@@ -109,18 +127,56 @@ func parseParams(key string, raw any, num func(any) (float64, bool), want string
 			return params{}, fmt.Errorf("unknown key %q: %s", key+"."+f, takes)
 		}
 	}
+	for _, f := range fields {
+		if _, present := m[f]; !present {
+			return params{}, fmt.Errorf("%s.%s: missing: %s", key, f, takes)
+		}
+	}
+	if kind == DistMixture {
+		return parseMixture(key, m["parts"], num, want)
+	}
 	p := params{kind: kind}
 	dst := map[string]*float64{"value": &p.value, "min": &p.min, "max": &p.max, "mean": &p.mean, "stddev": &p.sd}
 	for _, f := range fields {
-		v, present := m[f]
-		if !present {
-			return params{}, fmt.Errorf("%s.%s: missing: %s", key, f, takes)
-		}
+		v := m[f]
 		x, ok := num(v)
 		if !ok {
 			return params{}, notAllowed(key+"."+f, v, want)
 		}
 		*dst[f] = x
+	}
+	return p, nil
+}
+
+// parseMixture reads a mixture's parts: a list of maps, each a weight beside the keys of a
+// distribution of another kind.
+func parseMixture(key string, raw any, num func(any) (float64, bool), want string) (params, error) {
+	list, ok := raw.([]any)
+	if !ok {
+		return params{}, notAllowed(key+".parts", raw, "a list of parts such as [{weight: 0.9, dist: const, value: 1}, …]")
+	}
+	p := params{kind: DistMixture}
+	for i, item := range list {
+		at := fmt.Sprintf("%s.parts[%d]", key, i)
+		m, ok := asMap(item)
+		if !ok {
+			return params{}, notAllowed(at, item, "a map of a weight and a distribution, such as {weight: 0.9, dist: const, value: 1}")
+		}
+		w, present := m["weight"]
+		if !present {
+			return params{}, fmt.Errorf("%s.weight: missing: each part of a mixture takes a weight beside its dist", at)
+		}
+		weight, ok := toFloat(w)
+		if !ok {
+			return params{}, notAllowed(at+".weight", w, wantNumber)
+		}
+		delete(m, "weight")
+		part, err := parseParams(at, m, num, want)
+		if err != nil {
+			return params{}, err
+		}
+		p.weights = append(p.weights, weight)
+		p.parts = append(p.parts, part)
 	}
 	return p, nil
 }
@@ -209,7 +265,7 @@ func asMap(raw any) (map[string]any, bool) {
 	return nil, false
 }
 
-func sortedKeys(m map[string]any) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -289,13 +345,40 @@ func (p params) yamlNode(num func(float64) *yaml.Node) *yaml.Node {
 	if !ok || p.kind == DistConst {
 		return num(p.value)
 	}
-	src := map[string]float64{"min": p.min, "max": p.max, "mean": p.mean, "stddev": p.sd}
 	n := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
 	n.Content = append(n.Content, scalar("dist"), scalar(p.kind))
+	if p.kind == DistMixture {
+		parts := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for i, part := range p.parts {
+			parts.Content = append(parts.Content, part.partNode(p.weights[i], num))
+		}
+		n.Content = append(n.Content, scalar("parts"), parts)
+		return n
+	}
+	p.appendFields(n, fields, num)
+	return n
+}
+
+// partNode is p as one part of a mixture: its weight, then its dist and parameters.
+func (p params) partNode(weight float64, num func(float64) *yaml.Node) *yaml.Node {
+	kind := p.kind
+	if kind == "" {
+		kind = DistConst
+	}
+	n := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+	n.Content = append(n.Content, scalar("weight"),
+		&yaml.Node{Kind: yaml.ScalarNode, Value: strconv.FormatFloat(weight, 'g', -1, 64)},
+		scalar("dist"), scalar(kind))
+	p.appendFields(n, kindFields[kind], num)
+	return n
+}
+
+// appendFields appends the given parameters of p to the mapping n.
+func (p params) appendFields(n *yaml.Node, fields []string, num func(float64) *yaml.Node) {
+	src := map[string]float64{"value": p.value, "min": p.min, "max": p.max, "mean": p.mean, "stddev": p.sd}
 	for _, f := range fields {
 		n.Content = append(n.Content, scalar(f), num(src[f]))
 	}
-	return n
 }
 
 func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }

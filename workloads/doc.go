@@ -1,9 +1,9 @@
 // Package workloads describes what a simulated agent harness does: how many agents, how many
-// rounds, how contexts grow, what each request asks for, how long tools and thinking take, and
-// which pacer gates the requests.
+// rounds, how contexts grow, what each request asks for and which tool definitions it
+// carries, how long tools and thinking take, and which pacer gates the requests.
 //
-// A workload is YAML. Built-ins (ocbrowse, synthetic, smoke) are embedded; users pass their own
-// file. Load resolves one workload through the configuration chain
+// A workload is YAML. Built-ins (ocbrowse, coding-agent, synthetic, smoke) are embedded; users
+// pass their own file. Load resolves one workload through the configuration chain
 //
 //	overrides (--set and the flags for it) > environment (AGENTSIM_…) > --config file > workload YAML > defaults
 //

@@ -11,7 +11,7 @@ import (
 func ExampleNames() {
 	fmt.Println(workloads.Names())
 	// Output:
-	// [ocbrowse smoke synthetic]
+	// [coding-agent ocbrowse smoke synthetic]
 }
 
 // Load resolves a built-in workload with overrides: a flag and --set beat the environment,

@@ -22,12 +22,17 @@ func FuzzWorkloadFile(f *testing.F) {
 		"context: {system_tokens: 0, initial_tokens: 0, read_tokens: {dist: exp, mean: 50}}\n",
 		"request: {output_tokens: {dist: exp, mean: 100}, force_output_length: true}\n",
 		"context: {max_context_tokens: 4000, initial_tokens: 3990}\nrequest: {output_tokens: 600}\n",
+		"think_time: {dist: mixture, parts: [{weight: 1, dist: const, value: 1s}, {weight: .nan, dist: exp, mean: 1s}]}\n",
+		"context: {read_tokens: {dist: mixture, parts: [{weight: 1, dist: mixture, parts: []}]}}\n",
+		"tools: {set: coding, choice: read, per_tool: {bash: {latency: 1s}, Read: {result_tokens: 5}}}\n",
+		"tools: {set: browse, per_tool: {\"a b\": 1, x: [1], read_page: {latency: {dist: exp}}}}\n",
+		"tools: {set: ./nope.json}\ntask: {steps: 0, calls_per_step: {dist: mixture, parts: []}}\n",
 		"a: &a [*a, *a]\nb: &b [*a, *a]\n", "server: http://alice:pw@h\napi_key: <redacted>\nreproduce: {seed: 1}\n",
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, problems := fileLayer("w.yaml", data)
+		l, problems := fileLayer("w.yaml", "", data)
 		w, err := stack(problems, true, l)
 		check(t, w, err)
 		w, err = LoadRecorded(data)
@@ -41,7 +46,10 @@ func FuzzOverride(f *testing.F) {
 		{"agents", "8"}, {"agents", "-3"}, {"agents", "many"}, {"retry.jitter", "NaN"}, {"retry.jitter", "+Inf"},
 		{"pacer.rps", "1e308"}, {"duration", "5h"}, {"duration", "9999999999h"}, {"seed", "-9223372036854775808"},
 		{"context.read_tokens", "{dist: normal, mean: NaN, stddev: 1}"}, {"context.read_tokens", "{dist: uniform, min: 2, max: 1}"},
-		{"think_time", "{dist: exp, mean: 2s}"}, {"think_time", "{dist: exp, mean: Infs}"}, {"request.output_tokens", "0"},
+		{"think_time", "{dist: exp, mean: 2s}"}, {"think_time", "{dist: exp, mean: Infs}"},
+		{"think_time", "{dist: mixture, parts: [{weight: 2, dist: const, value: 1s}, {weight: 1e308, dist: exp, mean: 1s}]}"}, {"request.output_tokens", "0"},
+		{"tools.set", "coding"}, {"tools.per_tool.bash.latency", "1s"}, {"tools.per_tool", "{read: {result_tokens: 3}}"},
+		{"tools.per_tool.Read.latency", "{dist: exp, mean: 1s}"}, {"task.steps", "0"}, {"tools.choice", "bash"},
 		{"pacer.kind", "rate"}, {"pacer", "x"}, {"api_key", "sk-1"}, {"context.initial_tokens", "0"}, {"model", ""},
 	} {
 		f.Add(kv[0], kv[1])
@@ -69,7 +77,7 @@ func check(t *testing.T, w *Workload, err error) {
 	if err != nil {
 		t.Fatalf("YAML: %v", err)
 	}
-	l, problems := fileLayer("rt.yaml", b)
+	l, problems := fileLayer("rt.yaml", "", b)
 	back, err := stack(problems, false, l)
 	if err != nil {
 		t.Fatalf("YAML does not load back: %v\n%s", err, b)

@@ -9,11 +9,14 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// fileLayer converts a workload or --config file. source names it in messages.
-func fileLayer(source string, data []byte) (layer, []Problem) {
+// fileLayer converts a workload or --config file. source names it in messages; dir is the
+// directory of the file, which a relative tools.set path is relative to ("" for the current
+// directory).
+func fileLayer(source, dir string, data []byte) (layer, []Problem) {
 	l := layer{values: map[string]any{}}
 	m, problems := fileMapping(source, data)
 	l.flatten(source, "", m, &problems)
+	l.resolveToolSet(dir)
 	return l, problems
 }
 
@@ -69,7 +72,7 @@ func (l *layer) flatten(source, prefix string, m map[string]any, problems *[]Pro
 	for _, k := range sortedKeys(m) {
 		key := prefix + k
 		raw := m[k]
-		if spec, ok := schema.byKey[key]; ok {
+		if spec, ok := schema.spec(key); ok {
 			l.set(source, spec, raw, problems)
 			continue
 		}
@@ -88,19 +91,37 @@ func (l *layer) flatten(source, prefix string, m map[string]any, problems *[]Pro
 }
 
 func (l *layer) set(source string, spec keySpec, raw any, problems *[]Problem) {
-	v, err := spec.convert(raw)
-	if err != nil {
-		// A section of rules (thresholds) reports each bad rule on its own.
-		errs := []error{err}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			errs = j.Unwrap()
-		}
-		for _, e := range errs {
-			*problems = append(*problems, Problem{Source: source, Key: spec.key, Message: e.Error()})
+	if spec.kind == kindMap {
+		// The entries' keys are set one by one, so that entries merge across layers.
+		leaves, err := parseEntries(spec.key, raw)
+		report(source, spec.key, err, problems)
+		for _, key := range sortedKeys(leaves) {
+			leaf, _ := schema.spec(key)
+			l.set(source, leaf, leaves[key], problems)
 		}
 		return
 	}
+	v, err := spec.convert(raw)
+	if err != nil {
+		report(source, spec.key, err, problems)
+		return
+	}
 	l.values[spec.key] = v
+}
+
+// report adds err's problems with key; an error joining several (the rules of thresholds, the
+// entries of a map section) is one problem each.
+func report(source, key string, err error, problems *[]Problem) {
+	if err == nil {
+		return
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		*problems = append(*problems, Problem{Source: source, Key: key, Message: e.Error()})
+	}
 }
 
 // envLayer converts the AGENTSIM_ variables of env, the environment layer of the chain;
@@ -113,14 +134,16 @@ func envLayer(env, ignore []string) (layer, []Problem) {
 		if !strings.HasPrefix(name, EnvPrefix) || slices.Contains(ignore, name) {
 			continue
 		}
-		key, ok := schema.byEnv[name]
-		if !ok {
+		key, ok := schema.envKey(name)
+		spec, known := schema.spec(key)
+		if !ok || !known {
 			// The value is left out: a mistyped variable may hold a secret.
 			problems = append(problems, Problem{Source: name, Message: unknownEnv(name)})
 			continue
 		}
-		l.set(name+"="+val, schema.byKey[key], val, &problems)
+		l.set(name+"="+val, spec, val, &problems)
 	}
+	l.resolveToolSet("")
 	return l, problems
 }
 
@@ -130,7 +153,7 @@ func overrideLayer(overrides []Override) (layer, []Problem) {
 	var problems []Problem
 	for _, o := range overrides {
 		key := strings.ToLower(strings.TrimSpace(o.Key))
-		spec, ok := schema.byKey[key]
+		spec, ok := schema.spec(key)
 		if !ok {
 			shown := o
 			if looksSecret(key) {
@@ -141,6 +164,7 @@ func overrideLayer(overrides []Override) (layer, []Problem) {
 		}
 		l.set(o.String(), spec, o.Value, &problems)
 	}
+	l.resolveToolSet("")
 	return l, problems
 }
 

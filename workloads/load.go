@@ -86,7 +86,7 @@ func Load(opts LoadOptions) (*Workload, error) {
 	var base *layer
 	var problems []Problem
 	if opts.Base != nil {
-		l, ps := fileLayer("workload "+name, opts.Base)
+		l, ps := fileLayer("workload "+name, "", opts.Base)
 		base, problems = &l, ps
 	} else {
 		base, problems = workloadLayer(name)
@@ -119,16 +119,17 @@ func LoadRecorded(data []byte) (*Workload, error) {
 }
 
 // stack resolves layers, lowest first, on the built-in defaults and validates the result,
-// adding its problems to those the layers already had. With kindDefaults, a pacer kind named
-// without some of its parameters takes the kind's defaults for them (pacer.Defaults); a
-// recorded configuration holds every parameter its run used, and takes none.
-func stack(problems []Problem, kindDefaults bool, layers ...layer) (*Workload, error) {
+// adding its problems to those the layers already had. live is a workload resolved for a run:
+// a pacer kind named without some of its parameters takes the kind's defaults for them
+// (pacer.Defaults), and a tools file is read and checked. A recorded configuration holds
+// every parameter its run used, and takes none; the tools file it names may since have moved.
+func stack(problems []Problem, live bool, layers ...layer) (*Workload, error) {
 	dropStalePacerParams(layers)
 	w, err := resolve(layers)
 	if err != nil {
 		return nil, &ConfigError{Problems: append(problems, Problem{Message: err.Error()})}
 	}
-	if kindDefaults {
+	if live {
 		w.Pacer = w.Pacer.WithDefaults(func(key string) bool {
 			return slices.ContainsFunc(layers, func(l layer) bool { _, ok := l.values[key]; return ok })
 		})
@@ -136,6 +137,9 @@ func stack(problems []Problem, kindDefaults bool, layers ...layer) (*Workload, e
 	var ce *ConfigError
 	if errors.As(w.Validate(), &ce) {
 		problems = append(problems, ce.Problems...)
+	}
+	if live {
+		problems = append(problems, w.Tools.checkFile()...)
 	}
 	if len(problems) > 0 {
 		return nil, &ConfigError{Problems: problems}
@@ -147,8 +151,11 @@ func stack(problems []Problem, kindDefaults bool, layers ...layer) (*Workload, e
 func resolve(layers []layer) (*Workload, error) {
 	v := viper.New()
 	// Every key gets a default, so every key is seen by UnmarshalExact whichever layer sets it.
+	// A map section has none: its entries' keys are set one by one.
 	for _, k := range schema.keys {
-		v.SetDefault(k.key, k.def)
+		if k.kind != kindMap {
+			v.SetDefault(k.key, k.def)
+		}
 	}
 	for _, l := range layers {
 		if l.overrides {
@@ -172,7 +179,7 @@ func resolve(layers []layer) (*Workload, error) {
 // not be read at all, and the problem says why.
 func workloadLayer(name string) (*layer, []Problem) {
 	if data, ok := Builtin(name); ok {
-		l, ps := fileLayer("workload "+name, data)
+		l, ps := fileLayer("workload "+name, "", data)
 		return &l, ps
 	}
 	data, err := ReadFile(name)
@@ -184,7 +191,7 @@ func workloadLayer(name string) (*layer, []Problem) {
 	if err != nil {
 		return nil, []Problem{{Source: name, Message: readError(err)}}
 	}
-	l, ps := fileLayer(name, data)
+	l, ps := fileLayer(name, filepath.Dir(name), data)
 	if len(l.values) == 0 && len(ps) == 0 {
 		// The defaults alone are no workload: an empty file is a wrong or truncated path.
 		return nil, []Problem{{Source: name, Message: "the file sets no key: want a workload, " +
@@ -208,7 +215,7 @@ func configLayer(path, source string) (layer, []Problem) {
 	if err != nil {
 		return layer{values: map[string]any{}}, []Problem{{Source: source, Message: readError(err)}}
 	}
-	return fileLayer(source, data)
+	return fileLayer(source, filepath.Dir(path), data)
 }
 
 var unsafeNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

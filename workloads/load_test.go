@@ -44,6 +44,9 @@ func TestPrecedence(t *testing.T) {
 		{"request.idle_timeout", "1s", "2s", "3s", "4s", func(w *Workload) any { return w.Request.Idle },
 			[5]any{4 * time.Second, 3 * time.Second, 2 * time.Second, time.Second, time.Duration(0)}},
 		{"retry.jitter", "0.1", "0.2", "0.3", "0.4", func(w *Workload) any { return w.Retry.Jitter }, [5]any{0.4, 0.3, 0.2, 0.1, 0.0}},
+		{"tools.parallel", "false", "true", "false", "true", func(w *Workload) any { return w.Tools.Parallel }, [5]any{true, false, true, false, true}},
+		{"tools.set", "coding", "browse", "coding", "browse", func(w *Workload) any { return w.Tools.Set },
+			[5]any{"browse", "coding", "browse", "coding", "none"}},
 		{"context.read_tokens", "100", "{dist: uniform, min: 1, max: 2}", "{dist: exp, mean: 50}", "300",
 			func(w *Workload) any { return w.Context.ReadTokens },
 			[5]any{Const(300), Dist{Kind: DistExp, Avg: 50}, Dist{Kind: DistUniform, Min: 1, Max: 2}, Const(100), Const(0)}},
@@ -350,7 +353,8 @@ func TestLoadRecorded(t *testing.T) {
 func TestKeyType(t *testing.T) {
 	for key, want := range map[string]string{"agents": "int", "seed": "int", "duration": "duration",
 		"retry.jitter": "float", "request.stream": "bool", "model": "string",
-		"context.read_tokens": "dist", "think_time": "duration-dist", "pacer": "", "agentz": ""} {
+		"context.read_tokens": "dist", "think_time": "duration-dist", "pacer": "", "agentz": "",
+		"tools.latency": "duration-dist", "task.steps": "dist", "pacer.hold_across_tools": "bool"} {
 		assert.Equal(t, want, KeyType(key), "KeyType(%q)", key)
 	}
 }

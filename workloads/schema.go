@@ -23,6 +23,7 @@ const (
 	kindDist
 	kindDurationDist
 	kindThresholds
+	kindMap // a map section: named entries, each a few keys (see entries.go)
 )
 
 // keySpec is one key of the workload schema.
@@ -39,6 +40,7 @@ type schemaIndex struct {
 	byKey    map[string]keySpec
 	byEnv    map[string]string // AGENTSIM_PACER_SLOTS → pacer.slots
 	sections map[string]bool   // context, request, …
+	maps     []mapSection      // tools.per_tool, whose entries' keys are not in keys
 }
 
 var schema = buildSchema(Defaults())
@@ -55,20 +57,22 @@ func EnvName(key string) string {
 }
 
 // KeyType names the type of key's value as command-line help shows it — "int", "float",
-// "bool", "string", "duration", "dist" or "duration-dist" — or returns "" when key is no
-// workload key.
+// "bool", "string", "duration", "dist", "duration-dist", "thresholds" or "map" — or returns ""
+// when key is no workload key. A key of an entry of a map section, such as
+// tools.per_tool.bash.latency, has its own type.
 func KeyType(key string) string {
-	spec, ok := schema.byKey[key]
+	spec, ok := schema.spec(key)
 	if !ok {
 		return ""
 	}
 	return [...]string{kindInt: "int", kindInt64: "int", kindFloat: "float", kindBool: "bool", kindString: "string",
 		kindDuration: "duration", kindDist: "dist", kindDurationDist: "duration-dist",
-		kindThresholds: "thresholds"}[spec.kind]
+		kindThresholds: "thresholds", kindMap: "map"}[spec.kind]
 }
 
 // Keys returns every key a workload file, --config file, AGENTSIM_ variable or --set may set,
-// in schema order.
+// in schema order. A map section, such as tools.per_tool, is one key: the keys of its entries
+// (tools.per_tool.bash.latency) are named by the entries.
 func Keys() []string {
 	keys := make([]string, len(schema.keys))
 	for i, s := range schema.keys {
@@ -98,6 +102,11 @@ func (s *schemaIndex) walk(prefix string, v reflect.Value) {
 			continue
 		}
 		key := prefix + name
+		if f.Type.Kind() == reflect.Map {
+			s.keys = append(s.keys, keySpec{key: key, kind: kindMap, def: fv.Interface()})
+			s.maps = append(s.maps, mapSection{key: key, fields: entryFields(f.Type.Elem())})
+			continue
+		}
 		kind, leaf := leafKind(f.Type)
 		if !leaf {
 			s.sections[key] = true
@@ -137,7 +146,8 @@ func leafKind(t reflect.Type) (valueKind, bool) {
 }
 
 // convert turns raw input for key (a YAML value, or a string from the environment or --set)
-// into the key's Go type, or says what is allowed.
+// into the key's Go type, or says what is allowed. A map section's value is no one value: the
+// layer sets its entries' keys (see parseEntries).
 func (k keySpec) convert(raw any) (any, error) {
 	switch k.kind {
 	case kindInt:
@@ -185,6 +195,9 @@ func unknownKey(key string) string {
 	msg := fmt.Sprintf("unknown key %q", key)
 	if schema.sections[key] {
 		return msg + fmt.Sprintf(": it is a section; set one of its keys, such as %q", firstKeyUnder(key))
+	}
+	if why, ok := schema.unknownEntryKey(key); ok {
+		return msg + why
 	}
 	for _, k := range schema.keys {
 		if (k.kind == kindDist || k.kind == kindDurationDist) && strings.HasPrefix(key, k.key+".") {

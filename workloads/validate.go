@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -38,6 +39,9 @@ func (w *Workload) Validate() error {
 	c.section(w.Retry.Validate())
 	c.dist("tool_time", w.ToolTime.Validate())
 	c.dist("think_time", w.ThinkTime.Validate())
+	set, _ := BuiltinToolSet(w.Tools.Set)
+	c.tools(&w.Tools, set)
+	c.task(&w.Task)
 	c.section(w.Pacer.Validate())
 	c.positive("watchdog.stall_after", w.Watchdog.StallAfter)
 	if w.Watchdog.StallAfter > 0 && w.Watchdog.HangAfter <= w.Watchdog.StallAfter {
@@ -150,8 +154,14 @@ func (c *checker) positive(key string, d time.Duration) {
 	}
 }
 
+// dist adds a distribution's problem, naming the part of a mixture it is in.
 func (c *checker) dist(key string, err error) {
-	if err != nil {
-		c.problems = append(c.problems, Problem{Key: key, Message: key + ": " + err.Error()})
+	if err == nil {
+		return
 	}
+	var pe *PartError
+	if errors.As(err, &pe) {
+		key, err = fmt.Sprintf("%s.parts[%d]", key, pe.Index), pe.Err
+	}
+	c.problems = append(c.problems, Problem{Key: key, Message: key + ": " + err.Error()})
 }

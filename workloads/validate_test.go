@@ -44,8 +44,8 @@ func TestInvalidFiles(t *testing.T) {
 		// Agents only stream.
 		{"stream-false", "request.stream: false is not allowed: want true (agents always stream their requests)", false},
 		// Distributions: shape errors are found while reading, range errors after resolving.
-		{"dist-kind", `@: context.read_tokens.dist: "gaussian" is not allowed: want one of const, uniform, normal, exp, lognormal`, false},
-		{"dist-kind-missing", `@: context.read_tokens.dist: missing: want one of const, uniform, normal, exp, lognormal`, false},
+		{"dist-kind", `@: context.read_tokens.dist: "gaussian" is not allowed: want one of const, uniform, normal, exp, lognormal, mixture`, false},
+		{"dist-kind-missing", `@: context.read_tokens.dist: missing: want one of const, uniform, normal, exp, lognormal, mixture`, false},
 		{"dist-min-over-max", "context.read_tokens: {dist: uniform, min: 12000, max: 2000} is not allowed: want 0 ≤ min ≤ max", false},
 		{"dist-field-missing", `@: request.output_tokens.stddev: missing: a normal dist takes mean and stddev`, false},
 		{"dist-field-unknown", `@: unknown key "request.output_tokens.mean": a uniform dist takes min and max`, false},
@@ -54,6 +54,9 @@ func TestInvalidFiles(t *testing.T) {
 		{"dist-normal-negative-stddev", "tool_time: {dist: normal, mean: 1s, stddev: -1s} is not allowed: want mean ≥ 0 and stddev ≥ 0", false},
 		{"dist-lognormal-mean-zero", "context.read_tokens: {dist: lognormal, mean: 0, stddev: 100} is not allowed: want mean > 0 and stddev ≥ 0", false},
 		{"dist-duration-without-unit", `@: tool_time.min: 200 is not allowed: want a duration such as 200ms, 90s or 5m`, false},
+		// A mixture's parts: shape errors name the part's key, range errors the part.
+		{"dist-mixture-part", `@: context.read_tokens.parts[0].max: missing: a uniform dist takes min and max`, false},
+		{"dist-mixture-weight", "think_time.parts[1]: {weight: 0, dist: exp, mean: 1m} is not allowed: want a weight > 0", false},
 		{"dist-tokens-not-integer", `@: context.read_tokens.min: "2k" is not allowed: want an integer`, false},
 		// Strictness: unknown keys, with a suggestion when one is near.
 		{"unknown-key", `@: unknown key "agentz"; did you mean "agents"?`, false},
@@ -92,6 +95,28 @@ func TestInvalidFiles(t *testing.T) {
 		{"thresholds-rule", `@: thresholds.e2e.p90: "<= 1.1 * baseln" is not allowed: want <, <=, > or >= followed by a duration with its unit`, true},
 		{"thresholds-figure", `@: thresholds.e2e.p95: unknown figure "e2e.p95": did you mean "e2e.p90"?`, true},
 		{"thresholds-type", `@: thresholds: [e2e.p90] is not allowed: want a mapping of figures to rules`, true},
+		// Tools: the set, the choice against the set, the latency and result sizes, per tool.
+		{"tools-set-empty", `tools.set: "" is not allowed: want one of none, coding, browse, or the path of a JSON file holding an OpenAI tools array`, false},
+		{"tools-choice", `tools.choice: "any tool" is not allowed: want one of auto, none, required, or the name of a function tool of tools.set`, false},
+		{"tools-choice-unknown", `tools.choice: "open_page" is not allowed: want one of auto, none, required, or the name of a function tool of tools.set ` +
+			`(bash, edit, webfetch, glob, grep, list, read, write, todowrite, todoread)`, false},
+		// A choice other than auto or none needs a tool to call.
+		{"tools-choice-no-tools", `tools.choice: "required" is not allowed: want auto or none with tools.set none (no tool is offered)`, false},
+		{"tools-latency", "tools.latency: {dist: exp, mean: 0s} is not allowed: want mean > 0", false},
+		{"tools-per-tool-name", `tools.per_tool.bash: "bash" is not allowed: want the name of a function tool of tools.set ` +
+			`(search, open_page, read_page, scroll, find_in_page)`, false},
+		{"tools-per-tool-bad-name", `@: unknown key "tools.per_tool.read page": "read page" is not allowed as a name in tools.per_tool: ` +
+			`want letters, digits, '_' or '-', at most 64`, false},
+		{"tools-per-tool-key", `@: unknown key "tools.per_tool.read_page.latncy"; did you mean "tools.per_tool.read_page.latency"?`, false},
+		{"tools-per-tool-entry", `@: tools.per_tool.read_page: 5 is not allowed: want a mapping of its keys (latency and result_tokens)`, false},
+		{"tools-per-tool-not-mapping", `@: tools.per_tool: [bash] is not allowed: want a mapping of names, each to its keys ` +
+			`(latency and result_tokens), such as {bash: {latency: …}}`, false},
+		{"tools-per-tool-dist", "tools.per_tool.read_page.result_tokens: -5 is not allowed: want a value of at least 0", false},
+		{"hold-across-tools", `@: pacer.hold_across_tools: "maybe" is not allowed: want true or false`, false},
+		// Task: counts whose mean is at least 1, sizes of at least 0.
+		{"task-steps", "task.steps: 0 is not allowed: want a distribution whose mean is at least 1 (it is 0; samples below 1 count as 1)", false},
+		{"task-calls", "task.calls_per_step: {dist: uniform, min: 3, max: 1} is not allowed: want 0 ≤ min ≤ max", false},
+		{"task-message-tokens", "task.message_tokens: -1 is not allowed: want a value of at least 0", false},
 		// Every problem at once, reading problems first.
 		{"many", strings.Join([]string{
 			`@: unknown key "pacer.slotz"; did you mean "pacer.slots"?`,
@@ -144,7 +169,7 @@ func TestValidateBuiltins(t *testing.T) {
 func TestMissingWorkload(t *testing.T) {
 	tests := []struct{ workload, want string }{
 		// A bare word is taken for a built-in name first.
-		{"ocbrose", "workload ocbrose: no built-in workload has that name (want one of ocbrowse, smoke, synthetic) and no such file exists"},
+		{"ocbrose", "workload ocbrose: no built-in workload has that name (want one of coding-agent, ocbrowse, smoke, synthetic) and no such file exists"},
 		// A path is a file.
 		{"testdata/nope.yaml", "testdata/nope.yaml: cannot read the file: no such file or directory"},
 		// A directory is not a file.

@@ -32,10 +32,15 @@ type Workload struct {
 	Request Request `mapstructure:"request" yaml:"request"`
 	// Retry is the retry policy for failed requests.
 	Retry Retry `mapstructure:"retry" yaml:"retry"`
-	// ToolTime is the time the read step's tool takes, each round.
+	// ToolTime is the time the read step's tool takes, each round, in a workload without tools
+	// (tools.set none).
 	ToolTime DurationDist `mapstructure:"tool_time" yaml:"tool_time"`
 	// ThinkTime is the pause after a response before the next round.
 	ThinkTime DurationDist `mapstructure:"think_time" yaml:"think_time"`
+	// Tools are the tool definitions requests carry and what the agent's tools cost.
+	Tools Tools `mapstructure:"tools" yaml:"tools"`
+	// Task divides an agent's rounds into tasks when it has tools.
+	Task Task `mapstructure:"task" yaml:"task"`
 	// Pacer selects the design that gates requests.
 	Pacer pacer.Config `mapstructure:"pacer" yaml:"pacer"`
 	// Watchdog sets when a run without progress is reported and ended.
@@ -60,7 +65,8 @@ type Context struct {
 	SystemTokens int `mapstructure:"system_tokens" yaml:"system_tokens"`
 	// InitialTokens is the size of the task given to the agent before round 1; ≥ 0.
 	InitialTokens int `mapstructure:"initial_tokens" yaml:"initial_tokens"`
-	// ReadTokens is the size of the text appended by the read step, each round.
+	// ReadTokens is the size of the text appended by the read step, each round, in a workload
+	// without tools (tools.set none).
 	ReadTokens Dist `mapstructure:"read_tokens" yaml:"read_tokens"`
 	// MaxContextTokens is the model's context window, in tokens; larger than SystemTokens +
 	// InitialTokens. An agent stops before a round whose prompt and the output it reserves
@@ -142,6 +148,8 @@ func Defaults() Workload {
 		Retry:          Retry{Backoff: time.Second, MaxBackoff: 30 * time.Second},
 		ToolTime:       ConstDuration(0),
 		ThinkTime:      ConstDuration(0),
+		Tools:          Tools{Set: ToolSetNone, Choice: ToolChoiceAuto, Parallel: true, Latency: DefaultToolLatency(), ResultTokens: DefaultResultTokens()},
+		Task:           Task{Steps: DefaultTaskSteps(), CallsPerStep: DefaultCallsPerStep(), MessageTokens: Const(DefaultMessageTokens)},
 		Pacer:          pacer.Config{Kind: "unlimited"},
 		Watchdog:       Watchdog{StallAfter: DefaultStallAfter, HangAfter: DefaultHangAfter, SlowAfter: DefaultSlowAfter},
 		SampleInterval: DefaultSampleInterval,
