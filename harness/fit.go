@@ -178,5 +178,12 @@ func scaleDist(d workloads.Dist, f float64) workloads.Dist {
 	if d.Kind == workloads.DistExp || d.Kind == workloads.DistLognormal {
 		d.Avg = max(d.Avg, 1) // their mean must stay positive
 	}
+	if d.Parts != nil { // a mixture: every part by the same factor, in a copy of its own
+		parts := make([]workloads.Part, len(d.Parts))
+		for i, p := range d.Parts {
+			parts[i] = workloads.Part{Weight: p.Weight, Dist: scaleDist(p.Dist, f)}
+		}
+		d.Parts = parts
+	}
 	return d
 }

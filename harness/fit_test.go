@@ -115,3 +115,19 @@ func TestReplayContextWarning(t *testing.T) {
 		"(the largest: a prompt of 700 tokens plus max_tokens 400 = 1100); the server will refuse them", warn)
 	assert.NotContains(t, warn, "--fit-context")
 }
+
+// TestFitContextScalesMixtures: a mixture of output lengths is scaled part by part, and its
+// upper end (its largest part's) is what the fit plans within the window.
+func TestFitContextScalesMixtures(t *testing.T) {
+	w := loadWith(t, "smoke", "request.output_tokens={dist: mixture, parts: [{weight: 0.9, dist: const, value: 20}, {weight: 0.1, dist: uniform, min: 100, max: 400}]}",
+		"request.max_tokens=400")
+	fit, note, err := fitContext(w, 1000)
+	require.NoError(t, err)
+	require.NotEmpty(t, note, "the workload is scaled")
+	parts := fit.Request.OutputTokens.Parts
+	require.Len(t, parts, 2)
+	assert.Less(t, parts[0].Value, 20, "the const part is scaled")
+	assert.Less(t, parts[1].Max, 400, "the uniform part is scaled")
+	assert.Equal(t, 400, w.Request.OutputTokens.Parts[1].Max, "the workload fitted is not changed")
+	assert.LessOrEqual(t, diagnose.NeedOf(fit).Total(), 1000, "the fitted workload's largest request fits")
+}

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/workloads"
@@ -47,9 +48,16 @@ func NeedOf(w *workloads.Workload) ContextNeed {
 }
 
 // Upper is a distribution's upper end in tokens: its maximum where it has one, else a value
-// few samples pass (mean + 2 standard deviations; 3 means for the exponential).
+// few samples pass (mean + 2 standard deviations; 3 means for the exponential); a mixture's is
+// its parts' largest.
 func Upper(d workloads.Dist) int {
 	switch d.Kind {
+	case workloads.DistMixture:
+		u := 0
+		for _, p := range d.Parts {
+			u = max(u, Upper(p.Dist))
+		}
+		return u
 	case workloads.DistUniform:
 		return d.Max
 	case workloads.DistNormal, workloads.DistLognormal:
@@ -61,9 +69,16 @@ func Upper(d workloads.Dist) int {
 }
 
 // Lower is a distribution's lower end in tokens: its minimum where it has one, else a value
-// few samples stay under (mean − 2 standard deviations, at least 0; 0 for the exponential).
+// few samples stay under (mean − 2 standard deviations, at least 0; 0 for the exponential); a
+// mixture's is its parts' smallest.
 func Lower(d workloads.Dist) int {
 	switch d.Kind {
+	case workloads.DistMixture:
+		l := math.MaxInt
+		for _, p := range d.Parts {
+			l = min(l, Lower(p.Dist))
+		}
+		return l
 	case workloads.DistUniform:
 		return d.Min
 	case workloads.DistNormal, workloads.DistLognormal:
