@@ -41,6 +41,22 @@ func decodeError(t *testing.T, resp *http.Response) openAIError {
 	return e
 }
 
+// badRequest posts body to a default server in a bubble and checks the answer is a 400
+// BadRequestError naming wantParam; it returns the error body.
+func badRequest(t *testing.T, body, wantParam string) openAIError {
+	t.Helper()
+	var e openAIError
+	bubble(t, func(t *testing.T) {
+		ts := startServer(t, simserver.Options{})
+		resp := ts.post(context.Background(), body)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "POST %s", body)
+		e = decodeError(t, resp)
+		assert.Equal(t, "BadRequestError", e.Error.Type)
+		assert.Equal(t, wantParam, param(e), "param of POST %s (message %q)", body, e.Error.Message)
+	})
+	return e
+}
+
 func param(e openAIError) string {
 	if e.Error.Param == nil {
 		return "<null>"
@@ -80,16 +96,7 @@ func TestBadRequests(t *testing.T) {
 		{"n", `{"model":"deepseek-v4-flash",` + msgs + `,"n":2}`, "n"},
 		{"effort-type", `{"model":"deepseek-v4-flash",` + msgs + `,"reasoning_effort":3}`, "reasoning_effort"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			bubble(t, func(t *testing.T) {
-				ts := startServer(t, simserver.Options{})
-				resp := ts.post(context.Background(), tc.body)
-				require.Equal(t, http.StatusBadRequest, resp.StatusCode, "POST %s", tc.body)
-				e := decodeError(t, resp)
-				assert.Equal(t, "BadRequestError", e.Error.Type)
-				assert.Equal(t, tc.param, param(e), "param of POST %s (message %q)", tc.body, e.Error.Message)
-			})
-		})
+		t.Run(tc.name, func(t *testing.T) { badRequest(t, tc.body, tc.param) })
 	}
 }
 
