@@ -204,6 +204,10 @@ func jsonKind(goType string) string {
 		return "a string"
 	case "bool":
 		return "true or false"
+	case "*float64":
+		return "a number"
+	case "[]string":
+		return "an array of strings"
 	case "[]uint64":
 		return "an array of non-negative whole numbers"
 	}

@@ -6,8 +6,9 @@ import (
 )
 
 // sessions checks the rules that span a session's requests, one request at a time: seqs are
-// consecutive from 0, sends are in seq order, and extends names an earlier request. It keeps
-// two numbers per session, never the requests.
+// consecutive from 0, sends are in seq order, extends names an earlier request, and a tool
+// time fits in the next request's after_s. It keeps three numbers per session, never the
+// requests.
 type sessions struct {
 	m map[string]*sessionState
 	n int // requests seen
@@ -16,6 +17,7 @@ type sessions struct {
 type sessionState struct {
 	next  int     // the seq the session's next request must have
 	lastT float64 // t_s of its latest request
+	toolS float64 // tool_s of its latest request, −1 when absent
 }
 
 func newSessions() *sessions { return &sessions{m: map[string]*sessionState{}} }
@@ -41,6 +43,9 @@ func (s *sessions) add(r *Request) error {
 	if st != nil && r.TS < st.lastT {
 		errs = append(errs, fmt.Errorf("t_s = %v: before the previous request of session %q (t_s = %v); a session's requests are sent in seq order", r.TS, r.Session, st.lastT))
 	}
+	if st != nil && st.toolS >= 0 && r.AfterS < st.toolS {
+		errs = append(errs, fmt.Errorf("after_s = %v: less than the previous request's tool_s (%v), which is part of it", r.AfterS, st.toolS))
+	}
 	if r.Extends != nil && (*r.Extends < 0 || *r.Extends >= want || *r.Extends >= r.Seq) {
 		switch {
 		case want == 0:
@@ -58,6 +63,10 @@ func (s *sessions) add(r *Request) error {
 	}
 	st.next++
 	st.lastT = r.TS
+	st.toolS = -1
+	if r.ToolS != nil {
+		st.toolS = *r.ToolS
+	}
 	s.n++
 	return nil
 }

@@ -105,6 +105,21 @@ type Request struct {
 	// (the server's own message). Empty for a response that came whole and ok.
 	Error string `json:"error,omitempty"`
 
+	// ToolsTokens is the size of the tool definitions the request carried (its tools array),
+	// in tokens as agentsim estimates text (4 bytes a token); 0 when it offered none.
+	ToolsTokens int `json:"tools_tokens,omitempty"`
+	// ToolCalls is how many tool calls the reply carried; 0 when none.
+	ToolCalls int `json:"tool_calls,omitempty"`
+	// ToolNames are the called functions' names, one per call in the reply's order; absent
+	// when not known, else exactly ToolCalls of them.
+	ToolNames []string `json:"tool_names,omitempty"`
+	// ToolS is, for a reply with tool calls, the tool time in seconds: from this request's end
+	// until the results of its calls were ready — the send of the session's next request,
+	// which carries them, as a proxy sees it, or the last result as a run logged it. It is
+	// part of the next request's after_s, never more. Nil when the session's next request
+	// does not carry the results (or there is none).
+	ToolS *float64 `json:"tool_s,omitempty"`
+
 	// HashIDs are the prompt's prefix-block hashes (Mooncake's form: one id per block of
 	// tokens, equal ids mean equal prefixes), for prefix sharing across sessions. Last, as the
 	// longest field.
@@ -162,10 +177,33 @@ func (r *Request) Validate() error {
 	if r.Status != 0 && (r.Status < 100 || r.Status > 599) {
 		add("status = %d: must be an HTTP status (100…599) or absent", r.Status)
 	}
+	r.validateTools(add)
 	if r.TTFTS > 0 && r.E2ES > 0 && r.TTFTS > r.E2ES {
 		add("ttft_s = %v: must be ≤ e2e_s (%v)", r.TTFTS, r.E2ES)
 	}
 	return errors.Join(errs...)
+}
+
+// validateTools checks the tool fields: counts ≥ 0, one name per call, tool time only after
+// tool calls.
+func (r *Request) validateTools(add func(string, ...any)) {
+	if r.ToolsTokens < 0 {
+		add("tools_tokens = %d: must be ≥ 0", r.ToolsTokens)
+	}
+	if r.ToolCalls < 0 {
+		add("tool_calls = %d: must be ≥ 0", r.ToolCalls)
+	}
+	if len(r.ToolNames) > 0 && len(r.ToolNames) != r.ToolCalls {
+		add("tool_names has %d names: must have one per tool call (tool_calls = %d)", len(r.ToolNames), r.ToolCalls)
+	}
+	if r.ToolS != nil {
+		switch t := *r.ToolS; {
+		case t < 0 || t > MaxSeconds || math.IsNaN(t):
+			add("tool_s = %v: must be between 0 and %g s", t, MaxSeconds)
+		case r.ToolCalls <= 0:
+			add("tool_s = %v: only allowed with tool_calls (the tool time after a reply's calls)", t)
+		}
+	}
 }
 
 // Validate checks the header: the schema, and after_s_from's value.

@@ -93,6 +93,16 @@ func TestReadInvalid(t *testing.T) {
 		"invalid-cached.jsonl": `invalid-cached.jsonl:2: cached_tokens = 20: must be ≤ prompt_tokens (10)`,
 		// a first request has no think time before it
 		"invalid-after-first.jsonl": `invalid-after-first.jsonl:2: after_s = 1: must be 0 for seq 0 (a session's first request has no previous one)`,
+		// one name per tool call
+		"invalid-tool-names.jsonl": `invalid-tool-names.jsonl:2: tool_names has 1 names: must have one per tool call (tool_calls = 2)`,
+		// a call count is never negative
+		"invalid-tool-calls.jsonl": `invalid-tool-calls.jsonl:2: tool_calls = -1: must be ≥ 0`,
+		// nor is the definitions' size
+		"invalid-tools-tokens.jsonl": `invalid-tools-tokens.jsonl:2: tools_tokens = -3: must be ≥ 0`,
+		// tool time follows a reply's tool calls
+		"invalid-tool-s-no-calls.jsonl": `invalid-tool-s-no-calls.jsonl:2: tool_s = 0.5: only allowed with tool_calls (the tool time after a reply's calls)`,
+		// the tool time is part of the next request's after_s
+		"invalid-tool-s-after.jsonl": `invalid-tool-s-after.jsonl:3: after_s = 2: less than the previous request's tool_s (2.5), which is part of it`,
 	}
 	files, err := filepath.Glob("testdata/invalid-*.jsonl")
 	require.NoError(t, err)
@@ -111,20 +121,43 @@ func TestReadInvalid(t *testing.T) {
 
 func intp(i int) *int { return &i }
 
-// TestWriterRoundTrip writes requests and reads back the same values.
+func floatp(f float64) *float64 { return &f }
+
+// TestReadTools reads the tool fields, a tool time of 0 included (it is known, not absent).
+func TestReadTools(t *testing.T) {
+	_, reqs, err := readAll(t, "testdata/valid-tools.jsonl")
+	require.NoError(t, err)
+	require.Len(t, reqs, 3)
+	assert.Equal(t, 5300, reqs[0].ToolsTokens)
+	assert.Equal(t, 2, reqs[0].ToolCalls)
+	assert.Equal(t, []string{"read", "grep"}, reqs[0].ToolNames)
+	assert.Equal(t, floatp(0.75), reqs[0].ToolS)
+	assert.Equal(t, floatp(0), reqs[1].ToolS)
+	assert.Nil(t, reqs[2].ToolS)
+	assert.Zero(t, reqs[2].ToolCalls)
+}
+
+// TestWriterRoundTrip writes requests, with and without the tool fields, and reads back the
+// same values; a request without tools writes none of them.
 func TestWriterRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, trace.Header{Source: "test", Created: "2026-11-30T19:44:13Z", Requests: 2, Sessions: 1})
+	w, err := trace.NewWriter(&buf, trace.Header{Source: "test", Created: "2026-11-30T19:44:13Z", Requests: 4, Sessions: 2})
 	require.NoError(t, err)
 	want := []trace.Request{
 		{Session: "s1", Seq: 0, TS: 0, PromptTokens: 1000, OutputTokens: 100, HashIDs: []uint64{1, 2}},
 		{Session: "s1", Seq: 1, TS: 4.25, AfterS: 1.5, PromptTokens: 1300, OutputTokens: 80, Extends: intp(0), NewTokens: 200, E2ES: 3, TTFTS: 0.5, Status: 200},
+		{Session: "t", Seq: 0, TS: 1, PromptTokens: 6000, OutputTokens: 30, E2ES: 1, FinishReason: "tool_calls",
+			ToolsTokens: 5300, ToolCalls: 2, ToolNames: []string{"read", "grep"}, ToolS: floatp(0.25)},
+		{Session: "t", Seq: 1, TS: 2.25, AfterS: 0.25, PromptTokens: 6500, OutputTokens: 90, Extends: intp(0), NewTokens: 470, ToolsTokens: 5300},
 	}
 	for _, r := range want {
 		require.NoError(t, w.Write(r))
 	}
 	require.NoError(t, w.Close())
-	assert.True(t, strings.HasPrefix(buf.String(), `{"schema":"agentsim.trace/v1","source":"test","created":"2026-11-30T19:44:13Z","requests":2,"sessions":1}`+"\n"), buf.String())
+	assert.True(t, strings.HasPrefix(buf.String(), `{"schema":"agentsim.trace/v1","source":"test","created":"2026-11-30T19:44:13Z","requests":4,"sessions":2}`+"\n"), buf.String())
+	lines := strings.Split(buf.String(), "\n")
+	assert.NotContains(t, lines[1]+lines[2], "tool", "a request without tools writes no tool field")
+	assert.Contains(t, lines[3], `"tools_tokens":5300,"tool_calls":2,"tool_names":["read","grep"],"tool_s":0.25`)
 
 	rd, err := trace.NewReader(&buf, "roundtrip.jsonl")
 	require.NoError(t, err)
@@ -147,6 +180,9 @@ func TestWriterRefuses(t *testing.T) {
 	err = w.Write(trace.Request{Session: "a", Seq: 2, PromptTokens: 1})
 	assert.EqualError(t, err, `trace request 2 (session "a" seq 2): seq = 2: session "a" expects seq 1 next (seqs are consecutive, in file order)`)
 	assert.EqualError(t, w.Close(), "trace header: header says 2 requests, the trace has 1")
+
+	err = w.Write(trace.Request{Session: "b", PromptTokens: 1, ToolNames: []string{"read"}})
+	assert.EqualError(t, err, `trace request 2 (session "b" seq 0): tool_names has 1 names: must have one per tool call (tool_calls = 0)`)
 
 	_, err = trace.NewWriter(&buf, trace.Header{AfterSFrom: "start"})
 	assert.EqualError(t, err, `trace header: after_s_from = "start": must be "end" or "send"`)
