@@ -22,6 +22,7 @@ type chatRequest struct {
 	MaxTokens           int             `json:"max_tokens"`
 	MaxCompletionTokens int             `json:"max_completion_tokens"`
 	ReasoningEffort     string          `json:"reasoning_effort"`
+	Tools               json.RawMessage `json:"tools"`
 	User                string          `json:"user"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -39,7 +40,8 @@ type message struct {
 
 // toolCall is a tool call of an assistant message.
 type toolCall struct {
-	Index    int `json:"index"`
+	Index    int    `json:"index"`
+	ID       string `json:"id,omitempty"`
 	Function struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
@@ -105,6 +107,58 @@ func (b *parsedBody) injectUsage(r *http.Request) bool {
 	r.ContentLength = int64(len(raw))
 	r.Header.Del("Content-Length")
 	return true
+}
+
+// toolsBytes is the size of the request's tool definitions as compact JSON, the basis of
+// their token estimate; 0 when it offers none (or its body was not parsed).
+func (b *parsedBody) toolsBytes() int {
+	t := bytes.TrimSpace(b.req.Tools)
+	if !b.whole || len(t) == 0 || t[0] != '[' || bytes.Equal(t, []byte("[]")) {
+		return 0
+	}
+	var c bytes.Buffer
+	if json.Compact(&c, t) != nil {
+		return len(t)
+	}
+	return c.Len()
+}
+
+// toolResults are the tool messages of a request: the results of earlier tool calls.
+type toolResults struct {
+	ids  map[string]bool // their tool_call_ids
+	last int             // the index of the last tool message, −1 when none
+}
+
+// toolResults returns the request's tool messages.
+func (b *parsedBody) toolResults() toolResults {
+	r := toolResults{last: -1}
+	for i, m := range b.req.Messages {
+		if m.Role != "tool" {
+			continue
+		}
+		r.last = i
+		if m.ToolCallID != "" {
+			if r.ids == nil {
+				r.ids = map[string]bool{}
+			}
+			r.ids[m.ToolCallID] = true
+		}
+	}
+	return r
+}
+
+// answer reports whether the request carries the results of e's tool calls: a tool message
+// naming one of its call ids, or, when its calls had no ids, a tool message after its reply.
+func (r toolResults) answer(e *ended) bool {
+	if len(e.callIDs) == 0 {
+		return r.last >= e.msgs
+	}
+	for _, id := range e.callIDs {
+		if r.ids[id] {
+			return true
+		}
+	}
+	return false
 }
 
 // keys returns the prefix keys of the request's conversation (keys[i] covers messages 0…i)

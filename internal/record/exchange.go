@@ -25,9 +25,10 @@ type exchange struct {
 	body  *parsedBody
 	keys  []key
 	conv  *convHash
-	// promptB is the bytes of text of the request's messages, the basis of its estimate.
-	promptB int
-	asg     assignment
+	// promptB is the bytes of text of the request's messages and tool definitions, the basis
+	// of its estimate; toolsB the definitions' part.
+	promptB, toolsB int
+	asg             assignment
 
 	// The response, as the tee has read it so far.
 	status    int
@@ -37,8 +38,9 @@ type exchange struct {
 	endS      float64 // the response's last byte
 	reply     strings.Builder
 	calls     []toolCall
-	reasonB   int // bytes of reasoning text
-	outChunks int // chunks that carried output
+	args      []strings.Builder // streamed arguments of calls, by index (see toolCalls)
+	reasonB   int               // bytes of reasoning text
+	outChunks int               // chunks that carried output
 	finish    string
 	usage     *usage
 	done      bool   // the response ended as it should: [DONE], or a whole JSON body
@@ -46,6 +48,7 @@ type exchange struct {
 	readErr   error  // how reading the body failed, other than its end
 	failure   string // why the request failed without a response (see Proxy.errorHandler)
 	released  bool   // the lane is released
+	awaits    bool   // the reply called tools: its line waits for the session's next request
 
 	lastByte atomic.Uint64 // math.Float64bits of the last byte's time; the send time before
 	chunks   atomic.Int64  // reads that brought bytes
@@ -99,16 +102,39 @@ func (x *exchange) sseLine(line []byte, t float64) {
 	}
 }
 
-// addCalls merges streamed tool-call deltas by index.
+// addCalls merges streamed tool-call deltas by index: the first id, the name (once, though a
+// server may repeat it in every chunk), the arguments' pieces in a builder, so that a long
+// argument streamed in small pieces costs no more than its length.
 func (x *exchange) addCalls(calls []toolCall) {
 	for _, tc := range calls {
+		if tc.Index < 0 || tc.Index > maxToolCalls {
+			continue
+		}
 		for len(x.calls) <= tc.Index {
 			x.calls = append(x.calls, toolCall{Index: len(x.calls)})
+			x.args = append(x.args, strings.Builder{})
 		}
 		c := &x.calls[tc.Index]
-		c.Function.Name += tc.Function.Name
-		c.Function.Arguments += tc.Function.Arguments
+		if c.ID == "" {
+			c.ID = tc.ID
+		}
+		if tc.Function.Name != c.Function.Name {
+			c.Function.Name += tc.Function.Name
+		}
+		x.args[tc.Index].WriteString(tc.Function.Arguments)
 	}
+}
+
+// maxToolCalls bounds a streamed call's index: a reply with more calls than that is not a
+// tool loop a trace describes, and an index is not a length to allocate.
+const maxToolCalls = 1024
+
+// toolCalls returns the reply's tool calls so far, their streamed arguments joined.
+func (x *exchange) toolCalls() []toolCall {
+	for i := range x.args {
+		x.calls[i].Function.Arguments = x.args[i].String()
+	}
+	return x.calls
 }
 
 // parseJSON reads a whole JSON response: a completion, or an error.
@@ -156,7 +182,15 @@ func (x *exchange) complete(t float64) {
 	if x.done && x.status < 300 && x.failure == "" {
 		prompt, out, _ := x.tokens()
 		e.ok, e.tokens = true, prompt+out
-		e.key = x.conv.add("assistant", x.reply.String(), x.calls, "")
+		calls := x.toolCalls()
+		e.key = x.conv.add("assistant", x.reply.String(), calls, "")
+		e.calls, e.msgs = len(calls), len(x.body.req.Messages)+1
+		for _, c := range calls {
+			if c.ID != "" {
+				e.callIDs = append(e.callIDs, c.ID)
+			}
+		}
+		x.awaits = len(calls) > 0
 	}
 	x.p.sessions.release(x.asg.lane, e)
 }
@@ -169,7 +203,7 @@ func (x *exchange) tokens() (prompt, output int, estimated bool) {
 	}
 	prompt = (x.promptB + 3) / 4
 	output = max((x.reply.Len()+x.reasonB+3)/4, x.outChunks)
-	for _, c := range x.calls {
+	for _, c := range x.toolCalls() {
 		output += (len(c.Function.Name) + len(c.Function.Arguments) + 3) / 4
 	}
 	return prompt, output, true
@@ -227,6 +261,14 @@ func (x *exchange) request() trace.Request {
 	}
 	if class, msg := x.outcome(); class != events.ClassNone {
 		r.Error = string(class) + ": " + msg
+	}
+	r.ToolsTokens = (x.toolsB + 3) / 4
+	if calls := x.toolCalls(); len(calls) > 0 {
+		r.ToolCalls = len(calls)
+		r.ToolNames = make([]string, len(calls))
+		for i, c := range calls {
+			r.ToolNames[i] = c.Function.Name
+		}
 	}
 	return r
 }

@@ -188,8 +188,12 @@ func (p *Proxy) begin(r *http.Request) (*exchange, error) {
 	}
 	x.body = b
 	x.keys, x.conv = b.keys()
-	x.promptB = x.conv.bytes
-	x.asg = p.sessions.assign(sessionGroup(r, b), x.keys, x.sendS)
+	x.toolsB = b.toolsBytes()
+	x.promptB = x.conv.bytes + x.toolsB
+	x.asg = p.sessions.assign(sessionGroup(r, b), x.keys, b.toolResults(), x.sendS)
+	if a := x.asg.answered; a != nil {
+		p.out.resolve(x.asg.lane.name, a.seq, a.toolS)
+	}
 	p.mu.Lock()
 	p.open[x.id] = x
 	p.mu.Unlock()
@@ -220,7 +224,7 @@ func (p *Proxy) end(x *exchange) {
 	req := x.request()
 	class, _ := x.outcome()
 	p.observe(func(o Observer) { o.Ended(x.seen(), x.endS, req, class, int(x.chunks.Load())) })
-	p.out.add(finished{req: req, content: x.content()})
+	p.out.add(finished{req: req, content: x.content(), awaits: x.awaits})
 }
 
 // rewrite points the outgoing request at the server.

@@ -30,6 +30,11 @@ type ended struct {
 	tokens int
 	ok     bool
 	key    key // its messages and reply (ok), or its messages alone (failed)
+	// calls is how many tool calls its reply made (ok only), callIDs their ids when the
+	// server gave them, msgs its conversation's messages, the reply included.
+	calls   int
+	callIDs []string
+	msgs    int
 }
 
 // assignment places one request in the trace: its lane and seq, the earlier request it
@@ -40,6 +45,16 @@ type assignment struct {
 	extends *int    // the seq it extends, nil when none
 	baseTok int     // with extends: the tokens of the conversation it extends
 	afterS  float64 // since the end of the lane's previous request; 0 for seq 0
+	// answered is set when the lane's previous request's reply called tools: its seq and,
+	// when this request carries their results, the tool time (afterS), else nil.
+	answered *toolTime
+}
+
+// toolTime is the tool time of a request whose reply called tools: nil when the session's
+// next request does not carry their results.
+type toolTime struct {
+	seq   int
+	toolS *float64
 }
 
 // sessions assigns requests to lanes. Its methods are safe for concurrent use.
@@ -56,10 +71,11 @@ func newSessions() *sessions {
 }
 
 // assign places a request of group (a session name the harness gave, or "") whose messages
-// have the prefix keys keys (keys[i] covers messages 0…i), sent at nowS. The longest prefix
+// have the prefix keys keys (keys[i] covers messages 0…i) and the tool messages res, sent at
+// nowS. The longest prefix
 // that is an idle lane's whole last conversation continues that lane; each conversation is
 // continued at most once, so a fork or a concurrent sibling starts a lane of its own.
-func (s *sessions) assign(group string, keys []key, nowS float64) assignment {
+func (s *sessions) assign(group string, keys []key, res toolResults, nowS float64) assignment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	idx := s.idx[group]
@@ -67,29 +83,36 @@ func (s *sessions) assign(group string, keys []key, nowS float64) assignment {
 		if ls := idx[keys[j]]; len(ls) > 0 {
 			l := ls[0]
 			s.unindex(l)
-			return s.take(l, nowS, true)
+			return s.take(l, res, nowS, true)
 		}
 	}
 	if group != "" {
 		for _, l := range s.groups[group] {
 			if !l.busy {
 				s.unindex(l)
-				return s.take(l, nowS, false)
+				return s.take(l, res, nowS, false)
 			}
 		}
 	}
-	return s.take(s.newLane(group), nowS, false)
+	return s.take(s.newLane(group), res, nowS, false)
 }
 
-// take makes the next request of l, sent at nowS; matched says whether its messages begin
-// with l's last conversation.
-func (s *sessions) take(l *lane, nowS float64, matched bool) assignment {
+// take makes the next request of l, with the tool messages res, sent at nowS; matched says
+// whether its messages begin with l's last conversation.
+func (s *sessions) take(l *lane, res toolResults, nowS float64, matched bool) assignment {
 	a := assignment{lane: l, seq: l.next}
 	if l.last != nil {
 		a.afterS = max(0, nowS-l.last.endS)
 		if matched && l.last.ok {
 			seq := l.last.seq
 			a.extends, a.baseTok = &seq, l.last.tokens
+		}
+		if l.last.calls > 0 {
+			a.answered = &toolTime{seq: l.last.seq}
+			if res.answer(l.last) {
+				t := round6(a.afterS)
+				a.answered.toolS = &t
+			}
 		}
 	}
 	l.next++
