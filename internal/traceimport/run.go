@@ -18,6 +18,7 @@ type runRequest struct {
 	end     *events.Event
 	read    int // read tokens appended since the agent's previous request
 	content int // reply tokens kept in the conversation (output − reasoning); 0 when it failed
+	tools   []runTool
 }
 
 // Run imports an agentsim run directory: every request its agents sent (retries included)
@@ -27,7 +28,8 @@ type runRequest struct {
 // request's prompt is the harness's estimate (tokens_estimated). Each request extends the
 // agent's previous completed request, with new_tokens = its prompt − (that prompt + that
 // reply's content), the read steps in between; model and reasoning_effort come from the run's
-// config.yaml.
+// config.yaml. The tool fields come from the run's tool set and its tool_call and
+// tool_result events (runtools.go).
 func Run(dir string) (*Trace, error) {
 	run, err := rundir.Open(dir, rundir.Options{})
 	if err != nil {
@@ -39,6 +41,10 @@ func Run(dir string) (*Trace, error) {
 		return nil, fmt.Errorf("%s: the run sent no request, so there is nothing to replay", filepath.Join(dir, rundir.Events))
 	}
 	t := &Trace{Header: trace.Header{Source: "run:" + dir, AfterSFrom: trace.AfterEnd}}
+	toolsTokens, note := runToolsTokens(w)
+	if note != "" {
+		t.Notes = append(t.Notes, note)
+	}
 	last := map[int]*runRequest{} // the agent's previous request
 	ok := map[int]*runRequest{}   // the agent's previous completed request and its seq
 	okSeq := map[int]int{}
@@ -47,6 +53,7 @@ func Run(dir string) (*Trace, error) {
 	for _, r := range reqs {
 		tr := runTraceRequest(r, w)
 		tr.Seq = seq[r.agent]
+		r.fillTools(&tr, toolsTokens)
 		if p := last[r.agent]; p != nil && p.end != nil {
 			tr.AfterS = max(0, r.sent.TS-p.end.TS)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/trace"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -73,4 +74,48 @@ func TestRunNotARunDirectory(t *testing.T) {
 	_, err := Run(t.TempDir())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "events.jsonl")
+}
+
+// TestRunToolFields: a reply's tool_call and tool_result events become its tool fields —
+// the calls in order, their names, the tool time from the request's end to the last result —
+// and a planned call (the agent's own, after a reply without calls) is not the reply's.
+func TestRunToolFields(t *testing.T) {
+	done := func(ts float64) *events.Event { return &events.Event{Kind: events.Done, TS: ts} }
+	reqs := map[string]*runRequest{
+		"a0-r1-0": {end: done(2)},
+		"a0-r2-0": {end: done(5)},
+		"a0-r3-0": {end: done(9)},
+	}
+	toolEvent(reqs, kindToolCall, "a0-r1-0", "call_1", "read", 2, false)
+	toolEvent(reqs, kindToolCall, "a0-r1-0", "call_2", "grep", 2, false)
+	toolEvent(reqs, kindToolResult, "a0-r1-0", "call_2", "grep", 2.5, false)
+	toolEvent(reqs, kindToolResult, "a0-r1-0", "call_1", "read", 3.25, false)
+	toolEvent(reqs, kindToolCall, "a0-r2-0", "", "read", 5, true)
+	toolEvent(reqs, kindToolResult, "a0-r2-0", "", "read", 6, true)
+	toolEvent(reqs, kindToolCall, "a0-r3-0", "call_3", "read", 9, false) // the run stopped mid-tool
+	toolEvent(reqs, kindToolCall, "a9-r1-0", "call_4", "read", 9, false) // no such request
+
+	var got [3]trace.Request
+	for i, id := range []string{"a0-r1-0", "a0-r2-0", "a0-r3-0"} {
+		reqs[id].fillTools(&got[i], 120)
+	}
+	toolS := 1.25
+	assert.Equal(t, trace.Request{ToolsTokens: 120, ToolCalls: 2, ToolNames: []string{"read", "grep"}, ToolS: &toolS}, got[0])
+	assert.Equal(t, trace.Request{ToolsTokens: 120}, got[1], "planned calls are not the reply's")
+	assert.Equal(t, trace.Request{ToolsTokens: 120, ToolCalls: 1, ToolNames: []string{"read"}}, got[2], "no tool time without every result")
+}
+
+// TestRunToolsTokens: the definitions' size comes from the run's tool set.
+func TestRunToolsTokens(t *testing.T) {
+	w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke"})
+	require.NoError(t, err)
+	n, note := runToolsTokens(w)
+	assert.Zero(t, n, "a workload without tools")
+	assert.Empty(t, note)
+	w.Tools.Set = workloads.ToolSetCoding
+	set, err := w.Tools.Definitions()
+	require.NoError(t, err)
+	n, _ = runToolsTokens(w)
+	assert.Equal(t, (len(set.JSON())+3)/4, n)
+	assert.Greater(t, n, 4000, "the coding set is about 21 k characters")
 }
