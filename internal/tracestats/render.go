@@ -70,6 +70,9 @@ func Render(w io.Writer, s Summary) error {
 		fmt.Fprintf(&b, "; %.0f %% of %d hash blocks appeared in an earlier request", 100*p.SeenBeforeFraction, p.HashBlocks)
 	}
 	b.WriteString("\n")
+	if s.Tools != nil {
+		renderTools(&b, s.Tools, s.Requests)
+	}
 	fmt.Fprintf(&b, "status: %s\n", statuses(s.Status))
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,5 +1,5 @@
 // Package tracestats summarises a trace: its sessions, context growth, token and think-time
-// distributions, concurrency over time and prefix reuse. An Accumulator takes requests one at
+// distributions, concurrency over time, prefix reuse and its tool loop (tools.go). An Accumulator takes requests one at
 // a time (as trace.Reader gives them); rendering lives in render.go.
 package tracestats
 
@@ -53,6 +53,10 @@ type Summary struct {
 
 	// Status counts requests by HTTP status ("unknown" when the trace does not say).
 	Status map[string]int `json:"status"`
+
+	// Tools is the tool loop's summary; nil (absent) when no request offered tools or made a
+	// tool call.
+	Tools *Tools `json:"tools,omitempty"`
 }
 
 // ContextGrowth describes how prompts grow within sessions, in tokens.
@@ -111,11 +115,13 @@ type Accumulator struct {
 	seen                               map[uint64]struct{}
 	blocks, seenBefore                 int
 	status                             map[string]int
+	tools                              toolAcc
 }
 
 type session struct {
 	n                   int
 	firstPrompt, prompt int
+	task                int // requests of its open task so far
 }
 
 // New returns an Accumulator for the trace with header h.
@@ -167,6 +173,7 @@ func (a *Accumulator) Add(r trace.Request) {
 	for _, id := range r.HashIDs { // after counting, so a request does not reuse itself
 		a.seen[id] = struct{}{}
 	}
+	a.tools.add(&r, s)
 	st := "unknown"
 	if r.Status != 0 {
 		st = strconv.Itoa(r.Status)
@@ -181,7 +188,11 @@ func (a *Accumulator) Summary() Summary {
 		s.DurationS = a.last - a.first
 	}
 	var per, first, last, growth []float64
+	open := 0
 	for _, ss := range a.sessions {
+		if ss.task > 0 {
+			open++
+		}
 		per = append(per, float64(ss.n))
 		first = append(first, float64(ss.firstPrompt))
 		last = append(last, float64(ss.prompt))
@@ -207,6 +218,7 @@ func (a *Accumulator) Summary() Summary {
 	if a.blocks > 0 {
 		s.PrefixReuse.SeenBeforeFraction = float64(a.seenBefore) / float64(a.blocks)
 	}
+	s.Tools = a.tools.summary(open)
 	return s
 }
 

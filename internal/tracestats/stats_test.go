@@ -100,3 +100,49 @@ func TestRenderGolden(t *testing.T) {
 		assert.Equal(t, string(want), buf.String(), c.file)
 	}
 }
+
+func floatp(f float64) *float64 { return &f }
+
+// TestSummaryTools: session a runs two tasks (three steps, then two), session b stops while
+// its tool runs; calls per step count the replies with calls, tool time the replies whose
+// results came back.
+func TestSummaryTools(t *testing.T) {
+	a := New(trace.Header{Source: "test"})
+	for _, r := range []trace.Request{
+		{Session: "a", Seq: 0, TS: 0, PromptTokens: 6000, E2ES: 1, ToolsTokens: 5300, ToolCalls: 2, ToolNames: []string{"read", "grep"}, ToolS: floatp(0.75)},
+		{Session: "b", Seq: 0, TS: 0.5, PromptTokens: 6000, E2ES: 1, ToolsTokens: 5300, ToolCalls: 1, ToolNames: []string{"grep"}, ToolS: floatp(4)},
+		{Session: "a", Seq: 1, TS: 1.75, AfterS: 0.75, PromptTokens: 6900, E2ES: 1, ToolsTokens: 5300, ToolCalls: 1, ToolNames: []string{"read"}, ToolS: floatp(0.25)},
+		{Session: "a", Seq: 2, TS: 3, AfterS: 0.25, PromptTokens: 7400, E2ES: 2, ToolsTokens: 5300},
+		{Session: "a", Seq: 3, TS: 10, AfterS: 5, PromptTokens: 8400, E2ES: 1, ToolsTokens: 5300, ToolCalls: 3},
+		{Session: "a", Seq: 4, TS: 12, AfterS: 1, PromptTokens: 8900, E2ES: 1, ToolsTokens: 5300},
+	} {
+		a.Add(r)
+	}
+	s := a.Summary()
+	require.NotNil(t, s.Tools)
+	tl := s.Tools
+	assert.Equal(t, 6, tl.OfferingRequests)
+	assert.Equal(t, 7, tl.Calls)
+	assert.Equal(t, 4, tl.CallingReplies)
+	assert.Equal(t, map[string]int{"read": 2, "grep": 2, "": 3}, tl.ByName)
+	assert.Equal(t, Dist{N: 4, P50: 1, P90: 3, Max: 3}, tl.CallsPerStep)
+	assert.InDelta(t, 7/4.0, tl.CallsPerStepMean, 1e-9)
+	assert.Equal(t, TimeDist{N: 3, P50: 0.75, P99: 4, TotalS: 5}, tl.ToolTimeS)
+	// a: 0–2 is one task (3 steps); 3 called tools but 4 brought no results: 3 and 4 are
+	// tasks of one step each. b ended mid-task.
+	assert.Equal(t, Dist{N: 3, P50: 1, P90: 3, Max: 3}, tl.StepsPerTask)
+	assert.InDelta(t, 5/3.0, tl.StepsPerTaskMean, 1e-9)
+	assert.Equal(t, 1, tl.OpenTasks)
+
+	var buf bytes.Buffer
+	require.NoError(t, Render(&buf, s))
+	out := buf.String()
+	assert.Contains(t, out, "tools: 6 of 6 requests offered tools (definitions p50 5300 / p90 5300 / max 5300 tokens); 4 replies made 7 tool calls (unnamed ×3, grep ×2, read ×2)\n")
+	assert.Contains(t, out, "tool calls per step (replies with calls): mean 1.75; p50 1 / p90 3 / max 3\n")
+	assert.Contains(t, out, "tool time (tool_s, from a reply's end to the request with its results): p50 0.75 s  p99 4.0 s  total 5.0 s over 3 steps\n")
+	assert.Contains(t, out, "steps per task (requests from a user message to a reply without tool calls): mean 1.7; p50 1 / p90 3 / max 3 over 3 tasks (1 more unfinished when their session ended)\n")
+
+	none := New(trace.Header{Source: "test"})
+	none.Add(trace.Request{Session: "a", PromptTokens: 10})
+	assert.Nil(t, none.Summary().Tools, "a trace without tools has no tools summary")
+}
