@@ -16,7 +16,33 @@ type Fit struct {
 	Kind            string
 	Value, Min, Max float64 // const; uniform
 	Mean, StdDev    float64 // normal, exp, lognormal (the distribution's own mean and sd)
-	KS              float64
+	// Values and Shares are a mixture's: the data's distinct values, ascending, and the share
+	// of the data at each (see counts).
+	Values, Shares []float64
+	KS             float64
+}
+
+// maxCountValues is the most distinct values a count may have for its data's own
+// distribution to be a candidate (a mixture of one const per value).
+const maxCountValues = 12
+
+// countCandidates fits every kind to sorted xs, whole numbers of calls or steps, and adds
+// their own distribution when they take few values: small counts (1.2 calls a step) lose
+// their shape to a rounded mean or standard deviation.
+func countCandidates(xs []float64) []Fit {
+	fs := candidates(xs)
+	f := Fit{Kind: workloads.DistMixture}
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			f.Values, f.Shares = append(f.Values, x), append(f.Shares, 0)
+		}
+		f.Shares[len(f.Shares)-1] += 1 / float64(len(xs))
+	}
+	if len(f.Values) > maxCountValues {
+		return fs
+	}
+	f.KS = ks(xs, f)
+	return append(fs, f)
 }
 
 // candidates fits every kind to sorted xs by its moments or range.
@@ -78,6 +104,14 @@ func ks(xs []float64, f Fit) float64 {
 // CDF is P(X ≤ x) of the fitted distribution (a normal's negative samples clamp to 0).
 func (f Fit) CDF(x float64) float64 {
 	switch f.Kind {
+	case workloads.DistMixture:
+		p := 0.0
+		for i, v := range f.Values {
+			if v <= x {
+				p += f.Shares[i]
+			}
+		}
+		return math.Min(p, 1)
 	case workloads.DistConst:
 		if x >= f.Value {
 			return 1
@@ -119,6 +153,14 @@ func (f Fit) cdfBelow(x float64) float64 {
 	switch {
 	case f.Kind == workloads.DistConst:
 		return step(x > f.Value)
+	case f.Kind == workloads.DistMixture:
+		p := 0.0
+		for i, v := range f.Values {
+			if v < x {
+				p += f.Shares[i]
+			}
+		}
+		return math.Min(p, 1)
 	case f.Kind == workloads.DistNormal && x == 0:
 		return 0
 	}
@@ -128,6 +170,14 @@ func (f Fit) cdfBelow(x float64) float64 {
 // Quantile is the fitted distribution's q-quantile.
 func (f Fit) Quantile(q float64) float64 {
 	switch f.Kind {
+	case workloads.DistMixture:
+		p := 0.0
+		for i, v := range f.Values {
+			if p += f.Shares[i]; p >= q-1e-12 {
+				return v
+			}
+		}
+		return f.Values[len(f.Values)-1]
 	case workloads.DistConst:
 		return f.Value
 	case workloads.DistUniform:
@@ -157,6 +207,8 @@ func (f Fit) least() float64 {
 		return f.Value
 	case workloads.DistUniform:
 		return f.Min
+	case workloads.DistMixture:
+		return f.Values[0]
 	}
 	return 0
 }

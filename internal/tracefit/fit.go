@@ -46,6 +46,7 @@ type sessionData struct {
 	firstPrompt int
 	firstT      float64
 	prevE2E     float64 // the previous request's e2e_s, 0 when unknown
+	tools       toolState
 }
 
 // Options adjust the fit.
@@ -67,6 +68,7 @@ func FromTrace(r io.Reader, name string, o Options) (*Result, error) {
 	fromSend := rd.Header().AfterSFrom == trace.AfterSend
 	sessions := map[string]*sessionData{}
 	var read, output, think []float64
+	var tools toolData
 	models, efforts := map[string]int{}, map[string]int{}
 	maxPrompt, maxOutput, n := 0, 0, 0
 	thinkFromSend := 0
@@ -80,14 +82,17 @@ func FromTrace(r io.Reader, name string, o Options) (*Result, error) {
 		}
 		n++
 		s := sessions[req.Session]
-		if s == nil {
+		first := s == nil
+		if first {
 			s = &sessionData{firstPrompt: req.PromptTokens, firstT: req.TS}
 			sessions[req.Session] = s
-		} else {
+		}
+		toolS := tools.add(&req, &s.tools)
+		if !first {
 			if req.Extends != nil {
 				read = append(read, float64(req.NewTokens))
 			}
-			t := req.AfterS
+			t := req.AfterS - toolS
 			if fromSend {
 				if s.prevE2E > 0 {
 					t = max(0, t-s.prevE2E)
@@ -113,7 +118,15 @@ func FromTrace(r io.Reader, name string, o Options) (*Result, error) {
 	w.Duration, w.Grace = 0, 30*time.Second
 	w.Pacer = pacer.Config{Kind: "unlimited"}
 	res.fitSessions(&w, sessions, o)
-	res.fitTokens(&w, sessions, read, output, maxPrompt, maxOutput)
+	defs := tools.defs
+	if tools.any {
+		res.fitTools(&w, &tools)
+		read = nil // the new tokens are tool results and task messages, fitted there
+		if defs == nil {
+			defs = []float64{} // a tool loop, though its definitions' size is unknown
+		}
+	}
+	res.fitTokens(&w, sessions, read, output, maxPrompt, maxOutput, defs)
 	res.fitThink(&w, think)
 	if thinkFromSend > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("think_time: %d gaps count from the previous send (the trace has no e2e_s there): they include that request's duration", thinkFromSend))
@@ -157,8 +170,10 @@ func (res *Result) fitSessions(w *workloads.Workload, sessions map[string]*sessi
 	w.StartJitter = seconds(first[len(first)-1] - first[0])
 }
 
-// fitTokens sets the initial, read and output tokens and the context window.
-func (res *Result) fitTokens(w *workloads.Workload, sessions map[string]*sessionData, read, output []float64, maxPrompt, maxOutput int) {
+// fitTokens sets the initial, read and output tokens and the context window. defs are the
+// sizes of the tool definitions requests offered (sorted), which a first prompt includes;
+// nil for a trace without tools, whose new tokens are reads.
+func (res *Result) fitTokens(w *workloads.Workload, sessions map[string]*sessionData, read, output []float64, maxPrompt, maxOutput int, defs []float64) {
 	var firsts []float64
 	for _, s := range sessions {
 		firsts = append(firsts, float64(s.firstPrompt))
@@ -173,7 +188,7 @@ func (res *Result) fitTokens(w *workloads.Workload, sessions map[string]*session
 		q := res.quantity("context.read_tokens", "tokens", read, func(Fit) bool { return true }, "")
 		w.Context.ReadTokens = tokenDist(q.Chosen)
 		readMedian = int(quantile(q.Data, 0.5))
-	} else {
+	} else if defs == nil {
 		res.Notes = append(res.Notes, "context.read_tokens: 0; no request extends an earlier one, so contexts do not grow")
 	}
 	q := res.quantity("request.output_tokens", "tokens", output, func(f Fit) bool { return f.least() >= 1 },
@@ -182,12 +197,18 @@ func (res *Result) fitTokens(w *workloads.Workload, sessions map[string]*session
 	w.Request.ForceOutputLength = q.Chosen.least() >= 1
 	w.Request.MaxTokens = max(1, maxOutput, int(math.Ceil(q.Chosen.Quantile(0.999))))
 	w.Context.MaxContextTokens = max(131072, maxPrompt+w.Request.MaxTokens)
+	less := "the median read"
+	if len(defs) > 0 {
+		// A tool loop's first prompt is its task and the tool definitions; it reads nothing.
+		readMedian, less = int(quantile(defs, 0.5)), "the median tool definitions"
+	}
 	w.Context.InitialTokens = max(1, int(quantile(firsts, 0.5))-readMedian-firstFraming)
-	res.Notes = append(res.Notes, fmt.Sprintf("context.initial_tokens: %d, the median first prompt of a session (%.0f; p10 %.0f, p90 %.0f) less the median read and %d tokens of framing",
-		w.Context.InitialTokens, quantile(firsts, 0.5), quantile(firsts, 0.1), quantile(firsts, 0.9), firstFraming))
+	res.Notes = append(res.Notes, fmt.Sprintf("context.initial_tokens: %d, the median first prompt of a session (%.0f; p10 %.0f, p90 %.0f) less %s and %d tokens of framing",
+		w.Context.InitialTokens, quantile(firsts, 0.5), quantile(firsts, 0.1), quantile(firsts, 0.9), less, firstFraming))
 }
 
-// fitThink sets the think time between requests; the tool time stays 0.
+// fitThink sets the think time between requests, less the tool time before them; the read
+// step's tool time stays 0.
 func (res *Result) fitThink(w *workloads.Workload, think []float64) {
 	if len(think) == 0 {
 		w.ThinkTime = workloads.ConstDuration(0)
@@ -197,12 +218,36 @@ func (res *Result) fitThink(w *workloads.Workload, think []float64) {
 	q := res.quantity("think_time", "s", think, func(Fit) bool { return true }, "")
 	w.ThinkTime = durationDist(q.Chosen)
 	w.ToolTime = workloads.ConstDuration(0)
+	if zeros := len(q.Data) - len(positive(q.Data)); zeros > 0 && w.Tools.Enabled() {
+		rest := positive(q.Data)
+		note := fmt.Sprintf("think_time: %d of %d gaps are 0 once the tool time is taken out (a proxy sees a tool's time as the whole gap)", zeros, len(q.Data))
+		if len(rest) > 0 {
+			note += fmt.Sprintf("; the other %d, mostly between tasks: p50 %.3f s, p90 %.3f s", len(rest), quantile(rest, 0.5), quantile(rest, 0.9))
+		}
+		res.Notes = append(res.Notes, note)
+	}
+}
+
+// positive returns the values of sorted xs above 0, sorted.
+func positive(xs []float64) []float64 {
+	i, _ := slices.BinarySearchFunc(xs, 0.0, func(x, t float64) int {
+		if x <= t {
+			return -1
+		}
+		return 1
+	})
+	return xs[i:]
 }
 
 // quantity fits data, keeps the best fit that keep allows, and records it.
 func (res *Result) quantity(key, unit string, data []float64, keep func(Fit) bool, why string) Quantity {
+	return res.quantityOf(key, unit, data, candidates, keep, why)
+}
+
+// quantityOf is quantity with the candidates fit gives.
+func (res *Result) quantityOf(key, unit string, data []float64, fit func([]float64) []Fit, keep func(Fit) bool, why string) Quantity {
 	slices.Sort(data)
-	q := Quantity{Key: key, Unit: unit, Data: data, Fits: candidates(data)}
+	q := Quantity{Key: key, Unit: unit, Data: data, Fits: fit(data)}
 	q.Chosen = best(q.Fits, keep)
 	if b := best(q.Fits, func(Fit) bool { return true }); b.Kind != q.Chosen.Kind {
 		q.Note = fmt.Sprintf("%s fits better (KS %.3f) but %s", b.Kind, b.KS, why)
@@ -227,6 +272,12 @@ func tokenDist(f Fit) workloads.Dist {
 			return workloads.Const(0)
 		}
 		return workloads.Dist{Kind: f.Kind, Avg: r(f.Mean)}
+	case workloads.DistMixture:
+		d := workloads.Dist{Kind: f.Kind}
+		for i, v := range f.Values {
+			d.Parts = append(d.Parts, workloads.Part{Weight: math.Round(f.Shares[i]*1e4) / 1e4, Dist: workloads.Const(r(v))})
+		}
+		return d
 	}
 	return workloads.Const(r(f.Value))
 }

@@ -88,3 +88,100 @@ func TestKS(t *testing.T) {
 		assert.InDelta(t, c.want, ks(xs, c.f), 1e-9, "ks(%v, %+v)", xs, c.f)
 	}
 }
+
+// toolTrace writes a trace of 30 sessions of a coding agent's tool loop: each task takes
+// 1–5 steps, each step but the last calls read or grep (one call, or two), each call's tool
+// time is exponential of mean 2 s, each result 300–500 tokens, and a task's message 80 tokens.
+func toolTrace(t *testing.T) []byte {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var buf bytes.Buffer
+	tw, err := trace.NewWriter(&buf, trace.Header{Source: "test", Created: "2026-12-01T00:00:00Z"})
+	require.NoError(t, err)
+	for s := range 30 {
+		ts, prompt, seq := float64(s), 6000, 0
+		var prev *trace.Request
+		for range 4 {
+			steps := 1 + rng.IntN(5)
+			for k := range steps {
+				r := trace.Request{Session: fmt.Sprintf("s%d", s), Seq: seq, TS: ts, PromptTokens: prompt, OutputTokens: 40 + rng.IntN(40),
+					Status: 200, E2ES: 1, ToolsTokens: 5300}
+				if prev != nil {
+					e := seq - 1
+					r.Extends = &e
+					if prev.ToolS != nil {
+						for range prev.ToolCalls {
+							r.NewTokens += 300 + rng.IntN(201) + 4
+						}
+						r.AfterS = *prev.ToolS
+					} else {
+						r.NewTokens, r.AfterS = 80, 10
+					}
+					r.TS = ts + 1 + r.AfterS
+					r.PromptTokens = prompt + r.NewTokens
+				}
+				if k < steps-1 {
+					r.ToolCalls = 1 + rng.IntN(2)
+					for range r.ToolCalls {
+						r.ToolNames = append(r.ToolNames, []string{"read", "grep"}[rng.IntN(2)])
+					}
+					ts := 2 * rng.ExpFloat64()
+					if r.ToolCalls > 1 {
+						ts += 2 * rng.ExpFloat64()
+					}
+					r.ToolS = &ts
+				}
+				require.NoError(t, tw.Write(r))
+				ts, prompt, seq, prev = r.TS, r.PromptTokens+r.OutputTokens, seq+1, &r
+			}
+		}
+	}
+	require.NoError(t, tw.Close())
+	return buf.Bytes()
+}
+
+// TestFitTools fits a tool loop: the built-in set with its functions, one call's latency
+// from the single-call steps, the result size, the steps of a task and the calls of a step;
+// think time is what the tools leave of after_s. The workload loads.
+func TestFitTools(t *testing.T) {
+	res, err := FromTrace(bytes.NewReader(toolTrace(t)), "tools.jsonl", Options{})
+	require.NoError(t, err)
+	w := res.Workload
+	assert.Equal(t, workloads.ToolSetCoding, w.Tools.Set)
+	assert.InDelta(t, 2, w.Tools.Latency.Mean().Seconds(), 0.4, "%v", w.Tools.Latency)
+	assert.InDelta(t, 400, w.Tools.ResultTokens.Mean(), 15, "%v", w.Tools.ResultTokens)
+	assert.InDelta(t, 3, w.Task.Steps.Mean(), 0.3, "%v", w.Task.Steps)
+	assert.Equal(t, workloads.DistMixture, w.Task.CallsPerStep.Kind, "few values: the data's own distribution")
+	assert.InDelta(t, 1.5, w.Task.CallsPerStep.Mean(), 0.1, "%v", w.Task.CallsPerStep)
+	assert.Equal(t, workloads.Const(80), w.Task.MessageTokens)
+	assert.Equal(t, workloads.Const(0), w.Context.ReadTokens, "a tool loop reads through its tools")
+	assert.InDelta(t, 6000-5300-11, w.Context.InitialTokens, 1, "the first prompt less the definitions and the framing")
+	// Think time: what the tools leave of after_s, 0 after a tool step, 10 s before each of
+	// the 3 later tasks of the 30 sessions.
+	think := res.Quantities[len(res.Quantities)-1]
+	require.Equal(t, "think_time", think.Key)
+	tens := 0
+	for _, x := range think.Data {
+		if x == 10 {
+			tens++
+		} else {
+			assert.InDelta(t, 0, x, 1e-9)
+		}
+	}
+	assert.Equal(t, 30*3, tens)
+
+	b, err := w.YAML()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "fit.yaml")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	loaded, err := workloads.Load(workloads.LoadOptions{Workload: path})
+	require.NoError(t, err, "the fitted workload runs with agentsim run --workload")
+	assert.Equal(t, w, loaded)
+
+	var table strings.Builder
+	require.NoError(t, Render(&table, res))
+	for _, key := range []string{"tools.latency (s, n=", "tools.result_tokens (tokens, n=", "task.steps (calls, n=", "task.calls_per_step (calls, n=", "tools.set: coding",
+		"think_time: 244 of 334 gaps are 0 once the tool time is taken out (a proxy sees a tool's time as the whole gap); the other 90, mostly between tasks: p50 10.000 s, p90 10.000 s"} {
+		assert.Contains(t, table.String(), key)
+	}
+}

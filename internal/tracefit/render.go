@@ -58,6 +58,12 @@ func describe(f Fit, unit string) string {
 		return fmt.Sprintf("uniform %s … %s", num(f.Min, unit), num(f.Max, unit))
 	case workloads.DistExp:
 		return fmt.Sprintf("exp, mean %s", num(f.Mean, unit))
+	case workloads.DistMixture:
+		var parts []string
+		for i, v := range f.Values {
+			parts = append(parts, fmt.Sprintf("%s %.1f %%", num(v, unit), 100*f.Shares[i]))
+		}
+		return "the data's own: " + strings.Join(parts, ", ")
 	}
 	return fmt.Sprintf("%s, mean %s, stddev %s", f.Kind, num(f.Mean, unit), num(f.StdDev, unit))
 }
