@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,7 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/internal/record"
+	"github.com/agentsim/agentsim/internal/tracefit"
+	"github.com/agentsim/agentsim/internal/tracestats"
 	"github.com/agentsim/agentsim/trace"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // recordTools are the definitions the tool conversations offer: two tools the simulated
@@ -176,6 +180,31 @@ func TestRecordToolConversation(t *testing.T) {
 		require.Len(t, last, 1)
 		assert.Equal(t, len(c5), last[0].ToolCalls, "written at the end, without a tool time")
 		assert.Nil(t, last[0].ToolS)
+
+		// trace show: c1's first task took three requests, its second (which dropped its
+		// calls' results) one, and so did the one after it and c2's.
+		acc := tracestats.New(trace.Header{})
+		for _, r := range rows {
+			acc.Add(r)
+		}
+		tl := acc.Summary().Tools
+		require.NotNil(t, tl)
+		assert.Equal(t, 6, tl.OfferingRequests)
+		assert.Equal(t, len(c0)+len(c1)+len(c3)+len(c5), tl.Calls)
+		assert.Equal(t, 2, tl.ToolTimeS.N)
+		assert.InDelta(t, 2.5, tl.ToolTimeS.TotalS, 2e-3)
+		assert.Equal(t, tracestats.Dist{N: 4, P50: 1, P90: 3, Max: 3}, tl.StepsPerTask)
+
+		// trace fit: a tool loop of the coding set, whose read and grep it calls.
+		res, err := tracefit.FromTrace(strings.NewReader(pr.buf.String()), "trace.jsonl", tracefit.Options{})
+		require.NoError(t, err)
+		assert.Equal(t, workloads.ToolSetCoding, res.Workload.Tools.Set)
+		assert.Equal(t, workloads.Const(0), res.Workload.Context.ReadTokens)
+		var keys []string
+		for _, q := range res.Quantities {
+			keys = append(keys, q.Key)
+		}
+		assert.Subset(t, keys, []string{"tools.latency", "tools.result_tokens", "task.steps", "task.calls_per_step"})
 	})
 }
 

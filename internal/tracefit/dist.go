@@ -1,7 +1,8 @@
 // Package tracefit fits a parametric workload to a trace: agents, rounds, initial and read
-// tokens, output tokens and think time, each distribution chosen among the workload's kinds
-// (const, uniform, normal, exp, lognormal) by the smallest Kolmogorov–Smirnov distance to the
-// data, and printed beside the data's quantiles. See docs/trace.md.
+// tokens, output tokens and think time, and for an agent's tool loop its tools and tasks
+// (tools.go), each distribution chosen among the workload's kinds (const, uniform, normal,
+// exp, lognormal; a small count's own distribution too) by the smallest Kolmogorov–Smirnov
+// distance to the data, and printed beside the data's quantiles. See docs/trace.md.
 package tracefit
 
 import (
