@@ -149,6 +149,12 @@ func TestFitTools(t *testing.T) {
 	w := res.Workload
 	assert.Equal(t, workloads.ToolSetCoding, w.Tools.Set)
 	assert.InDelta(t, 2, w.Tools.Latency.Mean().Seconds(), 0.4, "%v", w.Tools.Latency)
+	require.Len(t, w.Tools.PerTool, 2, "read and grep, each called alone often enough")
+	for _, name := range []string{"read", "grep"} {
+		l := w.Tools.PerTool[name].Latency
+		require.NotNil(t, l, name)
+		assert.InDelta(t, 2, l.Mean().Seconds(), 0.7, "%s: %v", name, l)
+	}
 	assert.InDelta(t, 400, w.Tools.ResultTokens.Mean(), 15, "%v", w.Tools.ResultTokens)
 	assert.InDelta(t, 3, w.Task.Steps.Mean(), 0.3, "%v", w.Task.Steps)
 	assert.Equal(t, workloads.DistMixture, w.Task.CallsPerStep.Kind, "few values: the data's own distribution")

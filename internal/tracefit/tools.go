@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/agentsim/agentsim/trace"
 	"github.com/agentsim/agentsim/workloads"
@@ -15,15 +16,16 @@ const toolMessageFraming = 4
 
 // toolData is what the fit keeps of a trace's tool loop, one request at a time.
 type toolData struct {
-	any     bool           // some request offered tools or made a call
-	defs    []float64      // tools_tokens of the requests that offered tools
-	names   map[string]int // calls per function name
-	latency []float64      // tool_s of the replies with one call: one call's latency
-	steps   []float64      // tool_s of every reply that has one: a step's tool time
-	results []float64      // one call's result tokens, from the next request's new_tokens
-	perStep []float64      // the calls of each reply with calls
-	tasks   []float64      // the requests of each finished task
-	starts  []float64      // new_tokens of the requests that start a task: its user message
+	any     bool                 // some request offered tools or made a call
+	defs    []float64            // tools_tokens of the requests that offered tools
+	names   map[string]int       // calls per function name
+	latency []float64            // tool_s of the replies with one call: one call's latency
+	byName  map[string][]float64 // those latencies by the call's function name
+	steps   []float64            // tool_s of every reply that has one: a step's tool time
+	results []float64            // one call's result tokens, from the next request's new_tokens
+	perStep []float64            // the calls of each reply with calls
+	tasks   []float64            // the requests of each finished task
+	starts  []float64            // new_tokens of the requests that start a task: its user message
 }
 
 // toolState is what the fit keeps of a session's tool loop.
@@ -65,6 +67,12 @@ func (d *toolData) add(r *trace.Request, s *toolState) float64 {
 		d.steps = append(d.steps, *r.ToolS)
 		if r.ToolCalls == 1 {
 			d.latency = append(d.latency, *r.ToolS)
+			if len(r.ToolNames) == 1 {
+				if d.byName == nil {
+					d.byName = map[string][]float64{}
+				}
+				d.byName[r.ToolNames[0]] = append(d.byName[r.ToolNames[0]], *r.ToolS)
+			}
 		}
 	}
 	s.task++
@@ -93,6 +101,7 @@ func (res *Result) fitTools(w *workloads.Workload, d *toolData) {
 	default:
 		res.Notes = append(res.Notes, "tools.latency: the default; no reply's results came back in the trace (no tool_s)")
 	}
+	res.fitPerTool(w, d)
 	if len(d.results) > 0 {
 		q := res.quantity("tools.result_tokens", "tokens", d.results, func(f Fit) bool { return tokenDist(f).Mean() >= 1 }, "a result has at least one token")
 		w.Tools.ResultTokens = tokenDist(q.Chosen)
@@ -114,6 +123,33 @@ func (res *Result) fitTools(w *workloads.Workload, d *toolData) {
 		w.Task.MessageTokens = tokenDist(q.Chosen)
 	}
 	res.Notes = append(res.Notes, fmt.Sprintf("task: %d tasks finished in the trace, %d replies with tool calls; a task runs from a user message to a reply without tool calls", len(d.tasks), len(d.perStep)))
+}
+
+// minPerTool is the fewest single-call steps of one tool that give it a latency of its own.
+const minPerTool = 30
+
+// fitPerTool gives each function of the set with at least minPerTool single-call steps its
+// own latency (tools.per_tool), when the trace has two such tools or more: a build and a file
+// read do not take the same time.
+func (res *Result) fitPerTool(w *workloads.Workload, d *toolData) {
+	set, _ := workloads.BuiltinToolSet(w.Tools.Set)
+	var names []string
+	for name, v := range d.byName {
+		if len(v) >= minPerTool && set.HasFunction(name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) < 2 {
+		return
+	}
+	slices.Sort(names)
+	w.Tools.PerTool = map[string]workloads.ToolOverride{}
+	for _, name := range names {
+		q := res.quantity("tools.per_tool."+strings.ToLower(name)+".latency", "s", d.byName[name], func(Fit) bool { return true }, "")
+		l := durationDist(q.Chosen)
+		w.Tools.PerTool[strings.ToLower(name)] = workloads.ToolOverride{Latency: &l}
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("tools.per_tool: a latency of their own for %s, each with at least %d single-call steps", strings.Join(names, ", "), minPerTool))
 }
 
 // chooseSet picks the built-in tool set that has the most of the called functions (ties to
