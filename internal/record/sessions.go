@@ -72,9 +72,9 @@ func newSessions() *sessions {
 
 // assign places a request of group (a session name the harness gave, or "") whose messages
 // have the prefix keys keys (keys[i] covers messages 0…i) and the tool messages res, sent at
-// nowS. The longest prefix
-// that is an idle lane's whole last conversation continues that lane; each conversation is
-// continued at most once, so a fork or a concurrent sibling starts a lane of its own.
+// nowS. The longest prefix that is an idle lane's whole last conversation continues that
+// lane; each conversation is continued at most once, so a fork or a concurrent sibling
+// starts a lane of its own.
 func (s *sessions) assign(group string, keys []key, res toolResults, nowS float64) assignment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
