@@ -154,12 +154,12 @@ function deltaProblems(tc, calls) {
     calls[tc.index] = { id: tc.id, name: tc.function?.name, arguments: tc.function?.arguments ?? '' };
     return first ? [] : [`first delta of call ${tc.index} lacks index, id, type "function", an offered name or arguments "": ${shape}`];
   }
+  if (typeof tc.function?.arguments === 'string') call.arguments += tc.function.arguments;
   const extra = Object.keys(tc).filter((k) => k !== 'index' && k !== 'function');
   const fnExtra = Object.keys(tc.function ?? {}).filter((k) => k !== 'arguments');
   if (typeof tc.function?.arguments !== 'string' || extra.length || fnExtra.length) {
     return [`later delta of call ${tc.index} carries more than index and an argument piece: ${shape}`];
   }
-  call.arguments += tc.function.arguments;
   return [];
 }
 
@@ -222,7 +222,8 @@ async function loop(client, model, { stream, prompt, extra = {} }) {
       return { steps, calls, maxPerReply, final: reply.content, problems };
     }
     if (reply.finish !== 'tool_calls') problems.push(`reply with calls finish_reason ${reply.finish}; want tool_calls`);
-    problems.push(...argumentProblems(reply.calls));
+    const bad = argumentProblems(reply.calls);
+    if (bad.length) return { steps, calls, maxPerReply, final: '', problems: [...problems, ...bad] };
     if (new Set(reply.calls.map((c) => c.id)).size !== reply.calls.length) problems.push('two calls of one reply share an id');
     steps++;
     calls += reply.calls.length;
