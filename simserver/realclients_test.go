@@ -25,8 +25,8 @@ import (
 // installs them).
 const realClientsDir = "../scripts/realclients"
 
-// scriptTimeout bounds one script at one speedup: at speedup 1 the slowest, openai-sdk.mjs,
-// takes about 20 s.
+// scriptTimeout bounds one script at one speedup: at speedup 1 the slowest, ai-sdk.mjs,
+// takes about 40 s.
 const scriptTimeout = 2 * time.Minute
 
 // clientSummary is the JSON line each script prints: ok when every one of its checks passed,

@@ -1,6 +1,7 @@
 // The OpenAI Agents SDK for JS (@openai/agents), unmodified, in chat-completions mode against
-// agentsim serve: an agent with two tools runs its loop to a final output, streamed and not.
-// It prints one JSON line: {ok, tool_calls, final_output, ...} for each run.
+// agentsim serve: an agent with two tools runs its loop to a final output, streamed and not,
+// and streamed with a reasoning effort. It prints one JSON line: {ok, tool_calls, final_answer,
+// ...} and the figures of each run.
 //
 //   node agents-sdk.mjs http://127.0.0.1:PORT
 //
@@ -29,6 +30,7 @@ const lookupOrder = tool({
 // from its first messages (the system message the SDK makes of the instructions, then the task)
 // and its seed (docs/engine.md §8); with agentsim serve's default seed (1) this opening draws 3
 // tool steps before the final answer: several tool calls, within the SDK's default of 10 turns.
+// The draw does not depend on the reasoning effort, so the run that reasons takes as many.
 const INSTRUCTIONS = 'You are a support agent. Answer with the help of the tools.';
 const TASK = 'Check order ORD-654321 and the weather where it ships.';
 
@@ -65,8 +67,17 @@ async function main() {
   started = Date.now();
   const whole = summarize(await run(agent, TASK, { maxTurns: MAX_TURNS }), started);
 
-  const ok = [streamed, whole].every((r) => r.tool_calls >= 2 && r.tool_results === r.tool_calls && r.final_output);
-  report({ ok, client: '@openai/agents', tool_calls: streamed.tool_calls, final_answer: streamed.final_output, streamed, non_streamed: whole });
+  // With a reasoning effort the simulator streams reasoning deltas before each reply's calls
+  // (the SDK reads only delta.reasoning, so it skips them) and the loop goes on as before.
+  started = Date.now();
+  const reasoner = agent.clone({ modelSettings: { reasoning: { effort: 'minimal' } } });
+  const thinking = await run(reasoner, TASK, { stream: true, maxTurns: MAX_TURNS });
+  for await (const _ of thinking.toTextStream()) { /* drained as above */ }
+  await thinking.completed;
+  const reasoning = summarize(thinking, started);
+
+  const ok = [streamed, whole, reasoning].every((r) => r.tool_calls >= 2 && r.tool_results === r.tool_calls && r.final_output);
+  report({ ok, client: '@openai/agents', tool_calls: streamed.tool_calls, final_answer: streamed.final_output, streamed, non_streamed: whole, reasoning });
 }
 
 main().catch((err) => fail(`${err.name}: ${err.message}`));

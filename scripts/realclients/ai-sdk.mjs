@@ -1,7 +1,8 @@
 // The Vercel AI SDK (ai, with @ai-sdk/openai-compatible, the stack inside opencode), unmodified,
 // against agentsim serve: streamText and generateText with two tools run their loop to a final
-// text. The SDK stops after one step unless told otherwise, so stopWhen allows 20, as its
-// ToolLoopAgent does. It prints one JSON line: {ok, tool_calls, final_answer, ...} per run.
+// text, and streamText once more with a reasoning effort. The SDK stops after one step unless
+// told otherwise, so stopWhen allows 20, as its ToolLoopAgent does. It prints one JSON line:
+// {ok, tool_calls, final_answer, ...} and the figures of each run.
 //
 //   node ai-sdk.mjs http://127.0.0.1:PORT
 //
@@ -32,7 +33,8 @@ const tools = {
 // SYSTEM and PROMPT open the conversation. The simulator draws a conversation's tool steps from
 // its first messages and its seed (docs/engine.md §8); with agentsim serve's default seed (1)
 // this opening draws 5 tool steps before the final text: several tool calls, well within
-// stopWhen's 20 steps.
+// stopWhen's 20 steps. The draw does not depend on the reasoning effort, so the run that
+// reasons takes as many.
 const SYSTEM = 'You are a support assistant. Use the tools to answer.';
 const PROMPT = 'Will it rain in Paris tomorrow?';
 
@@ -49,6 +51,7 @@ function summarize(steps, text, started) {
     steps: steps.length,
     final_finish_reason: steps.at(-1)?.finishReason,
     final_text: text.length > 0,
+    reasoning_chars: steps.reduce((n, s) => n + (s.reasoningText ?? '').length, 0),
     wall_ms: Date.now() - started,
   };
 }
@@ -67,9 +70,15 @@ async function main() {
   const result = await generateText(params);
   const whole = summarize(result.steps, result.text, started);
 
-  const ok = [streamed, whole].every((r) => r.tool_calls >= 2 && r.tool_results === r.tool_calls && r.final_text &&
-    r.final_finish_reason === 'stop');
-  report({ ok, client: 'ai', tool_calls: streamed.tool_calls, final_answer: streamed.final_text, streamed, non_streamed: whole });
+  // With a reasoning effort the simulator streams reasoning_content before each reply's calls,
+  // and the SDK sends it back in the assistant messages of the next steps.
+  started = Date.now();
+  const thinking = streamText({ ...params, providerOptions: { agentsim: { reasoningEffort: 'minimal' } } });
+  const reasoning = summarize(await thinking.steps, await thinking.text, started);
+
+  const ok = [streamed, whole, reasoning].every((r) => r.tool_calls >= 2 && r.tool_results === r.tool_calls && r.final_text &&
+    r.final_finish_reason === 'stop') && reasoning.reasoning_chars > 0;
+  report({ ok, client: 'ai', tool_calls: streamed.tool_calls, final_answer: streamed.final_text, streamed, non_streamed: whole, reasoning });
 }
 
 main().catch((err) => fail(`${err.name}: ${err.message}`));

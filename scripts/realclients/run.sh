@@ -3,7 +3,7 @@
 # packages of scripts/realclients (npm ci, from package-lock.json) and runs the tagged suite,
 # simserver's TestRealClients (realclients_test.go), which serves the simulator on loopback at
 # speedup 50 and 1 and runs each script against it. Needs Node 20 or later and npm; about
-# 1.5 minutes. Extra arguments go to go test (-v prints each client's figures).
+# 2 minutes. Extra arguments go to go test (-v prints each client's figures).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
