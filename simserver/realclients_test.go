@@ -114,9 +114,9 @@ func testRealClientControls(t *testing.T, node, dir string) {
 	}
 }
 
-// serveLikeAgentsimServe serves the simulator on loopback as `agentsim serve --speedup s
-// --fault-param p` builds it with its other defaults (profile dsv4-pd, seed 1), for the test's
-// length, and returns its base URL. The parameters p, when any, are the tool-call-style fault's.
+// serveLikeAgentsimServe serves the simulator on loopback as `agentsim serve --speedup s`
+// builds it with its other defaults (profile dsv4-pd, seed 1), for the test's length, and
+// returns its base URL. Parameters p, when given, add `--fault tool-call-style --fault-param p`.
 func serveLikeAgentsimServe(t *testing.T, speedup float64, styleParams []string) string {
 	prof, err := simserver.LoadProfile("dsv4-pd")
 	require.NoError(t, err)
