@@ -58,6 +58,9 @@ type Result struct {
 	FinishReason events.FinishReason
 	// Usage is the server's token count from the final usage chunk; zero if none arrived.
 	Usage Usage
+	// ToolCalls are the reply's tool calls, in index order; nil when it called none or they
+	// could not be assembled (ErrMalformedToolCall).
+	ToolCalls []ToolCall
 
 	// Err is why the call failed; nil on success.
 	Err error

@@ -1,0 +1,180 @@
+package harness
+
+import (
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/simserver"
+)
+
+// codingAgent is a small coding-agent run: its contexts cut down so that it runs in a
+// moment, its tools each of a fixed latency.
+func codingAgent(over map[string]string) simCase {
+	o := map[string]string{"agents": "3", "rounds": "8", "context.initial_tokens": "2000",
+		"tools.latency": "1s", "think_time": "0s"}
+	for k, v := range over {
+		o[k] = v
+	}
+	return simCase{workload: "coding-agent", overrides: o, speedup: 100}
+}
+
+// runEvents runs c in a bubble and returns its events.
+func runEvents(t *testing.T, c simCase) []events.Event {
+	t.Helper()
+	var evs []events.Event
+	synctest.Test(t, func(t *testing.T) {
+		_, dir := runSim(t, t.Context(), c)
+		var err error
+		evs, err = events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
+		require.NoError(t, err)
+	})
+	return evs
+}
+
+// kinds counts events by kind.
+func kinds(evs []events.Event) map[events.Kind]int {
+	n := map[events.Kind]int{}
+	for _, e := range evs {
+		n[e.Kind]++
+	}
+	return n
+}
+
+// TestCodingAgentCallsTools: a coding-agent run sends the tool definitions with every request
+// (its prompts are the definitions' tokens larger than without tools), the simulated model
+// calls them, each call runs for its latency and is answered with a tool message the
+// simulator accepts: every request of several steps succeeds.
+func TestCodingAgentCallsTools(t *testing.T) {
+	evs := runEvents(t, codingAgent(nil))
+	n := kinds(evs)
+	assert.Equal(t, 24, n[events.Done], "every request succeeds (no 400 for the conversations sent)")
+	assert.Zero(t, n[events.Error])
+	assert.Positive(t, n[events.ToolCall])
+	assert.Equal(t, n[events.ToolCall], n[events.ToolResult])
+	model := 0
+	for _, e := range evs {
+		if e.Kind == events.ToolResult {
+			assert.Equal(t, 1.0, e.LatencyS, "%+v", e)
+			assert.Positive(t, e.ResultTokens, "%+v", e)
+			// A first answer without a tool call is followed by a planned step, until the
+			// model has called one.
+			assert.Equal(t, e.Planned, e.ToolCallID == "", "%+v", e)
+			if !e.Planned {
+				model++
+			}
+		}
+	}
+	assert.Positive(t, model, "the model called no tool")
+	without := runEvents(t, codingAgent(map[string]string{"tools.set": "none", "rounds": "1", "agents": "1", "context.read_tokens": "0"}))
+	with := runEvents(t, codingAgent(map[string]string{"rounds": "1", "agents": "1"}))
+	first := func(evs []events.Event) int {
+		for _, e := range evs {
+			if e.Kind == events.Done && e.Agent == 0 {
+				return e.PromptTokens
+			}
+		}
+		t.Fatal("no request of agent 0 succeeded")
+		return 0
+	}
+	// The coding set is 5,539 tokens as the simulator counts them (docs/agentic.md §3); one agent, so that no earlier reply has moved the words-per-token estimate.
+	assert.InDelta(t, 5539, first(with)-first(without), 50, "prompt tokens with tools %d, without %d", first(with), first(without))
+}
+
+// TestParallelToolCallsRunConcurrently: the calls of one reply run at once, each ending after
+// its own latency, and the next step is sent when the longest has ended.
+func TestParallelToolCallsRunConcurrently(t *testing.T) {
+	c := codingAgent(map[string]string{"agents": "2", "rounds": "10",
+		"tools.per_tool.read.latency": "2s", "tools.per_tool.grep.latency": "5s", "tools.per_tool.glob.latency": "3s"})
+	c.profile = func(p *simserver.Profile) { p.Agent.CallsPerReply, p.Agent.CallsPerReplyP99 = 3, 12 }
+	evs := runEvents(t, c)
+	type step struct {
+		start, end, longest float64
+		calls               int
+	}
+	steps := map[string]*step{}
+	var order []string
+	next := map[string]float64{} // a step's request → when the agent's next request was sent
+	last := map[int]string{}
+	for _, e := range evs {
+		switch e.Kind {
+		case events.ToolCall:
+			s := steps[e.Request]
+			if s == nil {
+				s = &step{start: e.TS}
+				steps[e.Request], order = s, append(order, e.Request)
+			}
+			s.calls++
+			last[e.Agent] = e.Request
+		case events.ToolResult:
+			s := steps[e.Request]
+			assert.InDelta(t, s.start+e.LatencyS, e.TS, 1e-3, "%s ends %.3f s after its calls start; its latency is %.3f s", e.ToolCallID, e.TS-s.start, e.LatencyS)
+			s.longest, s.end = max(s.longest, e.LatencyS), e.TS
+		case events.RequestSent:
+			if r, ok := last[e.Agent]; ok {
+				next[r] = e.TS
+				delete(last, e.Agent)
+			}
+		}
+	}
+	parallel := 0
+	for _, r := range order {
+		s := steps[r]
+		if s.calls < 2 {
+			continue
+		}
+		parallel++
+		assert.InDelta(t, s.longest, s.end-s.start, 1e-3, "step %s: %d calls took %.3f s; the longest %.3f s", r, s.calls, s.end-s.start, s.longest)
+		if at, ok := next[r]; ok {
+			assert.InDelta(t, s.start+s.longest, at, 0.5, "step %s: next request %.3f s after its calls start", r, at-s.start)
+		}
+	}
+	assert.Positive(t, parallel, "no reply called several tools")
+}
+
+// TestPlannedStepsWithoutModelCalls: a model that never calls a tool (tool_choice none) does
+// not end the task at its first answer: the agent makes the planned calls itself, in a user
+// message, for as many steps as task.steps planned.
+func TestPlannedStepsWithoutModelCalls(t *testing.T) {
+	evs := runEvents(t, codingAgent(map[string]string{"agents": "1", "rounds": "6", "tools.choice": "none",
+		"task.steps": "3", "task.calls_per_step": "2"}))
+	n := kinds(evs)
+	assert.Equal(t, 6, n[events.Done])
+	assert.Equal(t, 8, n[events.ToolCall], "two tasks of three steps, two planned calls after each but the last")
+	var tasks []int
+	for _, e := range evs {
+		if e.Kind == events.ToolCall {
+			assert.True(t, e.Planned, "%+v", e)
+		}
+		if e.Kind == events.RoundDone && e.TaskSteps > 0 {
+			tasks = append(tasks, e.TaskSteps)
+		}
+	}
+	assert.Equal(t, []int{3, 3}, tasks)
+}
+
+// TestMalformedToolCallIsClassified: tool calls streamed without ids cannot be answered; the
+// reply is classified malformed_tool_call and the agent goes on with its task.
+func TestMalformedToolCallIsClassified(t *testing.T) {
+	c := codingAgent(map[string]string{"agents": "2", "rounds": "4"})
+	c.faults, c.faultParams = []string{"tool-call-style"}, []string{"style=no-id"}
+	evs := runEvents(t, c)
+	malformed, rounds := 0, 0
+	for _, e := range evs {
+		switch {
+		case e.Kind == events.Error && e.Class == events.ClassMalformedToolCall:
+			malformed++
+			assert.Contains(t, e.Message, "no id")
+		case e.Kind == events.Error:
+			t.Errorf("unexpected error: %+v", e)
+		case e.Kind == events.RoundDone:
+			rounds++
+		}
+	}
+	assert.Positive(t, malformed)
+	assert.Equal(t, 8, rounds, "every round of both agents ran")
+}
