@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"testing/synctest"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
 )
 
@@ -177,4 +180,80 @@ func TestMalformedToolCallIsClassified(t *testing.T) {
 	}
 	assert.Positive(t, malformed)
 	assert.Equal(t, 8, rounds, "every round of both agents ran")
+}
+
+// TestHoldAcrossTools: a permit is released when the reply ends, before its tools run, unless
+// pacer.hold_across_tools keeps it across them.
+func TestHoldAcrossTools(t *testing.T) {
+	for _, hold := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hold=%t", hold), func(t *testing.T) {
+			evs := runEvents(t, codingAgent(map[string]string{"pacer.kind": "slots", "pacer.slots": "2",
+				"pacer.hold_across_tools": strconv.FormatBool(hold)}))
+			type round struct{ release, firstCall, lastResult float64 }
+			rounds := map[[2]int]*round{}
+			get := func(e events.Event) *round {
+				k := [2]int{e.Agent, e.Round}
+				if rounds[k] == nil {
+					rounds[k] = &round{firstCall: -1}
+				}
+				return rounds[k]
+			}
+			for _, e := range evs {
+				switch e.Kind {
+				case events.Release:
+					get(e).release = e.TS
+				case events.ToolCall:
+					if r := get(e); r.firstCall < 0 {
+						r.firstCall = e.TS
+					}
+				case events.ToolResult:
+					get(e).lastResult = e.TS
+				}
+			}
+			withTools := 0
+			for k, r := range rounds {
+				if r.firstCall < 0 {
+					continue
+				}
+				withTools++
+				if hold {
+					assert.GreaterOrEqual(t, r.release, r.lastResult, "agent %d round %d: released at %.3f before its tools ended at %.3f", k[0], k[1], r.release, r.lastResult)
+				} else {
+					assert.LessOrEqual(t, r.release, r.firstCall, "agent %d round %d: released at %.3f after its tools started at %.3f", k[0], k[1], r.release, r.firstCall)
+				}
+			}
+			assert.Positive(t, withTools)
+		})
+	}
+}
+
+// TestHoldAcrossToolsStarves: ocbrowse through its tools behind 16 slots and the wedge, the
+// agents keeping their permits while their tools run: the agents starve in the pacer.
+func TestHoldAcrossToolsStarves(t *testing.T) {
+	if raceDetector() {
+		t.Skip("ocbrowse-sized: an ocbrowse-sized run takes 10–30 s under the race detector; run without -race")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		res, _ := runSim(t, t.Context(), simCase{workload: "ocbrowse", speedup: 100,
+			overrides: map[string]string{"pacer.slots": "16", "pacer.hold_across_tools": "true"},
+			faults:    []string{"long-context-wedge"}})
+		assert.Equal(t, results.PacerStarvation, res.Verdict.Kind, "%s: %s", res.Verdict.Kind, res.Verdict.Summary)
+	})
+}
+
+// TestOcbrowseWedgeThroughTools: ocbrowse reading through its tools, wedged with its own 30
+// slots, is the deadlock it is with its original read step.
+func TestOcbrowseWedgeThroughTools(t *testing.T) {
+	if raceDetector() {
+		t.Skip("ocbrowse-sized: an ocbrowse-sized run takes 10–30 s under the race detector; run without -race")
+	}
+	for _, set := range []string{"browse", "none"} {
+		t.Run(set, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				res, _ := runSim(t, t.Context(), simCase{workload: "ocbrowse", speedup: 100,
+					overrides: map[string]string{"tools.set": set}, faults: []string{"long-context-wedge"}})
+				assert.Equal(t, results.Deadlock, res.Verdict.Kind, "%s: %s", res.Verdict.Kind, res.Verdict.Summary)
+			})
+		})
+	}
 }
