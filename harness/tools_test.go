@@ -257,3 +257,51 @@ func TestOcbrowseWedgeThroughTools(t *testing.T) {
 		})
 	}
 }
+
+// TestResultsCountTools: results.json's tools section counts the calls, steps and tool time
+// the events show, per tool and per task.
+func TestResultsCountTools(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res, dir := runSim(t, t.Context(), codingAgent(map[string]string{"tools.per_tool.read.latency": "3s"}))
+		evs, err := events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
+		require.NoError(t, err)
+		require.NotNil(t, res.Tools)
+		calls, steps := map[string]int{}, map[string]float64{}
+		for _, e := range evs {
+			if e.Kind == events.ToolResult {
+				calls[e.Tool]++
+				steps[e.Request] = max(steps[e.Request], e.LatencyS)
+			}
+		}
+		total, seconds := 0, 0.0
+		for name, n := range calls {
+			total += n
+			assert.Equal(t, n, res.Tools.PerTool[name].Calls, "calls of %s", name)
+		}
+		for _, s := range steps {
+			seconds += s
+		}
+		assert.Equal(t, total, res.Tools.Calls)
+		assert.InDelta(t, seconds, res.Tools.Seconds, 1e-9)
+		assert.Equal(t, len(steps), res.Tools.ModelSteps+res.Tools.PlannedSteps)
+		if r, ok := res.Tools.PerTool["read"]; ok {
+			assert.Equal(t, 3.0, r.Seconds.P99)
+		}
+	})
+}
+
+// TestResultsCountPlannedSteps: without model tool calls the planned steps are counted as such.
+func TestResultsCountPlannedSteps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res, _ := runSim(t, t.Context(), codingAgent(map[string]string{"agents": "1", "rounds": "6", "tools.choice": "none",
+			"task.steps": "3", "task.calls_per_step": "2"}))
+		require.NotNil(t, res.Tools)
+		assert.Equal(t, 8, res.Tools.Calls)
+		assert.Equal(t, 8, res.Tools.PlannedCalls)
+		assert.Equal(t, 4, res.Tools.PlannedSteps)
+		assert.Zero(t, res.Tools.ModelSteps)
+		assert.Equal(t, 2, res.Tools.StepsPerTask.N)
+		assert.Equal(t, 3.0, res.Tools.StepsPerTask.Mean)
+		assert.InDelta(t, 4.0, res.Tools.Seconds, 1e-9, "four steps of 1 s calls")
+	})
+}
