@@ -31,7 +31,7 @@ type Timelines struct {
 
 // stackStates is the order agent states are stacked in, from the bottom.
 var stackStates = []events.State{events.StateRequesting, events.StatePacerWait, events.StateBackoff,
-	events.StateReading, events.StateThinking, events.StateStarting, events.StateDone}
+	events.StateTool, events.StateReading, events.StateThinking, events.StateStarting, events.StateDone}
 
 // BuildTimelines derives the timelines from a run's samples and, for the output rate, from its
 // events.
