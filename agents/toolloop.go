@@ -42,7 +42,10 @@ type toolRun struct {
 // withTools reports whether the agent's requests carry tools.
 func (a *Agent) withTools() bool { return a.env.Tools != nil }
 
-// offerTools sets the tool fields of req: the run's one copy of the definitions.
+// offerTools sets the tool fields of req: the run's one copy of the definitions. Out of line:
+// request's frame stays while the request streams (see Agent.request).
+//
+//go:noinline
 func (a *Agent) offerTools(req *Request) {
 	t := &a.env.Workload.Tools
 	req.Tools, req.ToolChoice, req.ParallelToolCalls = a.env.Tools.Tools(), t.ToolChoice(), t.Parallel
