@@ -39,8 +39,9 @@ type toolRun struct {
 	tokens   int
 }
 
-// withTools reports whether the agent's requests carry tools.
-func (a *Agent) withTools() bool { return a.env.Tools != nil }
+// withTools reports whether the agent's requests carry tools: the run has a tool set and the
+// agent draws its rounds from the workload (a replayed session sends what it recorded).
+func (a *Agent) withTools() bool { return a.env.Tools != nil && a.script == nil }
 
 // offerTools sets the tool fields of req: the run's one copy of the definitions. Out of line:
 // request's frame stays while the request streams (see Agent.request).
