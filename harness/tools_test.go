@@ -187,8 +187,28 @@ func TestMalformedToolCallIsClassified(t *testing.T) {
 func TestHoldAcrossTools(t *testing.T) {
 	for _, hold := range []bool{false, true} {
 		t.Run(fmt.Sprintf("hold=%t", hold), func(t *testing.T) {
-			evs := runEvents(t, codingAgent(map[string]string{"pacer.kind": "slots", "pacer.slots": "2",
-				"pacer.hold_across_tools": strconv.FormatBool(hold)}))
+			var evs []events.Event
+			var samples []events.Sample
+			synctest.Test(t, func(t *testing.T) {
+				_, dir := runSim(t, t.Context(), codingAgent(map[string]string{"pacer.kind": "slots", "pacer.slots": "2",
+					"pacer.hold_across_tools": strconv.FormatBool(hold)}))
+				var err error
+				evs, err = events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
+				require.NoError(t, err)
+				samples, err = events.ReadFile[events.Sample](filepath.Join(dir, "samples.jsonl"))
+				require.NoError(t, err)
+			})
+			// The pacer's own count: with hold, every agent running tools holds a permit.
+			inTools := 0
+			for _, s := range samples {
+				if n := s.Agents[events.StateTool]; n > 0 && s.Pacer != nil {
+					inTools++
+					if hold {
+						assert.GreaterOrEqual(t, s.Pacer.InUse, n, "sample at %.1f s: %d agents in tools, %d permits in use", s.TS, n, s.Pacer.InUse)
+					}
+				}
+			}
+			assert.Positive(t, inTools, "no sample saw an agent in tools")
 			type round struct{ release, firstCall, lastResult float64 }
 			rounds := map[[2]int]*round{}
 			get := func(e events.Event) *round {
