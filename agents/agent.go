@@ -31,7 +31,7 @@ type Env struct {
 	Tools *workloads.ToolSet
 
 	toolWordsOnce sync.Once
-	toolWords     int // words of Tools' JSON, which count in every prompt (see words)
+	toolWords     int // words of Tools' JSON, which count in every prompt (see Agent.sentWords)
 	// Tap, when set, is handed every request as it ends (nil: none).
 	Tap Tap
 	// Scripts, when set, holds one Script per agent: agent i plays Scripts[i] (a replayed
