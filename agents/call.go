@@ -152,8 +152,8 @@ func (k *call) frame(line []byte, now time.Time) error {
 	if len(f.content.raw) > 0 {
 		k.contentDelta(f.content, now)
 	}
-	for i := range f.tools {
-		k.toolDelta(&f.tools[i])
+	if len(f.tools) > 0 {
+		k.toolCallDeltas(f, now)
 	}
 	if len(r.raw) > 0 || len(f.content.raw) > 0 || len(f.tools) > 0 {
 		k.res.TokenChunks++
@@ -217,7 +217,20 @@ func (k *call) contentDelta(c jstr, now time.Time) {
 	}
 }
 
-// firstToken records the first token of either kind.
+// toolCallDeltas applies a frame's tool-call deltas; the first is the reply's first token when
+// no reasoning or content came before it.
+func (k *call) toolCallDeltas(f *frame, now time.Time) {
+	for i := range f.tools {
+		k.toolDelta(&f.tools[i])
+	}
+	if k.res.FirstToolCall.IsZero() {
+		k.res.FirstToolCall = now
+		k.firstToken(now)
+		k.obs.FirstToolCall(now)
+	}
+}
+
+// firstToken records the first token of any kind.
 func (k *call) firstToken(now time.Time) {
 	if !k.token {
 		k.token = true

@@ -103,3 +103,28 @@ func TestCallAssemblesToolCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestToolCallIsFirstToken: a reply that calls tools without any content has its first token
+// in its first tool-call delta: TTFT counts to it, and a TTFT timeout shorter than the
+// reply does not fire.
+func TestToolCallIsFirstToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.Real()
+		steps := toolStream(`{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":""}}`,
+			`{"index":0,"function":{"arguments":"{}"}}`)
+		steps[len(steps)-3].after = 3 * time.Second // the finish comes 3 s later
+		env := newTestEnv(t, clk, &script{clk: clk, steps: steps})
+		defer env.close()
+		req := testRequest()
+		req.Timeouts.TTFT = time.Second
+		obs := &recorder{start: clk.Now()}
+		res := env.client.Call(t.Context(), req, obs)
+		require.NoError(t, res.Err)
+		assert.Equal(t, 110*time.Millisecond, res.TTFT)
+		assert.Equal(t, res.Sent.Add(res.TTFT), res.FirstToolCall)
+		assert.Equal(t, res.FirstToolCall, res.FirstToken())
+		assert.True(t, res.GotToken())
+		assert.Zero(t, res.TTFTContent)
+		assert.Contains(t, obs.events, event{"first_tool_call", 110 * time.Millisecond})
+	})
+}

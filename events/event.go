@@ -19,12 +19,15 @@ const (
 	Headers        Kind = "headers"
 	FirstReasoning Kind = "first_reasoning"
 	FirstContent   Kind = "first_content"
-	Done           Kind = "done"
-	Error          Kind = "error"
-	Timeout        Kind = "timeout"
-	Cancelled      Kind = "cancelled"
-	Retry          Kind = "retry"
-	Release        Kind = "release"
+	// FirstToolCall: the first delta of the reply's tool calls arrived (a reply that calls
+	// tools may stream no content at all).
+	FirstToolCall Kind = "first_tool_call"
+	Done          Kind = "done"
+	Error         Kind = "error"
+	Timeout       Kind = "timeout"
+	Cancelled     Kind = "cancelled"
+	Retry         Kind = "retry"
+	Release       Kind = "release"
 	// ToolCall: the agent starts a tool call of the reply (Tool, ToolCallID; Planned when the
 	// agent makes it itself because the model calls none). ToolResult: the call ended after
 	// LatencyS seconds with ResultTokens tokens of result.

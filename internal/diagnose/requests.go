@@ -161,7 +161,7 @@ func (a *Analyzer) onRequestEvent(e events.Event) {
 		v.request = e.Request
 		a.sent++
 		a.open[e.Request] = &request{id: e.Request, agent: e.Agent, permit: v.permit, sentS: e.TS, lastByteS: e.TS, queuedSeen: a.queuedNow}
-	case e.Kind == events.Headers || e.Kind == events.FirstReasoning || e.Kind == events.FirstContent:
+	case e.Kind == events.Headers || e.Kind == events.FirstReasoning || e.Kind == events.FirstContent || e.Kind == events.FirstToolCall:
 		if r := a.open[e.Request]; r != nil {
 			r.own.read(e.SimLagS)
 			a.byteAt(r, e.TS)

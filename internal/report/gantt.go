@@ -16,7 +16,7 @@ const (
 	PhaseTool                   // running the tool calls of a reply, from the first call to the last result
 	PhaseFirstByte              // request sent, no token yet
 	PhaseReasoning              // reasoning tokens arriving
-	PhaseContent                // content tokens arriving
+	PhaseContent                // content tokens, or a reply's tool calls, arriving
 	PhaseSilence                // an open stream gone at least stall_after without a byte
 	PhaseFailed                 // the attempt ended in an error or a timeout (drawn as a mark at its end)
 	nPhases
@@ -95,8 +95,8 @@ func BuildGantt(r *Run) *Gantt {
 				q.reasoning = e.TS
 				q.byte(e.TS)
 			}
-		case e.Kind == events.FirstContent:
-			if q := open[e.Request]; q != nil {
+		case e.Kind == events.FirstContent, e.Kind == events.FirstToolCall:
+			if q := open[e.Request]; q != nil && q.content < 0 {
 				q.content = e.TS
 				q.byte(e.TS)
 			}

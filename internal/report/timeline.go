@@ -86,7 +86,7 @@ func outputRate(r *Run) (Series, float64) {
 	first := map[string]float64{}
 	for _, e := range r.Events {
 		switch e.Kind {
-		case events.FirstReasoning, events.FirstContent:
+		case events.FirstReasoning, events.FirstContent, events.FirstToolCall:
 			if _, ok := first[e.Request]; !ok {
 				first[e.Request] = e.TS
 			}
