@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 	"unicode"
 
@@ -24,6 +25,13 @@ type Env struct {
 	Recorder    events.Recorder
 	Board       *Board
 	Calibration *Calibration
+	// Tools, when set, is the run's tool set, read once and shared: every request carries it,
+	// and the agents run the tool loop of docs/agentic.md. nil: no tools, a read step each
+	// round.
+	Tools *workloads.ToolSet
+
+	toolWordsOnce sync.Once
+	toolWords     int // words of Tools' JSON, which count in every prompt (see Agent.sentWords)
 	// Tap, when set, is handed every request as it ends (nil: none).
 	Tap Tap
 	// Scripts, when set, holds one Script per agent: agent i plays Scripts[i] (a replayed
@@ -44,7 +52,12 @@ type Agent struct {
 	messages []message
 	words    int // words of text in messages, for the token estimate
 
-	result Result // the round's request, as it ended: kept here, not on the stack (see request)
+	result   Result // the round's request, as it ended: kept here, not on the stack (see request)
+	attempts int    // the round's last attempt, counted from 0
+
+	task      task      // with tools: where the agent is in its task
+	toolRuns  []toolRun // the tool calls of a step, reused
+	toolOrder []int     // their order of completion, reused
 
 	script    *Script   // nil: rounds from the workload's distributions
 	scheduled time.Time // an open-loop request's scheduled send; zero otherwise
@@ -78,6 +91,9 @@ func (a *Agent) Run(rounds, requests context.Context) {
 	}
 	a.say(openai.ChatMessageRoleSystem, "system", 0, w.Context.SystemTokens)
 	a.say(openai.ChatMessageRoleUser, "task", 0, w.Context.InitialTokens)
+	if a.withTools() {
+		a.startTask(0)
+	}
 	for round := 1; round <= w.Rounds && rounds.Err() == nil; round++ {
 		if !a.round(rounds, requests, round) {
 			return
@@ -100,21 +116,25 @@ func (a *Agent) round(rounds, requests context.Context, round int) bool {
 	return a.conclude(rounds, requests, round, permit, res)
 }
 
-// prepare does a round's work before its request: the tool call, the read, the context
-// check and the pacer. false means the round ended there, cancelled.
+// prepare does a round's work before its request: the read step of a workload without tools
+// (its tool time, then the read), the context check and the pacer. false means the round
+// ended there, cancelled.
 //
 //go:noinline
 func (a *Agent) prepare(rounds context.Context, round int) (permit *pacer.Permit, est, output int, ok bool) {
 	w := a.env.Workload
 	a.record(&events.Event{Kind: events.RoundStart, Round: round})
-	a.set(events.StateReading)
-	if a.env.Clock.Sleep(rounds, w.ToolTime.Sample(a.rng)) != nil {
-		a.cancelled(round, "")
-		return nil, 0, 0, false
+	read := 0
+	if !a.withTools() {
+		a.set(events.StateReading)
+		if a.env.Clock.Sleep(rounds, w.ToolTime.Sample(a.rng)) != nil {
+			a.cancelled(round, "")
+			return nil, 0, 0, false
+		}
+		read = w.Context.ReadTokens.Sample(a.rng)
+		a.say(openai.ChatMessageRoleUser, "read", round, read)
 	}
-	read := w.Context.ReadTokens.Sample(a.rng)
-	a.say(openai.ChatMessageRoleUser, "read", round, read)
-	est = a.env.Calibration.Tokens(a.words, len(a.messages))
+	est = a.env.Calibration.Tokens(a.sentWords(), len(a.messages))
 	a.record(&events.Event{Kind: events.ReadDone, Round: round, ReadTokens: read, ContextTokens: est})
 	// The output is bounded by what is sent as max_tokens (the sampled length when forced).
 	output = w.Request.Reserved(w.Request.OutputTokens.Sample(a.rng))
@@ -137,18 +157,35 @@ func (a *Agent) prepare(rounds context.Context, round int) (permit *pacer.Permit
 }
 
 // conclude does a round's work after its request: the release, the reply added to the
-// conversation, round_done and the think time. false ends the agent.
+// conversation, the tools it calls, round_done and the think time. The permit is released
+// when the reply ends, or, with pacer.hold_across_tools, after its tools. false ends the
+// agent.
 //
 //go:noinline
 func (a *Agent) conclude(rounds, requests context.Context, round int, permit *pacer.Permit, res *Result) bool {
-	a.release(round, permit, res)
+	hold := a.withTools() && a.env.Workload.Pacer.HoldAcrossTools && res.Err == nil
+	if !hold {
+		a.release(round, permit, res)
+	}
 	if res.Err != nil {
+		if res.Class == events.ClassMalformedToolCall && a.withTools() {
+			a.malformed(round)
+		}
 		a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundFailed, Class: res.Class})
 		return requests.Err() == nil && rounds.Err() == nil
 	}
-	a.messages = append(a.messages, message{role: openai.ChatMessageRoleAssistant, content: res.Content})
-	a.words += countWords(res.Content)
-	a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK})
+	a.sayReply(res)
+	taskSteps, ok := 0, true
+	if a.withTools() {
+		taskSteps, ok = a.afterReply(rounds, round, res)
+	}
+	if hold {
+		a.release(round, permit, res)
+	}
+	a.record(&events.Event{Kind: events.RoundDone, Round: round, Outcome: events.RoundOK, TaskSteps: taskSteps})
+	if !ok {
+		return false
+	}
 	a.set(events.StateThinking)
 	return a.env.Clock.Sleep(rounds, a.env.Workload.ThinkTime.Sample(a.rng)) == nil
 }
@@ -187,6 +224,9 @@ func (a *Agent) request(rounds, requests context.Context, round int, permit *pac
 	if w.Request.ForceOutputLength {
 		req.MaxTokens, req.IgnoreEOS = output, true
 	}
+	if a.withTools() {
+		a.offerTools(req)
+	}
 	a.send(rounds, requests, round, permit, req, est, res)
 }
 
@@ -223,6 +263,7 @@ func requestID(agent, round, attempt int) string {
 // attempt sends one request, records its events and leaves its result in res.
 func (a *Agent) attempt(ctx context.Context, round, attempt int, permit uint64, req *Request, est int, res *Result) {
 	id := requestID(a.ID, round, attempt)
+	a.attempts = attempt
 	a.set(events.StateRequesting)
 	sent := a.env.Clock.Now()
 	stream := a.env.Board.open(id, a.ID, permit, sent)
@@ -236,7 +277,7 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, permit uint64, 
 		a.tap(res, obs.frames)
 	}
 	if res.Err == nil {
-		a.env.Calibration.Observe(a.words, req.messages(), res.Usage.Prompt)
+		a.env.Calibration.Observe(a.sentWords(), req.messages(), res.Usage.Prompt)
 	}
 }
 
@@ -282,11 +323,13 @@ func (a *Agent) finish() {
 }
 
 // message is one message of an agent's conversation: its role and its text, or how to make
-// the text again.
+// the text again, and the tool calls of an assistant message or, of a tool message, the call
+// it answers (calls[0]).
 type message struct {
 	role    string
 	content string // the text, unless it is generated (text)
 	text    textOf
+	calls   []ToolCall
 }
 
 // textOf names the deterministic text of a message: workloads.Text of the run's seed, the
@@ -325,8 +368,26 @@ func (c *conversation) Messages() []openai.ChatCompletionMessage {
 		if t := m.text; t.words > 0 {
 			out[i].Content = workloads.Text(c.env.Workload.Seed, c.ID, t.round, t.part, t.words)
 		}
+		switch {
+		case len(m.calls) > 0 && m.role == openai.ChatMessageRoleTool:
+			out[i].ToolCallID = m.calls[0].ID
+		case len(m.calls) > 0:
+			out[i].ToolCalls = wireCalls(m.calls)
+		}
 	}
 	return out
+}
+
+// sentWords is the words a request sends: the conversation's and the tool definitions', whose
+// tokens the server counts in the prompt too (without them the calibration would take the
+// definitions for longer words).
+func (a *Agent) sentWords() int {
+	if !a.withTools() {
+		return a.words
+	}
+	e := a.env
+	e.toolWordsOnce.Do(func() { e.toolWords = countWords(string(e.Tools.JSON())) })
+	return a.words + e.toolWords
 }
 
 func (a *Agent) set(s events.State) { a.env.Board.set(a.ID, s, a.env.Clock.Now()) }

@@ -40,6 +40,7 @@ type lastByte struct{ t atomic.Int64 }
 func (o *lastByte) Headers(t time.Time)      { o.t.Store(t.UnixNano()) }
 func (o *lastByte) FirstReasoning(time.Time) {}
 func (o *lastByte) FirstContent(time.Time)   {}
+func (o *lastByte) FirstToolCall(time.Time)  {}
 func (o *lastByte) Chunk(t time.Time)        { o.t.Store(t.UnixNano()) }
 
 // BenchmarkCall measures the client's streaming path end to end: a loopback httptest server

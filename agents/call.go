@@ -35,7 +35,11 @@ type call struct {
 
 	f       frame
 	content strings.Builder
-	scratch []byte // decoded text of escaped deltas, reused
+	// tools are the reply's tool calls as their deltas arrive; toolProblem says why a delta
+	// could be applied to none.
+	tools       []toolBuild
+	toolProblem string
+	scratch     []byte // decoded text of escaped deltas, reused
 }
 
 // contexts derives the call's context from parent: a cause-carrying cancel for the timer that
@@ -148,7 +152,10 @@ func (k *call) frame(line []byte, now time.Time) error {
 	if len(f.content.raw) > 0 {
 		k.contentDelta(f.content, now)
 	}
-	if len(r.raw) > 0 || len(f.content.raw) > 0 {
+	if len(f.tools) > 0 {
+		k.toolCallDeltas(f, now)
+	}
+	if len(r.raw) > 0 || len(f.content.raw) > 0 || len(f.tools) > 0 {
 		k.res.TokenChunks++
 	}
 	if f.finish.set && !f.finish.equals(string(k.res.FinishReason)) {
@@ -210,7 +217,20 @@ func (k *call) contentDelta(c jstr, now time.Time) {
 	}
 }
 
-// firstToken records the first token of either kind.
+// toolCallDeltas applies a frame's tool-call deltas; the first is the reply's first token when
+// no reasoning or content came before it.
+func (k *call) toolCallDeltas(f *frame, now time.Time) {
+	for i := range f.tools {
+		k.toolDelta(&f.tools[i])
+	}
+	if k.res.FirstToolCall.IsZero() {
+		k.res.FirstToolCall = now
+		k.firstToken(now)
+		k.obs.FirstToolCall(now)
+	}
+}
+
+// firstToken records the first token of any kind.
 func (k *call) firstToken(now time.Time) {
 	if !k.token {
 		k.token = true
@@ -225,6 +245,9 @@ func (k *call) firstToken(now time.Time) {
 func (k *call) finish(parent, ctx context.Context, err error) {
 	k.res.End = k.clk.Now()
 	k.res.Content = k.content.String()
+	if err == nil {
+		err = k.assembleTools()
+	}
 	if err == nil {
 		return
 	}

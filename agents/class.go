@@ -51,6 +51,8 @@ func classify(err error, streaming bool) events.Class {
 		typErr *json.UnmarshalTypeError
 	)
 	switch {
+	case errors.Is(err, ErrMalformedToolCall):
+		return events.ClassMalformedToolCall
 	case errors.As(err, &apiErr):
 		if streaming {
 			return events.ClassErrorFrame

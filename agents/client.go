@@ -67,6 +67,15 @@ type Request struct {
 	IgnoreEOS bool
 	// ReasoningEffort is sent as reasoning_effort when not empty (low, medium, high, max…).
 	ReasoningEffort string
+	// Tools, when not empty, is sent as tools, with ToolChoice as tool_choice and
+	// ParallelToolCalls as parallel_tool_calls; a request without tools sends neither. The
+	// array is the run's one copy (workloads.ToolSet.Tools), shared by every request.
+	Tools []openai.Tool
+	// ToolChoice is the string auto, none or required, or an openai.ToolChoice naming a
+	// function (workloads.Tools.ToolChoice).
+	ToolChoice any
+	// ParallelToolCalls is whether the model may call several tools in one reply.
+	ParallelToolCalls bool
 	// Timeouts bound the call in simulated time; a zero field means no such timeout. Request
 	// runs from send to the end; TTFT from send to the first token, reasoning or content;
 	// Idle is the longest silence allowed between two data frames and applies from the
@@ -99,7 +108,7 @@ func (r *Request) chatRequest() openai.ChatCompletionRequest {
 	if r.Conversation != nil {
 		msgs = r.Conversation.Messages()
 	}
-	return openai.ChatCompletionRequest{
+	cr := openai.ChatCompletionRequest{
 		Model:    r.Model,
 		Messages: msgs,
 		//lint:ignore SA1019 max_tokens is the field SGLang, vLLM and llama.cpp read; it bounds reasoning plus content there.
@@ -108,6 +117,10 @@ func (r *Request) chatRequest() openai.ChatCompletionRequest {
 		Stream:          true,
 		StreamOptions:   &openai.StreamOptions{IncludeUsage: true},
 	}
+	if len(r.Tools) > 0 {
+		cr.Tools, cr.ToolChoice, cr.ParallelToolCalls = r.Tools, r.ToolChoice, r.ParallelToolCalls
+	}
+	return cr
 }
 
 // Call sends req as a streaming chat completion and reads the stream to its end, reporting

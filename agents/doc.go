@@ -11,7 +11,15 @@
 // conversation, retried as workloads.Retry allows; (4) the permit released with how the
 // request ended; (5) the assistant's content appended, so the conversation grows append-only
 // as a server's prefix cache sees real agents' grow; (6) the think time. Text is made from the
-// workload's seed, the agent and the round, so the same seed sends the same bytes. An agent
+// workload's seed, the agent and the round, so the same seed sends the same bytes.
+//
+// With tools (tools.set other than none, Env.Tools) there is no read step: every request
+// carries the run's tool definitions, and the work between model calls follows the reply — its
+// tool calls run in parallel, each for its latency, and are answered by tool messages; a reply
+// without one ends the task, and the next begins with a user message; a model that has never
+// called a tool gets the steps task.steps plans, the agent making their calls itself
+// (docs/agentic.md). The client assembles streamed tool calls (Result.ToolCalls) and classifies
+// a reply whose calls cannot be answered as events.ClassMalformedToolCall. An agent
 // given a Script (Env.Scripts: a replayed session, docs/trace.md) plays its turns instead:
 // their prompts, lengths and waits, closed loop or at their timestamps. Every step is recorded
 // as an events.Event through Env.Recorder (events.jsonl, docs/files.md), and the Board says

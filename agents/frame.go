@@ -6,6 +6,9 @@ type frame struct {
 	// content, reasoningContent, reasoning and role come from choices[0].delta;
 	// reasoningContent is the DeepSeek/SGLang name, reasoning the newer vLLM one.
 	content, reasoningContent, reasoning, role jstr
+	// tools is choices[0].delta.tool_calls, its null elements left out. Its array is reused
+	// from one frame to the next.
+	tools []toolDelta
 	// finish is choices[0].finish_reason.
 	finish jstr
 	// object is the top-level "object" ("chat.completion.chunk", or "error" in older vLLM
@@ -41,7 +44,7 @@ const maxFastDepth = 64
 // the line with decodeFrame, which is the reference semantics: exact key names, the last of
 // duplicate keys wins, null counts as absent.
 func scanFrame(line []byte, f *frame) bool {
-	*f = frame{}
+	*f = frame{tools: f.tools[:0]}
 	s := scanner{b: line}
 	if !s.open('{') {
 		return false
@@ -70,6 +73,7 @@ func scanFrame(line []byte, f *frame) bool {
 // choices reads the choices array: the first element counts, the rest are only checked.
 func (s *scanner) choices(f *frame) {
 	f.content, f.reasoningContent, f.reasoning, f.role, f.finish = jstr{}, jstr{}, jstr{}, jstr{}, jstr{}
+	f.tools = f.tools[:0]
 	if s.null() {
 		return
 	}
@@ -104,9 +108,10 @@ func (s *scanner) choice(f *frame) {
 	}
 }
 
-// delta reads a delta object's text fields.
+// delta reads a delta object's text fields and tool calls.
 func (s *scanner) delta(f *frame) {
 	f.content, f.reasoningContent, f.reasoning, f.role = jstr{}, jstr{}, jstr{}, jstr{}
+	f.tools = f.tools[:0]
 	if s.null() || !s.open('{') {
 		return
 	}
@@ -120,6 +125,8 @@ func (s *scanner) delta(f *frame) {
 			f.reasoning = s.strOrNull()
 		case "role":
 			f.role = s.strOrNull()
+		case "tool_calls":
+			s.toolCalls(f)
 		default:
 			s.skip()
 		}

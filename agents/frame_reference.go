@@ -32,7 +32,7 @@ func decodeFrame(line []byte) (frame, error) {
 	return f, decodeUsage(top["usage"], &f)
 }
 
-// decodeChoices reads choices[0].delta and choices[0].finish_reason.
+// decodeChoices reads choices[0].delta, its tool calls included, and choices[0].finish_reason.
 func decodeChoices(v any, f *frame) error {
 	choices, ok := v.([]any)
 	if v == nil || (ok && (len(choices) == 0 || choices[0] == nil)) {
@@ -64,7 +64,7 @@ func decodeChoices(v any, f *frame) error {
 			return err
 		}
 	}
-	return nil
+	return decodeToolCalls(delta["tool_calls"], f)
 }
 
 // decodeUsage reads the usage object.

@@ -14,6 +14,14 @@ type frameView struct {
 	Content, ReasoningContent, Reasoning, Role, Finish, Object *string
 	Usage                                                      Usage
 	HasUsage, HasError                                         bool
+	Tools                                                      []toolView
+}
+
+// toolView is a toolDelta with decoded strings.
+type toolView struct {
+	Index          int
+	HasIndex       bool
+	ID, Name, Args *string
 }
 
 func view(f *frame) frameView {
@@ -24,9 +32,13 @@ func view(f *frame) frameView {
 		v := string(s.appendTo(nil))
 		return &v
 	}
-	return frameView{Content: str(f.content), ReasoningContent: str(f.reasoningContent),
+	v := frameView{Content: str(f.content), ReasoningContent: str(f.reasoningContent),
 		Reasoning: str(f.reasoning), Role: str(f.role), Finish: str(f.finish), Object: str(f.object),
 		Usage: f.usage, HasUsage: f.hasUsage, HasError: f.hasError}
+	for _, d := range f.tools {
+		v.Tools = append(v.Tools, toolView{Index: d.index, HasIndex: d.hasIndex, ID: str(d.id), Name: str(d.name), Args: str(d.args)})
+	}
+	return v
 }
 
 // agree checks the fast scanner against encoding/json on line: whatever the scanner accepts,
@@ -58,6 +70,12 @@ var ordinaryFrames = []string{
 	// An error object the fast path reports as an error frame.
 	`{"object":"error","message":"boom","type":"x","code":500}`,
 	` { "choices" : [ { "delta" : { "content" : "spaced" } } ] } `,
+	// Tool calls: OpenAI's first delta of a call, a later argument piece, the finish.
+	`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read","arguments":""}}]},"finish_reason":null}]}`,
+	`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"filePath\":"}}]},"finish_reason":null}]}`,
+	`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+	// Two calls in one delta, one without an index, a null element.
+	`{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"grep"}},{"id":"c","function":null},null]}}]}`,
 }
 
 // fastTricky are unusual lines the fast path still reads itself: escapes, surrogates, invalid
@@ -102,6 +120,12 @@ func TestScanFrameAgreesWithEncodingJSON(t *testing.T) {
 		`{"choices":null,"usage":null,"error":null}`,
 		`{"choices":[{"delta":null,"finish_reason":"stop"}]}`,
 		`{"choices":[{"delta":{"content":5}}]}`,
+		`{"choices":[{"delta":{"tool_calls":{}}}]}`,                          // not an array
+		`{"choices":[{"delta":{"tool_calls":[5]}}]}`,                         // an element that is no object
+		`{"choices":[{"delta":{"tool_calls":[{"index":1.5}]}}]}`,             // a fractional index
+		`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":[]}]}}]}`, // function not an object
+		`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":7}]}}]}`,        // id not a string
+		`{"choices":[{"delta":{"tool_calls":[{"index":0}],"tool_calls":null}}]}`,
 		`{"choices":[{"delta":{"content":"x","extra":{"a":[1,2.5e-3,-0,true,false,null,{"b":"\u0041"}]}}}]}`,
 		`{"choices":"nope"}`,
 		`{"choices":[5]}`,

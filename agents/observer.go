@@ -13,8 +13,10 @@ type Observer interface {
 	FirstReasoning(t time.Time)
 	// FirstContent is called once, when the first non-empty content delta arrives.
 	FirstContent(t time.Time)
+	// FirstToolCall is called once, when the first tool-call delta arrives.
+	FirstToolCall(t time.Time)
 	// Chunk is called for every data frame, the [DONE] terminator included, before any
-	// FirstReasoning or FirstContent call for the same frame.
+	// FirstReasoning, FirstContent or FirstToolCall call for the same frame.
 	Chunk(t time.Time)
 }
 
@@ -29,6 +31,9 @@ func (NopObserver) FirstReasoning(time.Time) {}
 
 // FirstContent does nothing.
 func (NopObserver) FirstContent(time.Time) {}
+
+// FirstToolCall does nothing.
+func (NopObserver) FirstToolCall(time.Time) {}
 
 // Chunk does nothing.
 func (NopObserver) Chunk(time.Time) {}

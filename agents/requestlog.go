@@ -36,6 +36,10 @@ func (o *requestLog) FirstContent(time.Time) {
 	o.a.record(&events.Event{Kind: events.FirstContent, Round: o.round, Request: o.id})
 }
 
+func (o *requestLog) FirstToolCall(time.Time) {
+	o.a.record(&events.Event{Kind: events.FirstToolCall, Round: o.round, Request: o.id})
+}
+
 func (o *requestLog) Chunk(t time.Time) {
 	o.stream.Chunk(t)
 	if o.keepFrames {

@@ -24,20 +24,23 @@ type Result struct {
 	// deltas arrived.
 	FirstReasoning time.Time
 	FirstContent   time.Time
+	// FirstToolCall is when the first tool-call delta arrived.
+	FirstToolCall time.Time
 	// Last is when the last data frame (the [DONE] terminator included) arrived.
 	Last time.Time
 	// End is when the call ended, successfully or not.
 	End time.Time
 
-	// TTFT is Sent to the first token of either kind; TTFTContent is Sent to the first content
-	// token. Zero when no such token arrived. For a reasoning model TTFT is the first
+	// TTFT is Sent to the first token of any kind (reasoning, content or a tool call);
+	// TTFTContent is Sent to the first content token. Zero when no such token arrived. For a reasoning model TTFT is the first
 	// reasoning token and TTFTContent comes when thinking ends.
 	TTFT        time.Duration
 	TTFTContent time.Duration
 	// Chunks counts the data frames received, the [DONE] terminator included.
 	Chunks int
 	// TokenChunks counts the data frames among Chunks that carried a non-empty reasoning or
-	// content delta: not the role frame, an empty finish frame, the usage frame or [DONE].
+	// content delta or a tool-call delta: not the role frame, an empty finish frame, the usage
+	// frame or [DONE].
 	TokenChunks int
 	// FirstTokenChunk is the number, counted from 1 among Chunks, of the data frame that
 	// carried the first token of either kind; 0 when no token arrived.
@@ -58,6 +61,9 @@ type Result struct {
 	FinishReason events.FinishReason
 	// Usage is the server's token count from the final usage chunk; zero if none arrived.
 	Usage Usage
+	// ToolCalls are the reply's tool calls, in index order; nil when it called none or they
+	// could not be assembled (ErrMalformedToolCall).
+	ToolCalls []ToolCall
 
 	// Err is why the call failed; nil on success.
 	Err error
@@ -87,15 +93,20 @@ type Usage struct {
 // OK reports whether the call completed: the stream reached [DONE] without an error.
 func (r *Result) OK() bool { return r.Err == nil }
 
-// GotToken reports whether any token, reasoning or content, arrived.
-func (r *Result) GotToken() bool { return !r.FirstReasoning.IsZero() || !r.FirstContent.IsZero() }
+// GotToken reports whether any token, reasoning, content or a tool call, arrived.
+func (r *Result) GotToken() bool {
+	return !r.FirstReasoning.IsZero() || !r.FirstContent.IsZero() || !r.FirstToolCall.IsZero()
+}
 
-// FirstToken is when the first token of either kind arrived (Sent + TTFT); zero if none did.
+// FirstToken is when the first token of any kind arrived (Sent + TTFT); zero if none did.
 func (r *Result) FirstToken() time.Time {
-	if r.FirstReasoning.IsZero() || (!r.FirstContent.IsZero() && r.FirstContent.Before(r.FirstReasoning)) {
-		return r.FirstContent
+	var first time.Time
+	for _, t := range [...]time.Time{r.FirstReasoning, r.FirstContent, r.FirstToolCall} {
+		if !t.IsZero() && (first.IsZero() || t.Before(first)) {
+			first = t
+		}
 	}
-	return r.FirstReasoning
+	return first
 }
 
 // ITL is the mean gap between consecutive data frames from the one that carried the first

@@ -163,4 +163,5 @@ func (r *recorder) add(kind string, t time.Time) {
 func (r *recorder) Headers(t time.Time)        { r.add("headers", t) }
 func (r *recorder) FirstReasoning(t time.Time) { r.add("first_reasoning", t) }
 func (r *recorder) FirstContent(t time.Time)   { r.add("first_content", t) }
+func (r *recorder) FirstToolCall(t time.Time)  { r.add("first_tool_call", t) }
 func (r *recorder) Chunk(t time.Time)          { r.add("chunk", t) }

@@ -21,6 +21,10 @@ const (
 	ClassTruncated Class = "truncated"
 	// ClassMalformedSSE: a data line that is not a JSON chunk, or a 200 that is not SSE.
 	ClassMalformedSSE Class = "malformed_sse"
+	// ClassMalformedToolCall: a complete reply whose tool calls cannot be assembled (a call
+	// without an id or a name, two calls of one id, arguments that are not JSON): a harness
+	// cannot run them, nor answer them with tool messages.
+	ClassMalformedToolCall Class = "malformed_tool_call"
 	// ClassTimeoutRequest: the whole-request timeout fired.
 	ClassTimeoutRequest Class = "timeout_request"
 	// ClassTimeoutTTFT: no token arrived within the TTFT timeout.

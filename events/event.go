@@ -19,17 +19,25 @@ const (
 	Headers        Kind = "headers"
 	FirstReasoning Kind = "first_reasoning"
 	FirstContent   Kind = "first_content"
-	Done           Kind = "done"
-	Error          Kind = "error"
-	Timeout        Kind = "timeout"
-	Cancelled      Kind = "cancelled"
-	Retry          Kind = "retry"
-	Release        Kind = "release"
-	RoundDone      Kind = "round_done"
-	AgentDone      Kind = "agent_done"
-	Warning        Kind = "warning"
-	Stop           Kind = "stop" // the run stops new rounds or cancels requests; Message says why
-	RunEnd         Kind = "run_end"
+	// FirstToolCall: the first delta of the reply's tool calls arrived (a reply that calls
+	// tools may stream no content at all).
+	FirstToolCall Kind = "first_tool_call"
+	Done          Kind = "done"
+	Error         Kind = "error"
+	Timeout       Kind = "timeout"
+	Cancelled     Kind = "cancelled"
+	Retry         Kind = "retry"
+	Release       Kind = "release"
+	// ToolCall: the agent starts a tool call of the reply (Tool, ToolCallID; Planned when the
+	// agent makes it itself because the model calls none). ToolResult: the call ended after
+	// LatencyS seconds with ResultTokens tokens of result.
+	ToolCall   Kind = "tool_call"
+	ToolResult Kind = "tool_result"
+	RoundDone  Kind = "round_done"
+	AgentDone  Kind = "agent_done"
+	Warning    Kind = "warning"
+	Stop       Kind = "stop" // the run stops new rounds or cancels requests; Message says why
+	RunEnd     Kind = "run_end"
 )
 
 // Terminal reports whether k ends a request: every request_sent is followed by exactly one
@@ -72,8 +80,14 @@ type Event struct {
 	// is set when the permit was deliberately kept (leak_on_timeout).
 	RequestOutcome RequestOutcome `json:"request_outcome,omitempty"`
 	Leaked         bool           `json:"leaked,omitempty"`
+	// Planned (tool_call, tool_result) marks a call the agent makes itself after a reply
+	// without tool calls, a step task.steps planned; otherwise the model called it.
+	Planned bool `json:"planned,omitempty"`
 	// Outcome (round_done) is how the round ended; Class says how a failed one failed.
 	Outcome RoundOutcome `json:"outcome,omitempty"`
+	// TaskSteps (round_done) is set on the round that ended a task, a reply without a tool
+	// call: the model calls the task took, this one included.
+	TaskSteps int `json:"task_steps,omitempty"`
 	// Reason (stop, and the warning with which an agent gives up) says why rounds stop
 	// being started.
 	Reason EndReason `json:"reason,omitempty"`
@@ -98,6 +112,13 @@ type Event struct {
 	ContentTokens    int          `json:"content_tokens,omitempty"`
 	RetryAfterS      float64      `json:"retry_after_s,omitempty"`
 	BackoffS         float64      `json:"backoff_s,omitempty"`
+
+	// Tool and ToolCallID (tool_call, tool_result) are the function called and the call's
+	// id (none for a planned call); ResultTokens (tool_result) the size of its result, in
+	// tokens. A tool_result's LatencyS is the call's own latency.
+	Tool         string `json:"tool,omitempty"`
+	ToolCallID   string `json:"tool_call_id,omitempty"`
+	ResultTokens int    `json:"result_tokens,omitempty"`
 
 	// ScheduleLagS (request_sent of an open-loop replay) is how late the request was sent
 	// after its scheduled time: pacer wait and the load generator's own delay.

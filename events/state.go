@@ -10,13 +10,15 @@ const (
 	StateReading    State = "reading"    // tool time of the read step
 	StatePacerWait  State = "pacer_wait" // blocked in the pacer
 	StateRequesting State = "requesting" // a request is in flight
+	StateTool       State = "tool"       // running the tool calls of a reply
 	StateBackoff    State = "backoff"    // waiting before a retry
 	StateThinking   State = "thinking"   // think time after a response
 	StateDone       State = "done"       // the agent has finished
 )
 
 // Timed reports whether an agent in state s moves on by itself when a timer fires (start
-// jitter, tool time, backoff, think time), as opposed to waiting on the pacer or the server.
+// jitter, tool time, tool calls, backoff, think time), as opposed to waiting on the pacer or
+// the server.
 func (s State) Timed() bool {
-	return s == StateStarting || s == StateReading || s == StateBackoff || s == StateThinking
+	return s == StateStarting || s == StateReading || s == StateTool || s == StateBackoff || s == StateThinking
 }

@@ -104,7 +104,7 @@ type runMetrics struct {
 
 // The agent states, so every state is exported (as 0) from the first scrape on.
 var metricStates = []events.State{events.StateStarting, events.StateReading, events.StatePacerWait,
-	events.StateRequesting, events.StateBackoff, events.StateThinking, events.StateDone}
+	events.StateRequesting, events.StateTool, events.StateBackoff, events.StateThinking, events.StateDone}
 
 // newRunMetrics registers one run's metrics in a registry of their own; stallAfterS is the
 // silence, in simulated seconds, after which an open stream counts as silent.

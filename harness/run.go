@@ -20,6 +20,7 @@ import (
 	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/pacer"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // Run runs the workload to its end and returns the results it also wrote to the run
@@ -201,9 +202,25 @@ func (r *run) emit(e events.Event) {
 	}
 }
 
+// toolSet reads the workload's tool set once for all its agents; nil when it offers none.
+func toolSet(w *workloads.Workload) (*workloads.ToolSet, error) {
+	if !w.Tools.Enabled() {
+		return nil, nil
+	}
+	set, err := w.Tools.Definitions()
+	if err != nil {
+		return nil, fmt.Errorf("tools.set: %w", err)
+	}
+	return set, nil
+}
+
 // execute runs the agents with the two-phase stop and assembles the results.
 func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	w := r.o.Workload
+	tools, err := toolSet(w)
+	if err != nil {
+		return nil, err
+	}
 	rounds, stopRounds := context.WithCancel(context.Background())
 	requests, cancelRequests := context.WithCancel(context.Background())
 	defer stopRounds()
@@ -234,7 +251,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock, r.stamp()),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,
-		Calibration: agents.NewCalibration(), Tap: r.o.Tap, Scripts: r.o.Scripts}
+		Calibration: agents.NewCalibration(), Tap: r.o.Tap, Scripts: r.o.Scripts, Tools: tools}
 	var agentsDone sync.WaitGroup
 	for i := range w.Agents {
 		agentsDone.Go(func() { agents.NewAgent(i, env).Run(rounds, requests) })

@@ -229,9 +229,13 @@ var scenarios = []scenario{{
 	// stall-stream at fraction 0.5 with its default 60 s pause, idle_timeout 30 s and
 	// pacer.leak_on_timeout: a paused stream is abandoned after 30 s of silence but keeps its
 	// permit. Half the requests pausing, ocbrowse's 30 permits all leak within two rounds,
-	// every agent waits for one, and the watchdog ends the run at once.
+	// every agent waits for one, and the watchdog ends the run at once. ocbrowse's original
+	// harness, a read step each round (tools.set none): its long replies keep the server busy,
+	// and requests queued behind them time out too; through tools the replies between calls are
+	// short, only the paused streams time out, and the permits take 430 s instead of 250 s to
+	// leak.
 	name: "stall-stream, leak_on_timeout",
-	sim: simCase{workload: "ocbrowse", overrides: map[string]string{"request.idle_timeout": "30s", "pacer.leak_on_timeout": "true"},
+	sim: simCase{workload: "ocbrowse", overrides: map[string]string{"request.idle_timeout": "30s", "pacer.leak_on_timeout": "true", "tools.set": "none"},
 		faults: []string{"stall-stream"}, faultParams: []string{"fraction=0.5"}, speedup: 100,
 		// A role chunk at admission arms the idle timeout while requests still queue, so
 		// permits leak early; with nothing sent before the first token only a TTFT timeout

@@ -28,6 +28,8 @@ type simCase struct {
 	maxRunning int
 	// firstByte, when set, overrides when the simulator sends a stream's head and role chunk.
 	firstByte simserver.FirstByte
+	// profile, when set, adjusts the simulator's profile (dsv4-pd) before the run.
+	profile func(*simserver.Profile)
 	// metrics, when set, serves the run's Prometheus metrics.
 	metrics *MetricsEndpoint
 	// coalesce, when > 0, sets the profile's stream_coalesce_tokens.
@@ -69,6 +71,9 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	}
 	if c.coalesce > 0 {
 		prof.StreamCoalesceTokens = c.coalesce
+	}
+	if c.profile != nil {
+		c.profile(prof)
 	}
 	// In-process, as commands serve it; a slow reader needs the in-memory network instead,
 	// whose connections (net.Pipe) buffer nothing, so that the simulator's writes block at once

@@ -24,7 +24,8 @@ func (r *run) recordSimLag(e *events.Event) {
 	case e.Kind == events.Stop:
 		e.SimLagS = r.simLagNow(false)
 	case e.Request == "": // not a request's event
-	case e.Kind == events.Headers, e.Kind == events.FirstReasoning, e.Kind == events.FirstContent, e.Kind.Terminal():
+	case e.Kind == events.Headers, e.Kind == events.FirstReasoning, e.Kind == events.FirstContent, e.Kind == events.FirstToolCall,
+		e.Kind.Terminal():
 		if lag, ok := sim.RequestLag(e.Request); ok {
 			e.SimLagS = lag.Seconds()
 		} else if e.Kind.Terminal() {

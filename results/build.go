@@ -36,6 +36,7 @@ type Builder struct {
 	queued     gauge
 	samples    int
 	failures   failures
+	tools      toolsBuilder
 }
 
 type gauge struct {
@@ -65,6 +66,7 @@ func NewBuilder() *Builder {
 
 // Event adds one event.
 func (b *Builder) Event(e events.Event) {
+	b.tools.event(e)
 	switch e.Kind {
 	case events.RequestSent:
 		b.requests.Sent++
@@ -222,6 +224,7 @@ func (b *Builder) Fill(r *Results, simSeconds float64) {
 	r.Server.Gauges = Gauges{DecodeRunning: b.decode.meanMax(), PrefillInflight: b.prefill.meanMax(), Queued: b.queued.meanMax(),
 		Samples: b.samples}
 	r.Stream = b.stream(simSeconds, r.WallSeconds)
+	r.Tools = b.tools.fill()
 }
 
 func clone(xs []float64) []float64 { return append([]float64(nil), xs...) }

@@ -35,8 +35,11 @@ type Results struct {
 	Latency     Latency  `json:"latency_seconds"`
 	Tokens      Tokens   `json:"tokens"`
 	Stream      Stream   `json:"stream"` // the stream frames received; the simulator's own chunk count
-	Verdict     Verdict  `json:"verdict"`
-	Interrupted bool     `json:"interrupted"`
+	// Tools is what the agents' tools did; nil when no tool call or task ended (a workload
+	// without tools).
+	Tools       *Tools  `json:"tools,omitempty"`
+	Verdict     Verdict `json:"verdict"`
+	Interrupted bool    `json:"interrupted"`
 	// Harness is the harness's own scheduling lag (run only).
 	Harness *Harness `json:"harness,omitempty"`
 	// Bench holds the bench-specific part (command "bench"); Parts the two runs of "compare".

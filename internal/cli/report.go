@@ -35,8 +35,8 @@ func (r *reportCmd) command() *cobra.Command {
 		Long: `Read run directories (of run, bench, compare) and write one HTML file that opens offline and
 fetches nothing: the verdict and its evidence first, a table of key figures, then timelines
 (agents per state, open and silent streams, pacer holders and waiters, server gauges, output
-tokens/s), a per-request Gantt chart (one lane per agent — pacer wait, waiting for the first
-byte, reasoning, content, silence, failures — with the run's stops marked; above 60 agents,
+tokens/s), a per-request Gantt chart (one lane per agent — pacer wait, tool calls, waiting for
+the first byte, reasoning, content, silence, failures — with the run's stops marked; above 60 agents,
 lanes of grouped agents show the share in each phase) and latency distributions. Several
 directories overlay on the same axes (baseline against new); a compare directory stands for
 its synthetic and agentic parts, a bench sweep for its tests.

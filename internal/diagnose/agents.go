@@ -45,6 +45,8 @@ func nextState(e events.Event) (events.State, bool) {
 		return events.StateRequesting, true
 	case events.Retry:
 		return events.StateBackoff, true
+	case events.ToolCall, events.ToolResult:
+		return events.StateTool, true
 	case events.AgentDone:
 		return events.StateDone, true
 	case events.RoundDone:

@@ -161,7 +161,7 @@ func (a *Analyzer) onRequestEvent(e events.Event) {
 		v.request = e.Request
 		a.sent++
 		a.open[e.Request] = &request{id: e.Request, agent: e.Agent, permit: v.permit, sentS: e.TS, lastByteS: e.TS, queuedSeen: a.queuedNow}
-	case e.Kind == events.Headers || e.Kind == events.FirstReasoning || e.Kind == events.FirstContent:
+	case e.Kind == events.Headers || e.Kind == events.FirstReasoning || e.Kind == events.FirstContent || e.Kind == events.FirstToolCall:
 		if r := a.open[e.Request]; r != nil {
 			r.own.read(e.SimLagS)
 			a.byteAt(r, e.TS)
@@ -173,6 +173,10 @@ func (a *Analyzer) onRequestEvent(e events.Event) {
 		a.progress(e.TS)
 	case e.Kind.Terminal():
 		a.endRequest(e)
+	case e.Kind == events.ToolResult:
+		// A tool call that ends frees its agent as a request end does: the time spent in
+		// tools is not time without progress.
+		a.progress(e.TS)
 	}
 }
 
@@ -408,7 +412,7 @@ func (a *Analyzer) behindThrough(tS float64) {
 	a.sampleS = tS
 }
 
-// progress records that a byte flowed or a request ended at t.
+// progress records that a byte flowed, a request ended or a tool call ended at t.
 func (a *Analyzer) progress(t float64) {
 	if t > a.lastProgressS {
 		a.lastProgressS = t

@@ -41,7 +41,8 @@ const episodeTolerance = 1e-3
 func (a *Analyzer) Stall(nowS float64) Stall {
 	v := a.view(nowS)
 	st := Stall{NoProgressS: v.quietS, NothingCanWake: a.nothingCanWake(v), Stalled: len(v.stalled)}
-	pending := v.running > 0
+	// Agents running tools move on by themselves: no progress while only they run is no stall.
+	pending := v.running > v.tools
 	// A new episode needs progress past the one warned about, by more than the rounding of
 	// "sample time − silence" (sub-microsecond) that moves the same last byte a hair.
 	if pending && st.NoProgressS >= a.stallS && a.lastProgressS > a.warnedFor+episodeTolerance {
@@ -55,6 +56,7 @@ func (a *Analyzer) Stall(nowS float64) Stall {
 
 // message describes the watch in one line.
 func (a *Analyzer) message(v *view, st Stall) string {
+	pending := v.running > v.tools
 	var b strings.Builder
 	switch {
 	case st.Hang && st.NothingCanWake:
@@ -64,7 +66,7 @@ func (a *Analyzer) message(v *view, st Stall) string {
 	case st.NothingCanWake:
 		fmt.Fprintf(&b, "stalled-streams: no progress for %s and no armed timeout can end the silent requests; only the server can wake the run (the run ends after %s more without progress)",
 			secs(st.NoProgressS), secs(a.hangS-st.NoProgressS))
-	case st.NoProgressS >= a.stallS && v.running > 0:
+	case st.NoProgressS >= a.stallS && pending:
 		fmt.Fprintf(&b, "no progress for %s", secs(st.NoProgressS))
 	default:
 		fmt.Fprintf(&b, "progressing: last byte or request end %s ago", secs(st.NoProgressS))

@@ -159,3 +159,26 @@ func TestVerdictWhenNothingCanWake(t *testing.T) {
 	assert.Equal(t, results.PacerStarvation, v.Kind, "%s: %v", v.Summary, v.Evidence)
 	assert.Contains(t, v.Summary, "1/3 agents starved in the pacer for up to 53 s while all 2 permits were held by requests that had received no byte for ≥ 239 s")
 }
+
+// TestToolTimeIsNoStall: an agent running a tool for longer than hang_after, the only one
+// still running, moves on by itself: the watch neither warns nor calls it a hang.
+func TestToolTimeIsNoStall(t *testing.T) {
+	w := newWorld(2, 2)
+	w.agent(0, 0).round(1, 0, call{dur: 10, ttft: 1, tokens: 100}, 0).done()
+	w.agent(1, 0).read(1).wait(0).call(call{dur: 10, ttft: 1, tokens: 100}).release(false).tools(900).roundDone(true, 0).
+		round(0, 0, call{dur: 10, ttft: 1, tokens: 100}, 0).done()
+	cfg := Config{Agents: 2, PacerKind: "slots", PacerSlots: 2, StallAfter: 120 * time.Second, HangAfter: 600 * time.Second}
+	// Nor when the agent goes on: the tools' end is progress, the next request no hang.
+	times, sts := watchEach(w, cfg, 950)
+	for i, st := range sts {
+		assert.False(t, st.Warn || st.Hang, "Stall(%s) = %+v while agent 1 runs a tool", secs(times[i]), st)
+	}
+	// Just after the request that follows the tools is sent, before its first byte.
+	st := w.feed(cfg, 911.01).Stall(911.01)
+	assert.False(t, st.Warn || st.Hang, "Stall(911.01 s) = %+v after agent 1's tools", st)
+	a := w.feed(cfg, 500)
+	var r results.Results
+	a.Fill(&r, 500)
+	assert.NotEqual(t, results.Deadlock, r.Verdict.Kind, "%s: %s", r.Verdict.Kind, r.Verdict.Summary)
+	assert.NotEqual(t, results.StalledStreams, r.Verdict.Kind, "%s: %s", r.Verdict.Kind, r.Verdict.Summary)
+}

@@ -13,6 +13,7 @@ type view struct {
 	nowS    float64
 	agents  int   // agents in the run
 	running int   // agents not done
+	tools   int   // of running, agents running the tool calls of a reply: neither stalled nor waiting on the server
 	timed   []int // agents in start jitter, tool, backoff or think time
 	busy    []int // agents between two steps of a round
 	waiting []waiter
@@ -59,7 +60,7 @@ func (a *Analyzer) view(nowS float64) *view {
 	a.viewAgents(v)
 	a.viewPermits(v)
 	v.quietS = a.quietS(nowS)
-	v.hung = v.running > 0 && v.quietS >= a.hangS
+	v.hung = v.running > v.tools && v.quietS >= a.hangS
 	serverQueues := a.gauges[events.Queued] != nil && a.gauges[events.Queued].value > 0
 	for _, r := range v.silent {
 		if serverQueues && !r.output && v.quietS < a.stallS {
@@ -79,6 +80,9 @@ func (a *Analyzer) viewAgents(v *view) {
 			continue
 		case ag.state.Timed():
 			v.timed = append(v.timed, id)
+			if ag.state == events.StateTool {
+				v.tools++
+			}
 		case ag.state == events.StatePacerWait:
 			v.waiting = append(v.waiting, waiter{agent: id, waitS: v.nowS - ag.sinceS})
 		case ag.state == events.StateRequesting:

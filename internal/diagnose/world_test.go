@@ -192,6 +192,15 @@ func (a *actor) release(leaked bool) *actor {
 	return a
 }
 
+// tools runs the reply's tool calls for d seconds, one tool_call and one tool_result.
+func (a *actor) tools(d float64) *actor {
+	req := fmt.Sprintf("a%d-r%d-%d", a.id, a.rnd, max(0, a.attempt-1))
+	a.emit(events.Event{Kind: events.ToolCall, Request: req, Tool: "read", ToolCallID: "call_1"})
+	a.phase(events.StateTool, d)
+	a.emit(events.Event{Kind: events.ToolResult, Request: req, Tool: "read", ToolCallID: "call_1", LatencyS: d, ResultTokens: 100})
+	return a
+}
+
 // roundDone ends the round and thinks for d seconds.
 func (a *actor) roundDone(ok bool, think float64) *actor {
 	outcome := events.RoundFailed

@@ -13,16 +13,17 @@ type Phase int
 // and wins when an aggregate lane counts what an agent is doing.
 const (
 	PhasePacerWait Phase = iota // waiting in the pacer for a permit
+	PhaseTool                   // running the tool calls of a reply, from the first call to the last result
 	PhaseFirstByte              // request sent, no token yet
 	PhaseReasoning              // reasoning tokens arriving
-	PhaseContent                // content tokens arriving
+	PhaseContent                // content tokens, or a reply's tool calls, arriving
 	PhaseSilence                // an open stream gone at least stall_after without a byte
 	PhaseFailed                 // the attempt ended in an error or a timeout (drawn as a mark at its end)
 	nPhases
 )
 
 // phaseNames label the phases in legends.
-var phaseNames = [nPhases]string{"pacer wait", "waiting for first byte", "reasoning", "content", "silence ≥ stall_after", "failed"}
+var phaseNames = [nPhases]string{"pacer wait", "tool calls", "waiting for first byte", "reasoning", "content", "silence ≥ stall_after", "failed"}
 
 func (p Phase) String() string { return phaseNames[p] }
 
@@ -57,7 +58,7 @@ type request struct {
 }
 
 // BuildGantt derives the spans from a run's events: pacer wait from pacer_wait to
-// pacer_acquired; waiting for the first byte from request_sent to the first token; reasoning
+// pacer_acquired; tool calls from a step's first tool_call to its last tool_result; waiting for the first byte from request_sent to the first token; reasoning
 // and content from their first tokens to the next phase or the end; silence (stall_after or
 // more without a byte) before the first byte, before the terminal event (its
 // since_last_byte_s) and wherever a sample saw an open stream that silent; a failure mark at the end of an error or a timeout.
@@ -71,8 +72,11 @@ func BuildGantt(r *Run) *Gantt {
 	}
 	waiting := map[int]float64{}
 	open := map[string]*request{}
+	tools := toolSpans{add: add, open: map[int]*toolStep{}}
 	for _, e := range r.Events {
 		switch {
+		case e.Kind == events.ToolCall, e.Kind == events.ToolResult, e.Kind == events.RoundDone:
+			tools.event(e)
 		case e.Kind == events.PacerWait:
 			waiting[e.Agent] = e.TS
 		case e.Kind == events.PacerAcquired:
@@ -91,8 +95,8 @@ func BuildGantt(r *Run) *Gantt {
 				q.reasoning = e.TS
 				q.byte(e.TS)
 			}
-		case e.Kind == events.FirstContent:
-			if q := open[e.Request]; q != nil {
+		case e.Kind == events.FirstContent, e.Kind == events.FirstToolCall:
+			if q := open[e.Request]; q != nil && q.content < 0 {
 				q.content = e.TS
 				q.byte(e.TS)
 			}
@@ -122,6 +126,7 @@ func BuildGantt(r *Run) *Gantt {
 	for a, t := range waiting {
 		add(Span{Agent: a, StartS: t, EndS: g.EndS, Phase: PhasePacerWait, Unfinished: true})
 	}
+	tools.finish(g.EndS)
 	silenceFromSamples(r, add)
 	for _, s := range g.Spans {
 		sort.SliceStable(s, func(i, j int) bool {
@@ -132,6 +137,63 @@ func BuildGantt(r *Run) *Gantt {
 		})
 	}
 	return g
+}
+
+// toolStep is an agent's step of tool calls while spans are built: its request, when its first
+// call started and its latest result came, and the calls still running.
+type toolStep struct {
+	request      string
+	start, lastS float64
+	running      int
+}
+
+// toolSpans turns tool_call and tool_result events into one span per step.
+type toolSpans struct {
+	add  func(Span)
+	open map[int]*toolStep // by agent
+}
+
+// event applies a tool_call, tool_result or round_done event.
+func (t *toolSpans) event(e events.Event) {
+	st := t.open[e.Agent]
+	switch e.Kind {
+	case events.ToolCall:
+		if st != nil && st.request != e.Request {
+			t.close(e.Agent, st, st.lastS, false)
+			st = nil
+		}
+		if st == nil {
+			st = &toolStep{request: e.Request, start: e.TS, lastS: e.TS}
+			t.open[e.Agent] = st
+		}
+		st.running++
+	case events.ToolResult:
+		if st != nil {
+			st.lastS, st.running = e.TS, st.running-1
+		}
+	case events.RoundDone:
+		if st != nil {
+			t.close(e.Agent, st, st.lastS, false)
+		}
+	}
+}
+
+// close adds an agent's step as a span ending at end.
+func (t *toolSpans) close(agent int, st *toolStep, end float64, unfinished bool) {
+	t.add(Span{Agent: agent, StartS: st.start, EndS: end, Phase: PhaseTool, Request: st.request, Unfinished: unfinished})
+	delete(t.open, agent)
+}
+
+// finish closes the steps still open when the record ends at endS: those with calls running
+// run to the end, unfinished.
+func (t *toolSpans) finish(endS float64) {
+	for agent, st := range t.open {
+		if st.running > 0 {
+			t.close(agent, st, endS, true)
+		} else {
+			t.close(agent, st, st.lastS, false)
+		}
+	}
 }
 
 // byte notes a byte of the response at t.

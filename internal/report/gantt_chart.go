@@ -20,7 +20,7 @@ const aggregateBins = 300
 
 // phaseColors are the Gantt chart's colours, by phase.
 var phaseColors = [nPhases]color.Color{
-	PhasePacerWait: rgb(0xf28e2b), PhaseFirstByte: rgb(0xbab0ac), PhaseReasoning: rgb(0xb07aa1),
+	PhasePacerWait: rgb(0xf28e2b), PhaseTool: rgb(0x499894), PhaseFirstByte: rgb(0xbab0ac), PhaseReasoning: rgb(0xb07aa1),
 	PhaseContent: rgb(0x59a14f), PhaseSilence: rgb(0x222222), PhaseFailed: rgb(0xe31a1c),
 }
 

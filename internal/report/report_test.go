@@ -188,3 +188,29 @@ func TestRenderManyAgents(t *testing.T) {
 	assert.Contains(t, b.String(), "agents 0–16")
 	assert.Empty(t, remote.FindAllString(b.String(), -1))
 }
+
+// TestBuildGanttTools: a step's tool calls are one span, from its first call to its last
+// result; a step the record ends in runs to the end, unfinished.
+func TestBuildGanttTools(t *testing.T) {
+	ev := func(ts float64, k events.Kind, req string) events.Event {
+		return events.Event{TS: ts, Kind: k, Request: req}
+	}
+	r := &Run{Agents: 1, Events: []events.Event{
+		ev(0, events.RequestSent, "a0-r1-0"), ev(1, events.FirstContent, "a0-r1-0"), ev(2, events.Done, "a0-r1-0"),
+		ev(2, events.ToolCall, "a0-r1-0"), ev(2, events.ToolCall, "a0-r1-0"),
+		ev(3, events.ToolResult, "a0-r1-0"), ev(7, events.ToolResult, "a0-r1-0"), ev(7, events.RoundDone, ""),
+		ev(7, events.RequestSent, "a0-r2-0"), ev(8, events.FirstContent, "a0-r2-0"), ev(9, events.Done, "a0-r2-0"),
+		ev(9, events.ToolCall, "a0-r2-0"), ev(20, events.RunEnd, ""),
+	}}
+	r.Events[len(r.Events)-1].Agent = -1
+	g := BuildGantt(r)
+	var tools []Span
+	for _, s := range g.Spans[0] {
+		if s.Phase == PhaseTool {
+			tools = append(tools, s)
+		}
+	}
+	assert.Equal(t, []Span{{StartS: 2, EndS: 7, Phase: PhaseTool, Request: "a0-r1-0"},
+		{StartS: 9, EndS: 20, Phase: PhaseTool, Request: "a0-r2-0", Unfinished: true}}, tools)
+	assert.Equal(t, "tool calls", PhaseTool.String())
+}

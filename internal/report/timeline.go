@@ -31,7 +31,7 @@ type Timelines struct {
 
 // stackStates is the order agent states are stacked in, from the bottom.
 var stackStates = []events.State{events.StateRequesting, events.StatePacerWait, events.StateBackoff,
-	events.StateReading, events.StateThinking, events.StateStarting, events.StateDone}
+	events.StateTool, events.StateReading, events.StateThinking, events.StateStarting, events.StateDone}
 
 // BuildTimelines derives the timelines from a run's samples and, for the output rate, from its
 // events.
@@ -86,7 +86,7 @@ func outputRate(r *Run) (Series, float64) {
 	first := map[string]float64{}
 	for _, e := range r.Events {
 		switch e.Kind {
-		case events.FirstReasoning, events.FirstContent:
+		case events.FirstReasoning, events.FirstContent, events.FirstToolCall:
 			if _, ok := first[e.Request]; !ok {
 				first[e.Request] = e.TS
 			}

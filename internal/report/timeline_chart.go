@@ -17,7 +17,7 @@ import (
 // stateColors colour the stacked agent states.
 var stateColors = map[events.State]color.Color{
 	events.StateRequesting: rgb(0x59a14f), events.StatePacerWait: rgb(0xf28e2b), events.StateBackoff: rgb(0xe15759),
-	events.StateReading: rgb(0x76b7b2), events.StateThinking: rgb(0x4e79a7), events.StateStarting: rgb(0xd7d2cc),
+	events.StateReading: rgb(0x76b7b2), events.StateTool: rgb(0x499894), events.StateThinking: rgb(0x4e79a7), events.StateStarting: rgb(0xd7d2cc),
 	events.StateDone: rgb(0xeeeeee),
 }
 

@@ -35,6 +35,7 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 		{"server", gaugesLine(r.Server)},
 		{"", r.Server.Metrics},
 	}
+	rows = append(rows, toolsRows(r.Tools)...)
 	if r.Server.Model != "" {
 		rows = append(rows, [2]string{"model", modelLine(r.Server)})
 	}
