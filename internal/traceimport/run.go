@@ -104,6 +104,8 @@ func collectRun(evs []events.Event) []*runRequest {
 			reads[e.Agent] = 0
 			byID[e.Request] = r
 			out = append(out, r)
+		case e.Kind == events.ToolCall || e.Kind == events.ToolResult:
+			toolEvent(byID, e.Kind, e.Request, e.ToolCallID, e.Tool, e.TS, e.Planned)
 		case e.Kind.Terminal():
 			if r := byID[e.Request]; r != nil && r.end == nil {
 				r.end = e

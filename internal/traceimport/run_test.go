@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/harnesstest"
 	"github.com/agentsim/agentsim/trace"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -86,14 +87,14 @@ func TestRunToolFields(t *testing.T) {
 		"a0-r2-0": {end: done(5)},
 		"a0-r3-0": {end: done(9)},
 	}
-	toolEvent(reqs, kindToolCall, "a0-r1-0", "call_1", "read", 2, false)
-	toolEvent(reqs, kindToolCall, "a0-r1-0", "call_2", "grep", 2, false)
-	toolEvent(reqs, kindToolResult, "a0-r1-0", "call_2", "grep", 2.5, false)
-	toolEvent(reqs, kindToolResult, "a0-r1-0", "call_1", "read", 3.25, false)
-	toolEvent(reqs, kindToolCall, "a0-r2-0", "", "read", 5, true)
-	toolEvent(reqs, kindToolResult, "a0-r2-0", "", "read", 6, true)
-	toolEvent(reqs, kindToolCall, "a0-r3-0", "call_3", "read", 9, false) // the run stopped mid-tool
-	toolEvent(reqs, kindToolCall, "a9-r1-0", "call_4", "read", 9, false) // no such request
+	toolEvent(reqs, events.ToolCall, "a0-r1-0", "call_1", "read", 2, false)
+	toolEvent(reqs, events.ToolCall, "a0-r1-0", "call_2", "grep", 2, false)
+	toolEvent(reqs, events.ToolResult, "a0-r1-0", "call_2", "grep", 2.5, false)
+	toolEvent(reqs, events.ToolResult, "a0-r1-0", "call_1", "read", 3.25, false)
+	toolEvent(reqs, events.ToolCall, "a0-r2-0", "", "read", 5, true)
+	toolEvent(reqs, events.ToolResult, "a0-r2-0", "", "read", 6, true)
+	toolEvent(reqs, events.ToolCall, "a0-r3-0", "call_3", "read", 9, false) // the run stopped mid-tool
+	toolEvent(reqs, events.ToolCall, "a9-r1-0", "call_4", "read", 9, false) // no such request
 
 	var got [3]trace.Request
 	for i, id := range []string{"a0-r1-0", "a0-r2-0", "a0-r3-0"} {
@@ -118,4 +119,28 @@ func TestRunToolsTokens(t *testing.T) {
 	n, _ = runToolsTokens(w)
 	assert.Equal(t, (len(set.JSON())+3)/4, n)
 	assert.Greater(t, n, 4000, "the coding set is about 21 k characters")
+}
+
+// TestRunOfAToolLoop imports a coding-agent run on the simulator, whose model calls tools: the
+// requests whose replies called tools carry their count, names and tool time, and the trace
+// passes the writer's checks.
+func TestRunOfAToolLoop(t *testing.T) {
+	res := harnesstest.Run(t, harnesstest.Config{Workload: "coding-agent", Set: map[string]string{"agents": "1", "rounds": "6"}})
+	require.Positive(t, res.Results.Tools.Calls, "the run called tools")
+	tr, err := Run(res.Dir)
+	require.NoError(t, err)
+	calls, timed := 0, 0
+	for _, r := range tr.Requests {
+		assert.Positive(t, r.ToolsTokens, "request %d offers the coding tools", r.Seq)
+		require.Len(t, r.ToolNames, r.ToolCalls, "request %d", r.Seq)
+		calls += r.ToolCalls
+		if r.ToolS != nil {
+			timed++
+			assert.GreaterOrEqual(t, *r.ToolS, 0.0)
+		}
+	}
+	assert.Equal(t, res.Results.Tools.Calls-res.Results.Tools.PlannedCalls, calls, "every call of a reply is in the trace")
+	assert.Positive(t, timed, "a reply's tool time is known once its results were sent")
+	var b strings.Builder
+	require.NoError(t, tr.Write(&b), "the imported trace passes the writer's checks")
 }

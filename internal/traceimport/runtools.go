@@ -8,14 +8,6 @@ import (
 	"github.com/agentsim/agentsim/workloads"
 )
 
-// The event kinds of the agents' tool loop: tool_call when an agent starts a call of a reply
-// (its tool and call id), tool_result when the call ends. collectRun hands them to toolEvent
-// once package events carries their fields.
-const (
-	kindToolCall   events.Kind = "tool_call"
-	kindToolResult events.Kind = "tool_result"
-)
-
 // runTool is one tool call of a request's reply, as the run's events tell it.
 type runTool struct {
 	id, name string
@@ -34,9 +26,9 @@ func toolEvent(byID map[string]*runRequest, kind events.Kind, request, id, name 
 		return
 	}
 	switch kind {
-	case kindToolCall:
+	case events.ToolCall:
 		r.tools = append(r.tools, runTool{id: id, name: name})
-	case kindToolResult:
+	case events.ToolResult:
 		for i := range r.tools {
 			if t := &r.tools[i]; t.id == id && !t.done {
 				t.resultS, t.done = tS, true
