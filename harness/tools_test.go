@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
 )
@@ -324,4 +325,14 @@ func TestResultsCountPlannedSteps(t *testing.T) {
 		assert.Equal(t, 3.0, res.Tools.StepsPerTask.Mean)
 		assert.InDelta(t, 4.0, res.Tools.Seconds, 1e-9, "four steps of 1 s calls")
 	})
+}
+
+// TestCodingAgentFitsTheDefaultProfile: the built-in coding-agent's largest request, its
+// longest prompt and its max_tokens, fits the context window of the simulator's default
+// profile, so a run of it is never told that the server will refuse it.
+func TestCodingAgentFitsTheDefaultProfile(t *testing.T) {
+	w := loadWith(t, "coding-agent")
+	need := diagnose.NeedOf(w)
+	assert.LessOrEqual(t, need.Total(), simserver.DSV4PD().MaxContextTokens, "%d-token prompts (%s) + max_tokens %d", need.Prompt, need.How, need.MaxTokens)
+	assert.Empty(t, contextWarning(w, simserver.DSV4PD().MaxContextTokens, "max_model_len"))
 }
