@@ -4,10 +4,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 )
 
@@ -73,4 +75,25 @@ func TestCountWords(t *testing.T) {
 	for _, s := range []string{"", " ", "one", " one  two\tthree\n", "a\u00a0b\u2003c", "ünï cødé  ", "x\x85y"} {
 		assert.Equal(t, len(strings.Fields(s)), countWords(s), "%q", s)
 	}
+}
+
+// TestCalibrationOnAClockIsOrderFree: on a clock, observations count from the next instant
+// on, in the order of their values, so two agents that observe at one instant leave the same
+// estimate whichever observes first, and every read at that instant sees the one before.
+func TestCalibrationOnAClockIsOrderFree(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.Real()
+		tokens := func(perWord float64) int { return int(1000*perWord) + 3*messageFraming + promptFraming }
+		var got [2]float64
+		for i, order := range [2][2]float64{{1.5, 1.0}, {1.0, 1.5}} {
+			c := NewCalibrationOn(clk)
+			c.Observe(1000, 3, tokens(order[0]))
+			assert.Equal(t, 1.0, c.TokensPerWord(), "an observation does not count at its own instant")
+			c.Observe(1000, 3, tokens(order[1]))
+			time.Sleep(time.Millisecond)
+			got[i] = c.TokensPerWord()
+		}
+		assert.InDelta(t, 1.1, got[0], 1e-9, "1.0 first, taken whole, then a fifth of the way to 1.5")
+		assert.Equal(t, got[0], got[1], "the order of one instant's observations does not matter")
+	})
 }

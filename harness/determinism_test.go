@@ -43,11 +43,10 @@ func TestSameSeedSameEvents(t *testing.T) {
 		{workload: "smoke", speedup: 20},
 		{workload: "ocbrowse", speedup: 100, overrides: map[string]string{"rounds": "2"}},
 		{workload: "ocbrowse", speedup: 100, faults: []string{"long-context-wedge"}},
-		// The tool loop: parallel calls of heavy-tailed latencies, planned steps, tasks. One
-		// agent: with several, short tool-call replies often end at the same instant, and the
-		// shared words-per-token estimate (agents.Calibration) moves with the order in which
-		// their agents observe them.
-		{workload: "coding-agent", speedup: 100, overrides: map[string]string{"agents": "1", "rounds": "12",
+		// The tool loop: parallel calls of heavy-tailed latencies, planned steps, tasks, and
+		// several agents whose short tool-call replies often end at the same instant, when
+		// each observes the shared words-per-token estimate (agents.Calibration).
+		{workload: "coding-agent", speedup: 100, overrides: map[string]string{"agents": "3", "rounds": "12",
 			"context.initial_tokens": "2000"}},
 	}
 	for _, c := range cases {
