@@ -1,6 +1,10 @@
 package agents
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/agentsim/agentsim/workloads"
+)
 
 // Calibration learns how many tokens the server counts per word of generated text, from the
 // usage the server reports, so the harness can ask for read steps of a given token size. It is
@@ -9,6 +13,8 @@ type Calibration struct {
 	mu            sync.Mutex
 	tokensPerWord float64
 	samples       int
+	// tools is the learned prompt cost of each tool set requests carried (ObserveTools).
+	tools map[*workloads.ToolSet]float64
 }
 
 // Per-message and per-prompt framing the server adds around text, in tokens (OpenAI-style
@@ -49,4 +55,49 @@ func (c *Calibration) Observe(words, messages, promptTokens int) {
 // Tokens estimates the prompt tokens of a conversation of words words in messages messages.
 func (c *Calibration) Tokens(words, messages int) int {
 	return int(float64(words)*c.TokensPerWord()+0.5) + messages*messageFraming + promptFraming
+}
+
+// ToolTokens estimates the prompt tokens a request's tool definitions take: what the server's
+// usage has shown of set (ObserveTools), else a token for every 4 bytes, or part of them, of
+// each run of non-space characters of its JSON.
+func (c *Calibration) ToolTokens(set *workloads.ToolSet) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n, ok := c.tools[set]; ok {
+		return int(n + 0.5)
+	}
+	return jsonTokens(set.JSON())
+}
+
+// jsonTokens is a token for every 4 bytes, or part of them, of each run of non-space bytes.
+func jsonTokens(data []byte) int {
+	n, run := 0, 0
+	for _, b := range data {
+		if b == ' ' || b >= '\t' && b <= '\r' {
+			n, run = n+(run+3)/4, 0
+			continue
+		}
+		run++
+	}
+	return n + (run+3)/4
+}
+
+// ObserveTools learns what set costs in a prompt from one request that carried it, with words
+// words in messages messages and promptTokens counted by the server: the tokens beyond the
+// messages' estimate, by an exponentially weighted average. The words' rate is not updated
+// from such a request, whose definitions are not text.
+func (c *Calibration) ObserveTools(set *workloads.ToolSet, words, messages, promptTokens int) {
+	if promptTokens <= 0 {
+		return
+	}
+	got := float64(promptTokens - c.Tokens(words, messages))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tools == nil {
+		c.tools = map[*workloads.ToolSet]float64{}
+	}
+	if n, ok := c.tools[set]; ok {
+		got = n + 0.2*(got-n)
+	}
+	c.tools[set] = max(0, got)
 }
