@@ -1,0 +1,153 @@
+package replay_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/harnesstest"
+	"github.com/agentsim/agentsim/internal/replay"
+	"github.com/agentsim/agentsim/internal/traceimport"
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// TestToolSetOfSize: the coding set is sent for a size within 10 % of its own, generated
+// definitions of the size otherwise, each a set the workloads accept and the same for the
+// same size.
+func TestToolSetOfSize(t *testing.T) {
+	coding, _ := workloads.BuiltinToolSet(workloads.ToolSetCoding)
+	for _, tokens := range []int{50, 300, 1000, 4000, 5225, 5600, 12000} {
+		set := replay.ToolSetOfSize(tokens)
+		got := (len(set.JSON()) + 3) / 4
+		assert.InDelta(t, tokens, got, 0.1*float64(tokens)+1, "ToolSetOfSize(%d) is %d tokens", tokens, got)
+		assert.Equal(t, set.JSON(), replay.ToolSetOfSize(tokens).JSON(), "ToolSetOfSize(%d) depends on the size alone", tokens)
+		_, err := workloads.ParseToolSet("again", set.JSON())
+		assert.NoError(t, err, "ToolSetOfSize(%d)", tokens)
+	}
+	assert.Same(t, coding, replay.ToolSetOfSize(5225))
+	assert.NotSame(t, coding, replay.ToolSetOfSize(12000))
+}
+
+// sentBody is what a recording transport keeps of one request body.
+type sentBody struct {
+	ToolsBytes int
+	ToolChoice any
+	Messages   []struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id"`
+		ToolCalls  []struct {
+			ID string `json:"id"`
+		} `json:"tool_calls"`
+	}
+}
+
+// recorder is a transport that keeps the body of every request it carries.
+type recorder struct {
+	next   http.RoundTripper
+	mu     sync.Mutex
+	bodies []sentBody
+}
+
+// RoundTrip implements http.RoundTripper.
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body == nil || !strings.HasSuffix(req.URL.Path, "/chat/completions") {
+		return r.next.RoundTrip(req)
+	}
+	raw, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(raw))
+	var b struct {
+		Tools      json.RawMessage `json:"tools"`
+		ToolChoice any             `json:"tool_choice"`
+		sentBody
+	}
+	if json.Unmarshal(raw, &b) == nil {
+		var compact bytes.Buffer
+		if len(b.Tools) > 0 && json.Compact(&compact, b.Tools) == nil {
+			b.ToolsBytes = compact.Len()
+		}
+		b.sentBody.ToolChoice = b.ToolChoice
+		r.mu.Lock()
+		r.bodies = append(r.bodies, b.sentBody)
+		r.mu.Unlock()
+	}
+	return r.next.RoundTrip(req)
+}
+
+// TestReplayToolStructure records a small coding-agent run, imports it as a trace (which
+// fills the tool fields) and replays it: every request succeeds, carries tool definitions of
+// the recorded size, answers the live model's calls by their ids, waits the recorded tool
+// time in the tool state, and has the recorded token counts.
+func TestReplayToolStructure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		orig := harnesstest.Run(t, harnesstest.Config{Workload: "coding-agent", Set: map[string]string{
+			"agents": "3", "rounds": "6", "context.initial_tokens": "2000", "tools.latency": "2s", "think_time": "0s", "start_jitter": "0s"}})
+		require.Equal(t, 18, orig.Results.Requests.OK)
+		tr, err := traceimport.Run(orig.Dir)
+		require.NoError(t, err)
+		steps := 0 // replies with tool calls
+		for _, r := range tr.Requests {
+			require.Positive(t, r.ToolsTokens)
+			if r.ToolCalls > 0 {
+				steps++
+			}
+		}
+		require.Positive(t, steps, "the recorded run made tool calls")
+
+		p := planOf(t, tr, replay.Options{})
+		rec := &recorder{}
+		w := load(t, "smoke", "agents", "3", "duration", "0s", "pacer.kind", "unlimited", "request.reasoning_effort", "none")
+		res := harnesstest.Run(t, harnesstest.Config{Spec: w, Scripts: p.Scripts,
+			Transport: func(next http.RoundTripper) http.RoundTripper { rec.next = next; return rec }})
+		assert.Equal(t, 18, res.Results.Requests.OK, "no request refused: %+v", res.Results.Requests)
+
+		require.Len(t, rec.bodies, 18)
+		want := tr.Requests[0].ToolsTokens * 4
+		for i, b := range rec.bodies {
+			assert.InDelta(t, want, b.ToolsBytes, 0.1*float64(want), "request %d carries %d bytes of tools", i, b.ToolsBytes)
+			var ids []string
+			for _, m := range b.Messages {
+				for _, c := range m.ToolCalls {
+					ids = append(ids, c.ID)
+				}
+				if m.Role == "tool" {
+					assert.Contains(t, ids, m.ToolCallID, "request %d answers a call it has", i)
+				}
+			}
+		}
+		live, results := 0, 0
+		for _, e := range res.Events {
+			switch e.Kind {
+			case events.ToolCall:
+				assert.True(t, strings.HasPrefix(e.ToolCallID, "call_"), "%+v", e)
+				if !strings.HasPrefix(e.ToolCallID, "call_replay_") {
+					live++
+				}
+			case events.ToolResult:
+				results++
+				assert.InDelta(t, 2, e.LatencyS, 0.01, "the recorded tool time: %+v", e)
+			}
+		}
+		// Each reply the trace says called tools did (tool_choice required), with as many calls
+		// as the live model chose.
+		assert.GreaterOrEqual(t, results, steps)
+		assert.Positive(t, live, "the live model's calls are answered")
+
+		cmp, err := replay.Compare(res.Dir, p)
+		require.NoError(t, err)
+		assert.Equal(t, 18, cmp.Compared)
+		assert.Equal(t, 18, cmp.SameTokens, "every request has the recorded token counts: %+v", cmp.PromptDiff)
+		assert.InDelta(t, 1, cmp.E2ERatio.P50, 0.1, "e2e ratio %+v", cmp.E2ERatio)
+	})
+}
