@@ -309,7 +309,8 @@ func grow(c convo, role, text string, words int) convo {
 	return convo{msgs: append(c.msgs, openai.ChatCompletionMessage{Role: role, Content: text}), words: c.words + words}
 }
 
-// Validate checks a script's turns: extends names an earlier turn, sizes are not negative.
+// Validate checks a script's turns: extends names an earlier turn, sizes, tool calls and tool
+// times are not negative.
 func (s *Script) Validate() error {
 	for k, t := range s.Turns {
 		switch {
@@ -317,6 +318,8 @@ func (s *Script) Validate() error {
 			return fmt.Errorf("turn %d: extends = %d: must name an earlier turn (0…%d) or be -1", k, t.Extends, k-1)
 		case t.PromptTokens < 0 || t.OutputTokens < 0 || t.MaxTokens < 0 || t.ReplyTokens < 0:
 			return fmt.Errorf("turn %d: negative token count", k)
+		case t.ToolCalls < 0 || t.ToolTime < 0:
+			return fmt.Errorf("turn %d: tool_calls = %d, tool time %s: must be ≥ 0", k, t.ToolCalls, t.ToolTime)
 		case len(t.Blocks) > 0 && t.BlockTokens <= messageFraming:
 			return fmt.Errorf("turn %d: block_tokens = %d: must be more than %d", k, t.BlockTokens, messageFraming)
 		}

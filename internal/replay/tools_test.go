@@ -85,26 +85,52 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return r.next.RoundTrip(req)
 }
 
+// codingTrace records a small coding-agent run (18 requests) and imports it as a trace, which
+// fills the tool fields; steps counts its replies with tool calls.
+func codingTrace(t *testing.T) (*traceimport.Trace, int) {
+	t.Helper()
+	orig := harnesstest.Run(t, harnesstest.Config{Workload: "coding-agent", Set: map[string]string{
+		"agents": "3", "rounds": "6", "context.initial_tokens": "2000", "tools.latency": "2s", "think_time": "0s", "start_jitter": "0s"}})
+	require.Equal(t, 18, orig.Results.Requests.OK)
+	tr, err := traceimport.Run(orig.Dir)
+	require.NoError(t, err)
+	steps := 0 // replies with tool calls
+	for _, r := range tr.Requests {
+		require.Positive(t, r.ToolsTokens)
+		if r.ToolCalls > 0 {
+			steps++
+		}
+	}
+	require.Positive(t, steps, "the recorded run made tool calls")
+	return tr, steps
+}
+
+// checkToolMessages checks that every request carries definitions of the recorded size and
+// answers only calls its own history has.
+func checkToolMessages(t *testing.T, tr *traceimport.Trace, bodies []sentBody) {
+	t.Helper()
+	want := tr.Requests[0].ToolsTokens * 4
+	for i, b := range bodies {
+		assert.InDelta(t, want, b.ToolsBytes, 0.1*float64(want), "request %d carries %d bytes of tools", i, b.ToolsBytes)
+		var ids []string
+		for _, m := range b.Messages {
+			for _, c := range m.ToolCalls {
+				ids = append(ids, c.ID)
+			}
+			if m.Role == "tool" {
+				assert.Contains(t, ids, m.ToolCallID, "request %d answers a call it has", i)
+			}
+		}
+	}
+}
+
 // TestReplayToolStructure records a small coding-agent run, imports it as a trace (which
 // fills the tool fields) and replays it: every request succeeds, carries tool definitions of
 // the recorded size, answers the live model's calls by their ids, waits the recorded tool
 // time in the tool state, and has the recorded token counts.
 func TestReplayToolStructure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		orig := harnesstest.Run(t, harnesstest.Config{Workload: "coding-agent", Set: map[string]string{
-			"agents": "3", "rounds": "6", "context.initial_tokens": "2000", "tools.latency": "2s", "think_time": "0s", "start_jitter": "0s"}})
-		require.Equal(t, 18, orig.Results.Requests.OK)
-		tr, err := traceimport.Run(orig.Dir)
-		require.NoError(t, err)
-		steps := 0 // replies with tool calls
-		for _, r := range tr.Requests {
-			require.Positive(t, r.ToolsTokens)
-			if r.ToolCalls > 0 {
-				steps++
-			}
-		}
-		require.Positive(t, steps, "the recorded run made tool calls")
-
+		tr, steps := codingTrace(t)
 		p := planOf(t, tr, replay.Options{})
 		rec := &recorder{}
 		w := load(t, "smoke", "agents", "3", "duration", "0s", "pacer.kind", "unlimited", "request.reasoning_effort", "none")
@@ -113,19 +139,7 @@ func TestReplayToolStructure(t *testing.T) {
 		assert.Equal(t, 18, res.Results.Requests.OK, "no request refused: %+v", res.Results.Requests)
 
 		require.Len(t, rec.bodies, 18)
-		want := tr.Requests[0].ToolsTokens * 4
-		for i, b := range rec.bodies {
-			assert.InDelta(t, want, b.ToolsBytes, 0.1*float64(want), "request %d carries %d bytes of tools", i, b.ToolsBytes)
-			var ids []string
-			for _, m := range b.Messages {
-				for _, c := range m.ToolCalls {
-					ids = append(ids, c.ID)
-				}
-				if m.Role == "tool" {
-					assert.Contains(t, ids, m.ToolCallID, "request %d answers a call it has", i)
-				}
-			}
-		}
+		checkToolMessages(t, tr, rec.bodies)
 		live, results := 0, 0
 		for _, e := range res.Events {
 			switch e.Kind {
@@ -142,12 +156,43 @@ func TestReplayToolStructure(t *testing.T) {
 		// Each reply the trace says called tools did (tool_choice required), with as many calls
 		// as the live model chose.
 		assert.GreaterOrEqual(t, results, steps)
-		assert.Positive(t, live, "the live model's calls are answered")
+		assert.Equal(t, results, live, "the calls run and answered are the live model's")
+		inTools := 0
+		for _, smp := range res.Samples {
+			inTools = max(inTools, smp.Agents[events.StateTool])
+		}
+		assert.Positive(t, inTools, "agents waiting out the tool time are in the tool state")
 
 		cmp, err := replay.Compare(res.Dir, p)
 		require.NoError(t, err)
 		assert.Equal(t, 18, cmp.Compared)
 		assert.Equal(t, 18, cmp.SameTokens, "every request has the recorded token counts: %+v", cmp.PromptDiff)
 		assert.InDelta(t, 1, cmp.E2ERatio.P50, 0.1, "e2e ratio %+v", cmp.E2ERatio)
+	})
+}
+
+// TestReplayToolStructureOpenLoop replays the coding-agent trace in timestamps mode: each
+// request at its time, with the same structure — definitions of the recorded size, and tool
+// messages answering the calls of the stand-in for a reply not back yet — and none refused.
+func TestReplayToolStructureOpenLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr, _ := codingTrace(t)
+		p := planOf(t, tr, replay.Options{Mode: replay.Timestamps})
+		rec := &recorder{}
+		w := load(t, "smoke", "agents", "3", "duration", "0s", "pacer.kind", "unlimited", "request.reasoning_effort", "none")
+		res := harnesstest.Run(t, harnesstest.Config{Spec: w, Scripts: p.Scripts,
+			Transport: func(next http.RoundTripper) http.RoundTripper { rec.next = next; return rec }})
+		assert.Equal(t, 18, res.Results.Requests.OK, "no request refused: %+v", res.Results.Requests)
+		require.Len(t, rec.bodies, 18)
+		checkToolMessages(t, tr, rec.bodies)
+		tools := 0
+		for _, b := range rec.bodies {
+			for _, m := range b.Messages {
+				if m.Role == "tool" {
+					tools++
+				}
+			}
+		}
+		assert.Positive(t, tools, "the requests carry tool messages")
 	})
 }
