@@ -208,7 +208,7 @@ func (a *Agent) prompt(sc *scripted, k int, reply func(*Agent, int, convo) convo
 func (a *Agent) blocks(t Turn) convo {
 	var c convo
 	tpw := a.env.Calibration.TokensPerWord()
-	rest := t.PromptTokens - promptFraming
+	rest := a.textTokens(t) - promptFraming
 	for i, id := range t.Blocks {
 		if rest <= messageFraming {
 			break

@@ -40,7 +40,7 @@ func (s toolSets) of(tokens int) *workloads.ToolSet {
 // ToolSetOfSize returns tool definitions of about tokens tokens, as tools_tokens counts them:
 // the built-in coding set when it is within ToolsTolerance, else generated functions
 // (replay_tool_0, 1, …), each taking a path, with descriptions of the workloads' text filling
-// the size; never smaller than one such function without a description (about 35 tokens).
+// the size; never smaller than one such function without a description (about 40 tokens).
 // The result depends on tokens alone.
 func ToolSetOfSize(tokens int) *workloads.ToolSet {
 	coding, _ := workloads.BuiltinToolSet(workloads.ToolSetCoding)
