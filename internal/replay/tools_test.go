@@ -17,6 +17,7 @@ import (
 	"github.com/agentsim/agentsim/harnesstest"
 	"github.com/agentsim/agentsim/internal/replay"
 	"github.com/agentsim/agentsim/internal/traceimport"
+	"github.com/agentsim/agentsim/trace"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -105,11 +106,12 @@ func codingTrace(t *testing.T) (*traceimport.Trace, int) {
 	return tr, steps
 }
 
-// checkToolMessages checks that every request carries definitions of the recorded size and
-// answers only calls its own history has.
-func checkToolMessages(t *testing.T, tr *traceimport.Trace, bodies []sentBody) {
+// checkToolMessages checks that every request carries definitions of about the recorded
+// size, tools_tokens (4 bytes of compact JSON a token), and answers only calls its own history
+// has.
+func checkToolMessages(t *testing.T, toolsTokens int, bodies []sentBody) {
 	t.Helper()
-	want := tr.Requests[0].ToolsTokens * 4
+	want := toolsTokens * 4
 	for i, b := range bodies {
 		assert.InDelta(t, want, b.ToolsBytes, 0.1*float64(want), "request %d carries %d bytes of tools", i, b.ToolsBytes)
 		var ids []string
@@ -139,7 +141,7 @@ func TestReplayToolStructure(t *testing.T) {
 		assert.Equal(t, 18, res.Results.Requests.OK, "no request refused: %+v", res.Results.Requests)
 
 		require.Len(t, rec.bodies, 18)
-		checkToolMessages(t, tr, rec.bodies)
+		checkToolMessages(t, tr.Requests[0].ToolsTokens, rec.bodies)
 		live, results := 0, 0
 		for _, e := range res.Events {
 			switch e.Kind {
@@ -184,7 +186,7 @@ func TestReplayToolStructureOpenLoop(t *testing.T) {
 			Transport: func(next http.RoundTripper) http.RoundTripper { rec.next = next; return rec }})
 		assert.Equal(t, 18, res.Results.Requests.OK, "no request refused: %+v", res.Results.Requests)
 		require.Len(t, rec.bodies, 18)
-		checkToolMessages(t, tr, rec.bodies)
+		checkToolMessages(t, tr.Requests[0].ToolsTokens, rec.bodies)
 		tools := 0
 		for _, b := range rec.bodies {
 			for _, m := range b.Messages {
@@ -196,3 +198,44 @@ func TestReplayToolStructureOpenLoop(t *testing.T) {
 		assert.Positive(t, tools, "the requests carry tool messages")
 	})
 }
+
+// TestReplayOwnToolCalls replays a trace whose replies called tools but whose requests
+// offered none it knows of (no tools_tokens): the live model calls nothing, so the agent
+// answers calls of its own, named as recorded, with ids made up, and each request still has
+// its recorded prompt.
+func TestReplayOwnToolCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := &traceimport.Trace{Header: trace.Header{Source: "test", Created: "2026-11-30T00:00:00Z"}}
+		zero, one := 0, 1
+		tr.Requests = []trace.Request{
+			{Session: "s", Seq: 0, PromptTokens: 600, OutputTokens: 40, Status: 200, E2ES: 1, ToolCalls: 2, ToolNames: []string{"read", "grep"}, ToolS: floatp(1.5)},
+			{Session: "s", Seq: 1, TS: 3, AfterS: 2, PromptTokens: 1000, OutputTokens: 20, Extends: &zero, NewTokens: 360, Status: 200, E2ES: 1, ToolCalls: 1, ToolS: floatp(0.5)},
+			{Session: "s", Seq: 2, TS: 5, AfterS: 1, PromptTokens: 1400, OutputTokens: 30, Extends: &one, NewTokens: 380, Status: 200, E2ES: 1},
+		}
+		p := planOf(t, tr, replay.Options{})
+		rec := &recorder{}
+		w := load(t, "smoke", "agents", "1", "duration", "0s", "pacer.kind", "unlimited", "request.reasoning_effort", "none")
+		res := harnesstest.Run(t, harnesstest.Config{Spec: w, Scripts: p.Scripts,
+			Transport: func(next http.RoundTripper) http.RoundTripper { rec.next = next; return rec }})
+		assert.Equal(t, 3, res.Results.Requests.OK, "%+v", res.Results.Requests)
+		var calls []string
+		for _, e := range res.Events {
+			if e.Kind == events.ToolCall {
+				calls = append(calls, e.Tool+" "+e.ToolCallID)
+			}
+		}
+		assert.Equal(t, []string{"read call_replay_0_0", "grep call_replay_0_1", "tool call_replay_1_0"}, calls)
+		require.Len(t, rec.bodies, 3)
+		checkToolMessages(t, 0, rec.bodies)
+		var roles []string
+		for _, m := range rec.bodies[2].Messages {
+			roles = append(roles, m.Role)
+		}
+		assert.Equal(t, []string{"user", "assistant", "tool", "tool", "assistant", "tool"}, roles)
+		cmp, err := replay.Compare(res.Dir, p)
+		require.NoError(t, err)
+		assert.Equal(t, 3, cmp.SameTokens, "%+v", cmp.PromptDiff)
+	})
+}
+
+func floatp(f float64) *float64 { return &f }
