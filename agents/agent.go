@@ -59,8 +59,9 @@ type Agent struct {
 	toolRuns  []toolRun // the tool calls of a step, reused
 	toolOrder []int     // their order of completion, reused
 
-	script    *Script   // nil: rounds from the workload's distributions
-	scheduled time.Time // an open-loop request's scheduled send; zero otherwise
+	script    *Script            // nil: rounds from the workload's distributions
+	scriptSet *workloads.ToolSet // the tools the script's current turn sends; nil: none
+	scheduled time.Time          // an open-loop request's scheduled send; zero otherwise
 }
 
 // NewAgent returns agent id of the run, its randomness seeded from the workload seed.
@@ -276,7 +277,10 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, permit uint64, 
 	if a.env.Tap != nil {
 		a.tap(res, obs.frames)
 	}
-	if res.Err == nil {
+	switch {
+	case res.Err == nil && a.scriptSet != nil:
+		a.env.Calibration.ObserveTools(a.scriptSet, a.sentWords(), req.messages(), res.Usage.Prompt)
+	case res.Err == nil:
 		a.env.Calibration.Observe(a.sentWords(), req.messages(), res.Usage.Prompt)
 	}
 }

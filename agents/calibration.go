@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // Calibration learns how many tokens the server counts per word of generated text, from the
@@ -25,11 +26,15 @@ type Calibration struct {
 	samples       int
 	clk           *clock.Clock  // nil: an observation counts at once
 	pending       []observation // with clk: the observations not yet counted
+	// tools is the learned prompt cost of each tool set requests carried (ObserveTools).
+	tools map[*workloads.ToolSet]float64
 }
 
-// observation is one request's tokens per word, and when it was observed.
+// observation is one request's tokens per word (set nil) or prompt cost of the tool set it
+// carried (ObserveTools), and when it was observed.
 type observation struct {
 	at    time.Time
+	set   *workloads.ToolSet
 	ratio float64
 }
 
@@ -87,7 +92,11 @@ func (c *Calibration) settle() {
 	})
 	n := 0
 	for ; n < len(c.pending) && c.pending[n].at.Before(now); n++ {
-		c.count(c.pending[n].ratio)
+		if o := c.pending[n]; o.set != nil {
+			c.countTools(o.set, o.ratio)
+		} else {
+			c.count(o.ratio)
+		}
 	}
 	c.pending = append(c.pending[:0], c.pending[n:]...)
 }
@@ -105,4 +114,59 @@ func (c *Calibration) count(ratio float64) {
 // Tokens estimates the prompt tokens of a conversation of words words in messages messages.
 func (c *Calibration) Tokens(words, messages int) int {
 	return int(float64(words)*c.TokensPerWord()+0.5) + messages*messageFraming + promptFraming
+}
+
+// ToolTokens estimates the prompt tokens a request's tool definitions take: what the server's
+// usage has shown of set (ObserveTools), else a token for every 4 bytes, or part of them, of
+// each run of non-space characters of its JSON.
+func (c *Calibration) ToolTokens(set *workloads.ToolSet) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.settle()
+	if n, ok := c.tools[set]; ok {
+		return int(n + 0.5)
+	}
+	return jsonTokens(set.JSON())
+}
+
+// jsonTokens is a token for every 4 bytes, or part of them, of each run of non-space bytes.
+func jsonTokens(data []byte) int {
+	n, run := 0, 0
+	for _, b := range data {
+		if b == ' ' || b >= '\t' && b <= '\r' {
+			n, run = n+(run+3)/4, 0
+			continue
+		}
+		run++
+	}
+	return n + (run+3)/4
+}
+
+// ObserveTools learns what set costs in a prompt from one request that carried it, with words
+// words in messages messages and promptTokens counted by the server: the tokens beyond the
+// messages' estimate, by an exponentially weighted average. The words' rate is not updated
+// from such a request, whose definitions are not text.
+func (c *Calibration) ObserveTools(set *workloads.ToolSet, words, messages, promptTokens int) {
+	if promptTokens <= 0 {
+		return
+	}
+	got := max(0, float64(promptTokens-c.Tokens(words, messages)))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.clk == nil {
+		c.countTools(set, got)
+		return
+	}
+	c.pending = append(c.pending, observation{at: c.clk.Now(), set: set, ratio: got})
+}
+
+// countTools moves the learned prompt cost of set by one observation. c.mu is held.
+func (c *Calibration) countTools(set *workloads.ToolSet, got float64) {
+	if c.tools == nil {
+		c.tools = map[*workloads.ToolSet]float64{}
+	}
+	if n, ok := c.tools[set]; ok {
+		got = n + 0.2*(got-n)
+	}
+	c.tools[set] = max(0, got)
 }

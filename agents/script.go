@@ -58,6 +58,18 @@ type Turn struct {
 	MaxTokens    int
 	// Model and ReasoningEffort are sent when set, else the workload's.
 	Model, ReasoningEffort string
+	// Tools, when set, is sent as the request's tools: the same set for every turn of a
+	// session, so the prefix a cache sees stays. The request asks for tool calls
+	// (tool_choice required) when ToolCalls > 0, else for none.
+	Tools *workloads.ToolSet
+	// ToolCalls is how many tool calls the recorded reply made, ToolNames their names when
+	// known. After the reply the agent runs the calls the reply gave (or, if it gave none,
+	// ToolCalls calls of its own, with ids made up), for ToolTime, and the turn that extends
+	// this one answers each with a tool message.
+	ToolCalls int
+	ToolNames []string
+	// ToolTime is the recorded tool time after the reply: part of the next turn's Wait.
+	ToolTime time.Duration
 }
 
 // convo is a conversation and its words, for the token estimate.
@@ -69,15 +81,16 @@ type convo struct {
 // scripted is an agent's state while it plays its script.
 type scripted struct {
 	s     *Script
-	convs map[int]convo // the conversations of turns a later turn extends
-	keep  map[int]bool  // which turns those are
-	grown map[int]bool  // turns whose conversation was extended in place already
-	begin time.Time     // when the agent started
+	convs map[int]convo      // the conversations of turns a later turn extends
+	keep  map[int]bool       // which turns those are
+	grown map[int]bool       // turns whose conversation was extended in place already
+	calls map[int][]ToolCall // the tool calls each turn's reply made, answered by its extension
+	begin time.Time          // when the agent started
 }
 
 // runScript plays the agent's script: a closed loop per session, or an open one.
 func (a *Agent) runScript(rounds, requests context.Context) {
-	sc := &scripted{s: a.script, convs: map[int]convo{}, keep: map[int]bool{}, grown: map[int]bool{}, begin: a.env.Clock.Now()}
+	sc := &scripted{s: a.script, convs: map[int]convo{}, keep: map[int]bool{}, grown: map[int]bool{}, calls: map[int][]ToolCall{}, begin: a.env.Clock.Now()}
 	for _, t := range a.script.Turns {
 		if t.Extends >= 0 && len(t.Blocks) == 0 {
 			sc.keep[t.Extends] = true
@@ -107,9 +120,15 @@ func (a *Agent) runScript(rounds, requests context.Context) {
 		if !ok {
 			return
 		}
+		if res.Err == nil && t.ToolCalls > 0 {
+			sc.calls[k] = a.scriptCalls(k, res.ToolCalls)
+			if !a.scriptTools(rounds, k+1, sc.calls[k], t.ToolTime) {
+				return
+			}
+		}
 		if sc.keep[k] {
 			if res.Err == nil {
-				c = grow(c, openai.ChatMessageRoleAssistant, res.Content, countWords(res.Content))
+				c = growReply(c, res.Content, sc.calls[k])
 			}
 			sc.convs[k] = c
 		}
@@ -139,12 +158,18 @@ func (a *Agent) runOpen(rounds, requests context.Context, sc *scripted) {
 
 // standIn appends to the conversation of turn e the text that stands for its reply.
 func (sc *scripted) standIn(a *Agent, e int, c convo) convo {
-	n := sc.s.Turns[e].ReplyTokens
-	if n <= 0 {
+	n, text := sc.s.Turns[e].ReplyTokens, ""
+	if sc.s.Turns[e].ToolCalls > 0 {
+		sc.calls[e] = a.scriptCalls(e, nil)
+	}
+	if n <= 0 && len(sc.calls[e]) == 0 {
 		return c
 	}
-	words := workloads.WordsForTokens(n, a.env.Calibration.TokensPerWord())
-	return grow(c, openai.ChatMessageRoleAssistant, workloads.Text(a.env.Workload.Seed, a.ID, e+1, "reply", words), words)
+	words := workloads.WordsForTokens(max(0, n), a.env.Calibration.TokensPerWord())
+	if words > 0 {
+		text = workloads.Text(a.env.Workload.Seed, a.ID, e+1, "reply", words)
+	}
+	return growReply(c, text, sc.calls[e])
 }
 
 // prompt builds turn k's conversation: its blocks, or the conversation it extends (with its
@@ -166,11 +191,14 @@ func (a *Agent) prompt(sc *scripted, k int, reply func(*Agent, int, convo) convo
 		// The new text is seeded by the turn extended and the length reached, so a retried
 		// request repeats its prompt exactly.
 		part := "new-" + strconv.Itoa(t.PromptTokens)
-		if words := a.wordsFor(t.PromptTokens, base.words, len(base.msgs)+1); words > 0 {
+		if calls := sc.calls[t.Extends]; len(calls) > 0 {
+			return a.toolResults(base, t, calls, part)
+		}
+		if words := a.wordsFor(a.textTokens(t), base.words, len(base.msgs)+1); words > 0 {
 			return grow(base, openai.ChatMessageRoleUser, workloads.Text(a.env.Workload.Seed, a.ID, t.Extends+1, part, words), words)
 		}
 	}
-	words := max(1, a.wordsFor(t.PromptTokens, 0, 1))
+	words := max(1, a.wordsFor(a.textTokens(t), 0, 1))
 	return grow(convo{}, openai.ChatMessageRoleUser, workloads.Text(a.env.Workload.Seed, a.ID, k+1, "prompt", words), words)
 }
 
@@ -180,7 +208,7 @@ func (a *Agent) prompt(sc *scripted, k int, reply func(*Agent, int, convo) convo
 func (a *Agent) blocks(t Turn) convo {
 	var c convo
 	tpw := a.env.Calibration.TokensPerWord()
-	rest := t.PromptTokens - promptFraming
+	rest := a.textTokens(t) - promptFraming
 	for i, id := range t.Blocks {
 		if rest <= messageFraming {
 			break
@@ -218,10 +246,17 @@ func (a *Agent) turn(rounds, requests context.Context, k int, c convo, scheduled
 	round := k + 1
 	a.words, a.scheduled = c.words, scheduled
 	a.record(&events.Event{Kind: events.RoundStart, Round: round})
-	est := a.env.Calibration.Tokens(c.words, len(c.msgs))
+	est := a.env.Calibration.Tokens(c.words, len(c.msgs)) + a.toolTokens(t)
 	a.record(&events.Event{Kind: events.ReadDone, Round: round, ReadTokens: max(0, est-a.extendedTokens(k)), ContextTokens: est})
 	req := Request{Model: w.Model, Messages: c.msgs, MaxTokens: w.Request.MaxTokens,
 		ReasoningEffort: effort(w.Request.ReasoningEffort), Timeouts: w.Request.Timeouts}
+	a.scriptSet = t.Tools
+	if t.Tools != nil {
+		req.Tools, req.ToolChoice, req.ParallelToolCalls = t.Tools.Tools(), "none", t.ToolCalls > 1
+		if t.ToolCalls > 0 {
+			req.ToolChoice = "required"
+		}
+	}
 	if t.Model != "" {
 		req.Model = t.Model
 	}
@@ -274,7 +309,8 @@ func grow(c convo, role, text string, words int) convo {
 	return convo{msgs: append(c.msgs, openai.ChatCompletionMessage{Role: role, Content: text}), words: c.words + words}
 }
 
-// Validate checks a script's turns: extends names an earlier turn, sizes are not negative.
+// Validate checks a script's turns: extends names an earlier turn, sizes, tool calls and tool
+// times are not negative.
 func (s *Script) Validate() error {
 	for k, t := range s.Turns {
 		switch {
@@ -282,6 +318,8 @@ func (s *Script) Validate() error {
 			return fmt.Errorf("turn %d: extends = %d: must name an earlier turn (0…%d) or be -1", k, t.Extends, k-1)
 		case t.PromptTokens < 0 || t.OutputTokens < 0 || t.MaxTokens < 0 || t.ReplyTokens < 0:
 			return fmt.Errorf("turn %d: negative token count", k)
+		case t.ToolCalls < 0 || t.ToolTime < 0:
+			return fmt.Errorf("turn %d: tool_calls = %d, tool time %s: must be ≥ 0", k, t.ToolCalls, t.ToolTime)
 		case len(t.Blocks) > 0 && t.BlockTokens <= messageFraming:
 			return fmt.Errorf("turn %d: block_tokens = %d: must be more than %d", k, t.BlockTokens, messageFraming)
 		}

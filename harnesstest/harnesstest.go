@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"sync"
@@ -78,6 +79,9 @@ type Config struct {
 	// Scripts, when set, replace the workload's rounds with one script per agent, in agent
 	// order, as `agentsim replay` runs a trace's sessions (harness.Options.Scripts).
 	Scripts []*agents.Script
+	// Transport, when set, wraps the transport that carries the run's requests to the
+	// simulator, for a test that looks at what was sent (nil: the simulator's own).
+	Transport func(next http.RoundTripper) http.RoundTripper
 	// Dir, when set, is the run directory, created if missing, for a test that lays out runs
 	// of its own (the parts of a compare directory, say); "" means a new directory under the
 	// test's t.TempDir, removed when the test ends.
@@ -150,7 +154,7 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 	o := harness.Options{
 		Command:  "harnesstest",
 		Workload: w, Clock: clk, Dir: dir, Observer: testLog{t.Output()},
-		Target: target, HTTPClient: sim.Client(),
+		Target: target, HTTPClient: httpClient(sim, cfg.Transport),
 		NewPacer: cfg.Pacer, Scripts: cfg.Scripts,
 		Sampled: func(s events.Sample, _ string) {
 			mu.Lock()
@@ -173,6 +177,21 @@ func run(t *testing.T, cfg Config, parent string) *Result {
 		t.Fatalf("harnesstest: %v", err)
 	}
 	return &Result{Results: res, Verdict: res.Verdict, Events: evs, Samples: samples, Dir: dir}
+}
+
+// httpClient is the simulator's client, its transport wrapped by wrap when set.
+func httpClient(sim *simtest.Server, wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
+	c := sim.Client()
+	if wrap == nil {
+		return c
+	}
+	wrapped := *c
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	wrapped.Transport = wrap(next)
+	return &wrapped
 }
 
 // startSim starts the simulator cfg describes in-process (simtest.NewLocalServer, as commands

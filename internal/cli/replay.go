@@ -106,7 +106,10 @@ func (r *replayCmd) command() *cobra.Command {
 		Long: `Replay the requests of a trace: each session is an agent, each request one of its rounds, with a
 prompt of the recorded length whose prefix structure reproduces the trace's extends and hash_ids
 (so the server's prefix cache sees the same reuse), and the recorded output length forced
-(max_tokens with ignore_eos).
+(max_tokens with ignore_eos). A trace with tool fields is replayed with its tool structure:
+definitions of the recorded size (tools_tokens) on every request, the calls a reply recorded
+with tool_calls asked for and answered by one tool message each (tool_call_id), and the
+recorded tool time (tool_s) spent in tools before the next request.
 
   --mode sessions     (default when a session has more than one request) each session is a
                       closed loop behind the pacer: request k+1 is sent after_s after request k

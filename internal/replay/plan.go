@@ -116,6 +116,8 @@ type Plan struct {
 	// Forced counts the turns whose recorded output length is forced (max_tokens with
 	// ignore_eos); OutputMin and OutputMax bound those lengths, in tokens (0 when none is).
 	Forced, OutputMin, OutputMax int
+
+	tools toolSets // the tool definitions of each recorded size (tools.go)
 }
 
 // session is one session while the trace is read.
@@ -140,7 +142,7 @@ func Load(r io.Reader, name string, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Header: rd.Header(), Name: name, TimeScale: o.TimeScale}
+	p := &Plan{Header: rd.Header(), Name: name, TimeScale: o.TimeScale, tools: toolSets{}}
 	order, err := p.read(rd, o)
 	if err != nil {
 		return nil, err
@@ -251,7 +253,7 @@ func (p *Plan) read(rd *trace.Reader, o Options) ([]*session, error) {
 			byName[req.Session] = s
 			order = append(order, s)
 		}
-		s.add(req, o, fromSend)
+		s.add(req, o, fromSend, p.tools)
 		p.Outcomes = p.Outcomes || req.E2ES > 0
 	}
 	slices.SortStableFunc(order, func(a, b *session) int { return cmpFloat(a.first, b.first) })
@@ -268,8 +270,8 @@ func defaultMode(order []*session) Mode {
 	return Timestamps
 }
 
-// add appends req as the session's next turn.
-func (s *session) add(req trace.Request, o Options, fromSend bool) {
+// add appends req as the session's next turn, with its tool definitions taken from tools.
+func (s *session) add(req trace.Request, o Options, fromSend bool, tools toolSets) {
 	scale := func(sec float64) time.Duration {
 		return time.Duration(math.Round(sec * o.TimeScale * float64(time.Second)))
 	}
@@ -277,9 +279,16 @@ func (s *session) add(req trace.Request, o Options, fromSend bool) {
 		At: scale(req.TS - o.FromS), Wait: scale(req.AfterS), FromSend: fromSend,
 		PromptTokens: req.PromptTokens, Extends: -1, ReplyTokens: req.OutputTokens - req.ReasoningTokens,
 		OutputTokens: req.OutputTokens, MaxTokens: req.MaxTokens, Model: req.Model, ReasoningEffort: req.ReasoningEffort,
+		Tools: tools.of(req.ToolsTokens), ToolCalls: req.ToolCalls, ToolNames: req.ToolNames,
+	}
+	if req.ToolS != nil {
+		t.ToolTime = scale(*req.ToolS)
 	}
 	if req.TokensEstimated && req.Status/100 != 2 {
 		t.OutputTokens = 0 // a failed request's output is unknown: ask for what it asked
+	}
+	if req.ToolCalls > 0 {
+		t.OutputTokens = 0 // a reply's tool calls are as long as the live model writes them
 	}
 	if len(s.turns) == 0 {
 		t.Wait = 0 // the first turn kept starts at its t_s, whatever came before the window

@@ -97,3 +97,30 @@ func TestLoadCommonModel(t *testing.T) {
 	assert.Equal(t, "", p.Model, "a trace that names no model")
 	assert.Equal(t, 0, p.ModelRequests)
 }
+
+// toolTrace is one session of three requests with tool fields: the first reply called two
+// tools for 1.5 s, the second one for 0 s, the third none; the definitions are 5300 tokens,
+// within 10 % of the coding set's.
+const toolTrace = `{"schema":"agentsim.trace/v1","source":"test","created":"2026-11-30T00:00:00Z"}
+{"session":"s","seq":0,"t_s":0,"prompt_tokens":6000,"output_tokens":40,"status":200,"e2e_s":1,"tools_tokens":5300,"tool_calls":2,"tool_names":["read","grep"],"tool_s":1.5}
+{"session":"s","seq":1,"t_s":3,"after_s":2,"prompt_tokens":6400,"output_tokens":20,"extends":0,"new_tokens":360,"status":200,"e2e_s":1,"tools_tokens":5300,"tool_calls":1,"tool_s":0}
+{"session":"s","seq":2,"t_s":4,"after_s":0,"prompt_tokens":6800,"output_tokens":90,"extends":1,"new_tokens":380,"status":200,"e2e_s":1,"tools_tokens":5300}
+`
+
+// TestLoadTools: the turns carry the definitions (one set for the session), the recorded
+// calls and their tool time scaled, and a reply of tool calls is not forced to its length.
+func TestLoadTools(t *testing.T) {
+	p, err := Load(strings.NewReader(toolTrace), "t.jsonl", Options{TimeScale: 2})
+	require.NoError(t, err)
+	turns := p.Scripts[0].Turns
+	require.Len(t, turns, 3)
+	require.NotNil(t, turns[0].Tools)
+	assert.Equal(t, "coding", turns[0].Tools.Source(), "5300 tokens is within 10 % of the coding set")
+	assert.Same(t, turns[0].Tools, turns[2].Tools, "one set for every request of the session")
+	assert.Equal(t, []int{2, 1, 0}, []int{turns[0].ToolCalls, turns[1].ToolCalls, turns[2].ToolCalls})
+	assert.Equal(t, []string{"read", "grep"}, turns[0].ToolNames)
+	assert.Equal(t, []time.Duration{3 * time.Second, 0, 0}, []time.Duration{turns[0].ToolTime, turns[1].ToolTime, turns[2].ToolTime})
+	assert.Equal(t, []int{0, 0, 90}, []int{turns[0].OutputTokens, turns[1].OutputTokens, turns[2].OutputTokens},
+		"replies of tool calls are as long as the live model writes them")
+	assert.Equal(t, 40, turns[0].ReplyTokens, "the stand-in of an open loop keeps the recorded length")
+}
