@@ -60,13 +60,7 @@ func TestFitRecoversDistributions(t *testing.T) {
 	assert.Equal(t, workloads.DistExp, w.ThinkTime.Kind, "%v", w.ThinkTime)
 	assert.InDelta(t, 4, w.ThinkTime.Avg.Seconds(), 0.6)
 
-	b, err := w.YAML()
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "fit.yaml")
-	require.NoError(t, os.WriteFile(path, b, 0o644))
-	loaded, err := workloads.Load(workloads.LoadOptions{Workload: path})
-	require.NoError(t, err, "the fitted workload runs with agentsim run --workload")
-	assert.Equal(t, w, loaded)
+	roundTrips(t, w)
 
 	var table strings.Builder
 	require.NoError(t, Render(&table, res))
@@ -176,13 +170,7 @@ func TestFitTools(t *testing.T) {
 	}
 	assert.Equal(t, 30*3, tens)
 
-	b, err := w.YAML()
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "fit.yaml")
-	require.NoError(t, os.WriteFile(path, b, 0o644))
-	loaded, err := workloads.Load(workloads.LoadOptions{Workload: path})
-	require.NoError(t, err, "the fitted workload runs with agentsim run --workload")
-	assert.Equal(t, w, loaded)
+	roundTrips(t, w)
 
 	var table strings.Builder
 	require.NoError(t, Render(&table, res))
@@ -190,4 +178,17 @@ func TestFitTools(t *testing.T) {
 		"think_time: 244 of 334 gaps are 0 once the tool time is taken out (a proxy sees a tool's time as the whole gap); the other 90, mostly between tasks: p50 10.000 s, p90 10.000 s"} {
 		assert.Contains(t, table.String(), key)
 	}
+}
+
+// roundTrips checks that the fitted workload w, written as YAML, loads back the same: it runs
+// with agentsim run --workload.
+func roundTrips(t *testing.T, w *workloads.Workload) {
+	t.Helper()
+	b, err := w.YAML()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "fit.yaml")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	loaded, err := workloads.Load(workloads.LoadOptions{Workload: path})
+	require.NoError(t, err, "the fitted workload runs with agentsim run --workload")
+	assert.Equal(t, w, loaded)
 }
