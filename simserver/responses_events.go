@@ -240,9 +240,12 @@ func (e *eventEncoder) finished(reason string, u usage, send func([]byte) bool) 
 	send(b)
 }
 
-// failed writes response.failed: the response, failed, with the output delivered so far.
+// failed writes the done events of the open item, incomplete, then response.failed: the
+// response, failed, with the output delivered so far.
 func (e *eventEncoder) failed(send func([]byte) bool) {
-	b := append(e.event(e.reset(), "response.failed"), `,"response":`...)
+	e.msgStatus = statusIncomplete
+	b := e.close(e.reset())
+	b = append(e.event(b, "response.failed"), `,"response":`...)
 	b = endEvent(append(b, e.object(statusFailed, nil)...))
 	e.buf = b
 	send(b)

@@ -46,6 +46,8 @@ type rawResponsesRequest struct {
 	Reasoning          *struct {
 		Effort  *string `json:"effort"`
 		Summary *string `json:"summary"`
+		// GenerateSummary is the older name of Summary.
+		GenerateSummary *string `json:"generate_summary"`
 	} `json:"reasoning"`
 	Background   *bool           `json:"background"`
 	Conversation json.RawMessage `json:"conversation"`
@@ -100,6 +102,9 @@ func (s *Server) parseResponsesRequest(body []byte) (*chatRequest, *apiError) {
 			if !slices.Contains(s.efforts, req.Effort) {
 				return nil, badRequest("reasoning.effort", fmt.Sprintf("reasoning.effort must be one of %s; got %q", quoteAll(s.efforts), req.Effort))
 			}
+		}
+		if r.Summary == nil {
+			r.Summary = r.GenerateSummary
 		}
 		if r.Summary != nil {
 			if !slices.Contains(reasoningSummaries, *r.Summary) {
