@@ -201,9 +201,7 @@ func (e *eventEncoder) close(b []byte) []byte {
 		b = endEvent(e.out.appendMessage(b, e.textTokens, e.msgStatus, true))
 	case itemCall:
 		c := &e.out.reply.calls[e.call]
-		b = e.itemRef(e.event(b, "response.function_call_arguments.done"))
-		b = appendASCIIString(append(b, `,"name":`...), c.name)
-		b = append(b, `,"arguments":"`...)
+		b = append(e.itemRef(e.event(b, "response.function_call_arguments.done")), `,"arguments":"`...)
 		b = endEvent(append(appendEscaped(b, c.argBytes(0, e.callTokens)), '"'))
 		b = e.itemDone(b)
 		status := statusCompleted

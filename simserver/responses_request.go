@@ -49,6 +49,8 @@ type rawResponsesRequest struct {
 		// GenerateSummary is the older name of Summary.
 		GenerateSummary *string `json:"generate_summary"`
 	} `json:"reasoning"`
+	// IgnoreEOS is vLLM's extension: generate max_output_tokens whatever the model would.
+	IgnoreEOS    *bool           `json:"ignore_eos"`
 	Background   *bool           `json:"background"`
 	Conversation json.RawMessage `json:"conversation"`
 
@@ -84,6 +86,7 @@ func (s *Server) parseResponsesRequest(body []byte) (*chatRequest, *apiError) {
 	p := &responsesParams{store: raw.Store == nil || *raw.Store, maxOutput: raw.MaxOutputTokens}
 	req.responses = p
 	req.Stream = raw.Stream != nil && *raw.Stream
+	req.IgnoreEOS = raw.IgnoreEOS != nil && *raw.IgnoreEOS
 	if aerr := raw.checkUnsupported(); aerr != nil {
 		return nil, aerr
 	}
