@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -128,7 +129,7 @@ func viewRun(r *Run) runView {
 	v := runView{Label: r.Label, Command: res.Command, Workload: res.Workload, Server: res.Server.String(),
 		Verdict: string(res.Verdict.Kind), Summary: res.Verdict.Summary, Evidence: res.Verdict.Evidence,
 		Good: res.Verdict.Kind.Progressing(), Conclusion: res.Conclusion}
-	v.Shape = fmt.Sprintf("%d agents × %d rounds, %s simulated, speedup %g", r.Agents, r.Rounds, secondsText(res.SimSeconds), res.Speedup)
+	v.Shape = fmt.Sprintf("%s × %s, %s simulated, speedup %g", plural.Of(r.Agents, "agent"), plural.Of(r.Rounds, "round"), secondsText(res.SimSeconds), res.Speedup)
 	if res.Interrupted {
 		v.Shape += ", interrupted"
 	}
