@@ -2,7 +2,6 @@ package console
 
 import (
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -10,22 +9,18 @@ import (
 // 12/240, ~31 min left", from the pace so far: the simulated time the ended rounds took,
 // extended to the rest, and no later than the run's Duration when it has one. Wall time is
 // simulated time over speedup; at a speedup other than 1 both are given. Before any round
-// has ended there is no pace to extend, and only the duration, if any, bounds the estimate.
-// "" for the zero Plan.
+// has ended there is no pace to extend, and no estimate. "" for the zero Plan.
 func (p Plan) left(ended int, elapsedS, speedup float64) string {
 	if p.Rounds <= 0 {
 		return ""
 	}
 	line := fmt.Sprintf("rounds %d/%d", ended, p.Rounds)
-	leftS := math.Inf(1)
-	if ended > 0 {
-		leftS = elapsedS * float64(p.Rounds-ended) / float64(ended)
+	if ended == 0 {
+		return line
 	}
+	leftS := elapsedS * float64(p.Rounds-ended) / float64(ended)
 	if p.Duration > 0 {
 		leftS = min(leftS, max(p.Duration.Seconds()-elapsedS, 0))
-	}
-	if math.IsInf(leftS, 1) {
-		return line
 	}
 	return line + ", ~" + Approx(leftS, speedup) + " left"
 }

@@ -23,8 +23,8 @@ func TestPlanLeft(t *testing.T) {
 		{Plan{Rounds: 240}, 60, 600, 100, "rounds 60/240, ~30 min simulated (~18 s wall) left"},
 		// A duration that ends the run sooner bounds the estimate.
 		{Plan{Rounds: 240, Duration: 15 * time.Minute}, 60, 600, 1, "rounds 60/240, ~5 min left"},
-		// Before any round ends, the duration alone bounds it.
-		{Plan{Rounds: 8, Duration: time.Hour}, 0, 1800, 1, "rounds 0/8, ~30 min left"},
+		// Before any round ends, no estimate, even with a duration.
+		{Plan{Rounds: 8, Duration: time.Hour}, 0, 1800, 1, "rounds 0/8"},
 		// Hours.
 		{Plan{Rounds: 100}, 10, 1800, 1, "rounds 10/100, ~4.5 h left"},
 	} {
