@@ -28,11 +28,10 @@ func (p Plan) left(ended int, elapsedS, speedup float64) string {
 // Approx renders an estimate of a simulated time as a person reads a wait: "40 s", "31 min",
 // "2.5 h", followed at a speedup other than 1 by the wall time it takes, "(~19 s wall)".
 func Approx(simS, speedup float64) string {
-	s := approx(simS) + " simulated"
 	if speedup == 1 || speedup <= 0 {
 		return approx(simS)
 	}
-	return s + " (~" + approx(simS/speedup) + " wall)"
+	return approx(simS) + " simulated (~" + approx(simS/speedup) + " wall)"
 }
 
 // approx rounds seconds to the unit a wait is read in.
