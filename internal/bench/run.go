@@ -14,6 +14,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -98,7 +99,7 @@ func (b *bench) execute(ctx context.Context) (*Report, error) {
 			break
 		}
 		if o.Sweep { // the sweep's progress: a test may take minutes at speedup 1
-			fmt.Fprintf(o.Out, "test %d/%d: %d requests at once, %.0f s simulated so far\n", i+1, len(o.Concurrency), n, o.Clock.Since(start).Seconds())
+			fmt.Fprintf(o.Out, "test %d/%d: %s at once, %.0f s simulated so far\n", i+1, len(o.Concurrency), plural.Of(n, "request"), o.Clock.Since(start).Seconds())
 		}
 		p, err := b.test(ctx, i, n, start)
 		if err != nil {
