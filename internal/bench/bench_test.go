@@ -61,6 +61,9 @@ func TestDecisiveBatchingTest(t *testing.T) {
 					assert.InDelta(t, r.wall/speedup, r.wallReal, 0.06, "wall_real is the simulated wall over the speedup")
 				}
 
+				for _, row := range []string{"ttft", "tpot", "itl", "e2e"} {
+					assert.Regexp(t, `(?m)^\s+`+row+`(\s+[\d.]+ m?s){4}$`, out, "the %s percentiles", row)
+				}
 				lines := strings.Split(out, "\n")
 				assert.True(t, strings.HasPrefix(lines[0], "server metrics: decode_running ← decode_running"), "first line: %q", lines[0])
 				assert.GreaterOrEqual(t, len(sampleLine.FindAllString(out, -1)), 7, "sample lines every 0.75 s over 5.4 s:\n%s", out)
