@@ -153,7 +153,10 @@ func benchHeader(o bench.Options) string {
 	case o.Sweep:
 		what = "sweep over " + joinInts(o.Concurrency) + " requests at once"
 	case o.Open != nil:
-		what = fmt.Sprintf("open loop of %s (%s)", plural.Of(o.Concurrency[0], "request"), o.Open)
+		what = "open loop, " + o.Open.String()
+		if o.Open.Requests == 0 { // the schedule drawn for the duration says how many
+			what += fmt.Sprintf(" (%s)", plural.Of(o.Concurrency[0], "request"))
+		}
 	}
 	return fmt.Sprintf("agentsim bench: %s × %d output tokens, ~%d-token prompts, against %s, speedup %g",
 		what, o.MaxTokens, o.PromptTokens, o.Target, o.Clock.Speedup())

@@ -49,14 +49,14 @@ func longRunNote(w *workloads.Workload, p *simserver.Profile, speedup float64) s
 	if time.Duration(simS/speedup*float64(time.Second)) < longRun {
 		return ""
 	}
-	return fmt.Sprintf("agentsim run: %s is %s × %s: expect about %s (a rough estimate from the profile's decode step); --rounds 1 or a higher --speedup makes it shorter",
+	return fmt.Sprintf("agentsim run: %s is %s × %s: expect about %s, a rough estimate from the profile's decode step; --rounds 1 or a higher --speedup makes it shorter",
 		w.Name, plural.Of(w.Agents, "agent"), plural.Of(w.Rounds, "round"), console.Approx(simS, speedup)+wallAtOne(speedup))
 }
 
 // wallAtOne adds, at speedup 1, that simulated and wall time are the same.
 func wallAtOne(speedup float64) string {
 	if speedup == 1 {
-		return " (simulated, and wall time at speedup 1)"
+		return " of simulated and wall time alike (speedup 1)"
 	}
 	return ""
 }

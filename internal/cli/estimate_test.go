@@ -25,7 +25,7 @@ func TestLongRunNote(t *testing.T) {
 	s := estimateRun(oc, prof)
 	assert.InDelta(t, 30*60, s, 10*60, "ocbrowse at speedup 1: %.0f s", s)
 	assert.Contains(t, longRunNote(oc, prof, 1), "ocbrowse is 30 agents × 8 rounds: expect about ")
-	assert.Contains(t, longRunNote(oc, prof, 1), "min (simulated, and wall time at speedup 1)")
+	assert.Contains(t, longRunNote(oc, prof, 1), "min of simulated and wall time alike (speedup 1), a rough estimate")
 	assert.Empty(t, longRunNote(oc, prof, 100))
 	assert.Empty(t, longRunNote(load("smoke"), prof, 20))
 }
