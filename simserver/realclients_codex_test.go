@@ -66,6 +66,7 @@ type codexTraffic struct {
 	mu       sync.Mutex
 	requests int
 	outputs  int
+	called   map[string]int // the calls of the request with the most outputs, by tool
 	members  map[string]bool
 }
 
@@ -87,17 +88,24 @@ func (c *codexTraffic) count(body []byte) {
 	var req map[string]json.RawMessage
 	var input []struct {
 		Type string `json:"type"`
+		Name string `json:"name"`
 	}
 	_ = json.Unmarshal(body, &req)
 	_ = json.Unmarshal(req["input"], &input)
-	outputs := 0
+	outputs, called := 0, map[string]int{}
 	for _, it := range input {
-		if strings.HasSuffix(it.Type, "_call_output") {
+		switch {
+		case strings.HasSuffix(it.Type, "_call_output"):
 			outputs++
+		case strings.HasSuffix(it.Type, "_call"):
+			called[it.Name]++
 		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if outputs >= c.outputs {
+		c.called = called
+	}
 	c.requests++
 	c.outputs = max(c.outputs, outputs)
 	if c.members == nil {
@@ -140,15 +148,15 @@ func testCodex(t *testing.T, dir string) {
 			for session := 1; session <= codexSessions; session++ {
 				traffic.mu.Lock()
 				before := traffic.requests
-				traffic.outputs = 0
+				traffic.outputs, traffic.called = 0, nil
 				traffic.mu.Unlock()
 				started := time.Now()
 				out := runCodex(t, codex, srv.URL+"/v1", prof.Model)
 				traffic.mu.Lock()
-				requests, outputs, members := traffic.requests-before, traffic.outputs, keys(traffic.members)
+				requests, outputs, members, called := traffic.requests-before, traffic.outputs, keys(traffic.members), traffic.called
 				traffic.mu.Unlock()
-				t.Logf("codex exec session %d at speedup %g: wall %s, /v1/responses requests %d, tool calls run %d, final message %d bytes",
-					session, speedup, time.Since(started).Round(time.Millisecond), requests, outputs, len(out.final))
+				t.Logf("codex exec session %d at speedup %g: wall %s, /v1/responses requests %d, tool calls run %d %v, final message %d bytes",
+					session, speedup, time.Since(started).Round(time.Millisecond), requests, outputs, called, len(out.final))
 				require.True(t, out.ok, "codex exec failed: %s", out.detail)
 				require.NotEmpty(t, out.final, "a final message")
 				if requests >= codexMinRequests {
