@@ -114,6 +114,8 @@ func testRealClientControls(t *testing.T, node, dir string) {
 		{"agents-sdk.mjs", "no-id", "call ID"},
 		// The OpenAI SDK script sees later deltas carrying more than index and arguments.
 		{"openai-sdk.mjs", "repeat-ids", "later delta"},
+		// The Responses script sees function_call items without a call_id.
+		{"openai-responses.mjs", "no-id", "call_id"},
 	}
 	for _, c := range controls {
 		t.Run(c.script+"/"+c.style, func(t *testing.T) {
