@@ -161,8 +161,8 @@ func FuzzResponsesRequest(f *testing.F) {
 		case rec.Code >= 400 && rec.Code < 500:
 			var e struct {
 				Error struct {
-					Message string `json:"message"`
-					Type    string `json:"type"`
+					Message string  `json:"message"`
+					Type    string  `json:"type"`
 					Code    *string `json:"code"`
 				} `json:"error"`
 			}
