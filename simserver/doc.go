@@ -7,6 +7,10 @@
 //   - POST /v1/chat/completions: chat completions, streamed as server-sent events
 //     (chat.completion.chunk frames, reasoning deltas under Options.ReasoningField, the usage
 //     chunk when stream_options.include_usage asks, then [DONE]) or answered whole.
+//   - POST /v1/responses: the Responses API on the same engine and tool model (docs/responses.md),
+//     streamed as its events (response.created … response.completed) or answered with the
+//     response object; responses are stored for previous_response_id, and its errors are in
+//     OpenAI's own shape (code a string or null).
 //   - GET /v1/models: the served model names (Options.ServedModelNames, by default the
 //     profile's model), each card with an "agentsim" object giving the speedup and profile.
 //   - GET /metrics: Prometheus metrics under SGLang and vLLM names, plus decode_running and

@@ -51,6 +51,32 @@ func FuzzChatRequest(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
 	}
+	h := fuzzHandler(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rec := serveFuzzed(t, h, "/v1/chat/completions", body)
+		switch {
+		case rec.Code == http.StatusOK:
+			checkCompletion(t, body, rec)
+		case rec.Code >= 400 && rec.Code < 500:
+			var e struct {
+				Error struct {
+					Message string `json:"message"`
+					Type    string `json:"type"`
+					Code    int    `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code != rec.Code || e.Error.Message == "" || e.Error.Type == "" {
+				t.Fatalf("POST %q = %d %q; want an OpenAI error body with code %d", body, rec.Code, rec.Body.Bytes(), rec.Code)
+			}
+		default:
+			t.Fatalf("POST %q = %d %q; want 200 or a 4xx", body, rec.Code, rec.Body.Bytes())
+		}
+	})
+}
+
+// fuzzHandler is the handler of a simulator whose generations end within milliseconds of wall
+// time, for the fuzz targets.
+func fuzzHandler(f *testing.F) http.Handler {
 	// Simulated time runs a million times faster than wall time, so a generation of any
 	// length the context allows ends within milliseconds.
 	clk, err := clock.New(1_000_000)
@@ -69,35 +95,79 @@ func FuzzChatRequest(f *testing.F) {
 	}
 	srv.Engine().Start()
 	f.Cleanup(srv.Engine().Stop)
-	h := srv.Handler()
+	return srv.Handler()
+}
+
+// serveFuzzed posts body to path and returns the answer, failing if none comes.
+func serveFuzzed(t *testing.T, h http.Handler, path string, body []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(rec, req)
+	}()
+	// A hang guard, not a performance bound: the longest generation the context allows
+	// takes well under a second of wall time at this speed.
+	select {
+	case <-done:
+	case <-time.After(fuzzHangGuard):
+		t.Fatalf("POST %s %q: no answer after %s of wall time", path, body, fuzzHangGuard)
+	}
+	return rec
+}
+
+// fuzzResponsesSeeds are Responses API bodies of each shape the reader takes and refuses.
+var fuzzResponsesSeeds = []string{
+	`{"model":"deepseek-v4-flash","input":"hi","max_output_tokens":8}`,
+	`{"model":"deepseek-v4-flash","stream":true,"instructions":"be brief","input":[{"role":"user","content":[{"type":"input_text","text":"a"}]}],"reasoning":{"effort":"low","summary":"auto"},"max_output_tokens":12}`,
+	`{"model":"deepseek-v4-flash","stream":true,"tool_choice":"required","tools":[{"type":"web_search"},{"type":"function","name":"read","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}],"input":"hi"}`,
+	`{"model":"deepseek-v4-flash","input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c","name":"read","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"r"},{"type":"reasoning","summary":[]},{"type":"web_search_call","id":"ws"}],"store":false}`,
+	`{"model":"deepseek-v4-flash","input":[{"type":"function_call_output","call_id":"none","output":"r"}]}`,
+	`{"model":"deepseek-v4-flash","input":[{"type":"bogus"}]}`,
+	`{"model":"deepseek-v4-flash","previous_response_id":"resp_x","input":"hi"}`,
+	`{"model":"deepseek-v4-flash","input":[{"role":"robot","content":[{"type":"video"}]}],"instructions":3}`,
+	`{"model":"deepseek-v4-flash","input":"hi","background":true}`,
+	`{"model":"deepseek-v4-flash","input":7}`,
+	`{"model":"gpt-4o","input":"hi"}`,
+	`{"model":"deepseek-v4-flash","input":"hi","max_output_tokens":0,"temperature":3}`,
+	`{"input":"hi"}`,
+	`{"model":"deepseek-v4-flash",`,
+	`null`,
+}
+
+// FuzzResponsesRequest sends arbitrary bodies to POST /v1/responses: the handler never
+// panics, and answers either 200 with a whole event stream or response object, or a 4xx with
+// an error body in OpenAI's shape (its code a string or null).
+func FuzzResponsesRequest(f *testing.F) {
+	for _, s := range fuzzResponsesSeeds {
+		f.Add([]byte(s))
+	}
+	h := fuzzHandler(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
-		rec := httptest.NewRecorder()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			h.ServeHTTP(rec, req)
-		}()
-		// A hang guard, not a performance bound: the longest generation the context allows
-		// takes well under a second of wall time at this speed.
-		select {
-		case <-done:
-		case <-time.After(fuzzHangGuard):
-			t.Fatalf("POST %q: no answer after %s of wall time", body, fuzzHangGuard)
-		}
+		rec := serveFuzzed(t, h, "/v1/responses", body)
 		switch {
+		case rec.Code == http.StatusOK && strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream"):
+			if !strings.Contains(rec.Body.String(), "event: response.completed\n") && !strings.Contains(rec.Body.String(), "event: response.incomplete\n") {
+				t.Fatalf("POST %q: stream does not end its response: %q", body, rec.Body.String())
+			}
 		case rec.Code == http.StatusOK:
-			checkCompletion(t, body, rec)
+			var r struct {
+				Object string `json:"object"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil || r.Object != "response" {
+				t.Fatalf("POST %q = 200 %q; want a response", body, rec.Body.Bytes())
+			}
 		case rec.Code >= 400 && rec.Code < 500:
 			var e struct {
 				Error struct {
-					Message string `json:"message"`
-					Type    string `json:"type"`
-					Code    int    `json:"code"`
+					Message string  `json:"message"`
+					Type    string  `json:"type"`
+					Code    *string `json:"code"`
 				} `json:"error"`
 			}
-			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Code != rec.Code || e.Error.Message == "" || e.Error.Type == "" {
-				t.Fatalf("POST %q = %d %q; want an OpenAI error body with code %d", body, rec.Code, rec.Body.Bytes(), rec.Code)
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error.Message == "" || e.Error.Type == "" {
+				t.Fatalf("POST %q = %d %q; want an error body in OpenAI's shape", body, rec.Code, rec.Body.Bytes())
 			}
 		default:
 			t.Fatalf("POST %q = %d %q; want 200 or a 4xx", body, rec.Code, rec.Body.Bytes())

@@ -7,9 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,6 +58,11 @@ var realClients = []struct {
 	{"agents-sdk.mjs", 2},
 	// The Vercel AI SDK through @ai-sdk/openai-compatible, with two tools and stopWhen.
 	{"ai-sdk.mjs", 2},
+	// The OpenAI Node SDK's Responses API: responses.stream and responses.create with function
+	// tools, their outputs fed back, and a web_search tool never called.
+	{"openai-responses.mjs", 1},
+	// The OpenAI Agents SDK for JS in its default Responses mode, with two tools and web_search.
+	{"agents-sdk-responses.mjs", 2},
 }
 
 // TestRealClients runs real OpenAI clients and agent harnesses (Node; go test -tags
@@ -73,12 +82,13 @@ func TestRealClients(t *testing.T) {
 	}
 	for _, speedup := range []float64{50, 1} {
 		t.Run(fmt.Sprintf("speedup=%g", speedup), func(t *testing.T) {
-			url := serveLikeAgentsimServe(t, speedup, nil)
+			var log requestLog
+			url := serveLikeAgentsimServe(t, speedup, nil, &log)
 			for _, c := range realClients {
 				t.Run(c.script, func(t *testing.T) {
-					started := time.Now()
+					started, before := time.Now(), log.counts()
 					sum, line := runClient(t, node, filepath.Join(dir, c.script), url)
-					t.Logf("%s at speedup %g, wall %s: %s", c.script, speedup, time.Since(started).Round(time.Millisecond), line)
+					t.Logf("%s at speedup %g, wall %s, requests %s: %s", c.script, speedup, time.Since(started).Round(time.Millisecond), log.since(before), line)
 					assert.True(t, sum.OK, "%s reported a failure: error %q, checks failed %s", c.script, sum.Error, sum.ChecksFailed)
 					assert.GreaterOrEqual(t, sum.ToolCalls, c.minToolCalls, "%s: tool calls before the final answer", c.script)
 					assert.True(t, sum.FinalAnswer, "%s: a final answer", c.script)
@@ -86,6 +96,7 @@ func TestRealClients(t *testing.T) {
 			}
 		})
 	}
+	t.Run("codex", func(t *testing.T) { testCodex(t, dir) })
 	t.Run("controls", func(t *testing.T) { testRealClientControls(t, node, dir) })
 }
 
@@ -103,10 +114,12 @@ func testRealClientControls(t *testing.T, node, dir string) {
 		{"agents-sdk.mjs", "no-id", "call ID"},
 		// The OpenAI SDK script sees later deltas carrying more than index and arguments.
 		{"openai-sdk.mjs", "repeat-ids", "later delta"},
+		// The Responses script sees function_call items without a call_id.
+		{"openai-responses.mjs", "no-id", "call_id"},
 	}
 	for _, c := range controls {
 		t.Run(c.script+"/"+c.style, func(t *testing.T) {
-			url := serveLikeAgentsimServe(t, 50, []string{"style=" + c.style})
+			url := serveLikeAgentsimServe(t, 50, []string{"style=" + c.style}, nil)
 			sum, line := runClient(t, node, filepath.Join(dir, c.script), url)
 			assert.False(t, sum.OK, "%s against tool_call_style %s reported no failure: %s", c.script, c.style, line)
 			assert.Contains(t, sum.Error+string(sum.ChecksFailed), c.want, "%s against tool_call_style %s", c.script, c.style)
@@ -116,10 +129,16 @@ func testRealClientControls(t *testing.T, node, dir string) {
 
 // serveLikeAgentsimServe serves the simulator on loopback as `agentsim serve --speedup s`
 // builds it with its other defaults (profile dsv4-pd, seed 1), for the test's length, and
-// returns its base URL. Parameters p, when given, add `--fault tool-call-style --fault-param p`.
-func serveLikeAgentsimServe(t *testing.T, speedup float64, styleParams []string) string {
+// returns its base URL. Parameters p, when given, add `--fault tool-call-style --fault-param p`;
+// log, when not nil, is its access log.
+func serveLikeAgentsimServe(t *testing.T, speedup float64, styleParams []string, log *requestLog) string {
 	prof, err := simserver.LoadProfile("dsv4-pd")
 	require.NoError(t, err)
+	return serveProfile(t, prof, speedup, styleParams, log)
+}
+
+// serveProfile is serveLikeAgentsimServe with the profile given.
+func serveProfile(t *testing.T, prof *simserver.Profile, speedup float64, styleParams []string, log *requestLog) string {
 	var names []string
 	if styleParams != nil {
 		names = []string{"tool-call-style"}
@@ -128,7 +147,56 @@ func serveLikeAgentsimServe(t *testing.T, speedup float64, styleParams []string)
 	require.NoError(t, err)
 	clk, err := clock.New(speedup)
 	require.NoError(t, err)
-	return simtest.NewLoopbackServer(t, simserver.Options{Profile: prof, Faults: faults, Clock: clk}).URL
+	o := simserver.Options{Profile: prof, Faults: faults, Clock: clk}
+	if log != nil {
+		o.AccessLog = log
+	}
+	return simtest.NewLoopbackServer(t, o).URL
+}
+
+// requestLog is an access log that counts the requests that ended, by path.
+type requestLog struct {
+	mu     sync.Mutex
+	byPath map[string]int
+}
+
+// Write counts the end lines of the access log (smg::response, one per request).
+func (l *requestLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for line := range strings.Lines(string(p)) {
+		if !strings.Contains(line, "smg::response") {
+			continue
+		}
+		for field := range strings.FieldsSeq(line) {
+			if uri, ok := strings.CutPrefix(field, "uri="); ok {
+				if l.byPath == nil {
+					l.byPath = map[string]int{}
+				}
+				l.byPath[uri]++
+			}
+		}
+	}
+	return len(p), nil
+}
+
+// counts returns the requests so far, by path.
+func (l *requestLog) counts() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.byPath)
+}
+
+// since renders the requests since before, by path.
+func (l *requestLog) since(before map[string]int) string {
+	var parts []string
+	for path, n := range l.counts() {
+		if d := n - before[path]; d > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", path, d))
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 // runClient runs one script against url and decodes the summary it prints, which it also

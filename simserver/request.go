@@ -49,7 +49,7 @@ type chatRequest struct {
 // for the Responses API.
 func (req *chatRequest) shape(e *apiError) *apiError {
 	if req.responses != nil {
-		return e.asOpenAI()
+		return responsesShape(e)
 	}
 	return e
 }

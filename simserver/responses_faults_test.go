@@ -79,3 +79,26 @@ func TestResponsesAccessLogAndMetrics(t *testing.T) {
 		assert.Contains(t, metrics, `vllm:request_success_total{engine="0",finished_reason="length",model_name="deepseek-v4-flash"} 1`)
 	})
 }
+
+// TestResponsesEngineAbort: a request the engine aborts (the default profile's 300 s waiting
+// timeout, prefill slowed so that no KV reaches decode in time) ends its stream with the API's
+// error event; without streaming it is a 500 in the API's shape.
+func TestResponsesEngineAbort(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		p := engine.DSV4PD()
+		p.PrefillPerToken = 30 * time.Second
+		ts := startServer(t, simserver.Options{Profile: p})
+		events := ts.postEvents(respBody(`"stream":true,` + respInput))
+		require.NotEmpty(t, events)
+		last := events[len(events)-1]
+		assert.Equal(t, "error", last.name)
+		assert.Equal(t, "server_error", last.str("code"))
+		assert.Contains(t, last.str("message"), "timed out after 300.0s")
+
+		resp := ts.postTo(context.Background(), "/v1/responses", respBody(respInput))
+		require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+		e := decodeResponsesError(t, resp)
+		assert.Equal(t, "server_error", e.Type)
+		ts.wait(10 * time.Minute) // the prefill steps in progress end, and with them the requests
+	})
+}

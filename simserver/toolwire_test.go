@@ -52,25 +52,62 @@ func TestToolCallFrameAllocatesNothing(t *testing.T) {
 	assert.Zero(t, allocs)
 }
 
-// BenchmarkFrame builds one-token frames of content and of a tool call's arguments: a
-// tool-call frame costs about what a content frame costs.
+// BenchmarkFrame builds one-token frames of content and of a tool call's arguments, as
+// chat.completion.chunk frames and as Responses API delta events: a tool-call frame costs
+// about what a content frame costs, and an event about what a chunk costs.
 func BenchmarkFrame(b *testing.B) {
 	enc := newChunkEncoder("chatcmpl-0123456789abcdef01234567", 1700000000, []byte(`"deepseek-v4-flash"`),
 		quotedField(FieldReasoningContent), true, 7)
 	call := newCall("call_0123456789abcdefghijklmn", "read", []byte(`{"filePath":"code/data/note.go","offset":120,"limit":400}`))
+	text, calls := openEventEncoders(&call)
 	for _, tc := range []struct {
 		name  string
+		enc   streamEncoder
 		frame func(i int) []byte
 	}{
-		{"content", func(i int) []byte { return enc.tokens(i, 1, false) }},
-		{"tool-call", func(i int) []byte { return enc.toolCall(&call, 0, 1+i%(call.tokens()-1), 1, engine.ToolCallsOpenAI) }},
+		{"content", enc, func(i int) []byte { return enc.tokens(i, 1, false) }},
+		{"tool-call", enc, func(i int) []byte { return enc.toolCall(&call, 0, 1+i%(call.tokens()-1), 1, engine.ToolCallsOpenAI) }},
+		{"responses-content", text, func(i int) []byte { return text.tokens(i, 1, false) }},
+		{"responses-tool-call", calls, func(i int) []byte {
+			return calls.toolCall(&call, 0, 1+i%(call.tokens()-1), 1, engine.ToolCallsOpenAI)
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				b.SetBytes(int64(len(tc.frame(i))))
-				enc.release()
+				tc.enc.release()
 			}
 		})
 	}
+}
+
+// openEventEncoders returns Responses event encoders whose message, and whose call, has
+// begun: their next frames are deltas.
+func openEventEncoders(call *plannedCall) (text, calls *eventEncoder) {
+	object := func(string, *usage) []byte { return []byte("{}") }
+	text = &eventEncoder{out: &responseOutput{suffix: "0123456789abcdef01234567", key: 7}, object: object, msgStatus: statusCompleted}
+	text.tokens(0, 1, false)
+	text.release()
+	reply := &toolReply{calls: []plannedCall{*call}}
+	calls = &eventEncoder{out: &responseOutput{suffix: "0123456789abcdef01234567", key: 7, reply: reply}, object: object, msgStatus: statusCompleted}
+	calls.toolCall(call, 0, 0, call.nameTokens, engine.ToolCallsOpenAI)
+	calls.release()
+	return text, calls
+}
+
+// TestEventDeltasDoNotAllocate: a Responses delta event, of text or of arguments, is built
+// without an allocation, as a chunk is.
+func TestEventDeltasDoNotAllocate(t *testing.T) {
+	call := newCall("call_0123456789abcdefghijklmn", "read", []byte(`{"filePath":"code/data/note.go","offset":120,"limit":400}`))
+	text, calls := openEventEncoders(&call)
+	i := 1
+	allocs := testing.AllocsPerRun(100, func() {
+		text.tokens(i, 1, false)
+		text.release()
+		calls.toolCall(&call, 0, 1+i%(call.tokens()-1), 1, engine.ToolCallsOpenAI)
+		calls.release()
+		i++
+	})
+	assert.Zero(t, allocs)
 }

@@ -37,6 +37,8 @@ type serveConfig struct {
 	// ServedModelNames are the model names the server answers to; empty means the profile's.
 	ServedModelNames []string      `mapstructure:"served-model-name"`
 	ReadTimeout      time.Duration `mapstructure:"read-timeout"`
+	// ReasoningField names the chat reasoning delta's field: reasoning_content or reasoning.
+	ReasoningField string `mapstructure:"reasoning-field"`
 	// Print shows the profile resolved, as YAML, instead of serving.
 	Print bool `mapstructure:"print"`
 }
@@ -46,7 +48,8 @@ func (s *serveCmd) command() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the simulated OpenAI-compatible inference server",
 		Long: `Run the simulated inference server alone, for other clients and harnesses. It speaks the
-OpenAI chat-completions API (streaming and not) on POST /v1/chat/completions, lists its model on
+OpenAI chat-completions API (streaming and not) on POST /v1/chat/completions and the Responses
+API on POST /v1/responses (docs/responses.md), lists its model on
 GET /v1/models, exposes SGLang- and vLLM-named Prometheus metrics on GET /metrics and answers
 GET /health. Faults reproduce the ways real stacks wedge (see --fault).`,
 		Args: cobra.NoArgs,
@@ -64,6 +67,8 @@ GET /health. Faults reproduce the ways real stacks wedge (see --fault).`,
 	f.String("api-key", "", "require this bearer token on /v1/* (or set AGENTSIM_API_KEY); never printed")
 	f.StringSlice("served-model-name", nil, "model name(s) requests may name, comma-separated (default: the profile's model); others get 404")
 	f.Duration("read-timeout", simserver.DefaultReadTimeout, "longest a client may take to send a request's headers and body, in wall time; slower ones get 408")
+	f.String("reasoning-field", simserver.FieldReasoningContent, fmt.Sprintf("the chat completions field of reasoning deltas and messages: %s (DeepSeek, SGLang) or %s (newer vLLM; the OpenAI Agents SDK reads only this one)",
+		simserver.FieldReasoningContent, simserver.FieldReasoning))
 	c.Flags().AddFlagSet(f)
 	s.settings, s.v = f, newViper(f)
 	return c
@@ -78,7 +83,7 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 	cfg := simConfig{
 		Profile: sc.Profile, Faults: sc.Faults, FaultParams: sc.FaultParams, faultFlags: serveFaultFlags,
 		Speedup: sc.Speedup, Seed: sc.Seed, APIKey: sc.APIKey,
-		ServedModelNames: sc.ServedModelNames, ReadTimeout: sc.ReadTimeout,
+		ServedModelNames: sc.ServedModelNames, ReadTimeout: sc.ReadTimeout, ReasoningField: sc.ReasoningField,
 	}
 	if sc.Print {
 		prof, err := simserver.LoadProfile(sc.Profile)
@@ -94,6 +99,9 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 	}
 	if sc.ReadTimeout <= 0 {
 		return usageError(fmt.Errorf("--read-timeout: %s is not allowed: want a duration > 0, e.g. 30s", sc.ReadTimeout))
+	}
+	if f := sc.ReasoningField; f != simserver.FieldReasoningContent && f != simserver.FieldReasoning {
+		return usageError(fmt.Errorf("--reasoning-field: %q is not allowed: want %s or %s", f, simserver.FieldReasoningContent, simserver.FieldReasoning))
 	}
 	if path := sc.AccessLog; path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -151,6 +159,8 @@ type simConfig struct {
 	ServedModelNames []string
 	// ReadTimeout bounds receiving one request, in wall time; 0 means the simulator's default.
 	ReadTimeout time.Duration
+	// ReasoningField is simserver.Options.ReasoningField; "" means the simulator's default.
+	ReasoningField string
 }
 
 // buildSimServer validates a simulator configuration and builds the server and its clock;
@@ -174,7 +184,7 @@ func buildSimServer(cfg simConfig) (*simserver.Server, *clock.Clock, string, err
 		served = cfg.ServedModelNames
 	}
 	srv, err := simserver.New(simserver.Options{Profile: prof, Faults: faults, Clock: clk, APIKey: cfg.APIKey,
-		AccessLog: cfg.AccessLog, ServedModelNames: served, ReadTimeout: cfg.ReadTimeout})
+		AccessLog: cfg.AccessLog, ServedModelNames: served, ReadTimeout: cfg.ReadTimeout, ReasoningField: cfg.ReasoningField})
 	if err != nil {
 		return nil, nil, "", usageError(err)
 	}

@@ -133,3 +133,12 @@ func TestServeRejectsBadReadTimeout(t *testing.T) {
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut.String(), "--read-timeout: 0s is not allowed")
 }
+
+// TestServeRejectsBadReasoningField checks that a reasoning field the simulator does not
+// write is a usage error naming the flag and the two it writes.
+func TestServeRejectsBadReasoningField(t *testing.T) {
+	var out, errOut strings.Builder
+	code := Execute(t.Context(), []string{"serve", "--reasoning-field", "thinking"}, &out, &errOut)
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, errOut.String(), `--reasoning-field: "thinking" is not allowed: want reasoning_content or reasoning`)
+}

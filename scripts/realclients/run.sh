@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs real OpenAI clients and agent harnesses against agentsim serve: installs the pinned Node
 # packages of scripts/realclients (npm ci, from package-lock.json) and runs the tagged suite,
-# simserver's TestRealClients (realclients_test.go), which serves the simulator on loopback at
-# speedup 50 and 1 and runs each script against it. Needs Node 20 or later and npm; about
-# 2 minutes. Extra arguments go to go test (-v prints each client's figures).
+# simserver's TestRealClients (realclients_test.go, realclients_codex_test.go), which serves the
+# simulator on loopback at speedup 50 and 1 and runs each script, and Codex CLI's codex exec,
+# against it. Needs Node 20 or later and npm (the pinned @openai/codex ships a 420 MB binary);
+# about 4 minutes. Extra arguments go to go test (-v prints each client's figures).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
