@@ -280,8 +280,25 @@ func notAllowed(key string, value any, want string) error {
 	return fmt.Errorf("%s: %s is not allowed: want %s", key, show(value), want)
 }
 
-// show renders a value as the user wrote it.
-func show(v any) string {
+// show renders a value as the user wrote it, cut to its first characters when it is long
+// (see elide).
+func show(v any) string { return elide(render(v)) }
+
+// shownMax is the most characters of a value a message quotes.
+const shownMax = 80
+
+// elide cuts s to its first shownMax characters, saying how long it was: a message names a
+// long value by its start, never echoes it whole.
+func elide(s string) string {
+	r := []rune(s)
+	if len(r) <= shownMax {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d characters)", string(r[:shownMax-20]), len(r))
+}
+
+// render renders a value as the user wrote it.
+func render(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"
