@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentsim/agentsim/internal/gate"
+	"github.com/agentsim/agentsim/internal/shown"
 )
 
 // What each scalar kind allows, as the "want …" part of a message.
@@ -281,21 +282,8 @@ func notAllowed(key string, value any, want string) error {
 }
 
 // show renders a value as the user wrote it, cut to its first characters when it is long
-// (see elide).
-func show(v any) string { return elide(render(v)) }
-
-// shownMax is the most characters of a value a message quotes.
-const shownMax = 80
-
-// elide cuts s to its first shownMax characters, saying how long it was: a message names a
-// long value by its start, never echoes it whole.
-func elide(s string) string {
-	r := []rune(s)
-	if len(r) <= shownMax {
-		return s
-	}
-	return fmt.Sprintf("%s… (%d characters)", string(r[:shownMax-20]), len(r))
-}
+// (shown.Elide).
+func show(v any) string { return shown.Elide(render(v)) }
 
 // render renders a value as the user wrote it.
 func render(v any) string {

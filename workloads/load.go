@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/agentsim/agentsim/internal/shown"
 	"github.com/agentsim/agentsim/pacer"
 )
 
@@ -55,7 +56,7 @@ type Override struct {
 // pacer.slots=16"), or, for a Source that stands for the key itself, =value ("--agents=8");
 // key=value alone when the Source is unknown. A long value is cut, as messages quote it.
 func (o Override) String() string {
-	v := elide(o.Value)
+	v := shown.Elide(o.Value)
 	switch {
 	case o.Source == "":
 		return o.Key + "=" + v

@@ -132,3 +132,36 @@ func TestSettingsFromEnvironmentNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestOutOfRangeFlagsExit2 checks that a flag value no run can take — beyond the bound of
+// what it becomes, given twice where each names a directory, an address that can never be
+// listened on — exits 2 naming the flag and what is allowed, before anything starts.
+func TestOutOfRangeFlagsExit2(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		// Beyond the most agents a workload runs, not a failure of bench's own workload.
+		{"concurrency", []string{"bench", "--concurrency", "100000000"}, "--concurrency 100000000 is not allowed: want a whole number from 1 to 10000"},
+		// A prompt whose context window no workload takes.
+		{"prompt tokens", []string{"bench", "--prompt-tokens", "10000000"}, "--prompt-tokens 10000000 is not allowed: want a whole number from 1 to 4000000"},
+		{"sweep point", []string{"bench", "--sweep", "1,20000"}, `--sweep "1,20000": "20000" is not allowed: want comma-separated whole numbers from 1 to 10000`},
+		// Two tests of one concurrency would write one directory.
+		{"sweep duplicate", []string{"bench", "--sweep", "16,16"}, `--sweep "16,16": 16 is given twice: want each concurrency once`},
+		// Addresses no listener can take.
+		{"addr port", []string{"serve", "--addr", "127.0.0.1:99999"}, `--addr "127.0.0.1:99999": port "99999" is not allowed: want a port from 0 to 65535`},
+		{"addr not local", []string{"serve", "--addr", "192.0.2.1:0"}, `--addr "192.0.2.1:0": 192.0.2.1 is not an address of this machine`},
+		{"metrics addr port", []string{"run", "--workload", "smoke", "--metrics-addr", ":99999"}, `--metrics-addr ":99999": port "99999" is not allowed`},
+		{"record listen", []string{"record", "--upstream", "http://127.0.0.1:1", "--out", filepath.Join(t.TempDir(), "t.jsonl"), "--listen", "nohost"},
+			`--listen "nohost": missing port in address: want host:port`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, _, stderr := execute(t, tc.args...)
+			assert.Equal(t, ExitUsage, code, "agentsim %q: exit code; stderr: %s", tc.args, stderr)
+			assert.Contains(t, stderr, tc.msg, "agentsim %q", tc.args)
+			assert.NoDirExists(t, "runs", "bad input must fail before anything starts: no run directory")
+		})
+	}
+}
