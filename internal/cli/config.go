@@ -66,10 +66,30 @@ func loadSettings(settings *pflag.FlagSet, v *viper.Viper, env []string, cfg any
 				Message: fmt.Sprintf("%s: %q is not allowed: want %s", f.Name, val, typeWant(f.Value.Type()))})
 		}
 	}
+	problems = append(problems, emptyArrayValues(settings)...)
 	if err := v.UnmarshalExact(cfg); err != nil {
 		panic(fmt.Sprintf("decode settings: %v", err)) // a flag without its field: a programming error
 	}
 	return problems, rest
+}
+
+// emptyArrayValues returns a problem for each repeatable flag given an empty value (--grid ""):
+// viper reads such a flag through its text, where an empty value is lost, so the command would
+// run as if the flag were not given.
+func emptyArrayValues(settings *pflag.FlagSet) []workloads.Problem {
+	var problems []workloads.Problem
+	settings.VisitAll(func(f *pflag.Flag) {
+		sv, ok := f.Value.(pflag.SliceValue)
+		if !f.Changed || !ok || f.Value.Type() != "stringArray" {
+			return
+		}
+		// GetSlice, not GetStringArray: that too goes through the text.
+		if slices.Contains(sv.GetSlice(), "") {
+			problems = append(problems, workloads.Problem{Source: "--" + f.Name, Key: f.Name,
+				Message: fmt.Sprintf(`"" is not allowed: want %s`, f.Usage)})
+		}
+	})
+	return problems
 }
 
 // unreported returns the problems of ps whose key has none in reported: a setting whose
