@@ -165,3 +165,39 @@ func TestOutOfRangeFlagsExit2(t *testing.T) {
 		})
 	}
 }
+
+// TestNonsenseRefused checks values each accepted alone and meaningless: a rate whose
+// interval overflows, a time scale whose times do, a token count past any context window, a
+// status that is no HTTP status, a latency unit the log disproves, an empty --grid. Each is
+// exit 2, naming what was wrong and what is allowed.
+func TestNonsenseRefused(t *testing.T) {
+	tr := writeFile(t, "t.jsonl", `{"schema":"agentsim.trace/v1","source":"test","created":"2026-11-30T19:44:13Z"}
+{"session":"a","seq":0,"t_s":0,"prompt_tokens":10,"output_tokens":5}
+`)
+	mooncake := writeFile(t, "m.jsonl", `{"timestamp": 0, "input_length": 99999999999, "output_length": 10, "hash_ids": [1]}`+"\n")
+	status := writeFile(t, "s.log", `2026-11-29 19:45:16 INFO smg::response: finished processing request method=POST uri=/v1/chat/completions status=999 latency=62.690782s`+"\n")
+	log := writeFile(t, "g.log", `2026-11-29 19:44:13  INFO http_request{method=POST uri=/v1/chat/completions request_id="a1"}: smg::request: started processing request
+2026-11-29 19:45:16  INFO http_request{method=POST uri=/v1/chat/completions request_id="a1" status_code=200 latency=62690782}: smg::response: finished processing request
+`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"rate", []string{"run", "--workload", "smoke", "--set", "pacer.kind=rate", "--set", "pacer.rps=1e-300", "--set", "pacer.burst=1"},
+			"pacer.rps: 1e-300 is not allowed: want a number from 0.0001 to 1000000"},
+		{"time scale", []string{"replay", tr, "--time-scale", "1e12"}, "--time-scale 1e+12 is not allowed: want a number from 0.001 to 1000"},
+		{"tokens", []string{"trace", "import", "--from", "mooncake", mooncake}, "m.jsonl:1: input_length = 99999999999: must be between 0 and 10000000 tokens"},
+		{"status", []string{"trace", "import", "--from", "access-log", status}, "s.log:1: status = 999: must be an HTTP status (100…599)"},
+		{"latency unit", []string{"trace", "import", "--from", "access-log", "--latency-unit", "ms", log},
+			"latency unit disproved: ms was given, but the log's own timestamps show µs"},
+		{"empty grid", []string{"sweep", "--workload", "smoke", "--grid", ""}, `--grid: "" is not allowed`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, _, stderr := execute(t, tc.args...)
+			assert.Equal(t, ExitUsage, code, "agentsim %q: stderr: %s", tc.args, stderr)
+			assert.Contains(t, stderr, tc.msg, "agentsim %q", tc.args)
+		})
+	}
+}

@@ -140,6 +140,9 @@ func (t *traceImportCmd) run(c *cobra.Command, args []string) error {
 	default:
 		return usageError(fmt.Errorf("--from %q: must be %s", from, strings.Join(traceimport.Kinds, " or ")))
 	}
+	if errors.Is(err, traceimport.ErrLatencyUnitDisproved) {
+		return usageError(fmt.Errorf("trace import: %w; leave out --latency-unit to take the unit the log shows", err))
+	}
 	if errors.Is(err, traceimport.ErrLatencyUnit) {
 		return usageError(fmt.Errorf("trace import: %w: pass --latency-unit ns, us, ms or s", err))
 	}
