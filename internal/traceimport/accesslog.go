@@ -3,9 +3,9 @@ package traceimport
 import (
 	"bufio"
 	"fmt"
-	"strings"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/agentsim/agentsim/internal/plural"
