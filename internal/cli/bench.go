@@ -123,7 +123,7 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 		discard()
 		return harnessError(err)
 	}
-	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, bench.Files(o)))
+	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, rep.Files()))
 	return benchExit(rep)
 }
 
