@@ -105,6 +105,10 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 			// A second Ctrl-C is something a person at the terminal can do; a SIGTERM comes
 			// from a supervisor, which is told only what happens.
 			if s == syscall.SIGTERM {
+				// A run whose sweep died gets SIGTERM (Pdeathsig) with its output pipes
+				// closed: a write to them must fail, not kill it with SIGPIPE before it
+				// has written its results.
+				signal.Ignore(syscall.SIGPIPE)
 				fmt.Fprintln(stderr, "agentsim: terminated; stopping")
 			} else {
 				fmt.Fprintln(stderr, "agentsim: interrupted; stopping (Ctrl-C again to exit at once)")
