@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -193,6 +194,25 @@ func tokenNumber(raw any) (float64, bool) {
 func durationNumber(raw any) (float64, bool) {
 	d, ok := toDuration(raw)
 	return float64(d), ok
+}
+
+// wantInt64 is what a whole number too large for any key is told: it is a number, out of
+// range, not a malformed one.
+var wantInt64 = fmt.Sprintf("an integer from %d to %d", math.MinInt64, math.MaxInt64)
+
+// beyondInt64 reports whether raw is a whole number, as toInt reads one, too large for an
+// int64: 99999999999999999999.
+func beyondInt64(raw any) bool {
+	switch v := raw.(type) {
+	case uint64:
+		return v > math.MaxInt64
+	case float64:
+		return v == math.Trunc(v) && math.Abs(v) >= 1<<63
+	case string:
+		_, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		return errors.Is(err, strconv.ErrRange)
+	}
+	return false
 }
 
 func toInt(raw any) (int64, bool) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -198,6 +199,34 @@ func TestNonsenseRefused(t *testing.T) {
 			code, _, stderr := execute(t, tc.args...)
 			assert.Equal(t, ExitUsage, code, "agentsim %q: stderr: %s", tc.args, stderr)
 			assert.Contains(t, stderr, tc.msg, "agentsim %q", tc.args)
+		})
+	}
+}
+
+// TestMessagesNameNoParser gives flags and keys values their type does not take, or too
+// large for it: each message names the flag or key, the value and what is allowed — never a
+// Go parser (strconv.ParseUint), a Go type or a decoder's words — and calls a number out of
+// range out of range, not malformed.
+func TestMessagesNameNoParser(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"bench", "--max-tokens", "1e3"}, `--max-tokens: "1e3" is not allowed: want an integer`},
+		{[]string{"run", "--sim-seed", "-1"}, `--sim-seed: "-1" is not allowed: want a whole number ≥ 0`},
+		{[]string{"run", "--sim-seed", "99999999999999999999999"}, `--sim-seed: "99999999999999999999999" is not allowed: want a whole number from 0 to 18446744073709551615`},
+		{[]string{"run", "--speedup", "fast"}, `--speedup: "fast" is not allowed: want a number`},
+		{[]string{"run", "--agents", "99999999999999999999"}, `agents: "99999999999999999999" is not allowed: want an integer from -9223372036854775808 to 9223372036854775807`},
+		{[]string{"serve", "--seed", "x"}, `--seed: "x" is not allowed: want a whole number ≥ 0`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, _, stderr := execute(t, tc.args...)
+			assert.Equal(t, ExitUsage, code, stderr)
+			assert.Contains(t, stderr, tc.msg)
+			for _, internal := range []string{"strconv.", "Parse", "cannot unmarshal", "invalid syntax", "int64", "uint64", "[]"} {
+				assert.NotContains(t, stderr, internal)
+			}
 		})
 	}
 }

@@ -3,12 +3,16 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/agentsim/agentsim/internal/shown"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -102,6 +106,36 @@ func unreported(ps, reported []workloads.Problem) []workloads.Problem {
 		}
 	}
 	return out
+}
+
+// flagError is how a command reports a flag pflag could not parse: a value its type does not
+// take is named with the flag and what the type allows, as a value from the environment is
+// (pflag's own message names the Go parser: `strconv.ParseUint: parsing "-1"`). Every other
+// parsing error is pflag's, and a usage error.
+func flagError(_ *cobra.Command, err error) error {
+	var iv *pflag.InvalidValueError
+	if errors.As(err, &iv) {
+		f := iv.GetFlag()
+		want := typeWant(f.Value.Type())
+		if errors.Is(err, strconv.ErrRange) {
+			want = rangeWant(f.Value.Type())
+		}
+		err = fmt.Errorf("--%s: %q is not allowed: want %s", f.Name, shown.Elide(iv.GetValue()), want)
+	}
+	return usageError(err)
+}
+
+// rangeWant says what a flag of pflag type typ accepts, to a value of its type out of range.
+func rangeWant(typ string) string {
+	switch typ {
+	case "int", "int64":
+		return fmt.Sprintf("an integer from %d to %d", math.MinInt64, math.MaxInt64)
+	case "uint64":
+		return fmt.Sprintf("a whole number from 0 to %d", uint64(math.MaxUint64))
+	case "float64":
+		return "a finite number"
+	}
+	return typeWant(typ)
 }
 
 // typeWant says what a flag of pflag type typ accepts.

@@ -61,7 +61,7 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand((&runCmd{env: env, args: args}).command(), (&benchCmd{env: env}).command(), (&compareCmd{env: env}).command(),
 		(&serveCmd{env: env}).command(), (&diagnoseCmd{env: env}).command(), (&diffCmd{env: env}).command(), newWorkloadsCmd(), newVersionCmd())
 	root.AddCommand(newTraceCmd(env), (&replayCmd{env: env, args: args}).command())
@@ -76,7 +76,7 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 // exit code to whatever it returns: an error without one is a runtime failure. What then
 // reaches Execute without a code comes from cobra's parsing of the command line.
 func exitCodes(c *cobra.Command) {
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	c.SetFlagErrorFunc(flagError)
 	if run := c.RunE; run != nil {
 		c.RunE = func(c *cobra.Command, args []string) error {
 			err := run(c, args)

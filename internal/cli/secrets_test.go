@@ -187,4 +187,9 @@ func TestNonWorkloadFileNotEchoed(t *testing.T) {
 		assert.NotContains(t, stderr, "sk-live", "agentsim %s", strings.Join(args, " "))
 		assert.Contains(t, stderr, "the file is text (a YAML string) (34 bytes), not a mapping", "agentsim %s", strings.Join(args, " "))
 	}
+	// An engine profile file likewise.
+	code, _, stderr := execute(t, "serve", "--profile", env, "--addr", "127.0.0.1:0")
+	assert.Equal(t, ExitUsage, code, stderr)
+	assert.NotContains(t, stderr, "sk-live")
+	assert.Contains(t, stderr, "the file is text (a YAML string) (34 bytes), not a mapping")
 }
