@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -99,6 +100,15 @@ func failCases() []failCase {
 		{name: "content of the wrong type",
 			s:     &script{steps: then(step{data: `{"choices":[{"delta":{"content":5}}]}`})},
 			class: events.ClassMalformedSSE, status: 200, end: s, wantError: new(*json.UnmarshalTypeError)},
+		// A peer cannot make the reader hold more than the bound: a line without its end, or
+		// non-data lines that together pass it.
+		{name: "a line longer than the bound",
+			s:     &script{steps: then(step{raw: "data: " + strings.Repeat("x", events.MaxStreamLineBytes+sseBufferBytes)}, step{hang: true})},
+			class: events.ClassLineTooLong, status: 200, end: s,
+			check: func(t *testing.T, res Result) { assert.ErrorIs(t, res.Err, events.ErrStreamLineTooLong) }},
+		{name: "non-data lines longer than the bound together",
+			s:     &script{steps: then(step{raw: strings.Repeat(": "+strings.Repeat("x", 1<<20)+"\n", 9)}, step{hang: true})},
+			class: events.ClassLineTooLong, status: 200, end: s},
 		{name: "200 with a JSON body instead of an event stream",
 			s:     &script{contentType: "application/json", body: `{"id":"x","choices":[{"message":{"content":"hi"}}]}`},
 			class: events.ClassMalformedSSE, status: 200, end: 0},

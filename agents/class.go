@@ -53,6 +53,8 @@ func classify(err error, streaming bool) events.Class {
 	switch {
 	case errors.Is(err, ErrMalformedToolCall):
 		return events.ClassMalformedToolCall
+	case errors.Is(err, events.ErrStreamLineTooLong):
+		return events.ClassLineTooLong
 	case errors.As(err, &apiErr):
 		if streaming {
 			return events.ClassErrorFrame

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/sashabaranov/go-openai"
+
+	"github.com/agentsim/agentsim/events"
 )
 
 // sseReader reads the data lines of a streamed chat completion from the response body. It
@@ -86,6 +88,9 @@ func (s *sseReader) next() ([]byte, error) {
 				line = payload
 			}
 			if len(line) > 0 {
+				if len(s.acc)+len(line) > events.MaxStreamLineBytes {
+					return nil, events.ErrStreamLineTooLong
+				}
 				s.acc = append(s.acc, line...)
 			}
 			empty++
@@ -106,7 +111,8 @@ func (s *sseReader) next() ([]byte, error) {
 func (s *sseReader) sawDone() bool { return s.finished }
 
 // line reads one line, its newline included, as bufio.Reader.ReadBytes does: a last line
-// without a newline comes with the read error, and is then ignored.
+// without a newline comes with the read error, and is then ignored. A line longer than
+// events.MaxStreamLineBytes is events.ErrStreamLineTooLong.
 func (s *sseReader) line() ([]byte, error) {
 	b, err := s.r.ReadSlice('\n')
 	if err != bufio.ErrBufferFull {
@@ -115,6 +121,10 @@ func (s *sseReader) line() ([]byte, error) {
 	s.long = append(s.long[:0], b...)
 	for err == bufio.ErrBufferFull {
 		b, err = s.r.ReadSlice('\n')
+		if len(s.long)+len(b) > events.MaxStreamLineBytes {
+			s.long = nil // the stream ends here: its memory goes at once
+			return nil, events.ErrStreamLineTooLong
+		}
 		s.long = append(s.long, b...)
 	}
 	return s.long, err

@@ -1,5 +1,7 @@
 package events
 
+import "fmt"
+
 // Class names how a request failed: the `class` field of a terminal event (and of the
 // round_done event of a failed round). The harness's agents and the recording proxy both
 // classify into it, from typed errors and from what the proxy saw of the response.
@@ -34,10 +36,23 @@ const (
 	// ClassCancelled: the harness ended the request itself (the run is stopping, or a
 	// recorded harness closed it before its end).
 	ClassCancelled Class = "cancelled"
+	// ClassLineTooLong: a line of the stream (or the error text around it) longer than
+	// MaxStreamLineBytes; the reader stops there rather than hold what a peer sends.
+	ClassLineTooLong Class = "line_too_long"
 	// ClassOther: a failure none of the above describes, such as a request the client
 	// refused to build.
 	ClassOther Class = "other"
 )
+
+// MaxStreamLineBytes bounds one line of an event stream, in bytes, for every reader of one
+// (the agents' client, which bench and replay use, and the recording proxy with its watch):
+// 8 MiB, thousands of times a chunk frame (200–400 bytes) and more than a whole long reply
+// sent in one frame. A longer line fails the request as ClassLineTooLong.
+const MaxStreamLineBytes = 8 << 20
+
+// ErrStreamLineTooLong is the error of a reader that met a line longer than
+// MaxStreamLineBytes; the request's class is ClassLineTooLong.
+var ErrStreamLineTooLong = fmt.Errorf("a line of the event stream is longer than %d MiB", MaxStreamLineBytes>>20)
 
 // Timeout reports whether c is one of the timeout classes.
 func (c Class) Timeout() bool {

@@ -31,6 +31,16 @@ func contextWarning(w *workloads.Workload, window int, from string) string {
 		window, from, n.Prompt, n.How, n.MaxTokens, n.Total(), window)
 }
 
+// sharedPoolWarning says that a workload fitted to llama.cpp's meta.n_ctx, one slot's window,
+// plans each request alone, while llama-server's slots may share one KV pool (its unified KV
+// cache): agents whose contexts grow together can fill it, and a request is then cut
+// mid-stream. Giving --fit-context the pool's share per agent plans for it.
+func sharedPoolWarning(agents, window int) string {
+	return fmt.Sprintf("warning: context: fitted to %d tokens, one llama.cpp slot's window (meta.n_ctx); if its slots share one KV pool "+
+		"(llama-server's unified KV cache), %d agents with contexts up to that can fill it together and requests then fail mid-stream; "+
+		"--fit-context N with N the pool's tokens divided by %d plans for the pool", window, agents, agents)
+}
+
 // scriptContextWarning is contextWarning for a replay: the recorded requests' own prompts and
 // output lengths say what the run asks, not the workload's distributions, and nothing scales
 // them. maxTokens is the workload's max_tokens, sent for a turn that recorded neither its

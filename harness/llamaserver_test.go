@@ -91,6 +91,8 @@ func TestContextWindowFromLlamaMeta(t *testing.T) {
 	r = runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", quick, func(o *Options) { o.FitContext = FitToServer })
 	require.NoError(t, r.err)
 	assert.Contains(t, r.out, "context: fitted to the server's window of 1024 tokens (90% of it planned")
+	// A slot's window, with slots that may share one KV pool: said, with how to plan for it.
+	assert.Contains(t, r.out, "warning: context: fitted to 1024 tokens, one llama.cpp slot's window (meta.n_ctx); if its slots share one KV pool")
 	assert.Equal(t, r.res.Requests.Sent, r.res.Requests.OK, "%+v", r.res.Requests)
 
 	f.MaxModelLen = 512

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -138,6 +139,9 @@ func (p *Prepared) fit(w *workloads.Workload, o Options) error {
 		}
 		*w, p.fitted = *fit, window
 		p.Notes = append(p.Notes, note)
+		if o.FitContext == FitToServer && from == results.FromMetaNCtx && w.Agents > 1 {
+			p.Notes = append(p.Notes, sharedPoolWarning(w.Agents, window))
+		}
 	default:
 		warn := contextWarning(w, window, from)
 		if o.Scripts != nil {

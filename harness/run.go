@@ -252,7 +252,11 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	for _, n := range r.notes {
 		r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: n})
 	}
-	r.sample() // the state before any request
+	before, _, _ := r.sample() // the state before any request
+	if msg := busy(before); msg != "" {
+		r.o.observer().Warned(msg)
+		r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: msg})
+	}
 	bgDone.Go(func() { r.sampleLoop(bg, stopRounds, cancelRequests) })
 	env := &agents.Env{Client: agents.NewClient(r.o.Target.URL+"/v1", r.o.Target.APIKey, r.o.HTTPClient, r.o.Clock, r.stamp()),
 		Clock: r.o.Clock, Pacer: r.pacer, Workload: w, Recorder: r, Board: r.board,

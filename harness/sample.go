@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/agentsim/agentsim/agents"
@@ -155,4 +156,22 @@ func (r *run) checkLate(s events.Sample) string {
 		msg += fmt.Sprintf("; at --speedup %g the harness cannot keep up, use a lower speedup", sp)
 	}
 	return msg
+}
+
+// busy says, of the sample taken before the run sent anything, that the server was already
+// busy then: requests of other clients, or ones whose clients left and that it still decodes
+// (llm-d-inference-sim does), share it, so rates measured now are not the run's alone. ""
+// when its gauges show it idle or it has none.
+func busy(s events.Sample) string {
+	var parts []string
+	for _, g := range []string{events.DecodeRunning, events.PrefillInflight, events.Queued} {
+		if v := s.Server[g]; v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %g", g, v))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "the server was already busy before this run sent a request (" + strings.Join(parts, ", ") +
+		" at t=0 s): other clients' requests, or ones it still decodes after their clients left, share it, so the rates measured are not this run's alone"
 }

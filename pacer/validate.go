@@ -35,8 +35,8 @@ var configFields = []configField{
 	{keySlots, func(c Config) any { return c.Slots }, func(c Config) bool { return c.Slots >= 1 },
 		"an integer ≥ 1",
 		func(dst *Config, src Config) { dst.Slots = src.Slots }},
-	{keyRPS, func(c Config) any { return c.RPS }, func(c Config) bool { return positive(c.RPS) },
-		"a finite number > 0 (requests per simulated second)",
+	{keyRPS, func(c Config) any { return c.RPS }, func(c Config) bool { return c.RPS >= MinRPS && c.RPS <= MaxRPS },
+		"a number from 0.0001 to 1000000 (requests per simulated second)",
 		func(dst *Config, src Config) { dst.RPS = src.RPS }},
 	{keyBurst, func(c Config) any { return c.Burst }, func(c Config) bool { return c.Burst >= 1 },
 		"an integer ≥ 1",
@@ -66,6 +66,14 @@ var configFields = []configField{
 		"an integer ≥ 1 (tokens per simulated minute)",
 		func(dst *Config, src Config) { dst.TokensPerMinute = src.TokensPerMinute }},
 }
+
+// The bounds of pacer.rps (its message spells them): below MinRPS (one request in under three simulated hours) the
+// interval between requests outlasts any run, and 1e-300 would overflow it; above MaxRPS no
+// server is paced.
+const (
+	MinRPS = 1e-4
+	MaxRPS = 1e6
+)
 
 func positive(f float64) bool { return f > 0 && !math.IsInf(f, 1) }
 

@@ -52,13 +52,13 @@ func TestConfigValidate(t *testing.T) {
 		// Every missing field of slots+rate is reported at once.
 		{"slots+rate all missing", Config{Kind: "slots+rate"}, []string{
 			`pacer.slots: 0 is not allowed: want an integer ≥ 1 for kind "slots+rate"`,
-			`pacer.rps: 0 is not allowed: want a finite number > 0 (requests per simulated second) for kind "slots+rate"`,
+			`pacer.rps: 0 is not allowed: want a number from 0.0001 to 1000000 (requests per simulated second) for kind "slots+rate"`,
 			`pacer.burst: 0 is not allowed: want an integer ≥ 1 for kind "slots+rate"`}},
 		// Infinite and NaN rates are refused.
 		{"rate inf", Config{Kind: "rate", RPS: math.Inf(1), Burst: 1}, []string{
-			`pacer.rps: +Inf is not allowed: want a finite number > 0 (requests per simulated second) for kind "rate"`}},
+			`pacer.rps: +Inf is not allowed: want a number from 0.0001 to 1000000 (requests per simulated second) for kind "rate"`}},
 		{"ticket NaN", Config{Kind: "ticket", Slots: 1, RPS: math.NaN()}, []string{
-			`pacer.rps: NaN is not allowed: want a finite number > 0 (requests per simulated second) for kind "ticket"`}},
+			`pacer.rps: NaN is not allowed: want a number from 0.0001 to 1000000 (requests per simulated second) for kind "ticket"`}},
 		// Fields the kind does not use are problems too, alongside its own.
 		{"slots with rps and tolerance", Config{Kind: "slots", Slots: -1, RPS: 2, Tolerance: 1.5}, []string{
 			`pacer.slots: -1 is not allowed: want an integer ≥ 1 for kind "slots"`,

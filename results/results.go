@@ -265,4 +265,7 @@ type SweepPoint struct {
 	OutputTokPerS     float64 `json:"output_tok_per_s"`
 	PerRequestTokPerS float64 `json:"per_request_tok_per_s"`
 	LatMeanS          float64 `json:"lat_mean_s"`
+	// Cut is set for the test the run's interruption cut short: its figures are of part of
+	// a test, and no conclusion is drawn from them.
+	Cut bool `json:"cut,omitempty"`
 }

@@ -130,6 +130,11 @@ type Request struct {
 // small enough that sums of them stay exact to the microsecond.
 const MaxSeconds = 1e9
 
+// MaxTokens bounds every token count: ten million, beyond any served context window and the
+// workloads' own bound on a count of tokens, so that a misplaced digit (99,999,999,999) is
+// refused where it is read.
+const MaxTokens = 10_000_000
+
 // Validate checks the fields of r that need no other request: ranges and the relations
 // between r's own fields. It returns every problem at once, each naming the field, its value
 // and what is allowed. The reader and the writer add the checks across a session.
@@ -155,8 +160,8 @@ func (r *Request) Validate() error {
 		v    int
 	}{{"prompt_tokens", r.PromptTokens}, {"cached_tokens", r.CachedTokens}, {"output_tokens", r.OutputTokens},
 		{"reasoning_tokens", r.ReasoningTokens}, {"new_tokens", r.NewTokens}, {"max_tokens", r.MaxTokens}} {
-		if f.v < 0 {
-			add("%s = %d: must be ≥ 0", f.name, f.v)
+		if f.v < 0 || f.v > MaxTokens {
+			add("%s = %d: must be between 0 and %d tokens", f.name, f.v, MaxTokens)
 		}
 	}
 	if r.PromptTokens >= 0 && r.CachedTokens > r.PromptTokens {

@@ -72,7 +72,9 @@ func TestReadInvalid(t *testing.T) {
 		// extends names no request
 		"invalid-extends-unknown.jsonl": `invalid-extends-unknown.jsonl:3: extends = -1: must name an earlier request of session "a" (seq 0…0)`,
 		// token counts are never negative (and the relations to them are not reported twice)
-		"invalid-negative-tokens.jsonl": `invalid-negative-tokens.jsonl:2: prompt_tokens = -10: must be ≥ 0`,
+		"invalid-negative-tokens.jsonl": `invalid-negative-tokens.jsonl:2: prompt_tokens = -10: must be between 0 and 10000000 tokens`,
+		// nor beyond any context window: a misplaced digit
+		"invalid-too-many-tokens.jsonl": `invalid-too-many-tokens.jsonl:2: prompt_tokens = 99999999999: must be between 0 and 10000000 tokens`,
 		// a typo or a field of another format
 		"invalid-unknown-field.jsonl": `invalid-unknown-field.jsonl:2: unknown field "latency": not part of agentsim.trace/v1`,
 		// a time beyond any trace

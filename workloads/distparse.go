@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentsim/agentsim/internal/gate"
+	"github.com/agentsim/agentsim/internal/shown"
 )
 
 // What each scalar kind allows, as the "want …" part of a message.
@@ -194,6 +196,25 @@ func durationNumber(raw any) (float64, bool) {
 	return float64(d), ok
 }
 
+// wantInt64 is what a whole number too large for any key is told: it is a number, out of
+// range, not a malformed one.
+var wantInt64 = fmt.Sprintf("an integer from %d to %d", math.MinInt64, math.MaxInt64)
+
+// beyondInt64 reports whether raw is a whole number, as toInt reads one, too large for an
+// int64: 99999999999999999999.
+func beyondInt64(raw any) bool {
+	switch v := raw.(type) {
+	case uint64:
+		return v > math.MaxInt64
+	case float64:
+		return v == math.Trunc(v) && math.Abs(v) >= 1<<63
+	case string:
+		_, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		return errors.Is(err, strconv.ErrRange)
+	}
+	return false
+}
+
 func toInt(raw any) (int64, bool) {
 	switch v := raw.(type) {
 	case int:
@@ -280,8 +301,12 @@ func notAllowed(key string, value any, want string) error {
 	return fmt.Errorf("%s: %s is not allowed: want %s", key, show(value), want)
 }
 
-// show renders a value as the user wrote it.
-func show(v any) string {
+// show renders a value as the user wrote it, cut to its first characters when it is long
+// (shown.Elide).
+func show(v any) string { return shown.Elide(render(v)) }
+
+// render renders a value as the user wrote it.
+func render(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return "null"

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentsim/agentsim/internal/plural"
 )
 
 // fileLayer converts a workload or --config file. source names it in messages; dir is the
@@ -61,10 +63,28 @@ func fileMapping(source string, data []byte) (map[string]any, []Problem) {
 	}
 	m, ok := asMap(root)
 	if !ok {
+		// The content is not echoed: a file given by mistake (a .env, a key file) may hold
+		// a secret, and its kind and size are enough to recognise it.
 		return nil, []Problem{{Source: source, Message: fmt.Sprintf(
-			"%s is not allowed: want a mapping of keys at the top level, such as agents: 8", show(root))}}
+			"the file is %s (%s), not a mapping: want a mapping of keys at the top level, such as agents: 8",
+			yamlKind(root), plural.Of(len(data), "byte"))}}
 	}
 	return m, nil
+}
+
+// yamlKind names what a file's top level holds, without its content.
+func yamlKind(v any) string {
+	switch x := v.(type) {
+	case []any:
+		return "a YAML list of " + plural.Of(len(x), "item")
+	case string:
+		return "text (a YAML string)"
+	case bool:
+		return "a YAML boolean"
+	case int, int64, uint64, float64:
+		return "a YAML number"
+	}
+	return "a YAML scalar"
 }
 
 // flatten walks one mapping of a file, converting each known key and reporting the others.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/agentsim/agentsim/internal/shown"
 	"github.com/agentsim/agentsim/pacer"
 )
 
@@ -53,15 +54,16 @@ type Override struct {
 
 // String renders the override as it was given: its Source, then key=value ("--set
 // pacer.slots=16"), or, for a Source that stands for the key itself, =value ("--agents=8");
-// key=value alone when the Source is unknown.
+// key=value alone when the Source is unknown. A long value is cut, as messages quote it.
 func (o Override) String() string {
+	v := shown.Elide(o.Value)
 	switch {
 	case o.Source == "":
-		return o.Key + "=" + o.Value
+		return o.Key + "=" + v
 	case strings.TrimLeft(o.Source, "-") == o.Key:
-		return o.Source + "=" + o.Value
+		return o.Source + "=" + v
 	}
-	return o.Source + " " + o.Key + "=" + o.Value
+	return o.Source + " " + o.Key + "=" + v
 }
 
 // alwaysIgnoredEnv are AGENTSIM_ variables other parts of agentsim read: the API key, which a

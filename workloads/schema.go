@@ -145,6 +145,15 @@ func leafKind(t reflect.Type) (valueKind, bool) {
 	panic(fmt.Sprintf("workloads: no key kind for field type %s", t))
 }
 
+// integerWant is what a key taking an integer allows, said of raw: a number too large is
+// told the range, anything else that it is not an integer.
+func integerWant(raw any) string {
+	if beyondInt64(raw) {
+		return wantInt64
+	}
+	return wantInteger
+}
+
 // convert turns raw input for key (a YAML value, or a string from the environment or --set)
 // into the key's Go type, or says what is allowed. A map section's value is no one value: the
 // layer sets its entries' keys (see parseEntries).
@@ -154,12 +163,12 @@ func (k keySpec) convert(raw any) (any, error) {
 		if n, ok := toInt(raw); ok && n == int64(int(n)) {
 			return int(n), nil
 		}
-		return nil, notAllowed(k.key, raw, wantInteger)
+		return nil, notAllowed(k.key, raw, integerWant(raw))
 	case kindInt64:
 		if n, ok := toInt(raw); ok {
 			return n, nil
 		}
-		return nil, notAllowed(k.key, raw, wantInteger)
+		return nil, notAllowed(k.key, raw, integerWant(raw))
 	case kindFloat:
 		if f, ok := toFloat(raw); ok {
 			return f, nil

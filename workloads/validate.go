@@ -10,11 +10,15 @@ import (
 )
 
 // Bounds of the integer keys: wide enough for any real harness, narrow enough to catch a
-// misplaced digit before a run allocates for it.
+// misplaced digit before a run allocates for it. A command that makes a workload of its own
+// flags (bench) checks each flag against the bound of the key it becomes.
 const (
-	maxAgents = 10000
+	// MaxAgents is the most agents (the agents key) a workload runs.
+	MaxAgents = 10000
 	maxRounds = 100000
-	maxTokens = 10_000_000
+	// MaxTokens is the largest count of tokens any key takes (context.*_tokens,
+	// request.max_tokens).
+	MaxTokens = 10_000_000
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
@@ -26,7 +30,7 @@ func (w *Workload) Validate() error {
 	if !nameRE.MatchString(w.Name) {
 		c.add("name", w.Name, "letters, digits, '.', '_' or '-'")
 	}
-	c.intRange("agents", w.Agents, 1, maxAgents)
+	c.intRange("agents", w.Agents, 1, MaxAgents)
 	c.intRange("rounds", w.Rounds, 1, maxRounds)
 	c.atLeast("duration", w.Duration, 0)
 	if strings.TrimSpace(w.Model) == "" {
@@ -59,10 +63,10 @@ func (w *Workload) Validate() error {
 }
 
 func (c *checker) context(ctx *Context) {
-	c.intRange("context.system_tokens", ctx.SystemTokens, 0, maxTokens)
-	c.intRange("context.initial_tokens", ctx.InitialTokens, 0, maxTokens)
+	c.intRange("context.system_tokens", ctx.SystemTokens, 0, MaxTokens)
+	c.intRange("context.initial_tokens", ctx.InitialTokens, 0, MaxTokens)
 	c.dist("context.read_tokens", ctx.ReadTokens.Validate())
-	if !c.intRange("context.max_context_tokens", ctx.MaxContextTokens, 1, maxTokens) {
+	if !c.intRange("context.max_context_tokens", ctx.MaxContextTokens, 1, MaxTokens) {
 		return
 	}
 	if start := ctx.SystemTokens + ctx.InitialTokens; ctx.MaxContextTokens <= start {
@@ -80,7 +84,7 @@ func (c *checker) request(r *Request, maxContext int) {
 	if !slices.Contains(ReasoningEfforts, r.ReasoningEffort) {
 		c.add("request.reasoning_effort", r.ReasoningEffort, "one of "+strings.Join(ReasoningEfforts, ", "))
 	}
-	if c.intRange("request.max_tokens", r.MaxTokens, 1, maxTokens) && maxContext >= 1 && r.MaxTokens > maxContext {
+	if c.intRange("request.max_tokens", r.MaxTokens, 1, MaxTokens) && maxContext >= 1 && r.MaxTokens > maxContext {
 		c.add("request.max_tokens", r.MaxTokens,
 			fmt.Sprintf("at most context.max_context_tokens (%d)", maxContext))
 	}

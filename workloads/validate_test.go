@@ -65,7 +65,8 @@ func TestInvalidFiles(t *testing.T) {
 		{"section-not-mapping", `@: context: 5 is not allowed: want a mapping of context.* keys`, false},
 		// Files that are not workloads.
 		{"not-yaml", `@: not YAML: line 1: did not find expected ',' or ']'`, false},
-		{"top-level-list", `@: [{agents: 8}] is not allowed: want a mapping of keys at the top level, such as agents: 8`, false},
+		{"top-level-list", `@: the file is a YAML list of 1 item (12 bytes), not a mapping: want a mapping of keys at the top level, such as agents: 8`, false},
+		{"top-level-text", `@: the file is text (a YAML string) (34 bytes), not a mapping: want a mapping of keys at the top level, such as agents: 8`, false},
 		{"duplicate-key", `@: not YAML: line 2: mapping key "agents" already defined at line 1`, false},
 		// Watchdog, sampling, grace.
 		{"watchdog-hang-before-stall", "watchdog.hang_after: 1m is not allowed: want a duration longer than watchdog.stall_after (5m)", false},
@@ -206,5 +207,14 @@ func TestFirstRoundReservesWhatMaxTokensBounds(t *testing.T) {
 	// Forced, the sampled 64 is sent: 1464 does not.
 	if err := load("true"); err == nil || !strings.Contains(err.Error(), "(1464)") {
 		t.Errorf("a forced output of at least 64: %v; want the smallest first round, 1464", err)
+	}
+}
+
+// TestLongValueElided checks that a message quotes a long value by its start and length.
+func TestLongValueElided(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	_, err := Load(LoadOptions{Workload: "smoke", Overrides: []Override{{Key: "agents", Value: long}}})
+	if err == nil || strings.Contains(err.Error(), long[:100]) || !strings.Contains(err.Error(), "… (5002 characters)") {
+		t.Errorf("Load(agents=<5000 x>) = %v; want the value cut, with its length", err)
 	}
 }

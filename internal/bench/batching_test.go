@@ -51,7 +51,7 @@ func TestBatchingConclusion(t *testing.T) {
 		// llama-server on CPU: 16 decode at once (its own gauge says so), each 16 times
 		// slower; the aggregate stays at 100 tok/s.
 		name: "compute-bound", hi: sweepPoint(16, 16, many(16, 160)...),
-		want: "flat, yet 16 requests decoded at once at N=16 (16 streams, server decode_running max 16) and each request's rate fell ×16.0: the server batches but is compute-bound — its aggregate rate is its limit",
+		want: "flat and compute-bound: 16 requests decoded at once at N=16 (16 streams, server decode_running max 16) and each request's rate fell ×16.0, so the aggregate rate is the server's limit",
 	}, {
 		// One request decodes at a time; the others wait their turn.
 		name: "serialised", hi: sweepPoint(4, -1, queued...),
@@ -71,7 +71,7 @@ func TestBatchingConclusion(t *testing.T) {
 // TestComputeBoundServerIsNotCalledSerial runs a sweep against the simulator with a CPU-like
 // engine — each running request adds 40 ms to every decode step, so 16 requests decode at
 // once at the aggregate rate of one — and checks the conclusion names a compute-bound server
-// that batches, not one that does not batch, while its "decoding" column reads 16.
+// not one that does not batch, while its "decoding" column reads 16.
 func TestComputeBoundServerIsNotCalledSerial(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := *simserver.DSV4PD()
@@ -80,8 +80,8 @@ func TestComputeBoundServerIsNotCalledSerial(t *testing.T) {
 		require.Len(t, rep.Points, 2)
 		assert.Equal(t, 16, rep.Points[1].Decode().Peak, "16 decode at once:\n%s", out)
 		assert.NotContains(t, out, "not batching", out)
-		assert.Contains(t, out, "the server batches but is compute-bound — its aggregate rate is its limit", out)
-		assert.Regexp(t, `flat, yet 16 requests decoded at once at N=16 \(16 streams, server decode_running max 16\) and each request's rate fell ×1[0-9]\.\d`, out)
+		assert.Contains(t, out, "flat and compute-bound: ", out)
+		assert.Regexp(t, `flat and compute-bound: 16 requests decoded at once at N=16 \(16 streams, server decode_running max 16\) and each request's rate fell ×1[0-9]\.\d`, out)
 	})
 }
 
@@ -98,4 +98,26 @@ func TestMetricsLineAtTheEnd(t *testing.T) {
 	l.end(last)
 	l.end(last)
 	assert.Equal(t, first+"\nat the end: "+last+"\n", out.String())
+}
+
+// TestCutSweepConcludesNothing is a sweep interrupted during its second test of three: the
+// cut test is shown as cut and no conclusion is drawn from it, and the test never started is
+// neither in the curve, nor in results.json, nor among the files.
+func TestCutSweepConcludesNothing(t *testing.T) {
+	queued := make([]func() (agents.Result, []time.Time), 4)
+	for i := range queued {
+		queued[i] = fake(100+i*1280, 10, 128, 1)
+	}
+	cut := sweepPoint(4, -1, queued...) // it looks serialised: a conclusion from it would be false
+	cut.Cut = true
+	r := &Report{Sweep: true, MaxTokens: 128, Interrupted: true, Points: []*Point{sweepPoint(1, 1, fake(100, 10, 128, 1)), cut}}
+	var b strings.Builder
+	r.PrintCurve(&b)
+	assert.Contains(t, b.String(), "(cut short by the interruption)")
+	assert.NotContains(t, b.String(), "scaling:", "no conclusion from a cut test")
+	assert.Equal(t, "{results.json, n1/, n4/}", r.Files(), "only the tests that ran")
+	sweep := r.Results().Bench.Sweep
+	require.Len(t, sweep, 2)
+	assert.True(t, sweep[1].Cut)
+	assert.False(t, sweep[0].Cut)
 }

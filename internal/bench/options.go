@@ -30,6 +30,13 @@ const (
 	// MaxMaxTokens is the largest output length a request may ask for, in tokens: beyond
 	// the longest context windows served.
 	MaxMaxTokens = 1_000_000
+	// MaxConcurrency is the most requests a test sends at once: one agent each, as many as
+	// a workload runs.
+	MaxConcurrency = workloads.MaxAgents
+	// MaxPromptTokens is the longest prompt, in tokens: a test's context window is twice
+	// the prompt and output (see workload), within the workload's bound on any count of
+	// tokens at the longest output.
+	MaxPromptTokens = workloads.MaxTokens/2 - MaxMaxTokens
 )
 
 // Options configures a benchmark against one server.
@@ -102,16 +109,21 @@ func (o *Options) Validate() error {
 	if len(o.Concurrency) == 0 {
 		bad = append(bad, errors.New("concurrency: none given: want at least one whole number ≥ 1"))
 	}
+	seen := map[int]bool{}
 	for _, c := range o.Concurrency {
-		if c < 1 {
-			bad = append(bad, fmt.Errorf("concurrency %d is not allowed: want a whole number ≥ 1", c))
+		if c < 1 || c > MaxConcurrency {
+			bad = append(bad, fmt.Errorf("concurrency %d is not allowed: want a whole number from 1 to %d", c, MaxConcurrency))
 		}
+		if seen[c] {
+			bad = append(bad, fmt.Errorf("concurrency %d is given twice: want each once (a test's files are named by its concurrency)", c))
+		}
+		seen[c] = true
 	}
 	if o.MaxTokens < 1 || o.MaxTokens > MaxMaxTokens {
 		bad = append(bad, fmt.Errorf("max tokens %d is not allowed: want a whole number from 1 to %d", o.MaxTokens, MaxMaxTokens))
 	}
-	if o.PromptTokens < 1 {
-		bad = append(bad, fmt.Errorf("prompt tokens %d is not allowed: want a whole number ≥ 1", o.PromptTokens))
+	if o.PromptTokens < 1 || o.PromptTokens > MaxPromptTokens {
+		bad = append(bad, fmt.Errorf("prompt tokens %d is not allowed: want a whole number from 1 to %d", o.PromptTokens, MaxPromptTokens))
 	}
 	if o.SampleInterval <= 0 {
 		bad = append(bad, fmt.Errorf("sample interval %s is not allowed: want a duration > 0, e.g. 750ms", o.SampleInterval))

@@ -27,6 +27,9 @@ type Point struct {
 	// Samples are the samples the harness took during the test; their TS counts from the
 	// start of its harness run, a moment before Start.
 	Samples []events.Sample
+	// Cut is set when the run was interrupted during the test: its figures are of part of
+	// it, and no conclusion is drawn from them.
+	Cut bool
 
 	chunks  [][]time.Time // per request, the arrival of every data frame
 	offsetS float64       // simulated seconds from the bench run's start to the test's

@@ -114,7 +114,7 @@ func (p *Point) evidence(maxTokens int) string {
 func (p *Point) sweepPoint() results.SweepPoint {
 	return results.SweepPoint{Concurrency: p.Concurrency, WallS: p.WallS(), OK: p.OK(),
 		OutputTokPerS: p.Decode().TokPerS, PerRequestTokPerS: p.PerRequestTokPerS(),
-		LatMeanS: p.Results.Latency.E2E.Mean}
+		LatMeanS: p.Results.Latency.E2E.Mean, Cut: p.Cut}
 }
 
 // PrintCurve prints the throughput curve of a sweep: one row per concurrency and a line on
@@ -124,8 +124,12 @@ func (r *Report) PrintCurve(w io.Writer) {
 	fmt.Fprintf(w, "  %6s %9s %7s %9s %9s %16s %18s\n", "N", "ok", "wall", "lat_mean", "decoding", "aggregate tok/s", "per-request tok/s")
 	for _, p := range r.Points {
 		sp := p.sweepPoint()
-		fmt.Fprintf(w, "  %6d %9s %6.1fs %8.1fs %9d %16.1f %18.1f\n", p.Concurrency, fmt.Sprintf("%d/%d", p.OK(), len(p.Calls)),
-			sp.WallS, sp.LatMeanS, p.Decode().Peak, sp.OutputTokPerS, sp.PerRequestTokPerS)
+		cut := ""
+		if p.Cut {
+			cut = "  (cut short by the interruption)"
+		}
+		fmt.Fprintf(w, "  %6d %9s %6.1fs %8.1fs %9d %16.1f %18.1f%s\n", p.Concurrency, fmt.Sprintf("%d/%d", p.OK(), len(p.Calls)),
+			sp.WallS, sp.LatMeanS, p.Decode().Peak, sp.OutputTokPerS, sp.PerRequestTokPerS, cut)
 	}
 	if line := r.scaling(); line != "" {
 		fmt.Fprintln(w, line)
@@ -133,10 +137,14 @@ func (r *Report) PrintCurve(w io.Writer) {
 }
 
 // scaling compares the lowest and highest concurrency of a sweep in one line, with what it
-// says of the server's batching (see batching).
+// says of the server's batching (see batching). Only whole tests count: a test an
+// interruption cut short measured part of itself.
 func (r *Report) scaling() string {
 	var lo, hi *Point
 	for _, p := range r.Points {
+		if p.Cut {
+			continue
+		}
 		if lo == nil || p.Concurrency < lo.Concurrency {
 			lo = p
 		}
@@ -183,6 +191,6 @@ func batching(lo, hi *Point) string {
 	if pb > 0 {
 		fell = fmt.Sprintf(" and each request's rate fell ×%.1f", pa/pb)
 	}
-	return fmt.Sprintf("flat, yet %d requests decoded at once at N=%d (%d streams%s)%s: the server batches but is compute-bound — its aggregate rate is its limit",
+	return fmt.Sprintf("flat and compute-bound: %d requests decoded at once at N=%d (%d streams%s)%s, so the aggregate rate is the server's limit",
 		at, hi.Concurrency, hi.Decode().Peak, gauge, fell)
 }

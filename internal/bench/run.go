@@ -166,6 +166,7 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	if p.Results, err = harness.Run(ctx, ho); err != nil {
 		return nil, err
 	}
+	p.Cut = p.Results.Interrupted
 	b.live.end(p.Results.Server.Metrics)
 	mu.Lock()
 	defer mu.Unlock()
@@ -181,15 +182,16 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	return p, nil
 }
 
-// Files names what a run leaves in its directory, relative to it: a test's files, or for a
-// sweep results.json and one subdirectory per test.
-func Files(o Options) string {
-	if !o.Sweep {
+// Files names what the run left in its directory, relative to it: a test's files, or for a
+// sweep results.json and one subdirectory per test run (an interrupted sweep's tests never
+// started have none).
+func (r *Report) Files() string {
+	if !r.Sweep {
 		return "{" + strings.Join(rundir.Files, ", ") + "}"
 	}
-	dirs := make([]string, len(o.Concurrency))
-	for i, n := range o.Concurrency {
-		dirs[i] = rundir.BenchTest(n) + "/"
+	dirs := make([]string, len(r.Points))
+	for i, p := range r.Points {
+		dirs[i] = rundir.BenchTest(p.Concurrency) + "/"
 	}
 	return "{" + rundir.Results + ", " + strings.Join(dirs, ", ") + "}"
 }

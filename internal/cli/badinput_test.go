@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -129,6 +130,103 @@ func TestSettingsFromEnvironmentNamed(t *testing.T) {
 			assert.Equal(t, ExitUsage, code, "stderr: %s", stderr)
 			assert.Contains(t, stderr, tc.msg)
 			assert.NotContains(t, stderr, tc.absent)
+		})
+	}
+}
+
+// TestOutOfRangeFlagsExit2 checks that a flag value no run can take — beyond the bound of
+// what it becomes, given twice where each names a directory, an address that can never be
+// listened on — exits 2 naming the flag and what is allowed, before anything starts.
+func TestOutOfRangeFlagsExit2(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		// Beyond the most agents a workload runs, not a failure of bench's own workload.
+		{"concurrency", []string{"bench", "--concurrency", "100000000"}, "--concurrency 100000000 is not allowed: want a whole number from 1 to 10000"},
+		// A prompt whose context window no workload takes.
+		{"prompt tokens", []string{"bench", "--prompt-tokens", "10000000"}, "--prompt-tokens 10000000 is not allowed: want a whole number from 1 to 4000000"},
+		{"sweep point", []string{"bench", "--sweep", "1,20000"}, `--sweep "1,20000": "20000" is not allowed: want comma-separated whole numbers from 1 to 10000`},
+		// Two tests of one concurrency would write one directory.
+		{"sweep duplicate", []string{"bench", "--sweep", "16,16"}, `--sweep "16,16": 16 is given twice: want each concurrency once`},
+		// Addresses no listener can take.
+		{"addr port", []string{"serve", "--addr", "127.0.0.1:99999"}, `--addr "127.0.0.1:99999": port "99999" is not allowed: want a port from 0 to 65535`},
+		{"addr not local", []string{"serve", "--addr", "192.0.2.1:0"}, `--addr "192.0.2.1:0": 192.0.2.1 is not an address of this machine`},
+		{"metrics addr port", []string{"run", "--workload", "smoke", "--metrics-addr", ":99999"}, `--metrics-addr ":99999": port "99999" is not allowed`},
+		{"record listen", []string{"record", "--upstream", "http://127.0.0.1:1", "--out", filepath.Join(t.TempDir(), "t.jsonl"), "--listen", "nohost"},
+			`--listen "nohost": missing port in address: want host:port`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, _, stderr := execute(t, tc.args...)
+			assert.Equal(t, ExitUsage, code, "agentsim %q: exit code; stderr: %s", tc.args, stderr)
+			assert.Contains(t, stderr, tc.msg, "agentsim %q", tc.args)
+			assert.NoDirExists(t, "runs", "bad input must fail before anything starts: no run directory")
+		})
+	}
+}
+
+// TestNonsenseRefused checks values each accepted alone and meaningless: a rate whose
+// interval overflows, a time scale whose times do, a token count past any context window, a
+// status that is no HTTP status, a latency unit the log disproves, an empty --grid. Each is
+// exit 2, naming what was wrong and what is allowed.
+func TestNonsenseRefused(t *testing.T) {
+	tr := writeFile(t, "t.jsonl", `{"schema":"agentsim.trace/v1","source":"test","created":"2026-11-30T19:44:13Z"}
+{"session":"a","seq":0,"t_s":0,"prompt_tokens":10,"output_tokens":5}
+`)
+	mooncake := writeFile(t, "m.jsonl", `{"timestamp": 0, "input_length": 99999999999, "output_length": 10, "hash_ids": [1]}`+"\n")
+	status := writeFile(t, "s.log", `2026-11-29 19:45:16 INFO smg::response: finished processing request method=POST uri=/v1/chat/completions status=999 latency=62.690782s`+"\n")
+	log := writeFile(t, "g.log", `2026-11-29 19:44:13  INFO http_request{method=POST uri=/v1/chat/completions request_id="a1"}: smg::request: started processing request
+2026-11-29 19:45:16  INFO http_request{method=POST uri=/v1/chat/completions request_id="a1" status_code=200 latency=62690782}: smg::response: finished processing request
+`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"rate", []string{"run", "--workload", "smoke", "--set", "pacer.kind=rate", "--set", "pacer.rps=1e-300", "--set", "pacer.burst=1"},
+			"pacer.rps: 1e-300 is not allowed: want a number from 0.0001 to 1000000"},
+		{"time scale", []string{"replay", tr, "--time-scale", "1e12"}, "--time-scale 1e+12 is not allowed: want a number from 0.001 to 1000"},
+		{"tokens", []string{"trace", "import", "--from", "mooncake", mooncake}, "m.jsonl:1: input_length = 99999999999: must be between 0 and 10000000 tokens"},
+		{"status", []string{"trace", "import", "--from", "access-log", status}, "s.log:1: status = 999: must be an HTTP status (100…599)"},
+		{"latency unit", []string{"trace", "import", "--from", "access-log", "--latency-unit", "ms", log},
+			"latency unit disproved: ms was given, but the log's own timestamps show µs"},
+		{"empty grid", []string{"sweep", "--workload", "smoke", "--grid", ""}, `--grid: "" is not allowed`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, _, stderr := execute(t, tc.args...)
+			assert.Equal(t, ExitUsage, code, "agentsim %q: stderr: %s", tc.args, stderr)
+			assert.Contains(t, stderr, tc.msg, "agentsim %q", tc.args)
+		})
+	}
+}
+
+// TestMessagesNameNoParser gives flags and keys values their type does not take, or too
+// large for it: each message names the flag or key, the value and what is allowed — never a
+// Go parser (strconv.ParseUint), a Go type or a decoder's words — and calls a number out of
+// range out of range, not malformed.
+func TestMessagesNameNoParser(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"bench", "--max-tokens", "1e3"}, `--max-tokens: "1e3" is not allowed: want an integer`},
+		{[]string{"run", "--sim-seed", "-1"}, `--sim-seed: "-1" is not allowed: want a whole number ≥ 0`},
+		{[]string{"run", "--sim-seed", "99999999999999999999999"}, `--sim-seed: "99999999999999999999999" is not allowed: want a whole number from 0 to 18446744073709551615`},
+		{[]string{"run", "--speedup", "fast"}, `--speedup: "fast" is not allowed: want a number`},
+		{[]string{"run", "--agents", "99999999999999999999"}, `agents: "99999999999999999999" is not allowed: want an integer from -9223372036854775808 to 9223372036854775807`},
+		{[]string{"serve", "--seed", "x"}, `--seed: "x" is not allowed: want a whole number ≥ 0`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, _, stderr := execute(t, tc.args...)
+			assert.Equal(t, ExitUsage, code, stderr)
+			assert.Contains(t, stderr, tc.msg)
+			for _, internal := range []string{"strconv.", "Parse", "cannot unmarshal", "invalid syntax", "int64", "uint64", "[]"} {
+				assert.NotContains(t, stderr, internal)
+			}
 		})
 	}
 }

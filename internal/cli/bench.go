@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentsim/agentsim/internal/bench"
 	"github.com/agentsim/agentsim/internal/plural"
+	"github.com/agentsim/agentsim/internal/shown"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -142,7 +143,7 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 		discard()
 		return harnessError(err)
 	}
-	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, bench.Files(o)))
+	fmt.Fprintf(out, "  files    %s\n", filepath.Join(dir, rep.Files()))
 	return benchExit(rep)
 }
 
@@ -182,9 +183,9 @@ func benchOptions(c *cobra.Command, problems []workloads.Problem, s requestShape
 		bad = append(bad, errors.New(p.String()))
 	}
 	o := bench.Options{
-		Concurrency:    []int{atLeastOne("concurrency", s.Concurrency, &bad)},
-		MaxTokens:      maxTokens(s.MaxTokens, &bad),
-		PromptTokens:   atLeastOne("prompt-tokens", s.PromptTokens, &bad),
+		Concurrency:    []int{wholeNumber("concurrency", s.Concurrency, bench.MaxConcurrency, &bad)},
+		MaxTokens:      wholeNumber("max-tokens", s.MaxTokens, bench.MaxMaxTokens, &bad),
+		PromptTokens:   wholeNumber("prompt-tokens", s.PromptTokens, bench.MaxPromptTokens, &bad),
 		SampleInterval: duration("sample-interval", s.SampleInterval, false, &bad),
 		Timeout:        bench.DefaultTimeout,
 	}
@@ -204,20 +205,14 @@ func benchOptions(c *cobra.Command, problems []workloads.Problem, s requestShape
 	return o, nil
 }
 
-// atLeastOne checks a whole-number flag that must be ≥ 1.
-func atLeastOne(name string, n int, bad *[]error) int {
-	if n < 1 {
-		*bad = append(*bad, fmt.Errorf("--%s %d is not allowed: want a whole number ≥ 1", name, n))
-	}
-	return n
-}
-
-// maxTokens checks --max-tokens: 1 to bench.MaxMaxTokens. Beyond that no server returns the
-// output asked for (context lengths stop well short of it) and the rates would be measured over
-// requests that cannot complete.
-func maxTokens(n int, bad *[]error) int {
-	if n < 1 || n > bench.MaxMaxTokens {
-		*bad = append(*bad, fmt.Errorf("--max-tokens %d is not allowed: want a whole number from 1 to %d", n, bench.MaxMaxTokens))
+// wholeNumber checks a whole-number flag that must be from 1 to most, the bound of the
+// benchmark option it sets (bench.Max…), so that a value out of range is a usage error naming
+// the flag before anything starts, never a failure of the workload it would become. Beyond
+// bench.MaxMaxTokens no server returns the output asked for (context lengths stop well short
+// of it) and the rates would be measured over requests that cannot complete.
+func wholeNumber(name string, n, most int, bad *[]error) int {
+	if n < 1 || n > most {
+		*bad = append(*bad, fmt.Errorf("--%s %d is not allowed: want a whole number from 1 to %d", name, n, most))
 	}
 	return n
 }
@@ -251,16 +246,21 @@ func duration(name string, d time.Duration, zeroOK bool, bad *[]error) time.Dura
 	return d
 }
 
-// parseSweep parses --sweep: comma-separated whole numbers ≥ 1.
+// parseSweep parses --sweep: comma-separated whole numbers from 1 to bench.MaxConcurrency,
+// each once (a test's directory is named by its concurrency).
 func parseSweep(s string, bad *[]error) []int {
 	var out []int
 	for _, part := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || n < 1 {
-			*bad = append(*bad, fmt.Errorf("--sweep %q: %q is not allowed: want comma-separated whole numbers ≥ 1, e.g. 1,16,64,96", s, strings.TrimSpace(part)))
-			continue
+		switch {
+		case err != nil || n < 1 || n > bench.MaxConcurrency:
+			*bad = append(*bad, fmt.Errorf("--sweep %q: %q is not allowed: want comma-separated whole numbers from 1 to %d, e.g. 1,16,64,96",
+				shown.Elide(s), shown.Elide(strings.TrimSpace(part)), bench.MaxConcurrency))
+		case slices.Contains(out, n):
+			*bad = append(*bad, fmt.Errorf("--sweep %q: %d is given twice: want each concurrency once", shown.Elide(s), n))
+		default:
+			out = append(out, n)
 		}
-		out = append(out, n)
 	}
 	return out
 }

@@ -170,9 +170,9 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		msg  []string
 	}{
 		// No requests at all.
-		{"zero concurrency", []string{"bench", "--concurrency", "0"}, []string{"--concurrency 0 is not allowed: want a whole number ≥ 1"}},
+		{"zero concurrency", []string{"bench", "--concurrency", "0"}, []string{"--concurrency 0 is not allowed: want a whole number from 1 to 10000"}},
 		// A sweep with a word in it.
-		{"sweep not a number", []string{"bench", "--sweep", "1,x,64"}, []string{`--sweep "1,x,64": "x" is not allowed: want comma-separated whole numbers ≥ 1`}},
+		{"sweep not a number", []string{"bench", "--sweep", "1,x,64"}, []string{`--sweep "1,x,64": "x" is not allowed: want comma-separated whole numbers from 1 to 10000`}},
 		// A sweep with a zero.
 		{"sweep zero", []string{"bench", "--sweep", "0,16"}, []string{`"0" is not allowed`}},
 		// Both --sweep and --concurrency.

@@ -3,12 +3,16 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/agentsim/agentsim/internal/shown"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -66,10 +70,30 @@ func loadSettings(settings *pflag.FlagSet, v *viper.Viper, env []string, cfg any
 				Message: fmt.Sprintf("%s: %q is not allowed: want %s", f.Name, val, typeWant(f.Value.Type()))})
 		}
 	}
+	problems = append(problems, emptyArrayValues(settings)...)
 	if err := v.UnmarshalExact(cfg); err != nil {
 		panic(fmt.Sprintf("decode settings: %v", err)) // a flag without its field: a programming error
 	}
 	return problems, rest
+}
+
+// emptyArrayValues returns a problem for each repeatable flag given an empty value (--grid ""):
+// viper reads such a flag through its text, where an empty value is lost, so the command would
+// run as if the flag were not given.
+func emptyArrayValues(settings *pflag.FlagSet) []workloads.Problem {
+	var problems []workloads.Problem
+	settings.VisitAll(func(f *pflag.Flag) {
+		sv, ok := f.Value.(pflag.SliceValue)
+		if !f.Changed || !ok || f.Value.Type() != "stringArray" {
+			return
+		}
+		// GetSlice, not GetStringArray: that too goes through the text.
+		if slices.Contains(sv.GetSlice(), "") {
+			problems = append(problems, workloads.Problem{Source: "--" + f.Name, Key: f.Name,
+				Message: fmt.Sprintf(`"" is not allowed: want %s`, f.Usage)})
+		}
+	})
+	return problems
 }
 
 // unreported returns the problems of ps whose key has none in reported: a setting whose
@@ -82,6 +106,36 @@ func unreported(ps, reported []workloads.Problem) []workloads.Problem {
 		}
 	}
 	return out
+}
+
+// flagError is how a command reports a flag pflag could not parse: a value its type does not
+// take is named with the flag and what the type allows, as a value from the environment is
+// (pflag's own message names the Go parser: `strconv.ParseUint: parsing "-1"`). Every other
+// parsing error is pflag's, and a usage error.
+func flagError(_ *cobra.Command, err error) error {
+	var iv *pflag.InvalidValueError
+	if errors.As(err, &iv) {
+		f := iv.GetFlag()
+		want := typeWant(f.Value.Type())
+		if errors.Is(err, strconv.ErrRange) {
+			want = rangeWant(f.Value.Type())
+		}
+		err = fmt.Errorf("--%s: %q is not allowed: want %s", f.Name, shown.Elide(iv.GetValue()), want)
+	}
+	return usageError(err)
+}
+
+// rangeWant says what a flag of pflag type typ accepts, to a value of its type out of range.
+func rangeWant(typ string) string {
+	switch typ {
+	case "int", "int64":
+		return fmt.Sprintf("an integer from %d to %d", math.MinInt64, math.MaxInt64)
+	case "uint64":
+		return fmt.Sprintf("a whole number from 0 to %d", uint64(math.MaxUint64))
+	case "float64":
+		return "a finite number"
+	}
+	return typeWant(typ)
 }
 
 // typeWant says what a flag of pflag type typ accepts.

@@ -143,6 +143,6 @@ func TestEnvSettings(t *testing.T) {
 		code, _, stderr := agentsim(t, "bench")
 		assert.Equal(t, ExitUsage, code, "stderr: %s", stderr)
 		assert.Contains(t, stderr, `AGENTSIM_SAMPLE_INTERVAL=soon: sample-interval: "soon" is not allowed: want a duration such as 750ms or 2s`)
-		assert.Contains(t, stderr, "--concurrency 0 is not allowed: want a whole number ≥ 1")
+		assert.Contains(t, stderr, "--concurrency 0 is not allowed: want a whole number from 1 to 10000")
 	})
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,18 +16,15 @@ func addMetricsFlag(f *pflag.FlagSet) {
 }
 
 // serveMetrics starts the metrics endpoint at addr, or returns nil when addr is empty. It says
-// on stderr where the metrics are. A malformed address is a usage error; one that cannot be
-// listened on (in use, not local) a runtime failure.
+// on stderr where the metrics are. An impossible address is a usage error; one in use a
+// runtime failure (see listen).
 func serveMetrics(c *cobra.Command, addr string) (*harness.MetricsEndpoint, error) {
 	if addr == "" {
 		return nil, nil
 	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return nil, usageError(fmt.Errorf("--metrics-addr %q: %w: want host:port, e.g. 127.0.0.1:9464", addr, err))
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen("--metrics-addr", addr)
 	if err != nil {
-		return nil, runtimeError(fmt.Errorf("--metrics-addr %q: %w", addr, err))
+		return nil, err
 	}
 	ep := harness.ServeMetrics(ln)
 	fmt.Fprintf(c.ErrOrStderr(), "agentsim: metrics at http://%s/metrics\n", ep.Addr())

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/internal/bench"
 )
 
 // fakeLimit is an open-file limit that records raises and refuses any above hard, or any at
@@ -76,7 +78,7 @@ func TestEnsureOpenFiles(t *testing.T) {
 // before anything starts; it never starts and runs out of files. Skipped where the hard limit
 // admits the connections.
 func TestBenchConcurrencyAboveFileLimit(t *testing.T) {
-	const conc = 1000000
+	const conc = bench.MaxConcurrency
 	_, hard, err := openFileLimit.get()
 	if err != nil || hard >= conc+openFilesReserve {
 		t.Skipf("hard open-file limit %d admits %d connections (err %v)", hard, conc, err)

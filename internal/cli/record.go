@@ -144,9 +144,9 @@ func (r *recordCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return usageError(err)
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := listen("--listen", cfg.Listen)
 	if err != nil {
-		return runtimeError(fmt.Errorf("record: listen on %s: %w", cfg.Listen, err))
+		return err
 	}
 	return r.serve(c, p, w, ln, &cfg)
 }

@@ -95,4 +95,11 @@ func TestRecordCommand(t *testing.T) {
 	var dout, derr bytes.Buffer
 	assert.Equal(t, ExitOK, Execute(context.Background(), []string{"diagnose", dir}, &dout, &derr), derr.String())
 	assert.Contains(t, dout.String(), "seen from a recording proxy")
+
+	// Imported as a run, the directory gives the requests as recorded: the model the harness
+	// asked for, not the watch workload's placeholder.
+	var iout, ierr bytes.Buffer
+	assert.Equal(t, ExitOK, Execute(context.Background(), []string{"trace", "import", "--from", "run", dir}, &iout, &ierr), ierr.String())
+	assert.Contains(t, iout.String(), `"model":"deepseek-v4-flash"`)
+	assert.Contains(t, ierr.String(), "was recorded by a proxy")
 }

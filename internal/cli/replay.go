@@ -160,8 +160,9 @@ func (r *replayCmd) run(c *cobra.Command, args []string) error {
 	problems, env := loadSettings(r.settings, r.v, r.env, &cfg)
 	problems = append(problems, unreported(cfg.Target.check(c.Flags()), problems)...)
 	opts := replay.Options{Mode: replay.Mode(cfg.Mode), Sessions: cfg.Sessions, TimeScale: cfg.TimeScale, FromS: cfg.FromS, ToS: cfg.ToS}
-	if cfg.TimeScale <= 0 {
-		return usageError(fmt.Errorf("--time-scale %v: must be > 0 (0.5 replays twice as fast)", cfg.TimeScale))
+	if !(cfg.TimeScale >= replay.MinTimeScale && cfg.TimeScale <= replay.MaxTimeScale) {
+		return usageError(fmt.Errorf("--time-scale %v is not allowed: want a number from %v to %v (0.5 replays twice as fast)",
+			cfg.TimeScale, replay.MinTimeScale, replay.MaxTimeScale))
 	}
 	if err := opts.Validate(); err != nil {
 		return usageError(fmt.Errorf("replay: %w", err))

@@ -60,7 +60,9 @@ func TestReplayRejectsBadInput(t *testing.T) {
 	}{
 		{[]string{"replay"}, "replay takes one trace file"},
 		{[]string{"replay", trace, "--mode", "random"}, `mode "random"`},
-		{[]string{"replay", trace, "--time-scale", "0"}, "--time-scale 0: must be > 0"},
+		{[]string{"replay", trace, "--time-scale", "0"}, "--time-scale 0 is not allowed: want a number from 0.001 to 1000"},
+		// Scaled times would overflow.
+		{[]string{"replay", trace, "--time-scale", "1e12"}, "--time-scale 1e+12 is not allowed: want a number from 0.001 to 1000"},
 		{[]string{"replay", trace, "--set", "pacer.kind=nope"}, "pacer.kind"},
 		{[]string{"replay", trace}, "t.jsonl:2: seq = 1"},
 		{[]string{"trace", "fit", trace}, "t.jsonl:2: seq = 1"},

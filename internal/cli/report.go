@@ -26,6 +26,7 @@ type reportCmd struct {
 type reportConfig struct {
 	Out   string `mapstructure:"out"`
 	Title string `mapstructure:"title"`
+	Force bool   `mapstructure:"force"`
 }
 
 func (r *reportCmd) command() *cobra.Command {
@@ -41,7 +42,10 @@ lanes of grouped agents show the share in each phase) and latency distributions.
 directories overlay on the same axes (baseline against new); a compare directory stands for
 its synthetic and agentic parts, a bench sweep for its tests.
 
-Exit codes: 0 written, 1 the file cannot be written, 2 a DIR is missing or not a run directory.`,
+The -o file must not be a file of a DIR; an existing one is replaced only with --force.
+
+Exit codes: 0 written, 1 the file cannot be written, 2 a DIR is missing or not a run directory,
+or -o names an input, a directory or device, or an existing file without --force.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError(errors.New("report takes one or more run directories, e.g. agentsim report runs/20261129T194516Z-ocbrowse -o report.html"))
@@ -53,6 +57,7 @@ Exit codes: 0 written, 1 the file cannot be written, 2 a DIR is missing or not a
 	f := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	f.StringP("out", "o", "report.html", "the HTML file to write")
 	f.String("title", "", `the page's title (default "agentsim report")`)
+	f.Bool("force", false, "replace the -o file when it exists")
 	c.Flags().AddFlagSet(f)
 	r.settings, r.v = f, newViper(f)
 	return c
@@ -62,6 +67,9 @@ func (r *reportCmd) run(c *cobra.Command, dirs []string) error {
 	var cfg reportConfig
 	problems, _ := loadSettings(r.settings, r.v, r.env, &cfg)
 	if err := configError(problems); err != nil {
+		return err
+	}
+	if err := checkOutput("-o", cfg.Out, dirs, cfg.Force); err != nil {
 		return err
 	}
 	runs, err := report.Load(dirs...)

@@ -61,7 +61,7 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand((&runCmd{env: env, args: args}).command(), (&benchCmd{env: env}).command(), (&compareCmd{env: env}).command(),
 		(&serveCmd{env: env}).command(), (&diagnoseCmd{env: env}).command(), (&diffCmd{env: env}).command(), newWorkloadsCmd(), newVersionCmd())
 	root.AddCommand(newTraceCmd(env), (&replayCmd{env: env, args: args}).command())
@@ -76,7 +76,7 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 // exit code to whatever it returns: an error without one is a runtime failure. What then
 // reaches Execute without a code comes from cobra's parsing of the command line.
 func exitCodes(c *cobra.Command) {
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	c.SetFlagErrorFunc(flagError)
 	if run := c.RunE; run != nil {
 		c.RunE = func(c *cobra.Command, args []string) error {
 			err := run(c, args)
@@ -105,6 +105,10 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 			// A second Ctrl-C is something a person at the terminal can do; a SIGTERM comes
 			// from a supervisor, which is told only what happens.
 			if s == syscall.SIGTERM {
+				// A run whose sweep died gets SIGTERM (Pdeathsig) with its output pipes
+				// closed: a write to them must fail, not kill it with SIGPIPE before it
+				// has written its results.
+				signal.Ignore(syscall.SIGPIPE)
 				fmt.Fprintln(stderr, "agentsim: terminated; stopping")
 			} else {
 				fmt.Fprintln(stderr, "agentsim: interrupted; stopping (Ctrl-C again to exit at once)")

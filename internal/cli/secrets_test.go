@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,4 +131,65 @@ func TestVersion(t *testing.T) {
 	code, stdout, _ := execute(t, "version")
 	assert.Equal(t, ExitOK, code)
 	assert.Contains(t, stdout, "agentsim "+buildinfo.Read().String())
+}
+
+// TestMetricsURLCredentialsInNoFile gives a --metrics-url with a password that cannot be read:
+// the failure reaches samples.jsonl and results.json, and record --watch writes the URL to
+// record.json, each with the password masked.
+func TestMetricsURLCredentialsInNoFile(t *testing.T) {
+	clk, err := clock.New(1000)
+	require.NoError(t, err)
+	sim := simtest.NewLoopbackServer(t, simserver.Options{Clock: clk})
+	metrics := "http://alice:hunter2@" + freeAddr(t) + "/metrics"
+	dir := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := execute(t, "run", "--workload", writeFile(t, "tiny.yaml", tinyShape), "--server", sim.URL,
+		"--metrics-url", metrics, "--out", dir)
+	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "stderr: %s", stderr)
+	for _, name := range []string{"samples.jsonl", "results.json", "config.yaml"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), "hunter2", name)
+	}
+	res, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(res), "http://redacted@", "results.json says which URL failed, masked")
+
+	wdir := t.TempDir()
+	addr := make(chan string, 1)
+	c := (&recordCmd{listening: func(a string) { addr <- a }}).command()
+	c.SetArgs([]string{"--upstream", sim.URL, "--listen", "127.0.0.1:0", "--out", filepath.Join(wdir, "trace.jsonl"),
+		"--watch", "--metrics-url", strings.Replace(sim.URL, "http://", "http://alice:hunter2@", 1) + "/metrics"})
+	c.SetOut(io.Discard)
+	c.SetErr(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.ExecuteContext(ctx) }()
+	<-addr
+	cancel()
+	require.NoError(t, <-done)
+	b, err := os.ReadFile(filepath.Join(wdir, "record.json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "hunter2")
+	assert.Contains(t, string(b), `"metrics_url": "http://redacted@`)
+}
+
+// TestNonWorkloadFileNotEchoed gives a .env file where a workload or a --config file is
+// wanted: the message names what the file holds and its size, never its content.
+func TestNonWorkloadFileNotEchoed(t *testing.T) {
+	env := writeFile(t, ".env", "OPENAI_API_KEY=sk-live-0123456789\n")
+	for _, args := range [][]string{
+		{"run", "--workload", env, "--out", t.TempDir()},
+		{"run", "--config", env, "--out", t.TempDir()},
+		{"workloads", "show", env},
+	} {
+		code, _, stderr := execute(t, args...)
+		assert.Equal(t, ExitUsage, code, "agentsim %s", strings.Join(args, " "))
+		assert.NotContains(t, stderr, "sk-live", "agentsim %s", strings.Join(args, " "))
+		assert.Contains(t, stderr, "the file is text (a YAML string) (34 bytes), not a mapping", "agentsim %s", strings.Join(args, " "))
+	}
+	// An engine profile file likewise.
+	code, _, stderr := execute(t, "serve", "--profile", env, "--addr", "127.0.0.1:0")
+	assert.Equal(t, ExitUsage, code, stderr)
+	assert.NotContains(t, stderr, "sk-live")
+	assert.Contains(t, stderr, "the file is text (a YAML string) (34 bytes), not a mapping")
 }

@@ -115,9 +115,9 @@ func (s *serveCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", sc.Addr)
+	ln, err := listen("--addr", sc.Addr)
 	if err != nil {
-		return runtimeError(fmt.Errorf("listen on %s: %w", sc.Addr, err))
+		return err
 	}
 	fmt.Fprintf(c.OutOrStdout(), "agentsim serve: listening on http://%s (%s)\n", ln.Addr(), desc)
 	if allInterfaces(ln.Addr()) {

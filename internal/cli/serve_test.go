@@ -142,3 +142,40 @@ func TestServeRejectsBadReasoningField(t *testing.T) {
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut.String(), `--reasoning-field: "thinking" is not allowed: want reasoning_content or reasoning`)
 }
+
+// TestTerminatedRunWithClosedPipesWritesResults runs `agentsim run` as a sweep starts it and
+// kills the sweep: the run gets SIGTERM with nothing reading its stdout and stderr. It stops
+// as on Ctrl-C and writes results.json; writing to the closed pipes does not kill it.
+func TestTerminatedRunWithClosedPipesWritesResults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "--", "run", "--workload", "ocbrowse", "--speedup", "1", "--out", dir)
+	cmd.Env = append(os.Environ(), "AGENTSIM_TEST_MAIN=1")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	// The sweep is gone: nothing reads the run's output any more.
+	require.NoError(t, stdout.(io.Closer).Close())
+	require.NoError(t, stderr.(io.Closer).Close())
+	// The run has started once its events file exists (the run prints its summary at the end).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the run never started")
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "interrupted: exit 130")
+		assert.Equal(t, ExitInterrupted, exit.ExitCode(), "exit code (-1: killed by a signal)")
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("run did not stop on SIGTERM")
+	}
+	assert.FileExists(t, filepath.Join(dir, "results.json"))
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -175,26 +176,43 @@ func (s *sweepCmd) check(c *cobra.Command) (*sweepSpec, error) {
 		Env: env, Overrides: s.over.list}
 	w, err := workloads.Load(base)
 	var ce *workloads.ConfigError
+	seeds, ps := s.seeds(cfg, w)
+	problems = append(problems, ps...)
+	// The size comes from the axes' lengths: a grid past the cap is never built, nor its
+	// cells checked.
+	tooBig := sweep.Count(grid, faults, seeds) > sweep.MaxRuns
+	if tooBig {
+		problems = append(problems, workloads.Problem{Message: fmt.Sprintf("the sweep has %s runs: want at most %d (fewer grid values, faults or seeds)",
+			runCount(grid, faults, seeds), sweep.MaxRuns)})
+	}
 	switch {
 	case errors.As(err, &ce):
 		problems = append(problems, ce.Problems...)
 	case err != nil:
 		problems = append(problems, workloads.Problem{Message: err.Error()})
-	default:
+	case !tooBig:
 		problems = append(problems, checkGrid(base, grid)...)
 	}
-	seeds, ps := s.seeds(cfg, w)
-	problems = append(problems, ps...)
 	if err := configError(problems); err != nil {
 		return nil, err
 	}
 	spec := &sweepSpec{expect: expect, cfg: cfg, inputs: map[string]string{}}
 	b := s.base(c, cfg, w, env, spec.inputs)
 	spec.plan = sweep.NewPlan(commandLine(s.args), b, grid, faults, seeds)
-	if n := len(spec.plan.Runs); n > sweep.MaxRuns {
-		return nil, usageError(fmt.Errorf("the sweep has %d runs: want at most %d (fewer grid values, faults or seeds)", n, sweep.MaxRuns))
-	}
 	return spec, nil
+}
+
+// runCount writes the product of the axes' lengths, "4 × 3 × 1000000 = 12000000" (as a
+// float past int64, which the product of lengths never exceeds in practice).
+func runCount(grid []sweep.Dimension, faults []string, seeds []int64) string {
+	parts := []string{}
+	n := float64(len(faults) * len(seeds))
+	for _, d := range grid {
+		parts = append(parts, strconv.Itoa(len(d.Values)))
+		n *= float64(len(d.Values))
+	}
+	parts = append(parts, plural.Of(len(faults), "fault"), plural.Of(len(seeds), "seed"))
+	return fmt.Sprintf("%.0f (%s)", n, strings.Join(parts, " × "))
 }
 
 // checkSettings returns the problems of the sweep's own settings and of run's settings that a

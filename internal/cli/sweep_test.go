@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +142,37 @@ func TestSweepInvalidGrid(t *testing.T) {
 		assert.Contains(t, errOut, want)
 	}
 	assert.NoDirExists(t, dir, "nothing runs, nothing is created")
+}
+
+// TestSweepTooBigNeverBuilt gives a grid of ten million runs, a thousand times the cap: it is
+// refused from the lengths of its axes, before its plan or its cells are built (a plan of
+// that size took 2.67 GB), and an empty --grid is refused rather than dropped.
+func TestSweepTooBigNeverBuilt(t *testing.T) {
+	values := func(n int) string {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			if i > 1 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(i))
+		}
+		return b.String()
+	}
+	dir := filepath.Join(t.TempDir(), "s")
+	agents, rounds := "agents="+values(100), "rounds="+values(1000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	code, _, errOut := execute(t, "sweep", "--workload", "smoke", "--out", dir, "--grid", agents, "--grid", rounds, "--seeds", "1-100")
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, ExitUsage, code, errOut)
+	assert.Contains(t, errOut, "the sweep has 10000000 (100 × 1000 × 1 fault × 100 seeds) runs: want at most 10000")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated to refuse it")
+	assert.NoDirExists(t, dir)
+
+	code, _, errOut = execute(t, "sweep", "--workload", "smoke", "--out", dir, "--grid", "")
+	assert.Equal(t, ExitUsage, code, errOut)
+	assert.Contains(t, errOut, `--grid: "" is not allowed: want grid dimension key=v1,v2,…`)
+	assert.NoDirExists(t, dir)
 }
 
 // TestSweepCellAndCollect plans a sweep for Kubernetes, runs one index as a pod would (its

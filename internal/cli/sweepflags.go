@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentsim/agentsim/internal/shown"
 	"github.com/agentsim/agentsim/internal/sweep"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/workloads"
@@ -22,13 +23,13 @@ func parseGrid(args []string) ([]sweep.Dimension, []workloads.Problem) {
 	var dims []sweep.Dimension
 	var problems []workloads.Problem
 	for _, a := range args {
-		src := "--grid " + a
+		src := "--grid " + shown.Elide(a)
 		key, list, ok := strings.Cut(a, "=")
 		key = strings.ToLower(strings.TrimSpace(key))
 		switch {
 		case !ok:
 			problems = append(problems, workloads.Problem{Source: src,
-				Message: fmt.Sprintf("%q is not allowed: want key=v1,v2,… such as pacer.kind=slots,aimd", a)})
+				Message: fmt.Sprintf("%q is not allowed: want key=v1,v2,… such as pacer.kind=slots,aimd", shown.Elide(a))})
 			continue
 		case key == "":
 			problems = append(problems, workloads.Problem{Source: src,
@@ -56,14 +57,16 @@ func parseList(list string) ([]string, string) {
 		return nil, "the list of values is empty: want at least one value"
 	}
 	var values []string
+	seen := map[string]bool{}
 	for _, v := range strings.Split(list, ",") {
 		v = strings.TrimSpace(v)
 		switch {
 		case v == "":
-			return nil, fmt.Sprintf("%q holds an empty value: want values separated by single commas", list)
-		case slices.Contains(values, v):
-			return nil, fmt.Sprintf("%q is listed twice: want each value once", v)
+			return nil, fmt.Sprintf("%q holds an empty value: want values separated by single commas", shown.Elide(list))
+		case seen[v]:
+			return nil, fmt.Sprintf("%q is listed twice: want each value once", shown.Elide(v))
 		}
+		seen[v] = true
 		values = append(values, v)
 	}
 	return values, ""

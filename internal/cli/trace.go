@@ -54,6 +54,7 @@ type traceImportConfig struct {
 	From        string `mapstructure:"from"`
 	Output      string `mapstructure:"output"`
 	LatencyUnit string `mapstructure:"latency-unit"`
+	Force       bool   `mapstructure:"force"`
 }
 
 func (t *traceImportCmd) command() *cobra.Command {
@@ -74,6 +75,8 @@ evidence — is printed on standard error.
   run         an agentsim run directory (FILE is the directory): every request its agents
               sent, with its usage and outcome; each agent is a session.
 
+The -o file must not be FILE or a file of it; an existing one is replaced only with --force.
+
 Exit codes: 0 imported, 2 bad input (the message names the line) or bad flags.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -86,6 +89,7 @@ Exit codes: 0 imported, 2 bad input (the message names the line) or bad flags.`,
 	f := pflag.NewFlagSet("trace import", pflag.ContinueOnError)
 	f.String("from", "", "the source format: "+strings.Join(traceimport.Kinds, " or "))
 	f.StringP("output", "o", "", "write the trace to this file instead of standard output")
+	f.Bool("force", false, "replace the -o file when it exists")
 	f.String("latency-unit", "", "access-log only: the unit of bare latencies (ns, us, ms or s), instead of inferring it")
 	c.Flags().AddFlagSet(f)
 	t.settings, t.v = f, newViper(f)
@@ -97,6 +101,11 @@ func (t *traceImportCmd) run(c *cobra.Command, args []string) error {
 	problems, _ := loadSettings(t.settings, t.v, t.env, &cfg)
 	if err := configError(problems); err != nil {
 		return err
+	}
+	if out := cfg.Output; out != "" && out != "-" {
+		if err := checkOutput("-o", out, args, cfg.Force); err != nil {
+			return err
+		}
 	}
 	from := cfg.From
 	unit := traceimport.UnitUnknown
@@ -130,6 +139,9 @@ func (t *traceImportCmd) run(c *cobra.Command, args []string) error {
 		tr, err = traceimport.AccessLog(in, name, unit)
 	default:
 		return usageError(fmt.Errorf("--from %q: must be %s", from, strings.Join(traceimport.Kinds, " or ")))
+	}
+	if errors.Is(err, traceimport.ErrLatencyUnitDisproved) {
+		return usageError(fmt.Errorf("trace import: %w; leave out --latency-unit to take the unit the log shows", err))
 	}
 	if errors.Is(err, traceimport.ErrLatencyUnit) {
 		return usageError(fmt.Errorf("trace import: %w: pass --latency-unit ns, us, ms or s", err))

@@ -102,7 +102,7 @@ func TestTraceBadInput(t *testing.T) {
 		// run directories are not importable yet: the flag lists what is
 		{"unknown kind", []string{"trace", "import", "--from", "sharegpt", badTrace}, `--from "sharegpt": must be mooncake or access-log or run`},
 		// the line and the field
-		{"bad mooncake line", []string{"trace", "import", "--from", "mooncake", badMooncake}, "trace import: " + badMooncake + ":4: input_length = -1: must be ≥ 0"},
+		{"bad mooncake line", []string{"trace", "import", "--from", "mooncake", badMooncake}, "trace import: " + badMooncake + ":4: input_length = -1: must be between 0 and 10000000 tokens"},
 		// a log that cannot show its latency unit
 		{"ambiguous unit", []string{"trace", "import", "--from", "access-log", finishOnly}, "pass --latency-unit ns, us, ms or s"},
 		{"bad unit", []string{"trace", "import", "--from", "access-log", "--latency-unit", "sec", finishOnly}, `--latency-unit: latency unit "sec": must be ns, us, ms or s`},

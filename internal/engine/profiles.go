@@ -125,20 +125,18 @@ type profileFile struct {
 // one is zero, and Validate says which zeros are not allowed). Keys are strict: an unknown
 // key is an error. It reports every problem at once, one per line, each prefixed with source.
 func ParseProfile(data []byte, source string) (*Profile, error) {
-	var head struct {
-		Base string `yaml:"base"`
-	}
-	if err := yaml.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+	baseName, err := profileBase(data, source)
+	if err != nil {
+		return nil, err
 	}
 	pf := profileFile{}
-	if head.Base != "" {
-		base, ok := builtin(head.Base)
+	if baseName != "" {
+		base, ok := builtin(baseName)
 		if !ok {
-			return nil, fmt.Errorf("%s: base: %q is not allowed: want one of %s", source, head.Base, strings.Join(ProfileNames(), ", "))
+			return nil, fmt.Errorf("%s: base: %q is not allowed: want one of %s", source, baseName, strings.Join(ProfileNames(), ", "))
 		}
 		if err := strictDecode(base, &pf); err != nil {
-			return nil, fmt.Errorf("profile %s: %w", head.Base, err)
+			return nil, fmt.Errorf("profile %s: %w", baseName, err)
 		}
 	}
 	var errs []error
@@ -160,6 +158,37 @@ func ParseProfile(data []byte, source string) (*Profile, error) {
 		return nil, errors.Join(errs...)
 	}
 	return &p, nil
+}
+
+// profileBase reads a profile file's top level: a mapping, and its base key ("" for none). A
+// file that is no mapping is named by its kind and size, never its content: a file given by
+// mistake may hold a secret.
+func profileBase(data []byte, source string) (string, error) {
+	var root any
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return "", fmt.Errorf("%s: not YAML: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if root == nil {
+		return "", nil
+	}
+	m, ok := root.(map[string]any)
+	if !ok {
+		kind := "a YAML scalar"
+		switch root.(type) {
+		case string:
+			kind = "text (a YAML string)"
+		case []any:
+			kind = "a YAML list"
+		}
+		return "", fmt.Errorf("%s: the file is %s (%d bytes), not a mapping: want profile keys such as base: dsv4-pd", source, kind, len(data))
+	}
+	switch b := m["base"].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return b, nil
+	}
+	return "", fmt.Errorf("%s: base: want the name of a built-in profile (%s)", source, strings.Join(ProfileNames(), ", "))
 }
 
 // strictDecode decodes YAML onto v, refusing keys v has no field for.

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/shown"
 	"github.com/agentsim/agentsim/trace"
 )
 
@@ -43,12 +45,14 @@ type exchange struct {
 	outChunks int               // chunks that carried output
 	finish    string
 	usage     *usage
-	done      bool   // the response ended as it should: [DONE], or a whole JSON body
-	eof       bool   // the server ended the body
-	readErr   error  // how reading the body failed, other than its end
-	failure   string // why the request failed without a response (see Proxy.errorHandler)
-	released  bool   // the lane is released
-	awaits    bool   // the reply called tools: its line waits for the session's next request
+	done      bool         // the response ended as it should: [DONE], or a whole JSON body
+	eof       bool         // the server ended the body
+	readErr   error        // how reading the body failed, other than its end
+	failure   string       // why the request failed without a response (see Proxy.errorHandler)
+	malformed events.Class // ClassMalformedSSE or ClassLineTooLong: the stream could not be read
+	badWhy    string       // what was wrong with it, for the trace's error
+	released  bool         // the lane is released
+	awaits    bool         // the reply called tools: its line waits for the session's next request
 
 	lastByte atomic.Uint64 // math.Float64bits of the last byte's time; the send time before
 	chunks   atomic.Int64  // reads that brought bytes
@@ -73,7 +77,9 @@ func (x *exchange) sseLine(line []byte, t float64) {
 		return
 	}
 	var c streamChunk
-	if json.Unmarshal(data, &c) != nil {
+	if err := json.Unmarshal(data, &c); err != nil {
+		// As the agents' client classifies it: a data line that is not a JSON chunk.
+		x.badStream(events.ClassMalformedSSE, "a data line is not a JSON chunk: "+strconv.Quote(shown.Elide(string(data))))
 		return
 	}
 	if msg := errorMessage(c.Error); msg != "" && x.failure == "" {
@@ -99,6 +105,18 @@ func (x *exchange) sseLine(line []byte, t float64) {
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			x.finish = *ch.FinishReason
 		}
+	}
+}
+
+// lineTooLong notes a line of the stream longer than events.MaxStreamLineBytes.
+func (x *exchange) lineTooLong() {
+	x.badStream(events.ClassLineTooLong, events.ErrStreamLineTooLong.Error())
+}
+
+// badStream notes the first way the stream could not be read.
+func (x *exchange) badStream(class events.Class, why string) {
+	if x.malformed == "" {
+		x.malformed, x.badWhy = class, why
 	}
 }
 
@@ -141,6 +159,10 @@ func (x *exchange) toolCalls() []toolCall {
 func (x *exchange) parseJSON(b []byte) {
 	var r fullResponse
 	if json.Unmarshal(b, &r) != nil {
+		if x.status < 300 {
+			// As the agents' client classifies a 2xx that is not an event stream.
+			x.badStream(events.ClassMalformedSSE, "the response is neither an event stream nor a JSON completion")
+		}
 		return
 	}
 	x.done = x.status < 300
@@ -179,7 +201,7 @@ func (x *exchange) complete(t float64) {
 	if len(x.keys) > 0 {
 		e.key = x.keys[len(x.keys)-1]
 	}
-	if x.done && x.status < 300 && x.failure == "" {
+	if x.done && x.status < 300 && x.failure == "" && x.malformed == "" {
 		prompt, out, _ := x.tokens()
 		e.ok, e.tokens = true, prompt+out
 		calls := x.toolCalls()
@@ -221,6 +243,8 @@ func (x *exchange) outcome() (class events.Class, msg string) {
 		return events.ClassHTTPStatus, fmt.Sprintf("HTTP %d: %s", x.status, x.failure)
 	case x.failure != "":
 		return events.ClassErrorFrame, x.failure
+	case x.malformed != "":
+		return x.malformed, x.badWhy
 	case x.done:
 		return events.ClassNone, ""
 	case x.readErr != nil && (x.ctx.Err() != nil || errors.Is(x.readErr, context.Canceled)):

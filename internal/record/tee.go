@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+
+	"github.com/agentsim/agentsim/events"
 )
 
 // maxJSONBody bounds the bytes of a JSON response (non-streaming, or an error) the tee keeps
@@ -23,6 +25,7 @@ type tee struct {
 	pendingS float64 // when they arrived
 	sse      bool    // an event stream, else a JSON body
 	line     []byte  // an SSE line cut by a read boundary
+	tooLong  bool    // a line passed events.MaxStreamLineBytes: the rest is passed on unread
 	jsonBuf  []byte  // a JSON body so far, up to maxJSONBody
 	jsonLen  int64   // bytes of the JSON body seen
 	wantLen  int64   // its Content-Length, −1 when unknown
@@ -91,10 +94,21 @@ func (t *tee) finishJSON() {
 }
 
 // parseSSE splits b into lines, joined with the line cut by the previous read, and hands each
-// data line to the exchange.
+// data line to the exchange. A line longer than events.MaxStreamLineBytes fails the request
+// as events.ClassLineTooLong and ends the parsing: the proxy keeps no more of what a server
+// sends than one line, and passes the bytes on as they come.
 func (t *tee) parseSSE(b []byte, at float64) {
-	for len(b) > 0 {
+	for len(b) > 0 && !t.tooLong {
 		i := bytes.IndexByte(b, '\n')
+		n := i // the line's bytes in b
+		if i < 0 {
+			n = len(b)
+		}
+		if len(t.line)+n > events.MaxStreamLineBytes {
+			t.tooLong, t.line = true, nil
+			t.x.lineTooLong()
+			return
+		}
 		if i < 0 {
 			t.line = append(t.line, b...)
 			return

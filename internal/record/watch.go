@@ -16,6 +16,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/internal/scrape"
 	"github.com/agentsim/agentsim/results"
@@ -140,8 +141,8 @@ func writeWatchFiles(o WatchOptions, w *workloads.Workload) error {
 	if err := os.WriteFile(filepath.Join(o.Dir, rundir.Config), y, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", rundir.Config, err)
 	}
-	info, _ := json.MarshalIndent(recordInfo{Schema: "agentsim.record/v1", Upstream: o.Upstream, Trace: o.TraceFile,
-		MetricsURL: o.MetricsURL, Started: o.Clock.WallNow().UTC().Format(time.RFC3339)}, "", "  ")
+	info, _ := json.MarshalIndent(recordInfo{Schema: "agentsim.record/v1", Upstream: redact.URL(o.Upstream),
+		Trace: o.TraceFile, MetricsURL: redact.URL(o.MetricsURL), Started: o.Clock.WallNow().UTC().Format(time.RFC3339)}, "", "  ")
 	if err := os.WriteFile(filepath.Join(o.Dir, rundir.Record), append(info, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", rundir.Record, err)
 	}

@@ -70,8 +70,9 @@ func Text(s string) string {
 		return s
 	}
 	return inText.ReplaceAllStringFunc(s, func(m string) string {
-		// Trailing punctuation belongs to the sentence, not the URL.
-		trimmed := strings.TrimRight(m, ".,;:)]}")
+		// Trailing punctuation belongs to the sentence, not the URL, and a trailing
+		// backslash to the escaped quote that ends a URL quoted in quoted text (%q).
+		trimmed := strings.TrimRight(m, ".,;:)]}\\")
 		return redactLoose(trimmed) + m[len(trimmed):]
 	})
 }

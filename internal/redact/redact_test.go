@@ -41,6 +41,10 @@ func TestText(t *testing.T) {
 		{"server http://u:p@host:1. Check it.", "server http://redacted@host:1. Check it."},
 		{"two: http://a:b@h1, https://h2/?key=k", "two: http://redacted@h1, https://h2/?key=redacted"},
 		{"no url here", "no url here"},
+		// A URL inside a quoted error (%q) ends before the escaped quote: its backslash is
+		// the quoting's, not the URL's, and is not shown as %5C.
+		{`"Get \"http://alice:pw@gpu:8000/v1/models\": EOF"`, `"Get \"http://redacted@gpu:8000/v1/models\": EOF"`},
+		{`"Get \"https://gpu:8000/v1/models\": EOF"`, `"Get \"https://gpu:8000/v1/models\": EOF"`},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, redact.Text(c.in), "Text(%q)", c.in)

@@ -59,6 +59,13 @@ type Options struct {
 	FromS, ToS float64
 }
 
+// The bounds of Options.TimeScale: a thousand times faster or slower than recorded. Past
+// them a trace's scaled times overflow a duration, or its requests all leave at once.
+const (
+	MinTimeScale = 0.001
+	MaxTimeScale = 1000
+)
+
 // Validate checks the options' ranges.
 func (o Options) Validate() error {
 	var errs []error
@@ -68,8 +75,9 @@ func (o Options) Validate() error {
 	if o.Sessions < 0 {
 		errs = append(errs, fmt.Errorf("sessions = %d: must be ≥ 0 (0: all)", o.Sessions))
 	}
-	if o.TimeScale < 0 || math.IsNaN(o.TimeScale) || math.IsInf(o.TimeScale, 0) {
-		errs = append(errs, fmt.Errorf("time-scale = %v: must be a positive number (0.5 replays twice as fast)", o.TimeScale))
+	if o.TimeScale != 0 && !(o.TimeScale >= MinTimeScale && o.TimeScale <= MaxTimeScale) {
+		errs = append(errs, fmt.Errorf("time scale %v is not allowed: want a number from %v to %v (0.5 replays twice as fast)",
+			o.TimeScale, MinTimeScale, MaxTimeScale))
 	}
 	if o.FromS < 0 || math.IsNaN(o.FromS) {
 		errs = append(errs, fmt.Errorf("from-s = %v: must be ≥ 0 s", o.FromS))

@@ -51,7 +51,7 @@ func TestLoadRefuses(t *testing.T) {
 		want string
 	}{
 		{Options{Mode: "random"}, `mode "random": must be sessions or timestamps`},
-		{Options{TimeScale: -1}, "time-scale = -1"},
+		{Options{TimeScale: -1}, "time scale -1 is not allowed: want a number from 0.001 to 1000"},
 		{Options{FromS: 5, ToS: 2}, "to-s = 2: must be after from-s (5 s)"},
 		{Options{FromS: 100}, "no request to replay"},
 	} {

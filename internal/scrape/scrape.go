@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/redact"
 )
 
 // Reading is one scrape of every URL, mapped to canonical gauges.
@@ -108,9 +109,12 @@ func (s *Scraper) Scrape(ctx context.Context) Reading {
 	for _, u := range s.urls {
 		families, err := s.fetch(ctx, u)
 		if err != nil {
-			out.Errors = append(out.Errors, err.Error())
+			// Every file a failure reaches (samples.jsonl, results.json, record.json)
+			// takes it from here, so the URL's credentials are masked once, here.
+			why := redact.Text(err.Error())
+			out.Errors = append(out.Errors, why)
 			s.mu.Lock()
-			s.failed[u] = err.Error()
+			s.failed[u] = why
 			s.mu.Unlock()
 			continue
 		}

@@ -103,6 +103,20 @@ type Run struct {
 	Dir string `json:"dir"`
 }
 
+// Count is the number of runs of the grid × faults × seeds, from the lengths of the axes
+// alone, so that a sweep past MaxRuns is refused before its plan is built: it saturates at
+// MaxRuns+1.
+func Count(grid []Dimension, faults []string, seeds []int64) int {
+	n := len(faults) * len(seeds)
+	for _, d := range grid {
+		if n > MaxRuns {
+			break
+		}
+		n *= len(d.Values)
+	}
+	return min(n, MaxRuns+1)
+}
+
 // NewPlan lists the runs of the grid × faults × seeds, in index order.
 func NewPlan(command string, base Base, grid []Dimension, faults []string, seeds []int64) *Plan {
 	p := &Plan{Schema: PlanSchema, Command: command, Base: base, Grid: grid, Faults: faults, Seeds: seeds}

@@ -239,6 +239,11 @@ func positive(xs []float64) []float64 {
 	return xs[i:]
 }
 
+// PoorFitKS is the Kolmogorov–Smirnov distance above which a fit is called poor: the
+// fitted and the data's distributions then differ by more than a fifth of the requests at
+// some value.
+const PoorFitKS = 0.2
+
 // quantity fits data, keeps the best fit that keep allows, and records it.
 func (res *Result) quantity(key, unit string, data []float64, keep func(Fit) bool, why string) Quantity {
 	return res.quantityOf(key, unit, data, candidates, keep, why)
@@ -251,6 +256,10 @@ func (res *Result) quantityOf(key, unit string, data []float64, fit func([]float
 	q.Chosen = best(q.Fits, keep)
 	if b := best(q.Fits, func(Fit) bool { return true }); b.Kind != q.Chosen.Kind {
 		q.Note = fmt.Sprintf("%s fits better (KS %.3f) but %s", b.Kind, b.KS, why)
+	}
+	if q.Chosen.KS > PoorFitKS {
+		res.Notes = append(res.Notes, fmt.Sprintf("warning: %s fits poorly (KS %.3f, above %.1f): no kind tried has the data's shape "+
+			"(two modes, say); compare the quantiles above, or replay the trace itself", key, q.Chosen.KS, PoorFitKS))
 	}
 	res.Quantities = append(res.Quantities, q)
 	return q

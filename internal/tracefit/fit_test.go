@@ -192,3 +192,43 @@ func roundTrips(t *testing.T, w *workloads.Workload) {
 	require.NoError(t, err, "the fitted workload runs with agentsim run --workload")
 	assert.Equal(t, w, loaded)
 }
+
+// TestPoorFitWarns fits a bimodal think time — half the gaps 0.5 s, half 60 s, as a
+// harness that sometimes waits for a person — which no kind fits: the fit warns, naming the
+// key and the distance, and the well-fitted quantities do not.
+func TestPoorFitWarns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var buf bytes.Buffer
+	tw, err := trace.NewWriter(&buf, trace.Header{Source: "test", Created: "2026-12-02T00:00:00Z"})
+	require.NoError(t, err)
+	for s := range 40 {
+		ts, prompt := float64(s), 2000
+		for k := range 8 {
+			r := trace.Request{Session: fmt.Sprintf("s%d", s), Seq: k, TS: ts, PromptTokens: prompt,
+				OutputTokens: 100 + rng.IntN(201), Status: 200, E2ES: 1}
+			if k > 0 {
+				e := k - 1
+				r.Extends, r.NewTokens = &e, 200+rng.IntN(401)
+				r.AfterS = 0.5 + 0.01*rng.Float64()
+				if rng.IntN(2) == 0 {
+					r.AfterS = 60 + rng.Float64()
+				}
+				r.TS = ts + 1 + r.AfterS
+				r.PromptTokens = prompt + r.NewTokens
+			}
+			require.NoError(t, tw.Write(r))
+			ts, prompt = r.TS, r.PromptTokens+r.OutputTokens
+		}
+	}
+	require.NoError(t, tw.Close())
+	res, err := FromTrace(&buf, "bimodal.jsonl", Options{Name: "fit-bimodal"})
+	require.NoError(t, err)
+	var warnings []string
+	for _, n := range res.Notes {
+		if strings.HasPrefix(n, "warning: ") {
+			warnings = append(warnings, n)
+		}
+	}
+	require.Len(t, warnings, 1, "notes: %q", res.Notes)
+	assert.Regexp(t, `^warning: think_time fits poorly \(KS 0\.[2-9]\d\d, above 0\.2\)`, warnings[0])
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/agentsim/agentsim/internal/plural"
@@ -39,6 +40,11 @@ func AccessLog(r io.Reader, name string, unit Unit) (*Trace, error) {
 	}
 	switch {
 	case len(bare) > 0 && unit != UnitUnknown:
+		// A unit given is still checked against the log's clock: a log that shows another
+		// one is refused, saying what it shows.
+		if u, ev, err := inferUnit(starts, bare); err == nil && u != unit {
+			return nil, fmt.Errorf("%s: %w: %s was given, but the log's own timestamps show %s: %s", name, ErrLatencyUnitDisproved, unit, u, strings.Join(ev, "; "))
+		}
 		t.Notes = append(t.Notes, fmt.Sprintf("latency unit: %s, as given by --latency-unit", unit))
 	case len(bare) > 0:
 		u, ev, err := inferUnit(starts, bare)
@@ -141,11 +147,10 @@ func accessRequests(name string, finishes, starts []*logLine) ([]trace.Request, 
 			session = fmt.Sprintf("line-%d", f.n)
 		}
 		used[session] = true
-		status := f.status
-		if status < 100 || status > 599 {
-			status = 0
+		if f.status != 0 && (f.status < 100 || f.status > 599) {
+			return nil, lineErr(name, f.n, "status = %d: must be an HTTP status (100…599)", f.status)
 		}
-		r := trace.Request{Session: session, TS: ts, TokensEstimated: true, Status: status}
+		r := trace.Request{Session: session, TS: ts, TokensEstimated: true, Status: f.status}
 		if f.hasLatency() {
 			r.E2ES = f.latUnit.in(f.lat)
 		}

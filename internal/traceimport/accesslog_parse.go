@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentsim/agentsim/internal/shown"
 )
 
 // The messages of the SGLang router's request lines (sgl-router targets
@@ -157,7 +159,7 @@ func parseLogTime(s string) (time.Time, float64, string, error) {
 	}
 	stamp := s[:end]
 	if len(stamp) < 19 {
-		return time.Time{}, 0, "", fmt.Errorf("a request line must begin with its time, like 2026-11-29 19:45:16; found %q", clip(stamp))
+		return time.Time{}, 0, "", fmt.Errorf("a request line must begin with its time, like 2026-11-29 19:45:16; found %q", shown.Elide(stamp))
 	}
 	layout := "2006-01-02 15:04:05"
 	if stamp[10] == 'T' {
@@ -177,7 +179,7 @@ func parseLogTime(s string) (time.Time, float64, string, error) {
 	}
 	t, err := time.Parse(layout, stamp)
 	if err != nil {
-		return time.Time{}, 0, "", fmt.Errorf("a request line must begin with its time, like 2026-11-29 19:45:16; found %q", clip(stamp))
+		return time.Time{}, 0, "", fmt.Errorf("a request line must begin with its time, like 2026-11-29 19:45:16; found %q", shown.Elide(stamp))
 	}
 	res := 1.0
 	if digits > 0 {
@@ -196,13 +198,6 @@ func pow10(n int) int64 {
 		p *= 10
 	}
 	return p
-}
-
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
 }
 
 // fields calls f for each key=value pair of a tracing line: span fields inside

@@ -111,6 +111,16 @@ func TestAccessLogUnitFlag(t *testing.T) {
 	assert.Equal(t, []string{"latency unit: µs, as given by --latency-unit"}, tr.Notes)
 	assert.Equal(t, []outcome{{"line-1", 0, 200, 57.012345}, {"line-2", 0.321563, 200, 62.690782}}, outcomes(tr.Requests))
 
+	// A unit the log's own timestamps disprove is refused, saying what they show.
+	_, err = importFile(t, "testdata/gateway-json.log", accessLog(Milliseconds))
+	assert.ErrorIs(t, err, ErrLatencyUnitDisproved)
+	assert.ErrorContains(t, err, "gateway-json.log: latency unit disproved: ms was given, but the log's own timestamps show µs: "+
+		"latency unit: µs — 62690782 matches the 63 s between start (19:44:13) and finish (19:45:16)")
+
+	// A status that is no HTTP status is refused on its line, not dropped.
+	_, err = AccessLog(strings.NewReader(`2026-11-29 19:45:16 INFO smg::response: finished processing request method=POST uri=/v1/chat/completions status=999 latency=62.690782s`+"\n"), "bad.log", UnitUnknown)
+	assert.EqualError(t, err, "bad.log:1: status = 999: must be an HTTP status (100…599)")
+
 	tr, err = AccessLog(strings.NewReader("nothing here\n"), "empty.log", UnitUnknown)
 	assert.Nil(t, tr)
 	assert.ErrorContains(t, err, "empty.log: no request lines: an access log has lines like")

@@ -139,10 +139,10 @@ func (m *mooncakeLine) request(line int) (mcReq, error) {
 		return mcReq{}, fmt.Errorf("a Mooncake line has timestamp (ms), input_length and output_length; missing %s", missing(m))
 	case *m.Timestamp < 0 || *m.Timestamp > trace.MaxSeconds*1000:
 		return mcReq{}, fmt.Errorf("timestamp = %v: must be between 0 and %g ms", *m.Timestamp, trace.MaxSeconds*1000)
-	case *m.InputLength < 0:
-		return mcReq{}, fmt.Errorf("input_length = %d: must be ≥ 0", *m.InputLength)
-	case *m.OutputLength < 0:
-		return mcReq{}, fmt.Errorf("output_length = %d: must be ≥ 0", *m.OutputLength)
+	case *m.InputLength < 0 || *m.InputLength > trace.MaxTokens:
+		return mcReq{}, fmt.Errorf("input_length = %d: must be between 0 and %d tokens", *m.InputLength, trace.MaxTokens)
+	case *m.OutputLength < 0 || *m.OutputLength > trace.MaxTokens:
+		return mcReq{}, fmt.Errorf("output_length = %d: must be between 0 and %d tokens", *m.OutputLength, trace.MaxTokens)
 	}
 	return mcReq{line: line, tsMS: *m.Timestamp, in: *m.InputLength, out: *m.OutputLength, ids: m.HashIDs, extends: -1}, nil
 }

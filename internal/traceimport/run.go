@@ -29,8 +29,12 @@ type runRequest struct {
 // agent's previous completed request, with new_tokens = its prompt − (that prompt + that
 // reply's content), the read steps in between; model and reasoning_effort come from the run's
 // config.yaml. The tool fields come from the run's tool set and its tool_call and
-// tool_result events (runtools.go).
+// tool_result events (runtools.go). The directory of a watched recording is imported from
+// the trace its proxy wrote (see watched).
 func Run(dir string) (*Trace, error) {
+	if t, ok, err := watched(dir); ok {
+		return t, err
+	}
 	run, err := rundir.Open(dir, rundir.Options{})
 	if err != nil {
 		return nil, err

@@ -15,6 +15,9 @@ import (
 // give it (AccessLog's unit).
 var ErrLatencyUnit = errors.New("latency unit")
 
+// ErrLatencyUnitDisproved marks a unit given for a log whose own timestamps show another.
+var ErrLatencyUnitDisproved = errors.New("latency unit disproved")
+
 // Latency-unit inference. A router writes its latency either with its unit (Rust's Duration
 // Debug form, "62.690782s") or as a bare integer whose unit changed between versions (µs in
 // the model gateway). Reading µs as ns turns a one-minute request into a fast one, so the unit
