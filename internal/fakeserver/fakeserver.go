@@ -86,6 +86,7 @@ type Server struct {
 	running   int   // requests streaming
 	generated int64 // output tokens of requests that ended (the counter the server bumps)
 	accepted  int   // requests accepted, for FailEvery
+	responses int   // responses answered, for their ids
 }
 
 // Start serves s on a real loopback socket until the test ends.

@@ -70,7 +70,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 	if !s.FixedTokens && (req.IgnoreEOS || (req.MaxOutputTokens > 0 && req.MaxOutputTokens < out)) {
 		out = req.MaxOutputTokens
 	}
-	rs := &responseStream{s: s, w: w, r: r, model: req.Model, prompt: prompt, out: out}
+	rs := &responseStream{s: s, w: w, r: r, id: s.responseID(), model: req.Model, prompt: prompt, out: out}
 	if fn := s.calledFunction(&req, items); fn != "" {
 		rs.calls = s.CallTools
 		rs.function = fn
@@ -80,6 +80,14 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rs.stream()
+}
+
+// responseID names the next response.
+func (s *Server) responseID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.responses++
+	return fmt.Sprintf("resp_%d", s.responses)
 }
 
 // readInput reads a request's input, a string or items, and counts its words; a
@@ -150,6 +158,7 @@ type responseStream struct {
 	s           *Server
 	w           http.ResponseWriter
 	r           *http.Request
+	id          string // resp_1, resp_2… in the order the server answered
 	model       string
 	prompt, out int
 	calls       int // function calls of the reply, before its text
@@ -159,7 +168,7 @@ type responseStream struct {
 
 // object is the response object, with its output items and usage when done.
 func (rs *responseStream) object(status string, output []any) map[string]any {
-	o := map[string]any{"id": "resp_fake", "object": "response", "created_at": 1700000000, "status": status,
+	o := map[string]any{"id": rs.id, "object": "response", "created_at": 1700000000, "status": status,
 		"model": rs.model, "output": output, "error": nil, "incomplete_details": nil, "usage": nil,
 		"parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{}, "store": false}
 	if status == "completed" {

@@ -1,0 +1,198 @@
+package record_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/fakeserver"
+	"github.com/agentsim/agentsim/internal/memnet"
+	"github.com/agentsim/agentsim/internal/record"
+	"github.com/agentsim/agentsim/trace"
+)
+
+// responsesProxy is a Proxy in front of a fake Responses server, on the in-memory network.
+type responsesProxy struct {
+	proxy  *record.Proxy
+	client *http.Client
+	buf    *syncBuffer
+}
+
+func startResponsesProxy(t *testing.T, f *fakeserver.Server, obs record.Observer) *responsesProxy {
+	t.Helper()
+	ts, hc := f.StartInMemory(t)
+	up, err := url.Parse(ts.URL)
+	require.NoError(t, err)
+	buf := &syncBuffer{}
+	p, err := record.New(record.Options{Upstream: up, Trace: buf, Clock: clock.Real(), Transport: hc.Transport, Observer: obs})
+	require.NoError(t, err)
+	ln := memnet.Listen()
+	srv := &http.Server{Handler: p}
+	done := make(chan struct{})
+	go func() { _ = srv.Serve(ln); close(done) }()
+	rp := &responsesProxy{proxy: p, client: ln.Client(), buf: buf}
+	t.Cleanup(func() {
+		_ = srv.Close()
+		<-done
+		rp.client.CloseIdleConnections()
+		require.NoError(t, p.Close())
+	})
+	return rp
+}
+
+// respReply is what a harness keeps of a reply: its id, its text and its function calls.
+type respReply struct {
+	id, text string
+	calls    []map[string]any // function_call items
+}
+
+// send posts one Responses request through the proxy and reads its reply, streamed or not.
+func (rp *responsesProxy) send(t *testing.T, body map[string]any, stream bool) respReply {
+	t.Helper()
+	body["model"], body["stream"] = "m", stream
+	b, _ := json.Marshal(body)
+	resp, err := rp.client.Post("http://proxy/v1/responses", "application/json", bytes.NewReader(b))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+	var obj openai.CreateResponseResponse
+	if !stream {
+		require.NoError(t, json.Unmarshal(raw, &obj))
+	} else {
+		for _, line := range strings.Split(string(raw), "\n") {
+			data, ok := strings.CutPrefix(line, "data: ")
+			var ev openai.ResponseStreamEvent
+			if ok && json.Unmarshal([]byte(data), &ev) == nil && ev.Type == openai.ResponseStreamEventCompleted {
+				obj = *ev.Response
+			}
+		}
+	}
+	r := respReply{id: obj.ID}
+	for _, it := range obj.Output {
+		m := it.(map[string]any)
+		switch m["type"] {
+		case "function_call":
+			r.calls = append(r.calls, map[string]any{"type": "function_call", "call_id": m["call_id"], "name": m["name"], "arguments": m["arguments"]})
+		case "message":
+			for _, c := range m["content"].([]any) {
+				r.text += c.(map[string]any)["text"].(string)
+			}
+		}
+	}
+	return r
+}
+
+func userItem(text string) map[string]any {
+	return map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": text}}}
+}
+
+func assistantItem(text string) map[string]any {
+	return map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": text}}}
+}
+
+var respTools = []any{map[string]any{"type": "function", "name": "read", "parameters": map[string]any{"type": "object"}}, map[string]any{"type": "web_search"}}
+
+// TestRecordResponsesConversation records Responses traffic as chat traffic is recorded:
+// a Codex-like session named by prompt_cache_key whose whole input is sent each time (its
+// function call answered by a function_call_output two seconds later, streamed and not), a
+// chain continued by previous_response_id alone, and a conversation named by nothing whose
+// session comes from its input items. Every line says api responses.
+func TestRecordResponsesConversation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rp := startResponsesProxy(t, &fakeserver.Server{Tokens: 4, CallTools: 1}, nil)
+		task := userItem("find the bug")
+		r0 := rp.send(t, map[string]any{"instructions": "you are a coding agent", "input": []any{task}, "tools": respTools,
+			"prompt_cache_key": "sess-1", "store": false}, true)
+		require.Len(t, r0.calls, 1)
+		time.Sleep(2 * time.Second)
+		out := map[string]any{"type": "function_call_output", "call_id": r0.calls[0]["call_id"], "output": "no match"}
+		r1 := rp.send(t, map[string]any{"instructions": "you are a coding agent", "input": []any{task, r0.calls[0], out},
+			"tools": respTools, "prompt_cache_key": "sess-1", "store": false}, false)
+		require.Empty(t, r1.calls)
+		time.Sleep(time.Second)
+		rp.send(t, map[string]any{"previous_response_id": r1.id, "input": []any{userItem("now add a test")}}, true)
+
+		hello := userItem("hello")
+		b0 := rp.send(t, map[string]any{"input": []any{hello}}, true)
+		rp.send(t, map[string]any{"input": []any{hello, assistantItem(b0.text), userItem("more")}}, false)
+		rp.proxy.Close()
+
+		_, rows := readTrace(t, rp.buf.String())
+		bySession := map[string][]trace.Request{}
+		for _, r := range rows {
+			assert.Equal(t, trace.APIResponses, r.API)
+			assert.Empty(t, r.Error)
+			bySession[r.Session] = append(bySession[r.Session], r)
+		}
+		require.Len(t, bySession, 2, "%v", rows)
+		s := bySession["sess-1"]
+		require.Len(t, s, 3)
+		assert.Equal(t, 1, s[0].ToolCalls)
+		assert.Equal(t, []string{"read"}, s[0].ToolNames)
+		assert.Equal(t, "tool_calls", s[0].FinishReason)
+		assert.Positive(t, s[0].ToolsTokens)
+		require.NotNil(t, s[0].ToolS)
+		assert.InDelta(t, 2, *s[0].ToolS, 1e-3)
+		assert.False(t, s[0].TokensEstimated, "usage from response.completed")
+		require.NotNil(t, s[1].Extends)
+		assert.Equal(t, 0, *s[1].Extends)
+		assert.Equal(t, "stop", s[1].FinishReason)
+		require.NotNil(t, s[2].Extends, "previous_response_id continues the chain")
+		assert.Equal(t, 1, *s[2].Extends)
+		c := bySession["c1"]
+		require.Len(t, c, 2)
+		require.NotNil(t, c[1].Extends, "the input items begin with the first request's and its reply")
+		assert.Equal(t, 0, *c[1].Extends)
+	})
+}
+
+// endings is an Observer that keeps how each request ended.
+type endings struct {
+	first   int
+	classes []events.Class
+}
+
+func (w *endings) Sent(record.Seen)                      {}
+func (w *endings) Headers(record.Seen, float64, int)     {}
+func (w *endings) FirstToken(record.Seen, float64, bool) { w.first++ }
+func (w *endings) Ended(_ record.Seen, _ float64, _ trace.Request, c events.Class, _ int) {
+	w.classes = append(w.classes, c)
+}
+
+// TestRecordResponsesOutcomes: a whole Responses stream ends as none, with its first token
+// seen, and a 400 for a function_call_output that answers no call as http_status with the
+// server's message.
+func TestRecordResponsesOutcomes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		obs := &endings{}
+		f := &fakeserver.Server{Tokens: 3}
+		rp := startResponsesProxy(t, f, obs)
+		rp.send(t, map[string]any{"input": "hi"}, true)
+		b, _ := json.Marshal(map[string]any{"model": "m", "input": []any{map[string]any{"type": "function_call_output", "call_id": "call_x", "output": "?"}}})
+		resp, err := rp.client.Post("http://proxy/v1/responses", "application/json", bytes.NewReader(b))
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		rp.proxy.Close()
+		_, rows := readTrace(t, rp.buf.String())
+		require.Len(t, rows, 2)
+		assert.Equal(t, []events.Class{events.ClassNone, events.ClassHTTPStatus}, obs.classes)
+		assert.Equal(t, 1, obs.first, "the stream's first token")
+		assert.Contains(t, rows[1].Error, "No tool call found for function call output with call_id call_x.")
+	})
+}
