@@ -1,6 +1,10 @@
 package harness
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +13,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/fakeserver"
+	"github.com/agentsim/agentsim/internal/replay"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -39,4 +44,44 @@ func TestToolLoopThroughResponses(t *testing.T) {
 	assert.Equal(t, calls, results)
 	assert.Equal(t, map[string]bool{"call_fake_0": true, "call_fake_1": true}, ids)
 	assert.Equal(t, 4*2*2, r.res.Tools.Calls)
+}
+
+// responsesTrace is a recorded Responses session: a reply with one tool call answered 1 s
+// later, its answer, then a new task in the same conversation.
+const responsesTrace = `{"schema":"agentsim.trace/v1","source":"test","created":"2026-12-01T00:00:00Z"}
+{"session":"s","seq":0,"t_s":0,"prompt_tokens":300,"output_tokens":8,"api":"responses","tools_tokens":400,"tool_calls":1,"tool_names":["read"],"tool_s":1,"status":200,"e2e_s":0.5}
+{"session":"s","seq":1,"t_s":1.5,"after_s":1,"prompt_tokens":340,"output_tokens":8,"extends":0,"new_tokens":30,"api":"responses","tools_tokens":400,"status":200,"e2e_s":0.5}
+{"session":"s","seq":2,"t_s":2.5,"after_s":0.5,"prompt_tokens":400,"output_tokens":8,"extends":1,"new_tokens":50,"api":"responses","tools_tokens":400,"status":200,"e2e_s":0.5}
+`
+
+// TestReplayThroughResponses: a recorded Responses session is replayed through the Responses
+// API with its structure: tool definitions on every request, the live model's function call
+// run for the recorded tool time and answered by a function_call_output with its call_id
+// (the fake refuses any other), and every request of the session sent to /v1/responses.
+func TestReplayThroughResponses(t *testing.T) {
+	f := &fakeserver.Server{Tokens: 8, CallTools: 1}
+	var mu sync.Mutex
+	paths := map[string]int{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths[r.URL.Path]++
+		mu.Unlock()
+		f.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	p, err := replay.Load(strings.NewReader(responsesTrace), "trace.jsonl", replay.Options{})
+	require.NoError(t, err)
+	r := runFake(t, ts.URL, ts.Client(), clock.Real(), "smoke", []string{"agents=1", "request.reasoning_effort=none"},
+		func(o *Options) { o.Scripts = p.Scripts })
+	require.NoError(t, r.err)
+	assert.Equal(t, 3, r.res.Requests.OK, "%+v", r.res.Requests)
+	assert.Equal(t, 3, paths["/v1/responses"], "%v", paths)
+	assert.Zero(t, paths["/v1/chat/completions"])
+	var ids []string
+	for _, e := range r.evs {
+		if e.Kind == events.ToolCall {
+			ids = append(ids, e.ToolCallID)
+		}
+	}
+	assert.Equal(t, []string{"call_fake_0"}, ids, "the live model's call")
 }
