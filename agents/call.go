@@ -40,9 +40,10 @@ type call struct {
 	// could be applied to none.
 	tools       []toolBuild
 	toolProblem string
-	// rf and callItems are a Responses stream's: its latest event, and the tool call each
-	// output index opened (-1: none).
-	rf        rframe
+	// rf and callItems are a Responses stream's: its latest event (allocated for such a
+	// stream only: a chat stream's agents keep the call's frame on their stacks), and the tool
+	// call each output index opened (-1: none).
+	rf        *rframe
 	callItems []int
 	scratch   []byte // decoded text of escaped deltas, reused
 }

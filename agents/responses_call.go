@@ -25,6 +25,7 @@ const maxOutputItems = 1024
 
 // readResponses consumes a Responses event stream until its terminal event or an error.
 func (k *call) readResponses(st *sseReader) error {
+	k.rf = new(rframe)
 	for {
 		line, err := st.next()
 		now := k.clk.Now()
@@ -53,7 +54,7 @@ func (k *call) endedResponses(err error) error {
 
 // event applies one Responses event; done reports the terminal event of a reply.
 func (k *call) event(line []byte, now time.Time) (done bool, err error) {
-	f := &k.rf
+	f := k.rf
 	if !scanEvent(line, f) {
 		if err := k.decodeEvent(line); err != nil {
 			return false, err
@@ -112,7 +113,7 @@ func (k *call) event(line []byte, now time.Time) (done bool, err error) {
 //go:noinline
 func (k *call) decodeEvent(line []byte) error {
 	var err error
-	if k.rf, err = decodeEvent(line); err != nil {
+	if *k.rf, err = decodeEvent(line); err != nil {
 		return fmt.Errorf("data line %s: %w", quoteShort(line), err)
 	}
 	return nil
