@@ -66,7 +66,9 @@ func inputItems(msgs []openai.ChatCompletionMessage) []any {
 			items = append(items, openai.ResponseFunctionCallOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: m.Content})
 			continue
 		case m.Role == openai.ChatMessageRoleAssistant:
-			if m.Content != "" {
+			// A reply of reasoning alone is still a message of the history, as over chat
+			// completions: the server's cache and a recording see the same conversation.
+			if m.Content != "" || len(m.ToolCalls) == 0 {
 				items = append(items, inputMessage{Type: "message", Role: m.Role, Content: []inputText{{Type: "output_text", Text: m.Content}}})
 			}
 			for _, c := range m.ToolCalls {

@@ -101,7 +101,8 @@ func TestResponsesReasoningAwareTimings(t *testing.T) {
 
 // TestResponsesRequestBody: a conversation goes as Codex sends it — the system message as
 // instructions, the whole history as input items (function_call items and
-// function_call_output items quoting their call ids), store false — with the tools in the
+// function_call_output items quoting their call ids, a reply of reasoning alone an empty
+// message), store false — with the tools in the
 // Responses API's flat form, a named tool_choice as {type, name}, the reasoning effort with
 // a summary asked for, and max_output_tokens.
 func TestResponsesRequestBody(t *testing.T) {
@@ -119,6 +120,8 @@ func TestResponsesRequestBody(t *testing.T) {
 				Function: openai.FunctionCall{Name: "read", Arguments: `{"path":"a"}`}}}},
 			{Role: openai.ChatMessageRoleTool, ToolCallID: "call_7", Content: "text of a"},
 			{Role: openai.ChatMessageRoleAssistant, Content: "done"},
+			{Role: openai.ChatMessageRoleUser, Content: "next"},
+			{Role: openai.ChatMessageRoleAssistant},
 		}
 		req.Tools = []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "read",
 			Description: "reads", Parameters: json.RawMessage(`{"type":"object"}`)}}, {Type: "web_search"}}
@@ -132,7 +135,9 @@ func TestResponsesRequestBody(t *testing.T) {
 				{"type":"message","role":"user","content":[{"type":"input_text","text":"read it"}]},
 				{"type":"function_call","call_id":"call_7","name":"read","arguments":"{\"path\":\"a\"}"},
 				{"type":"function_call_output","call_id":"call_7","output":"text of a"},
-				{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}],
+				{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]},
+				{"type":"message","role":"user","content":[{"type":"input_text","text":"next"}]},
+				{"type":"message","role":"assistant","content":[{"type":"output_text","text":""}]}],
 			"reasoning":{"effort":"low","summary":"auto"},
 			"tools":[{"type":"function","name":"read","description":"reads","parameters":{"type":"object"}},{"type":"web_search"}],
 			"tool_choice":{"type":"function","name":"read"},"parallel_tool_calls":true}`, string(body))
