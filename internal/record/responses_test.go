@@ -2,11 +2,14 @@ package record_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,9 +20,11 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/fakeserver"
 	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/agentsim/agentsim/internal/record"
+	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/trace"
 )
 
@@ -195,4 +200,80 @@ func TestRecordResponsesOutcomes(t *testing.T) {
 		assert.Equal(t, 1, obs.first, "the stream's first token")
 		assert.Contains(t, rows[1].Error, "No tool call found for function call output with call_id call_x.")
 	})
+}
+
+// TestWatchJudgesResponsesStreams: --watch judges a harness speaking the Responses API as it
+// judges one speaking chat: healthy while the streams flow, and, once the server freezes with
+// every session's stream open, stalled streams — the harness sends nothing while all its
+// streams are silent — which agentsim diagnose reads again from the files.
+func TestWatchJudgesResponsesStreams(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const sessions = 8
+		f := &fakeserver.Server{Tokens: 20, ITL: 100 * time.Millisecond}
+		ts, hc := f.StartInMemory(t)
+		up, _ := url.Parse(ts.URL)
+		clk := clock.Real()
+		dir := t.TempDir()
+		w, err := record.NewWatcher(record.WatchOptions{Dir: dir, Upstream: ts.URL, TraceFile: "trace.jsonl", Clock: clk, Out: io.Discard})
+		require.NoError(t, err)
+		p, err := record.New(record.Options{Upstream: up, Trace: io.Discard, Clock: clk, Transport: hc.Transport, Observer: w})
+		require.NoError(t, err)
+		ln := memnet.Listen()
+		srv := &http.Server{Handler: p}
+		go func() { _ = srv.Serve(ln) }()
+
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		for s := range sessions {
+			wg.Go(func() { responsesSession(ctx, ln.Client(), s) })
+		}
+		wg.Go(func() { w.Run(ctx, p) })
+		time.Sleep(60 * time.Second)
+		healthy := w.Verdict(p.Now())
+		f.Freeze()
+		time.Sleep(600 * time.Second)
+		stuck := w.Verdict(p.Now())
+		cancel()
+		wg.Wait()
+		_ = srv.Close()
+		ln.Client().CloseIdleConnections()
+		require.NoError(t, p.Close())
+		require.NoError(t, w.Close())
+
+		assert.Equal(t, results.Healthy, healthy.Kind, "%s", healthy.Summary)
+		assert.Equal(t, results.StalledStreams, stuck.Kind, "%s\n%s", stuck.Summary, strings.Join(stuck.Evidence, "\n"))
+		assert.Contains(t, stuck.Summary, fmt.Sprintf("while all %d of its open streams are silent", sessions))
+		fromDir, _, err := diagnose.FromDir(dir)
+		require.NoError(t, err)
+		assert.Equal(t, results.StalledStreams, fromDir.Kind, "agentsim diagnose on the watch directory: %s", fromDir.Summary)
+	})
+}
+
+// responsesSession is a Codex-like session: its whole input sent each time, a streamed reply
+// read to its end, a second of thought, until ctx ends.
+func responsesSession(ctx context.Context, c *http.Client, id int) {
+	input := []any{userItem(fmt.Sprintf("task %d", id))}
+	for ctx.Err() == nil {
+		b, _ := json.Marshal(map[string]any{"model": "m", "stream": true, "store": false, "input": input,
+			"prompt_cache_key": fmt.Sprintf("s%d", id)})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://proxy/v1/responses", bytes.NewReader(b))
+		resp, err := c.Do(req)
+		if err != nil {
+			return
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var text strings.Builder
+		for _, line := range strings.Split(string(raw), "\n") {
+			var ev openai.ResponseStreamEvent
+			if data, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(data), &ev) == nil && ev.Type == openai.ResponseStreamEventOutputTextDelta {
+				text.WriteString(ev.Delta)
+			}
+		}
+		input = append(input, assistantItem(text.String()), userItem("go on"))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
 }
