@@ -444,23 +444,14 @@ func TestResponsesBadInput(t *testing.T) {
 func TestResponsesToolStepsAsChat(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		ts := startServer(t, simserver.Options{Profile: admissionProfile()})
-		chatSteps := 0
-		msgs := []string{`{"role":"system","content":"you are a coding agent"}`, `{"role":"user","content":"find the bug"}`}
-		for ; chatSteps < 50; chatSteps++ {
-			calls := readToolStream(t, ts.postFrames(`{"model":"deepseek-v4-flash","stream":true,`+tools(readTool)+`,"messages":[`+strings.Join(msgs, ",")+`]}`)).calls(t)
-			if len(calls) == 0 {
+		// The first task of these that the model does not answer at once (43 % are).
+		task, chatSteps := "", 0
+		for _, task = range []string{"find the bug", "fix the test", "read the code", "explain the build"} {
+			if chatSteps = chatToolSteps(t, ts, task); chatSteps > 0 {
 				break
 			}
-			var tc []string
-			for _, c := range calls {
-				tc = append(tc, `{"id":"`+c.id+`","type":"function","function":{"name":"`+c.name+`","arguments":`+mustJSONString(c.arguments)+`}}`)
-			}
-			msgs = append(msgs, `{"role":"assistant","content":null,"tool_calls":[`+strings.Join(tc, ",")+`]}`)
-			for _, c := range calls {
-				msgs = append(msgs, `{"role":"tool","tool_call_id":"`+c.id+`","content":"the file"}`)
-			}
 		}
-		respSteps, prev, input := 0, "", `[{"role":"user","content":"find the bug"}]`
+		respSteps, prev, input := 0, "", `[{"role":"user","content":"`+task+`"}]`
 		for ; respSteps < 50; respSteps++ {
 			status, obj := ts.postResponse(respBody(`"instructions":"you are a coding agent",` + respTools(readTool) + prev + `,"input":` + input))
 			require.Equal(t, http.StatusOK, status, "%s", mustMarshal(obj))
@@ -479,4 +470,27 @@ func TestResponsesToolStepsAsChat(t *testing.T) {
 		assert.Positive(t, chatSteps)
 		assert.Equal(t, chatSteps, respSteps)
 	})
+}
+
+// chatToolSteps drives a chat-completions conversation of one user task with the read tool
+// until the model answers without a tool call, and returns the steps it took.
+func chatToolSteps(t *testing.T, ts *testServer, task string) int {
+	t.Helper()
+	chatSteps := 0
+	msgs := []string{`{"role":"system","content":"you are a coding agent"}`, `{"role":"user","content":"` + task + `"}`}
+	for ; chatSteps < 50; chatSteps++ {
+		calls := readToolStream(t, ts.postFrames(`{"model":"deepseek-v4-flash","stream":true,`+tools(readTool)+`,"messages":[`+strings.Join(msgs, ",")+`]}`)).calls(t)
+		if len(calls) == 0 {
+			break
+		}
+		var tc []string
+		for _, c := range calls {
+			tc = append(tc, `{"id":"`+c.id+`","type":"function","function":{"name":"`+c.name+`","arguments":`+mustJSONString(c.arguments)+`}}`)
+		}
+		msgs = append(msgs, `{"role":"assistant","content":null,"tool_calls":[`+strings.Join(tc, ",")+`]}`)
+		for _, c := range calls {
+			msgs = append(msgs, `{"role":"tool","tool_call_id":"`+c.id+`","content":"the file"}`)
+		}
+	}
+	return chatSteps
 }
