@@ -1,20 +1,25 @@
 package harness
 
 import (
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/fakeserver"
 	"github.com/agentsim/agentsim/internal/replay"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // TestToolLoopThroughResponses: with request.api responses, every step goes through POST
@@ -84,4 +89,45 @@ func TestReplayThroughResponses(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"call_fake_0"}, ids, "the live model's call")
+}
+
+// TestDiagnosisScenariosThroughResponses runs the diagnosis table through the Responses API
+// (request.api responses): the simulator answers POST /v1/responses on the same engine and
+// faults, and each scenario's verdict is the one it has over chat completions.
+func TestDiagnosisScenariosThroughResponses(t *testing.T) {
+	race := raceDetector()
+	for _, sc := range append(scenarios, honestScenarios...) {
+		t.Run(sc.name, func(t *testing.T) {
+			if sc.heavy && race {
+				t.Skip("an ocbrowse-sized run takes 10–30 s under the race detector; run without -race")
+			}
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				c := sc.sim
+				c.overrides = maps.Clone(c.overrides)
+				if c.overrides == nil {
+					c.overrides = map[string]string{}
+				}
+				c.overrides["request.api"] = workloads.APIResponses
+				res, dir := runSim(t, t.Context(), c)
+				v := res.Verdict
+				require.Equal(t, sc.kind, v.Kind, "verdict %s: %s\n%s", v.Kind, v.Summary, strings.Join(v.Evidence, "\n"))
+				// A Responses reply's closing events (text, part and item done, completed)
+				// follow its last token, so the run's last byte may be milliseconds ago where
+				// a chat run's was seconds ago.
+				assert.Regexp(t, strings.ReplaceAll(sc.summary, `\d\.\d s ago`, `\d+\.\d m?s ago`), v.Summary)
+				for _, pat := range sc.evidence {
+					assert.True(t, anyMatch(pat, v.Evidence), "no evidence line matches %q in\n%s", pat, strings.Join(v.Evidence, "\n"))
+				}
+				fromFiles, _, err := diagnose.FromDir(dir)
+				require.NoError(t, err)
+				assert.Equal(t, v, fromFiles, "diagnose.FromDir and the run agree")
+				if sc.check != nil {
+					evs, err := rundir.ReadEvents(dir)
+					require.NoError(t, err)
+					sc.check(t, scenarioRun{res: res, evs: evs})
+				}
+			})
+		})
+	}
 }
