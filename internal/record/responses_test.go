@@ -35,13 +35,15 @@ type responsesProxy struct {
 	buf    *syncBuffer
 }
 
-func startResponsesProxy(t *testing.T, f *fakeserver.Server, obs record.Observer) *responsesProxy {
+// startResponsesProxy serves a Proxy of f with opts' Observer and Content.
+func startResponsesProxy(t *testing.T, f *fakeserver.Server, opts record.Options) *responsesProxy {
 	t.Helper()
 	ts, hc := f.StartInMemory(t)
 	up, err := url.Parse(ts.URL)
 	require.NoError(t, err)
 	buf := &syncBuffer{}
-	p, err := record.New(record.Options{Upstream: up, Trace: buf, Clock: clock.Real(), Transport: hc.Transport, Observer: obs})
+	opts.Upstream, opts.Trace, opts.Clock, opts.Transport = up, buf, clock.Real(), hc.Transport
+	p, err := record.New(opts)
 	require.NoError(t, err)
 	ln := memnet.Listen()
 	srv := &http.Server{Handler: p}
@@ -118,7 +120,8 @@ var respTools = []any{map[string]any{"type": "function", "name": "read", "parame
 // session comes from its input items. Every line says api responses.
 func TestRecordResponsesConversation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rp := startResponsesProxy(t, &fakeserver.Server{Tokens: 4, CallTools: 1}, nil)
+		content := &syncBuffer{}
+		rp := startResponsesProxy(t, &fakeserver.Server{Tokens: 4, CallTools: 1}, record.Options{Content: content})
 		task := userItem("find the bug")
 		r0 := rp.send(t, map[string]any{"instructions": "you are a coding agent", "input": []any{task}, "tools": respTools,
 			"prompt_cache_key": "sess-1", "store": false}, true)
@@ -162,6 +165,19 @@ func TestRecordResponsesConversation(t *testing.T) {
 		require.Len(t, c, 2)
 		require.NotNil(t, c[1].Extends, "the input items begin with the first request's and its reply")
 		assert.Equal(t, 0, *c[1].Extends)
+
+		// --keep-content: a Responses request's instructions and input, as sent, and its reply.
+		var first struct {
+			Session      string          `json:"session"`
+			Instructions string          `json:"instructions"`
+			Input        json.RawMessage `json:"input"`
+			ToolCalls    []any           `json:"tool_calls"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(strings.SplitN(content.String(), "\n", 2)[0]), &first))
+		assert.Equal(t, "sess-1", first.Session)
+		assert.Equal(t, "you are a coding agent", first.Instructions)
+		assert.JSONEq(t, `[{"type":"message","role":"user","content":[{"type":"input_text","text":"find the bug"}]}]`, string(first.Input))
+		assert.Len(t, first.ToolCalls, 1)
 	})
 }
 
@@ -185,7 +201,7 @@ func TestRecordResponsesOutcomes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		obs := &endings{}
 		f := &fakeserver.Server{Tokens: 3}
-		rp := startResponsesProxy(t, f, obs)
+		rp := startResponsesProxy(t, f, record.Options{Observer: obs})
 		rp.send(t, map[string]any{"input": "hi"}, true)
 		b, _ := json.Marshal(map[string]any{"model": "m", "input": []any{map[string]any{"type": "function_call_output", "call_id": "call_x", "output": "?"}}})
 		resp, err := rp.client.Post("http://proxy/v1/responses", "application/json", bytes.NewReader(b))
