@@ -183,6 +183,10 @@ func TestResponsesFailures(t *testing.T) {
 		{name: "response.failed", s: &script{steps: []step{{raw: rCreated() + rEvent("response.failed",
 			`,"response":{`+respHead+`,"status":"failed","usage":null,"error":{"code":"server_error","message":"engine died"}}`)}}},
 			class: events.ClassErrorFrame, msg: "response.failed: engine died", retry: true},
+		// A prompt the server refused: sending it again would not help.
+		{name: "response.failed, invalid_prompt", s: &script{steps: []step{{raw: rCreated() + rEvent("response.failed",
+			`,"response":{`+respHead+`,"status":"failed","usage":null,"error":{"code":"invalid_prompt","message":"bad prompt"}}`)}}},
+			class: events.ClassErrorFrame, msg: "bad prompt"},
 		// The error event, as the API sends it on a failed stream.
 		{name: "error event", s: &script{steps: []step{{raw: rCreated() + rTextDelta("Hi") +
 			rEvent("error", `,"code":"rate_limit_exceeded","message":"slow down","param":null`)}}},
