@@ -131,3 +131,22 @@ func TestDiagnosisScenariosThroughResponses(t *testing.T) {
 		})
 	}
 }
+
+// TestCodingAgentThroughResponses: the coding agent over the Responses API against the
+// simulator runs the model's own function calls, answered by function_call_output items (the
+// simulator refuses an answer to no call), every request ok.
+func TestCodingAgentThroughResponses(t *testing.T) {
+	over := map[string]string{"agents": "2", "rounds": "6", "request.api": workloads.APIResponses}
+	evs := runEvents(t, codingAgent(over))
+	calls := 0
+	for _, e := range evs {
+		switch {
+		case e.Kind == events.ToolCall && !e.Planned:
+			calls++
+			assert.NotEmpty(t, e.ToolCallID, "%+v", e)
+		case e.Kind == events.Error, e.Kind == events.Timeout:
+			t.Errorf("unexpected failure: %+v", e)
+		}
+	}
+	assert.Positive(t, calls, "the model called tools")
+}
