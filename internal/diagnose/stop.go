@@ -42,6 +42,9 @@ func (a *Analyzer) onStop(e events.Event) {
 		return
 	}
 	if a.stop == nil {
+		if r := a.open[e.Request]; cancelled && r != nil {
+			a.readerSaw(r, e) // what its own reader saw, before the stop is judged
+		}
 		var r results.Results
 		a.counts(&r, e.TS)
 		a.stop = &stopMark{atS: e.TS, verdict: a.rules(e.TS, &r)}

@@ -1,0 +1,70 @@
+package harness
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/fakeserver"
+	"github.com/agentsim/agentsim/results"
+)
+
+// slotted is a run of more agents than a fake server has slots, stopped by its duration
+// while every slot streams a long answer and the rest wait in the server's queue: as
+// llama-server with 16 slots and 30 agents, or llm-d-inference-sim with --max-num-seqs 4 and
+// 16 agents, were run.
+func slotted(t *testing.T, metrics fakeserver.Metrics, slots, agents int, overrides ...string) fakeRun {
+	t.Helper()
+	f := &fakeserver.Server{Models: []string{"tiny.gguf"}, Tokens: 1000, FixedTokens: true, ITL: 250 * time.Millisecond,
+		Metrics: metrics, Slots: slots}
+	_, hc := f.StartInMemory(t)
+	clk, err := clock.New(1)
+	require.NoError(t, err)
+	set := append([]string{"agents=" + strconv.Itoa(agents), "rounds=10", "duration=400s", "start_jitter=0s",
+		"watchdog.stall_after=120s", "watchdog.hang_after=600s", "pacer.slots=" + strconv.Itoa(agents),
+		"request.force_output_length=false", "request.max_tokens=2000", "context.max_context_tokens=100000"}, overrides...)
+	r := runFake(t, "http://fake", hc, clk, "smoke", set, nil)
+	require.NoError(t, r.err)
+	return r
+}
+
+// TestMovingStreamNeverSilent: at the duration's stop, the streams that had been streaming
+// for minutes (a chunk every 0.25 s) are not named silent for the time the queued requests
+// waited: a sample that does not name a stream bounds its silence by the longest of the
+// unnamed ones, which are the queued; that bound is no silence of its own. The run is judged
+// the same from its files.
+func TestMovingStreamNeverSilent(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		metrics       fakeserver.Metrics
+		slots, agents int
+	}{
+		{"llama-server, 16 slots, 30 agents", fakeserver.LlamaCpp, 16, 30},
+		{"llm-d-inference-sim, 4 seqs, 16 agents", fakeserver.VLLM, 4, 16},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := slotted(t, c.metrics, c.slots, c.agents)
+				v := r.res.Verdict
+				assert.NotEqual(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+				for _, e := range r.evs {
+					if e.Kind == events.Cancelled && e.Chunks > 100 {
+						assert.NotContains(t, v.Summary+strings.Join(v.Evidence, "\n"), e.Request+" ", "a stream that moved to the stop (%d chunks, largest gap %.2f s) is named", e.Chunks, e.MaxGapS)
+					}
+				}
+				again, _, err := diagnose.FromDir(r.dir)
+				require.NoError(t, err)
+				assert.Equal(t, v.Kind, again.Kind)
+				assert.Equal(t, v.Summary, again.Summary)
+			})
+		})
+	}
+}
