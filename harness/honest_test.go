@@ -68,3 +68,29 @@ func TestMovingStreamNeverSilent(t *testing.T) {
 		})
 	}
 }
+
+// TestCutRequestsCount: most agents are inside long answers when the duration stops the
+// run, and only the short answers finished (as ocbrowse against llm-d-inference-sim: 27 of
+// 30 agents inside requests 294–327 s long, p50 latency 0.8 s). The requests the stop cut
+// count toward the latency at their time so far, and the verdict is slow, saying so.
+func TestCutRequestsCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeserver.Server{Models: []string{"m"}, Tokens: 4, ITL: 150 * time.Millisecond, Metrics: fakeserver.VLLM}
+		_, hc := f.StartInMemory(t)
+		clk, err := clock.New(1)
+		require.NoError(t, err)
+		r := runFake(t, "http://fake", hc, clk, "smoke", []string{"agents=30", "rounds=1000", "duration=300s", "start_jitter=0s",
+			"think_time=0s", "tool_time=0s", "watchdog.stall_after=120s", "watchdog.hang_after=600s", "pacer.slots=30",
+			"request.output_tokens={dist: mixture, parts: [{weight: 9, dist: const, value: 4}, {weight: 1, dist: const, value: 2400}]}",
+			"request.max_tokens=2400", "request.reasoning_effort=none", "context.max_context_tokens=1000000"}, nil)
+		require.NoError(t, r.err)
+		v := r.res.Verdict
+		assert.Equal(t, results.Slow, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+		assert.Less(t, r.res.Latency.E2E.P50, 5.0, "the finished requests are the short ones")
+		assert.Contains(t, v.Summary, "requests cut before their end had run ≥ 60 s (longest ")
+		assert.Contains(t, strings.Join(v.Evidence, "\n"), "cut before their end (censored: counted at their time so far)")
+		again, _, err := diagnose.FromDir(r.dir)
+		require.NoError(t, err)
+		assert.Equal(t, v.Summary, again.Summary)
+	})
+}

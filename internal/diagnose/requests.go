@@ -253,6 +253,7 @@ func (a *Analyzer) endRequest(e events.Event) {
 		a.endSilence(r, e)
 	}
 	if e.Kind == events.Cancelled {
+		a.cut = append(a.cut, e.TS-r.sentS)
 		a.readerSaw(r, e)
 		a.cancelledSilence(r, e)
 	}
