@@ -94,3 +94,25 @@ func TestCutRequestsCount(t *testing.T) {
 		assert.Equal(t, v.Summary, again.Summary)
 	})
 }
+
+// TestErrorsLead: most requests are refused for their length while the few that fit wait
+// minutes for the server's one slot (as compare against llama-server: 48 of 60 agentic
+// requests failed, "Context size has been exceeded", and the headline was stalled-streams for
+// the slow prefills). The refusals lead, in the server's words; the stalls follow as evidence.
+func TestErrorsLead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeserver.Server{Models: []string{"m"}, Window: 1500, ITL: 250 * time.Millisecond, Slots: 1}
+		_, hc := f.StartInMemory(t)
+		clk, err := clock.New(1)
+		require.NoError(t, err)
+		r := runFake(t, "http://fake", hc, clk, "smoke", []string{"agents=8", "rounds=4", "duration=10m", "start_jitter=0s", "request.output_tokens=200"}, nil)
+		require.NoError(t, r.err)
+		v := r.res.Verdict
+		require.Equal(t, results.Errors, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+		assert.Regexp(t, `^\d+ of \d+ finished requests failed \(\d+\.\d %\): http_status 400 "This model's maximum context length is 1500 tokens\. `, v.Summary)
+		assert.Contains(t, strings.Join(v.Evidence, "\n"), "besides the errors, the run was stalled-streams: ")
+		again, _, err := diagnose.FromDir(r.dir)
+		require.NoError(t, err)
+		assert.Equal(t, v.Summary, again.Summary)
+	})
+}

@@ -213,7 +213,7 @@ var scenarios = []scenario{{
 	sim: simCase{workload: "smoke", overrides: map[string]string{"agents": "10", "rounds": "5"},
 		faults: []string{"errors"}, faultParams: []string{"rate=0.2"}, speedup: 20},
 	kind:    results.Errors,
-	summary: `^\d+ of 50 finished requests failed \(\d+\.\d %\)$`,
+	summary: `^\d+ of 50 finished requests failed \(\d+\.\d %\): http_status 503 "The server is overloaded or not ready yet\."$`,
 	evidence: []string{
 		`^\d+ of 50 requests failed: .*http_status 429`,
 		`^\d+ of 50 requests failed: .*http_status 503`,
