@@ -116,3 +116,45 @@ func TestErrorsLead(t *testing.T) {
 		assert.Equal(t, v.Summary, again.Summary)
 	})
 }
+
+// TestWatchdogStopIsAVerdict: a rate pacer far too slow for the run (pacer.rps 0.01, one
+// permit per 100 s) leaves every agent waiting in it for longer than hang_after, and the
+// watchdog ends the run with most rounds never started. That is no healthy run, and its exit
+// code is not 0.
+func TestWatchdogStopIsAVerdict(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeserver.Server{Models: []string{"m"}, ITL: 50 * time.Millisecond}
+		_, hc := f.StartInMemory(t)
+		clk, err := clock.New(1)
+		require.NoError(t, err)
+		r := runFake(t, "http://fake", hc, clk, "smoke", []string{"pacer.kind=rate", "pacer.rps=0.01", "pacer.slots=0", "pacer.burst=1"}, nil)
+		require.NoError(t, r.err)
+		v := r.res.Verdict
+		assert.Equal(t, 7, r.res.Rounds.NotStartedReasons["watchdog"], "%+v", r.res.Rounds)
+		assert.Equal(t, results.PacerStarvation, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+		assert.False(t, v.Kind.Progressing(), "exit 3, not 0")
+		assert.Regexp(t, `^the watchdog ended the run after 60 s without progress \(hang_after 60 s\) while 4/4 agents waited in the pacer for up to \d+ s: `, v.Summary)
+		again, _, err := diagnose.FromDir(r.dir)
+		require.NoError(t, err)
+		assert.Equal(t, v.Summary, again.Summary)
+	})
+}
+
+// TestTimedOutStallIsNoRecovery: every stream hangs before its first byte (a wedged
+// server) and the client's own request.timeout ends each one: the streams stalled and timed
+// out; they did not "go on".
+func TestTimedOutStallIsNoRecovery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeserver.Server{Models: []string{"m"}, ITL: 50 * time.Millisecond}
+		f.Freeze()
+		_, hc := f.StartInMemory(t)
+		clk, err := clock.New(1)
+		require.NoError(t, err)
+		r := runFake(t, "http://fake", hc, clk, "smoke", []string{"request.timeout=100s", "watchdog.hang_after=600s", "duration=250s"}, nil)
+		require.NoError(t, r.err)
+		v := r.res.Verdict
+		require.Equal(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+		assert.Regexp(t, `^\d+ streams stalled for ≥ 20 s \(longest 100 s\) and then timed out \(the client's own timeout ended them, not the server\): `, v.Summary)
+		assert.NotContains(t, v.Summary+strings.Join(v.Evidence, "\n"), "went on")
+	})
+}

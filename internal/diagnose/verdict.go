@@ -27,6 +27,9 @@ func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
 	verdict, ok := a.stopped(nowS)
 	if !ok {
 		verdict = a.rules(nowS, r)
+		if a.run.stop == events.EndWatchdog && nowS >= a.run.stopS && verdict.Kind.Progressing() {
+			verdict = a.watchdogVerdict(a.view(nowS), r) // a stop that cancelled nothing
+		}
 	}
 	verdict = a.errorsLead(r, verdict)
 	if a.run.interrupted && nowS >= a.run.interruptedS {
