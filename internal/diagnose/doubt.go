@@ -8,8 +8,9 @@ import (
 
 // Doubt marks r's verdict unreliable when the run could not hold its speedup (a lag warning,
 // JudgeLag) and its own lag could explain what the verdict rests on: a stuck verdict whose
-// longest silence is no longer than its threshold plus the largest lag the run measured, or a
-// slow one whose mean latency less that lag is below slow_after. The silences are already
+// longest silence is no longer than its threshold plus the largest lag the run measured, a
+// server-serialized one whose mean latency that lag reaches, or a slow one whose mean latency
+// less that lag is below slow_after. The silences are already
 // netted of the lag the samples measured, but that measure misses bytes read late and a
 // process starved between two samples by up to the lag itself; a verdict within that margin
 // could be the machine's, not the server's. The summary starts "unreliable", the first
@@ -37,6 +38,14 @@ func (a *Analyzer) Doubt(r *results.Results) {
 			return
 		}
 		what = fmt.Sprintf("its longest silence, %s, is within %s of %s %s", secs(longest), secs(lag), name, secs(threshold))
+	case results.ServerSerialized:
+		// One stream progressing at a time is read from the samples; a machine whose lag is
+		// as long as a request reads every stream late and samples seldom.
+		mean := r.Latency.E2E.Mean
+		if lag < mean {
+			return
+		}
+		what = fmt.Sprintf("that lag is as long as the mean latency, %s, over which it saw one stream progress at a time", secs(mean))
 	case results.Slow:
 		mean := r.Latency.E2E.Mean
 		if mean-lag >= a.slowS {

@@ -52,3 +52,20 @@ func TestDoubtWhenTheLagCouldExplain(t *testing.T) {
 		assert.True(t, strings.HasPrefix(r.Verdict.Evidence[0], "verdict unreliable: "), r.Verdict.Evidence[0])
 	}
 }
+
+// TestDoubtOfSerialization: one stream at a time, read from the samples of a run whose lag is
+// longer than its requests, is unreliable; beside a lag of milliseconds it stands.
+func TestDoubtOfSerialization(t *testing.T) {
+	for _, c := range []struct {
+		lagS       float64
+		unreliable bool
+	}{{187, true}, {0.04, false}} {
+		a := New(Config{})
+		r := results.Results{Speedup: 10, Verdict: results.Verdict{Kind: results.ServerSerialized, Summary: "30.8 requests in flight on average but the server progresses one at a time (mean e2e latency 53 s)"}}
+		r.Latency.E2E.Mean = 53
+		r.Harness = &results.Harness{Lag: results.LagSummary{P99: c.lagS, Max: c.lagS, N: 100}}
+		JudgeLag(r.Harness, r.Speedup, 20*time.Second, 53)
+		a.Doubt(&r)
+		assert.Equal(t, c.unreliable, r.Verdict.Unreliable != "", "lag %v s: %q", c.lagS, r.Verdict.Unreliable)
+	}
+}
