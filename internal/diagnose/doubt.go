@@ -57,7 +57,7 @@ func (a *Analyzer) Doubt(r *results.Results) {
 	}
 	v.Unreliable = fmt.Sprintf("the machine could not keep up with --speedup %g: the %s lag reached %s (simulated), and %s", r.Speedup, who, secs(lag), what)
 	v.Summary = "unreliable: " + v.Summary
-	v.Evidence = append([]string{"verdict unreliable: " + v.Unreliable + "; the run's own slowness could explain it, so it blames nothing — rerun at a lower --speedup, or --speedup max"}, v.Evidence...)
+	v.Evidence = append([]string{"verdict unreliable: " + v.Unreliable + "; the run's own slowness could explain it, so it blames nothing — rerun at the --speedup the pace warning names"}, v.Evidence...)
 }
 
 // longestSilenceS is the longest stretch without a byte the Analyzer saw on any request, as
