@@ -11,30 +11,21 @@ func lagSummary(s clock.LagStats) results.LagSummary {
 	return results.LagSummary{P50: s.P50.Seconds(), P99: s.P99.Seconds(), Max: s.Max.Seconds(), N: s.N}
 }
 
-// checkLag gives the live lag warning once, when the p99 lag so far exceeds the limit set by
-// stall_after; it returns the warning or "".
-func (r *run) checkLag() string {
-	if r.lagWarned {
+// checkPace gives the live warning about the machine's pace once: one line, the first time
+// the p99 lag so far of the harness or of the embedded simulator exceeds the limit set by
+// stall_after (diagnose.LivePaceWarning); it returns the warning or "".
+func (r *run) checkPace() string {
+	if r.paceWarned {
 		return ""
 	}
-	w := diagnose.HarnessLagWarning(lagSummary(r.o.Clock.Lag().Stats()), r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, 0)
-	if w != "" {
-		r.lagWarned = true
-		w = "warning: " + w
+	var sim *results.LagSummary
+	if s := r.o.Target.SimLag; s != nil {
+		l := lagSummary(s.Lag().Stats())
+		sim = &l
 	}
-	return w
-}
-
-// checkSimLag gives the live warning on the embedded simulator's lag once, as checkLag does
-// for the harness's; it returns the warning or "".
-func (r *run) checkSimLag() string {
-	sim := r.o.Target.SimLag
-	if r.simLagWarned || sim == nil {
-		return ""
-	}
-	w := diagnose.SimulatorLagWarning(lagSummary(sim.Lag().Stats()), r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, 0)
+	w := diagnose.LivePaceWarning(lagSummary(r.o.Clock.Lag().Stats()), sim, r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter)
 	if w != "" {
-		r.simLagWarned = true
+		r.paceWarned = true
 		w = "warning: " + w
 	}
 	return w

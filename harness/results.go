@@ -28,6 +28,9 @@ func (r *run) results(interrupted bool) *results.Results {
 	r.mu.Unlock()
 	res.Rounds.Planned = w.Agents * w.Rounds
 	res.Harness = r.harnessResults(res.Latency.E2E.P50)
+	r.mu.Lock()
+	r.watch.a.Doubt(res)
+	r.mu.Unlock()
 	if r.o.Scripts != nil {
 		res.Rounds.Planned = 0
 		for _, s := range r.o.Scripts {

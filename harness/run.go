@@ -88,9 +88,8 @@ type run struct {
 	taken []recorded
 	// now holds the agents' events of the latest simulated instant (see instant); guarded by mu.
 	now instant
-	// lagWarned and simLagWarned are set once the live lag warning on the harness and on the
-	// embedded simulator was given; only the sampler reads them.
-	lagWarned, simLagWarned bool
+	// paceWarned is set once the live warning about the machine's pace has been given.
+	paceWarned bool
 	// streamWarned is set once the live stream chunking warning was given; only the sampler
 	// reads it.
 	streamWarned bool

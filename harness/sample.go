@@ -33,7 +33,7 @@ func (r *run) sampleLoop(ctx context.Context, stopRounds, cancelRequests func())
 		}
 		s, warning, ending := r.sample()
 		free = r.o.Clock.WallNow()
-		for _, w := range []string{warning, r.checkLag(), r.checkSimLag(), r.checkLate(s), r.checkStream()} {
+		for _, w := range []string{warning, r.checkPace(), r.checkLate(s), r.checkStream()} {
 			if w != "" {
 				r.o.observer().Warned(w)
 				r.Record(events.Event{Kind: events.Warning, Agent: -1, Message: w})

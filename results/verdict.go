@@ -6,6 +6,10 @@ type Verdict struct {
 	Kind     VerdictKind `json:"kind"`
 	Summary  string      `json:"summary"`
 	Evidence []string    `json:"evidence"`
+	// Unreliable, when set, says why the verdict cannot be trusted: the run's own lag could
+	// explain the silence or the latency it rests on (docs/verdicts.md §3). Such a run
+	// exits 4, neither passing nor blaming the server.
+	Unreliable string `json:"unreliable,omitempty"`
 }
 
 // VerdictKind names a verdict. The strings are the `verdict.kind` field of results.json; the

@@ -89,6 +89,9 @@ func (d *diagnoseCmd) run(c *cobra.Command, args []string) error {
 		fmt.Fprintf(c.ErrOrStderr(), "agentsim: %s\n", v.Evidence[0])
 	}
 	noteRecorded(c, dir, v)
+	if v.Unreliable != "" {
+		return &ExitError{Code: ExitUnreliable}
+	}
 	if v.Kind.Progressing() {
 		return nil
 	}

@@ -15,6 +15,7 @@ const (
 	ExitRuntime     = 1   // runtime failure: server unreachable, disk full…
 	ExitUsage       = 2   // usage or configuration error
 	ExitVerdict     = 3   // finished with any other verdict
+	ExitUnreliable  = 4   // finished with a verdict the run's own lag could explain
 	ExitInterrupted = 130 // interrupted by Ctrl-C
 )
 

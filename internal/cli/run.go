@@ -160,11 +160,14 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 	return worstExit(verdictExit(res), g.hold(c, res, dir))
 }
 
-// verdictExit maps a finished run to its exit: 130 interrupted, 0 healthy or slow, 3 otherwise.
+// verdictExit maps a finished run to its exit: 130 interrupted, 4 an unreliable verdict, 0
+// healthy or slow, 3 otherwise.
 func verdictExit(res *results.Results) error {
 	switch {
 	case res.Interrupted:
 		return &ExitError{Code: ExitInterrupted}
+	case res.Verdict.Unreliable != "":
+		return &ExitError{Code: ExitUnreliable}
 	case res.Verdict.Kind.Progressing():
 		return nil
 	}

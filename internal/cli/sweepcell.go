@@ -96,8 +96,8 @@ func (s *sweepCellCmd) run(c *cobra.Command, _ []string) error {
 	root := newRoot(c.OutOrStdout(), c.ErrOrStderr(), env, args)
 	root.SetArgs(args)
 	err = root.ExecuteContext(c.Context())
-	if code := exitCode(err); code == ExitVerdict {
-		return nil // a verdict is the run's result, not the cell's failure
+	if code := exitCode(err); code == ExitVerdict || code == ExitUnreliable {
+		return nil // a verdict, trusted or not, is the run's result, not the cell's failure
 	}
 	return err
 }

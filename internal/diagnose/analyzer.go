@@ -22,8 +22,9 @@ type Analyzer struct {
 	serial               serialView
 	gauges               map[string]*gaugeRun
 	scrape               scrapeHealth
-	lastProgressS        float64 // last byte or request end, simulated seconds
-	busyS                float64 // request-seconds spent by requests that ended
+	lastProgressS        float64   // last byte or request end, simulated seconds
+	busyS                float64   // request-seconds spent by requests that ended
+	cut                  []float64 // time so far of each request the run's stop cancelled, seconds
 	chunksIn             int64
 	samples              int
 	inFlightSum          float64

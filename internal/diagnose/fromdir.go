@@ -92,6 +92,7 @@ func judgeRecords(w *workloads.Workload, evs []events.Event, samples []events.Sa
 	r.Warnings = c.Warnings(r, w)
 	if r.Harness != nil {
 		JudgeLag(r.Harness, r.Speedup, w.Watchdog.StallAfter, r.Latency.E2E.P50)
+		a.Doubt(r)
 	}
 	if cut {
 		r.Verdict.Summary += fmt.Sprintf(" (judged up to t=%s: %s is cut)", secs(cutS), rundir.Events)

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -24,12 +25,65 @@ const (
 // JudgeLag sets h's warnings on the harness's lag and the embedded simulator's (Warning,
 // SimulatorWarning) from the lag it measured, at the run's speedup, against its stall_after
 // and its median end-to-end latency e2eP50 in simulated seconds (0: none yet).
+//
+// A person gets at most one line about the machine's pace: when both lags exceed the limit,
+// Warning names both with one recommendation and SimulatorWarning stays empty.
 func JudgeLag(h *results.Harness, speedup float64, stallAfter time.Duration, e2eP50 float64) {
 	h.Warning = HarnessLagWarning(h.Lag, speedup, stallAfter, e2eP50)
 	h.SimulatorWarning = ""
 	if h.SimulatorLag != nil {
 		h.SimulatorWarning = SimulatorLagWarning(*h.SimulatorLag, speedup, stallAfter, e2eP50)
 	}
+	if h.Warning != "" && h.SimulatorWarning != "" {
+		h.Warning, h.SimulatorWarning = bothLagWarning(h.Lag, *h.SimulatorLag, speedup, stallAfter, e2eP50), ""
+	}
+}
+
+// LivePaceWarning is the one line the harness gives while the run goes, the first time the
+// harness's lag h or the simulator's sim (nil: none) exceeds the limit that stall_after sets;
+// "" while neither does. It names no speedup: the limit at the end also weighs the run's
+// latencies, and the summary's one recommendation is the one to follow.
+func LivePaceWarning(h results.LagSummary, sim *results.LagSummary, speedup float64, stallAfter time.Duration) string {
+	hw := HarnessLagWarning(h, 1, stallAfter, 0)
+	sw := ""
+	if sim != nil {
+		sw = SimulatorLagWarning(*sim, 1, stallAfter, 0)
+	}
+	w := cmp.Or(hw, sw)
+	if hw != "" && sw != "" {
+		w = bothLagWarning(h, *sim, 1, stallAfter, 0)
+	}
+	if w != "" && speedup > 1 {
+		w += fmt.Sprintf(" at --speedup %g; the run's summary names the speedup to use", speedup)
+	}
+	return w
+}
+
+// bothLagWarning is the one line for a harness lag h and a simulator lag sim that both
+// exceed the limit: the machine is setting the pace, and the one speedup that brings both
+// within it.
+func bothLagWarning(h, sim results.LagSummary, speedup float64, stallAfter time.Duration, e2eP50 float64) string {
+	limit, of := lagLimit(stallAfter, e2eP50)
+	worst := max(h.P99, sim.P99)
+	hs, _ := apart(h.P99, limit)
+	ss, _ := apart(sim.P99, limit)
+	_, lim := apart(min(h.P99, sim.P99), limit) // as many digits as the closer needs
+	msg := fmt.Sprintf("harness lag p99 %s and simulator lag p99 %s (simulated) exceed %s (%s): the machine, not the server, is setting the pace, so latencies and stall times are inflated",
+		hs, ss, lim, of)
+	if speedup > 1 {
+		msg += fmt.Sprintf("; use --speedup %s or lower", roundDown(speedup*limit/worst))
+	}
+	return msg
+}
+
+// apart renders a figure that exceeds a limit and the limit, with as many digits as it takes
+// for them to read differently ("0.31 s" and "0.30 s", never "0.3 s exceeds 0.3 s").
+func apart(v, limit float64) (string, string) {
+	a, b := results.Seconds(v), results.Seconds(limit)
+	for digits := 2; a == b && digits <= 6; digits++ {
+		a, b = fmt.Sprintf("%.*f s", digits, v), fmt.Sprintf("%.*f s", digits, limit)
+	}
+	return a, b
 }
 
 // lagLimit returns the largest p99 lag that does not distort the run, in simulated seconds, and
@@ -68,8 +122,9 @@ func paceWarning(what, who string, s results.LagSummary, speedup float64, stallA
 	if s.N < lagMinWaits || s.P99 <= limit {
 		return ""
 	}
+	p99, lim := apart(s.P99, limit)
 	msg := fmt.Sprintf("%s p99 %s (simulated) exceeds %s (%s): %s is setting the pace, so latencies and stall times are inflated",
-		what, results.Seconds(s.P99), results.Seconds(limit), of, who)
+		what, p99, lim, of, who)
 	if speedup > 1 {
 		msg += fmt.Sprintf("; use --speedup %s or lower", roundDown(speedup*limit/s.P99))
 	}

@@ -20,6 +20,10 @@ func TestProxyRules(t *testing.T) {
 		return events.Event{TS: at, Kind: events.Done, Agent: agent, Round: 1, Request: fmt.Sprintf("a%d-r1-0", agent),
 			LatencyS: 4, CompletionTokens: 100, Chunks: 100}
 	}
+	refused := func(agent int, at float64) events.Event { // llama-server's answer to a prompt past its window
+		return events.Event{TS: at, Kind: events.Error, Agent: agent, Round: 1, Request: fmt.Sprintf("a%d-r1-0", agent),
+			Class: events.ClassHTTPStatus, Status: 400, Message: "Context size has been exceeded.", LatencyS: 0.1}
+	}
 	idle := events.Sample{Server: map[string]float64{events.DecodeRunning: 0, events.PrefillInflight: 0, events.Queued: 0}}
 	cases := []struct {
 		name    string
@@ -42,6 +46,10 @@ func TestProxyRules(t *testing.T) {
 		// Two open streams, both silent since they were sent.
 		{"waits on the server", []events.Event{sent(0, 1), sent(1, 2)}, &idle, true, 300,
 			results.StalledStreams, "the harness has sent nothing for 298 s while all 2 of its open streams are silent"},
+		// Every request the harness sent was refused, and then it sent nothing more: the
+		// refusals lead, in the server's words, and the harness's silence follows.
+		{"refused, then stopped", []events.Event{sent(0, 1), sent(1, 2), refused(0, 1.1), refused(1, 2.1)}, &idle, true, 300,
+			results.Errors, `2 of 2 finished requests failed (100.0 %): http_status 400 "Context size has been exceeded."`},
 		// Not a proxy: a run's rules, which know no harness-stopped.
 		{"a run", []events.Event{sent(0, 1), done(0, 5)}, &idle, false, 300,
 			results.Healthy, ""},

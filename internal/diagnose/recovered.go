@@ -96,8 +96,8 @@ func (a *Analyzer) recoveredRule(v *view, r *results.Results) (results.Verdict, 
 	}
 	ev := []string{
 		fmt.Sprintf("longest silence %s: request %s (agent %d) %s %s, %s", secs(long.lengthS), long.id, long.agent, when, where, how),
-		fmt.Sprintf("%d request%s went ≥ %s without a byte and then went on; no stream is silent now (last byte or request end %s ago)",
-			len(ps), plural.S(len(ps)), secs(a.stallS), secs(v.quietS)),
+		fmt.Sprintf("%d request%s went ≥ %s without a byte and then %s; no stream is silent now (last byte or request end %s ago)",
+			len(ps), plural.S(len(ps)), secs(a.stallS), wentOn(ps), secs(v.quietS)),
 		fmt.Sprintf("rounds: %d completed, %d failed; requests: %d ok, %d failed", r.Rounds.Completed, r.Rounds.Failed, r.Requests.OK, r.Requests.Failed),
 	}
 	if l, ok := a.little(v.nowS, r); ok {
@@ -105,8 +105,26 @@ func (a *Analyzer) recoveredRule(v *view, r *results.Results) (results.Verdict, 
 	}
 	return results.Verdict{
 		Kind: results.StalledStreams,
-		Summary: fmt.Sprintf("%d stream%s stalled for ≥ %s (longest %s) and then went on: a stall that ends is still a stall",
-			len(ps), plural.S(len(ps)), secs(a.stallS), secs(long.lengthS)),
+		Summary: fmt.Sprintf("%d stream%s stalled for ≥ %s (longest %s) and then %s: a stall that ends is still a stall",
+			len(ps), plural.S(len(ps)), secs(a.stallS), secs(long.lengthS), wentOn(ps)),
 		Evidence: a.withGauges(ev, v.nowS),
 	}, true
+}
+
+// wentOn says how the stalls ps ended: the streams went on (resumed, or ended by themselves),
+// or the client's own timeout ended them — a timeout is no sign the server came back.
+func wentOn(ps []pastStall) string {
+	timedOut := 0
+	for _, p := range ps {
+		if p.ended == events.Timeout {
+			timedOut++
+		}
+	}
+	switch {
+	case timedOut == 0:
+		return "went on"
+	case timedOut == len(ps):
+		return "timed out (the client's own timeout ended them, not the server)"
+	}
+	return fmt.Sprintf("went on or timed out (%d ended by the client's own timeout, not the server)", timedOut)
 }

@@ -19,8 +19,11 @@ type request struct {
 	// lastByteS is when the request last received a byte (headers or a chunk), or when it
 	// was sent while nothing has arrived; chunks counts the chunks received, as samples tell.
 	lastByteS float64
-	chunks    int
-	output    bool // a reasoning or content token arrived
+	// vagueS, when > 0, is the time of the sample that last bounded lastByteS without naming
+	// the request: its latest byte came at lastByteS or later, up to vagueS (see boundAt).
+	vagueS float64
+	chunks int
+	output bool // a reasoning or content token arrived
 	// firstByteS is when the first byte (headers or a token) arrived, by the events; 0 before.
 	firstByteS float64
 	// queuedSeen is set when the server's queued gauge read above 0 while the request had
@@ -74,6 +77,10 @@ func (s silence) heardS() float64 { return s.lengthS - s.behindS - s.simS }
 
 // byteAt records that a byte arrived on r at t, ending the silence since the last one.
 func (a *Analyzer) byteAt(r *request, t float64) {
+	if r.vagueS > 0 {
+		a.afterBound(r, t)
+		return
+	}
 	if t <= r.lastByteS {
 		return
 	}
@@ -91,10 +98,48 @@ func (a *Analyzer) byteAt(r *request, t float64) {
 	if s.heardS() > r.longest.heardS() {
 		r.longest = s
 	}
+	a.openAt(r, t)
+}
+
+// openAt makes t the opening of r's silence: its last byte, from which the lags over the
+// silence count afresh.
+func (a *Analyzer) openAt(r *request, t float64) {
 	r.lastByteS = t
 	r.behindS = 0
 	r.simFromS, r.simFromPending = a.sim.opening(t)
 	r.ownFromS = r.own.nowS
+}
+
+// boundAt records what a sample at sampleS that does not name r tells of it: its latest byte
+// came at t or later (or it was sent then) — a bound shared by every stream the sample leaves
+// out, not a byte of its own. A bound ends no silence the harness heard: bytes may have come
+// all along up to it. Only a silence since a byte the harness knew exactly ends with it, and
+// only as long as the harness knew it: up to the sample before, which named r silent since
+// that byte.
+func (a *Analyzer) boundAt(r *request, t, sampleS float64) {
+	if r.vagueS == 0 && t > r.lastByteS {
+		if end := min(a.sampleS, t); end > r.lastByteS {
+			a.byteAt(r, end)
+		}
+	}
+	if t > r.lastByteS {
+		a.openAt(r, t)
+	}
+	r.vagueS = sampleS
+}
+
+// afterBound takes a byte at t, known exactly, on r whose latest byte only a bound placed
+// (boundAt): no silence the harness heard ends at t, since bytes may have come between the
+// bound and t. The exact time replaces the bound: a silence goes on from t, or, when t is
+// before the bound (a stream the sample names as silent since then), from t still.
+func (a *Analyzer) afterBound(r *request, t float64) {
+	r.vagueS = 0
+	switch {
+	case t > r.lastByteS:
+		a.openAt(r, t)
+	case t < r.lastByteS:
+		r.lastByteS = t
+	}
 }
 
 // openSim credits s, r's silence that a byte at t closes, with the simulator's lag over it:
@@ -208,8 +253,25 @@ func (a *Analyzer) endRequest(e events.Event) {
 		a.endSilence(r, e)
 	}
 	if e.Kind == events.Cancelled {
+		a.cut = append(a.cut, e.TS-r.sentS)
+		a.readerSaw(r, e)
 		a.cancelledSilence(r, e)
 	}
+}
+
+// readerSaw takes what the stream reader of r measured itself, as its terminal event e
+// tells: its last byte (since_last_byte_s ago) and its longest gap between bytes. Samples
+// only bound when a byte came; the reader saw each one, so a silence it did not see was not
+// one, at a stop as at an end.
+func (a *Analyzer) readerSaw(r *request, e events.Event) {
+	if e.Chunks == 0 || e.SinceLastByteS <= 0 {
+		return
+	}
+	if t := e.TS - e.SinceLastByteS; t > r.lastByteS {
+		r.vagueS = 0
+		a.openAt(r, t)
+	}
+	a.capSilence(r, e)
 }
 
 // cancelledSilence keeps, of a request the run's stop cancelled, its longest silence — the
@@ -328,8 +390,17 @@ func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 			r.queuedSeen = r.queuedSeen || (!r.output && queued)
 		}
 	}
+	// The silent ones are first those sent StallAfter ago that never received a byte by the
+	// events (each byte a stream reader hears begins with its headers event), then those
+	// silent longest by the Analyzer's account.
+	heard := func(r *request) int {
+		if r.firstByteS == 0 && r.sentS <= s.TS-o.StallAfterS {
+			return 0
+		}
+		return 1
+	}
 	slices.SortFunc(unnamed, func(x, y *request) int {
-		return cmp.Or(cmp.Compare(x.lastByteS, y.lastByteS), cmp.Compare(x.agent, y.agent), cmp.Compare(x.id, y.id))
+		return cmp.Or(cmp.Compare(heard(x), heard(y)), cmp.Compare(x.lastByteS, y.lastByteS), cmp.Compare(x.agent, y.agent), cmp.Compare(x.id, y.id))
 	})
 	bound := o.UnlistedMaxSilenceS
 	if silent > 0 {
@@ -337,10 +408,10 @@ func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 	}
 	for i, r := range unnamed {
 		if i < silent {
-			r.lastByteS = min(r.lastByteS, s.TS-o.StallAfterS)
+			r.lastByteS, r.vagueS = min(r.lastByteS, s.TS-o.StallAfterS), 0
 			continue
 		}
-		a.byteAt(r, s.TS-bound)
+		a.boundAt(r, s.TS-bound, s.TS)
 	}
 }
 

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
@@ -23,7 +24,25 @@ type little struct {
 	tokensPerReq float64 // mean output tokens per successful request
 	tokPerS      float64 // aggregate output tokens streamed per second
 	expectedS    float64
-	measuredS    float64 // mean e2e latency of successful requests
+	// measuredS is the mean e2e latency of the successful requests and of those cut before
+	// their end (censored, at their time so far): a lower bound of the mean when cut > 0.
+	// finishedS is the mean of the successful ones alone, ok their number.
+	measuredS, finishedS float64
+	ok, cut              int
+}
+
+// censored returns the time so far, in seconds, of each request cut before its end at nowS:
+// cancelled by the run's stop, or still open. Each is a lower bound of its latency; leaving
+// them out keeps only the requests short enough to finish, and a run whose long requests
+// were all cut would look fast.
+func (a *Analyzer) censored(nowS float64) []float64 {
+	out := slices.Clone(a.cut)
+	for _, r := range a.open {
+		if r.sentS <= nowS {
+			out = append(out, nowS-r.sentS)
+		}
+	}
+	return out
 }
 
 // little computes the check at nowS, from r filled at nowS. Its rate is the run's
@@ -35,10 +54,37 @@ func (a *Analyzer) little(nowS float64, r *results.Results) (little, bool) {
 	if r.Requests.OK == 0 || out == 0 || nowS <= 0 || r.Tokens.OutputPerSecond <= 0 {
 		return little{}, false
 	}
-	l := little{inFlight: a.meanInFlight(nowS), tokensPerReq: out / float64(r.Requests.OK),
-		tokPerS: r.Tokens.OutputPerSecond, measuredS: r.Latency.E2E.Mean}
+	ok := r.Requests.OK
+	l := little{inFlight: a.meanInFlight(nowS), tokensPerReq: out / float64(ok),
+		tokPerS: r.Tokens.OutputPerSecond, measuredS: r.Latency.E2E.Mean, finishedS: r.Latency.E2E.Mean, ok: ok}
+	if cut := a.censored(nowS); len(cut) > 0 {
+		// Every request that streamed counts, at its time so far and with the tokens it got:
+		// the in-flight count is of all of them, so the tokens and the time must be too.
+		n := float64(ok + len(cut))
+		l.cut = len(cut)
+		l.measuredS = (l.finishedS*float64(ok) + sumOf(cut)) / n
+		l.tokensPerReq = max(out, l.tokPerS*nowS) / n
+	}
 	l.expectedS = l.inFlight * l.tokensPerReq / l.tokPerS
 	return l, true
+}
+
+// sumOf adds up xs.
+func sumOf(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+// measured names the measured mean latency, and what it counts when requests were cut.
+func (l little) measured() string {
+	if l.cut == 0 {
+		return "measured mean latency " + secs(l.measuredS)
+	}
+	return fmt.Sprintf("measured mean latency ≥ %s over %d ok and %d cut before their end (censored: counted at their time so far)",
+		secs(l.measuredS), l.ok, l.cut)
 }
 
 // alone reports whether about one request was in flight at a time.
@@ -64,8 +110,8 @@ func (l little) why() string {
 
 // lines states the check and its conclusion, with the direction of any miss.
 func (l little) lines() []string {
-	check := fmt.Sprintf("Little's law: %.1f requests in flight × %.0f output tokens per request ÷ %s aggregate = %s expected; measured mean latency %s",
-		l.inFlight, l.tokensPerReq, rate(l.tokPerS), secs(l.expectedS), secs(l.measuredS))
+	check := fmt.Sprintf("Little's law: %.1f requests in flight × %.0f output tokens per request ÷ %s aggregate = %s expected; %s",
+		l.inFlight, l.tokensPerReq, rate(l.tokPerS), secs(l.expectedS), l.measured())
 	ratio := l.measuredS / l.expectedS
 	switch {
 	case l.alone():
@@ -83,27 +129,53 @@ func (l little) lines() []string {
 }
 
 // slowRule is the slow verdict: requests complete and tokens flow, but the mean end-to-end
-// latency is ≥ SlowAfter.
+// latency is ≥ SlowAfter — counting the requests cut before their end at their time so far
+// (censored) — or most of the cut requests had already run SlowAfter.
 func (a *Analyzer) slowRule(v *view, r *results.Results) (results.Verdict, bool) {
 	l, ok := a.little(v.nowS, r)
-	if !ok || r.Latency.E2E.Mean < a.slowS {
+	if !ok {
+		return results.Verdict{}, false
+	}
+	cut := a.censored(v.nowS)
+	long := 0 // cut requests that had already run SlowAfter
+	for _, c := range cut {
+		if c >= a.slowS {
+			long++
+		}
+	}
+	cutSlow := 2*long > len(cut)
+	if max(r.Latency.E2E.Mean, l.measuredS) < a.slowS && !cutSlow {
 		return results.Verdict{}, false
 	}
 	e := r.Latency.E2E
-	ev := []string{fmt.Sprintf("%d request%s ok with mean e2e latency %s (p50 %s, p90 %s, max %s) ≥ the slow threshold of %s; TTFT p50 %s",
-		r.Requests.OK, plural.S(r.Requests.OK), secs(e.Mean), secs(e.P50), secs(e.P90), secs(e.Max), secs(a.slowS), secs(r.Latency.TTFT.P50))}
+	threshold := ""
+	if e.Mean >= a.slowS {
+		threshold = " ≥ the slow threshold of " + secs(a.slowS)
+	}
+	ev := []string{fmt.Sprintf("%d request%s ok with mean e2e latency %s (p50 %s, p90 %s, max %s)%s; TTFT p50 %s",
+		r.Requests.OK, plural.S(r.Requests.OK), secs(e.Mean), secs(e.P50), secs(e.P90), secs(e.Max), threshold, secs(r.Latency.TTFT.P50))}
+	summary := fmt.Sprintf("requests complete but slowly: mean latency %s (p50 %s) over %d request%s, %s",
+		secs(e.Mean), secs(e.P50), r.Requests.OK, plural.S(r.Requests.OK), l.why())
+	if len(cut) > 0 && (l.measuredS > e.Mean || cutSlow) {
+		ev = append(ev, fmt.Sprintf("%d request%s cut before their end (by the run's stop, or still open) had run %s on average (longest %s), %d of them ≥ the slow threshold of %s: counted at their time so far (censored), the mean latency is ≥ %s",
+			len(cut), plural.S(len(cut)), secs(sumOf(cut)/float64(len(cut))), secs(slices.Max(cut)), long, secs(a.slowS), secs(l.measuredS)))
+		switch {
+		case e.Mean >= a.slowS:
+		case cutSlow:
+			summary = fmt.Sprintf("requests complete but slowly: %d of the %d requests cut before their end had run ≥ %s (longest %s; censored, counted at their time so far), while the %d that finished took %s on average (p50 %s); mean latency ≥ %s counting them all, %s",
+				long, len(cut), secs(a.slowS), secs(slices.Max(cut)), r.Requests.OK, secs(e.Mean), secs(e.P50), secs(l.measuredS), l.why())
+		default:
+			summary = fmt.Sprintf("requests complete but slowly: mean latency ≥ %s counting the %d request%s cut before their end at their time so far (censored); the %d that finished took %s on average (p50 %s), %s",
+				secs(l.measuredS), len(cut), plural.S(len(cut)), r.Requests.OK, secs(e.Mean), secs(e.P50), l.why())
+		}
+	}
 	ev = append(ev, l.lines()...)
 	ev = append(ev, a.flowLine(v.nowS, r))
 	ev = append(ev, a.pastStalls(r)...)
 	if len(v.queued) > 0 {
 		ev = append(ev, a.queuedLine(v))
 	}
-	return results.Verdict{
-		Kind: results.Slow,
-		Summary: fmt.Sprintf("requests complete but slowly: mean latency %s (p50 %s) over %d request%s, %s",
-			secs(e.Mean), secs(e.P50), r.Requests.OK, plural.S(r.Requests.OK), l.why()),
-		Evidence: a.withGauges(ev, v.nowS),
-	}, true
+	return results.Verdict{Kind: results.Slow, Summary: summary, Evidence: a.withGauges(ev, v.nowS)}, true
 }
 
 // healthy is the verdict when no other applies.

@@ -28,6 +28,9 @@ type stopMark struct {
 	// cancelled and abandoned count what the stop ended: requests in flight, and agents
 	// taken out of a pacer wait without a permit.
 	cancelled, abandoned int
+	// watchdog is set when the watchdog stopped the run for lack of progress: its verdict
+	// stands whatever its kind (see watchdogVerdict).
+	watchdog bool
 }
 
 // onStop notices the records of the harness stopping the run: a request cancelled (only the
@@ -42,9 +45,17 @@ func (a *Analyzer) onStop(e events.Event) {
 		return
 	}
 	if a.stop == nil {
+		if r := a.open[e.Request]; cancelled && r != nil {
+			a.readerSaw(r, e) // what its own reader saw, before the stop is judged
+		}
 		var r results.Results
 		a.counts(&r, e.TS)
-		a.stop = &stopMark{atS: e.TS, verdict: a.rules(e.TS, &r)}
+		verdict := a.rules(e.TS, &r)
+		watchdog := a.run.stop == events.EndWatchdog
+		if watchdog && verdict.Kind.Progressing() {
+			verdict = a.watchdogVerdict(a.view(e.TS), &r)
+		}
+		a.stop = &stopMark{atS: e.TS, verdict: verdict, watchdog: watchdog}
 	}
 	if cancelled {
 		a.stop.cancelled++
@@ -57,7 +68,7 @@ func (a *Analyzer) onStop(e events.Event) {
 // that verdict found work stuck and nowS is not before the stop.
 func (a *Analyzer) stopped(nowS float64) (results.Verdict, bool) {
 	s := a.stop
-	if s == nil || nowS < s.atS || !s.verdict.Kind.Stuck() {
+	if s == nil || nowS < s.atS || !(s.verdict.Kind.Stuck() || s.watchdog) {
 		return results.Verdict{}, false
 	}
 	v := s.verdict
@@ -65,4 +76,25 @@ func (a *Analyzer) stopped(nowS float64) (results.Verdict, bool) {
 		"judged as the run stood at t=%s, when the harness began stopping it: the stop then cancelled %d request%s in flight and %d pacer wait%s",
 		secs(s.atS), s.cancelled, plural.S(s.cancelled), s.abandoned, plural.S(s.abandoned)))
 	return v, true
+}
+
+// watchdogVerdict is the verdict of a run the watchdog ended for lack of progress that no
+// other rule calls stuck: never healthy nor slow, whatever finished before. Agents waiting in
+// the pacer were starved by it — a rate too low, or permits it did not give — else the run is
+// errors: it did not do its work.
+func (a *Analyzer) watchdogVerdict(v *view, r *results.Results) results.Verdict {
+	ended := fmt.Sprintf("the watchdog ended the run after %s without progress (hang_after %s)", secs(v.quietS), secs(a.hangS))
+	if len(v.waiting) > 0 {
+		return results.Verdict{
+			Kind: results.PacerStarvation,
+			Summary: fmt.Sprintf("%s while %d/%d agents waited in the pacer for up to %s: the pacer did not admit requests fast enough to keep the run moving",
+				ended, len(v.waiting), v.agents, secs(v.waiting[0].waitS)),
+			Evidence: a.withGauges([]string{a.waitersLine(v), a.permitsLine(v)}, v.nowS),
+		}
+	}
+	return results.Verdict{
+		Kind:     results.Errors,
+		Summary:  fmt.Sprintf("%s: the run did not do its work; %d rounds completed", ended, r.Rounds.Completed),
+		Evidence: a.nothingEvidence(r),
+	}
 }

@@ -2,6 +2,9 @@ package diagnose
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/agentsim/agentsim/events"
 
 	"github.com/agentsim/agentsim/results"
 )
@@ -24,7 +27,11 @@ func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
 	verdict, ok := a.stopped(nowS)
 	if !ok {
 		verdict = a.rules(nowS, r)
+		if a.run.stop == events.EndWatchdog && nowS >= a.run.stopS && verdict.Kind.Progressing() {
+			verdict = a.watchdogVerdict(a.view(nowS), r) // a stop that cancelled nothing
+		}
 	}
+	verdict = a.errorsLead(r, verdict)
 	if a.run.interrupted && nowS >= a.run.interruptedS {
 		verdict.Summary = fmt.Sprintf("interrupted at t=%s: %s", secs(a.run.interruptedS), verdict.Summary)
 	}
@@ -48,4 +55,33 @@ func (a *Analyzer) rules(nowS float64, r *results.Results) results.Verdict {
 		}
 	}
 	return a.healthy(v, r)
+}
+
+// errorsLead returns the errors verdict, with verdict as evidence after its own, when most
+// finished requests failed by the server's answer (an HTTP status or an error frame) and
+// verdict is another: the worst thing that happened is the headline — a run whose requests
+// mostly got the server's refusal is not, first, a run of slow prefills or of a harness gone
+// quiet. Timeouts and resets are the harness's own observations of something else (a stuck
+// server, a leaked permit), which verdict names. Otherwise it returns verdict.
+func (a *Analyzer) errorsLead(r *results.Results, verdict results.Verdict) results.Verdict {
+	q := r.Requests
+	answered := 0
+	for key, n := range a.failures {
+		class, _, _ := strings.Cut(key, " ")
+		if events.Class(class) == events.ClassHTTPStatus || events.Class(class) == events.ClassErrorFrame {
+			answered += n
+		}
+	}
+	if verdict.Kind == results.Errors || 2*answered <= q.OK+q.Failed {
+		return verdict
+	}
+	lead, ok := a.errorsRule(nil, r)
+	if !ok {
+		return verdict
+	}
+	lead.Evidence = append(lead.Evidence, fmt.Sprintf("besides the errors, the run was %s: %s", verdict.Kind, verdict.Summary))
+	for _, line := range verdict.Evidence {
+		lead.Evidence = append(lead.Evidence, "  "+line)
+	}
+	return lead
 }

@@ -106,3 +106,23 @@ func TestPercent(t *testing.T) {
 		assert.Equal(t, tc.want, percent(tc.part, tc.whole), "percent(%d, %d)", tc.part, tc.whole)
 	}
 }
+
+// TestOnePaceLine: both lags beyond the limit make one line with one recommendation, the
+// live line names no speedup of its own (the limit at the end also weighs the latencies), and
+// a p99 just above the limit never reads as equal to it ("0.3 s exceeds 0.3 s").
+func TestOnePaceLine(t *testing.T) {
+	stallAfter := 6 * time.Second
+	h := &results.Harness{Lag: results.LagSummary{P99: 2, Max: 3, N: 100}, SimulatorLag: &results.LagSummary{P99: 4, Max: 5, N: 100}}
+	JudgeLag(h, 100, stallAfter, 0)
+	assert.Equal(t, "harness lag p99 2.0 s and simulator lag p99 4.0 s (simulated) exceed 0.3 s (5 % of stall_after 6s): the machine, not the server, "+
+		"is setting the pace, so latencies and stall times are inflated; use --speedup 7 or lower", h.Warning)
+	assert.Empty(t, h.SimulatorWarning, "one line, not two")
+
+	assert.Equal(t, "harness lag p99 2.0 s and simulator lag p99 4.0 s (simulated) exceed 0.3 s (5 % of stall_after 6s): the machine, not the server, "+
+		"is setting the pace, so latencies and stall times are inflated at --speedup 100; the run's summary names the speedup to use",
+		LivePaceWarning(h.Lag, h.SimulatorLag, 100, stallAfter))
+
+	close := results.LagSummary{P99: 0.31, Max: 0.4, N: 100}
+	w := HarnessLagWarning(close, 10, stallAfter, 0)
+	assert.Contains(t, w, "p99 0.31 s (simulated) exceeds 0.30 s", w)
+}

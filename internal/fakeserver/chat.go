@@ -86,6 +86,9 @@ func (s *Server) replay(w http.ResponseWriter) {
 // stream sends out content tokens, one per frame every ITL, then the usage frame and [DONE];
 // a frozen server sends nothing more until the client gives up.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, prompt, out int) {
+	if !s.takeSlot(r) {
+		return
+	}
 	s.mu.Lock()
 	s.running++
 	s.mu.Unlock()
@@ -93,6 +96,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, pr
 		s.mu.Lock()
 		s.running--
 		s.mu.Unlock()
+		s.freeSlot()
 	}()
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl := w.(http.Flusher)
@@ -113,6 +117,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, pr
 		if s.ITL > 0 {
 			time.Sleep(s.ITL)
 		}
+		if r.Context().Err() != nil { // the client went away
+			return
+		}
 		var finish any
 		if i == out-1 {
 			finish = "stop"
@@ -132,4 +139,41 @@ func (s *Server) ended(out int) {
 	s.mu.Lock()
 	s.generated += int64(out)
 	s.mu.Unlock()
+}
+
+// takeSlot waits, without a byte to the client, for one of s.Slots to free up (at once
+// when Slots is 0), and reports false when the client went away first.
+func (s *Server) takeSlot(r *http.Request) bool {
+	s.mu.Lock()
+	if s.Slots <= 0 {
+		s.mu.Unlock()
+		return true
+	}
+	if s.slots == nil {
+		s.slots = make(chan struct{}, s.Slots)
+	}
+	slots := s.slots
+	s.waiting++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.waiting--
+		s.mu.Unlock()
+	}()
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// freeSlot gives back the slot takeSlot took.
+func (s *Server) freeSlot() {
+	s.mu.Lock()
+	slots := s.slots
+	s.mu.Unlock()
+	if slots != nil {
+		<-slots
+	}
 }

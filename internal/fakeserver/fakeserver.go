@@ -6,7 +6,8 @@
 // gauges with a generation counter it bumps only when a request ends; llama.cpp's
 // llama-server lists meta.n_ctx, may require an API key and exposes llamacpp: gauges; a
 // server can freeze (stop answering /metrics and stop streaming), fail every n-th request,
-// answer every request with the same frames, or advertise an agentsim speedup. Prompt
+// answer every request with the same frames, serve only so many requests at once and queue
+// the rest, or advertise an agentsim speedup. Prompt
 // tokens are counted as words.
 //
 // The zero Server lists no model and accepts any; a request gets the output tokens it forces
@@ -80,6 +81,13 @@ type Server struct {
 	// Speedup, when set, is advertised on every response in wire.SpeedupHeader, as an agentsim
 	// server advertises its clock's.
 	Speedup string
+	// Slots, when > 0, is how many requests stream at once, as llama-server's -np slots or
+	// vLLM's --max-num-seqs: any more wait, without a byte (not even headers), until one
+	// ends, and count in the queued gauges.
+	Slots int
+
+	slots   chan struct{} // made on first use when Slots > 0; a token per streaming request
+	waiting int           // requests waiting for a slot
 
 	mu        sync.Mutex
 	frozen    bool  // /metrics and every stream hang until their client gives up

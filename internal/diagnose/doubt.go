@@ -1,0 +1,77 @@
+package diagnose
+
+import (
+	"fmt"
+
+	"github.com/agentsim/agentsim/results"
+)
+
+// Doubt marks r's verdict unreliable when the run could not hold its speedup (a lag warning,
+// JudgeLag) and its own lag could explain what the verdict rests on: a stuck verdict whose
+// longest silence is no longer than its threshold plus the largest lag the run measured, a
+// server-serialized one whose mean latency that lag reaches, or a slow one whose mean latency
+// less that lag is below slow_after. The silences are already
+// netted of the lag the samples measured, but that measure misses bytes read late and a
+// process starved between two samples by up to the lag itself; a verdict within that margin
+// could be the machine's, not the server's. The summary starts "unreliable", the first
+// evidence line says why, and the run exits 4 (docs/files.md §5). Call it once r is filled
+// and its lag judged.
+func (a *Analyzer) Doubt(r *results.Results) {
+	h := r.Harness
+	if h == nil || (h.Warning == "" && h.SimulatorWarning == "") || r.Verdict.Unreliable != "" {
+		return
+	}
+	lag, who := h.Lag.Max, "harness"
+	if s := h.SimulatorLag; s != nil && s.Max > lag {
+		lag, who = s.Max, "simulator"
+	}
+	v := &r.Verdict
+	var what string
+	switch v.Kind {
+	case results.StalledStreams, results.PacerStarvation, results.Deadlock:
+		threshold, name := a.stallS, "stall_after"
+		if v.Kind == results.Deadlock {
+			threshold, name = a.hangS, "hang_after"
+		}
+		longest := a.longestSilenceS(r.SimSeconds)
+		if longest > threshold+lag {
+			return
+		}
+		what = fmt.Sprintf("its longest silence, %s, is within %s of %s %s", secs(longest), secs(lag), name, secs(threshold))
+	case results.ServerSerialized:
+		// One stream progressing at a time is read from the samples; a machine whose lag is
+		// as long as a request reads every stream late and samples seldom.
+		mean := r.Latency.E2E.Mean
+		if lag < mean {
+			return
+		}
+		what = fmt.Sprintf("that lag is as long as the mean latency, %s, over which it saw one stream progress at a time", secs(mean))
+	case results.Slow:
+		mean := r.Latency.E2E.Mean
+		if mean-lag >= a.slowS {
+			return
+		}
+		what = fmt.Sprintf("its mean latency, %s, less that lag is below slow_after %s", secs(mean), secs(a.slowS))
+	default:
+		return
+	}
+	v.Unreliable = fmt.Sprintf("the machine could not keep up with --speedup %g: the %s lag reached %s (simulated), and %s", r.Speedup, who, secs(lag), what)
+	v.Summary = "unreliable: " + v.Summary
+	v.Evidence = append([]string{"verdict unreliable: " + v.Unreliable + "; the run's own slowness could explain it, so it blames nothing — rerun at the --speedup the pace warning names"}, v.Evidence...)
+}
+
+// longestSilenceS is the longest stretch without a byte the Analyzer saw on any request, as
+// measured (before any lag), at nowS: ended, cut by the stop, or open.
+func (a *Analyzer) longestSilenceS(nowS float64) float64 {
+	longest := 0.0
+	for _, p := range a.stalls {
+		longest = max(longest, p.lengthS)
+	}
+	for _, r := range a.open {
+		longest = max(longest, r.longest.lengthS, r.silenceS(nowS))
+	}
+	for _, w := range a.view(nowS).waiting {
+		longest = max(longest, w.waitS)
+	}
+	return longest
+}
