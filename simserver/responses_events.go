@@ -28,6 +28,9 @@ type eventEncoder struct {
 	// object renders the response object in a status, with usage when not nil.
 	object func(status string, u *usage) []byte
 	seq    int
+	// style is the open call's tool-call style, for its added and done items as for its
+	// deltas.
+	style engine.ToolCallStyle
 
 	open            itemKind // the item being streamed
 	call            int      // the open call, when open is itemCall
@@ -129,7 +132,9 @@ func (e *eventEncoder) tokens(from, n int, reasoning bool) []byte {
 func (e *eventEncoder) toolCall(call *plannedCall, i, off, n int, style engine.ToolCallStyle) []byte {
 	b := e.reset()
 	if e.open != itemCall || e.call != i {
-		b = e.begin(e.close(b), itemCall, i)
+		b = e.close(b)
+		e.style = style
+		b = e.begin(b, itemCall, i)
 	}
 	e.callTokens = off + n
 	if args := call.argBytes(off, off+n); len(args) > 0 {
@@ -167,7 +172,7 @@ func (e *eventEncoder) begin(b []byte, kind itemKind, call int) []byte {
 		b = e.itemRef(e.event(b, "response.content_part.added"))
 		b = endEvent(append(b, `,"content_index":0,"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}`...))
 	case itemCall:
-		b = endEvent(e.out.appendCall(b, call, 0, statusInProgress, engine.ToolCallsOpenAI))
+		b = endEvent(e.out.appendCall(b, call, 0, statusInProgress, e.style))
 	}
 	return b
 }
@@ -208,7 +213,7 @@ func (e *eventEncoder) close(b []byte) []byte {
 		if e.callTokens < c.tokens() {
 			status = statusIncomplete
 		}
-		b = endEvent(e.out.appendCall(b, e.call, e.callTokens, status, engine.ToolCallsOpenAI))
+		b = endEvent(e.out.appendCall(b, e.call, e.callTokens, status, e.style))
 	}
 	e.open = itemNone
 	return b

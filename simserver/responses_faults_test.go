@@ -45,6 +45,20 @@ func TestResponsesFaults(t *testing.T) {
 			assert.Equal(t, "response.created", events[0].name)
 			assert.NotEqual(t, "response.completed", events[len(events)-1].name)
 		}},
+		// A style fault shapes every event of a call: no-id leaves call_id out of the added
+		// and done items, the deltas and the final object alike.
+		{"tool-call-style", []string{"style=no-id"}, func(t *testing.T, ts *testServer) {
+			events := ts.postEvents(respBody(`"stream":true,` + respTools(readTool) + `,"tool_choice":"required",` + respInput))
+			checkEventOrder(t, events, "response.completed")
+			added := 0
+			for _, e := range events {
+				if e.name == "response.output_item.added" && strings.Contains(e.raw, `"function_call"`) {
+					added++
+				}
+				assert.NotContains(t, e.raw, `"call_id"`, "%s", e.name)
+			}
+			assert.Positive(t, added, "the reply called the tool")
+		}},
 		// The wedge leaves the stream open and silent mid-message.
 		{"long-context-wedge", []string{"threshold_tokens=40", "probability=1"}, func(t *testing.T, ts *testServer) {
 			s := ts.openStreamAt("/v1/responses", respBody(respLongGen))
