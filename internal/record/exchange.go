@@ -29,6 +29,7 @@ type exchange struct {
 	// of its estimate; toolsB the definitions' part.
 	promptB, toolsB int
 	asg             assignment
+	userAgent       string
 
 	// The response, as the tee has read it so far.
 	status    int
