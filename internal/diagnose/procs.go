@@ -149,7 +149,7 @@ func (a *Analyzer) procsWait(v *view, silent, blocked []*procMark) results.Verdi
 	summary := fmt.Sprintf("%s of %d harness processes (%s) wait on streams silent for ≥ %s (longest %s) and %s",
 		strconv.Itoa(len(silent)), len(a.exec.procs), procAgents(silent), secs(minSilence(rs, v.nowS)), secs(rs[0].silenceS(v.nowS)), server)
 	if len(blocked) > 0 {
-		summary += fmt.Sprintf("; %s (%s) sent nothing while nothing of theirs was in flight: blocked outside the stream", plural.Of(len(blocked), "other process")+" ", procAgents(blocked))
+		summary += fmt.Sprintf("; %s (%s) sent nothing while nothing of theirs was in flight: blocked outside the stream", otherProcesses(len(blocked)), procAgents(blocked))
 	}
 	ev := a.streamLines(rs, v.nowS)
 	ev = append(ev, a.guardLines(silent, rs[0].silenceS(v.nowS))...)
@@ -340,4 +340,12 @@ func (a *Analyzer) execWakeLine(rs []*request) string {
 		return "the silent requests come from no process of the run: which guard could end them is unknown"
 	}
 	return strings.Join(a.guardLines(ps, longest), "; ")
+}
+
+// otherProcesses counts the other processes: "1 other process", "2 other processes".
+func otherProcesses(n int) string {
+	if n == 1 {
+		return "1 other process"
+	}
+	return strconv.Itoa(n) + " other processes"
 }
