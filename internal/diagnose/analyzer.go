@@ -67,6 +67,7 @@ func New(c Config) *Analyzer {
 func (a *Analyzer) Event(e events.Event) {
 	a.lastS = max(a.lastS, e.TS)
 	if e.Agent < 0 {
+		a.onExecStop(e)
 		a.builder.Event(e)
 		a.onRunEvent(e)
 		return

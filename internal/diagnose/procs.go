@@ -349,3 +349,15 @@ func otherProcesses(n int) string {
 	}
 	return strconv.Itoa(n) + " other processes"
 }
+
+// onExecStop fixes the stop mark at the run's stop under exec (see stopMark): a process the
+// stop kills closes its streams before its own end is recorded, so the first record of the
+// stop that an agent makes can come after its cancellations.
+func (a *Analyzer) onExecStop(e events.Event) {
+	if !a.exec.on || e.Kind != events.Stop || a.stop != nil {
+		return
+	}
+	var r results.Results
+	a.counts(&r, e.TS)
+	a.stop = &stopMark{atS: e.TS, verdict: a.rules(e.TS, &r)}
+}
