@@ -21,8 +21,6 @@ type execCmd struct {
 	settings *pflag.FlagSet // the flags bound to v
 	v        *viper.Viper
 	over     overrides
-	// listening, when set, is told the proxy's address once it listens (tests).
-	listening func(addr string)
 }
 
 // execConfig is exec's settings, decoded once from its flags and the environment.
@@ -109,7 +107,8 @@ func (e *execCmd) run(c *cobra.Command, args []string) error {
 	if c.Context().Err() != nil {
 		return &ExitError{Code: ExitInterrupted, Err: errors.New("interrupted before the run started")}
 	}
-	r := &execRun{c: c, cfg: &cfg, w: w, spec: spec, pinned: modelPinned(&e.over, env), env: e.env, listening: e.listening}
+	r := &execRun{c: c, cfg: &cfg, w: w, spec: spec, pinned: modelPinned(&e.over, env), env: e.env,
+		errOut: &lockedWriter{w: c.ErrOrStderr()}}
 	return r.run()
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -32,13 +33,15 @@ const traceFile = "trace.jsonl"
 
 // execRun is one `agentsim exec`: its server, proxy, watch and processes.
 type execRun struct {
-	c         *cobra.Command
-	cfg       *execConfig
-	w         *workloads.Workload
-	spec      procs.Spec
-	pinned    bool     // the model was given (--model, --set model=, AGENTSIM_MODEL)
-	env       []string // agentsim's environment
-	listening func(addr string)
+	c      *cobra.Command
+	cfg    *execConfig
+	w      *workloads.Workload
+	spec   procs.Spec
+	pinned bool     // the model was given (--model, --set model=, AGENTSIM_MODEL)
+	env    []string // agentsim's environment
+	// errOut is the command's stderr, which the processes' goroutines, the proxy's and the
+	// command's write to at once.
+	errOut io.Writer
 
 	clk      *clock.Clock
 	upstream string // the server's root URL
@@ -139,7 +142,7 @@ func (r *execRun) startProxy() error {
 		trace.Close()
 		return runtimeError(fmt.Errorf("exec: %w", err))
 	}
-	r.proxy, err = record.New(record.Options{Upstream: up, Trace: trace, Clock: r.clk, Log: r.c.ErrOrStderr(), Observer: r.watch})
+	r.proxy, err = record.New(record.Options{Upstream: up, Trace: trace, Clock: r.clk, Log: r.errOut, Observer: r.watch})
 	if err != nil {
 		trace.Close()
 		return usageError(err)
@@ -223,7 +226,19 @@ func (r *execRun) Exited(x procs.Exited) {
 	} else if x.StartErr == nil {
 		r.watch.ProcessExited(r.proxy.Now(), x.Agent, x.Code, reason, how)
 	}
-	fmt.Fprintf(r.c.ErrOrStderr(), "exec: agent %d %s after %s wall\n", x.Agent, how, results.Seconds(x.WallS))
+	fmt.Fprintf(r.errOut, "exec: agent %d %s after %s wall\n", x.Agent, how, results.Seconds(x.WallS))
 }
 
 var _ procs.Observer = (*execRun)(nil)
+
+// lockedWriter serialises the writes of several goroutines to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}

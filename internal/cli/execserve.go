@@ -20,9 +20,6 @@ import (
 // them, writes results.json and returns the run's exit.
 func (r *execRun) serve(ln net.Listener) error {
 	addr := ln.Addr().String()
-	if r.listening != nil {
-		r.listening(addr)
-	}
 	srv := &http.Server{Handler: http.HandlerFunc(r.route), ReadHeaderTimeout: time.Minute}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -43,7 +40,7 @@ func (r *execRun) serve(ln net.Listener) error {
 	r.wallT0 = time.Now()
 	r.watch.Note(r.proxy.Now(), events.RunStart, "", fmt.Sprintf("exec: %s of %q against %s (%s); agentsim %s",
 		processes(r.w.Agents), strings.Join(r.spec.Command, " "), r.info.URL, faultsText(r.info.Fault), buildinfo.Read()))
-	fmt.Fprintf(r.c.ErrOrStderr(), "exec: %s of %s against %s (%s, speedup %g); proxy http://%s; run directory %s\n",
+	fmt.Fprintf(r.errOut, "exec: %s of %s against %s (%s, speedup %g); proxy http://%s; run directory %s\n",
 		processes(r.w.Agents), strings.Join(r.spec.Command, " "), r.info.URL, faultsText(r.info.Fault), r.clk.Speedup(), addr, r.dir)
 	sup.Start()
 	reason := r.wait(sup)
@@ -76,7 +73,7 @@ func (r *execRun) wait(sup *procs.Supervisor) events.EndReason {
 			return events.EndDuration
 		case <-tick.C:
 			if st := r.watch.Stall(r.proxy.Now()); st.Hang {
-				fmt.Fprintf(r.c.ErrOrStderr(), "exec: watchdog: ending the run: %s\n", st.Message)
+				fmt.Fprintf(r.errOut, "exec: watchdog: ending the run: %s\n", st.Message)
 				return events.EndWatchdog
 			}
 		}
