@@ -29,8 +29,8 @@ func withBodyFields(ctx context.Context, fields map[string]any) context.Context 
 // own copy of its headers, whose values may be shared: set keys, do not change values.
 type Stamp func(h http.Header, id string, sent time.Time)
 
-// requestTransport adds the fields carried by a POST's context to its JSON object body, and
-// the stamp's headers to every request. It sends one shallow copy of the request, with its
+// requestTransport adds the fields carried by a POST's context to its JSON object body, sends
+// every POST body as a onceBody, and adds the stamp's headers to every request. It sends one shallow copy of the request, with its
 // own header map when stamped: the request stays referenced by its response for as long as
 // the stream lasts, and a deep Clone, or a copy per change, would be kept per stream.
 type requestTransport struct {
@@ -38,23 +38,28 @@ type requestTransport struct {
 	stamp Stamp // nil: none
 }
 
-// RoundTrip sends req, its body extended with the context's fields if it carries any, its
-// headers stamped.
+// RoundTrip sends req, its body extended with the context's fields if it carries any and let
+// go of once sent, its headers stamped.
 func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	fields, _ := req.Context().Value(bodyFieldsKey{}).(map[string]any)
-	extend := len(fields) > 0 && req.Body != nil && req.Method == http.MethodPost
-	if !extend && t.stamp == nil {
+	rewrap := req.Body != nil && req.Body != http.NoBody && req.Method == http.MethodPost
+	if !rewrap && t.stamp == nil {
 		return t.next.RoundTrip(req)
 	}
 	out := req.WithContext(req.Context()) // the original must stay as it was
-	if extend {
+	if rewrap {
+		// Every POST body is sent as a onceBody, extended or not: go-openai's own body keeps
+		// its bytes in GetBody for as long as the request is referenced, which is the whole
+		// stream, and an agent's body is its whole conversation (~0.5 MB for coding-agent).
 		body, err := readBody(req)
 		req.Body.Close() // a RoundTripper must close the body, even on error
 		if err != nil {
 			return nil, fmt.Errorf("read request body: %w", err)
 		}
-		if body, err = mergeFields(body, fields); err != nil {
-			return nil, err
+		if len(fields) > 0 {
+			if body, err = mergeFields(body, fields); err != nil {
+				return nil, err
+			}
 		}
 		out.ContentLength = int64(len(body))
 		once := &onceBody{full: body, b: body}

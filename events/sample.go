@@ -44,8 +44,12 @@ type Sample struct {
 	TokensOut int64 `json:"tokens_out"`
 	// ChunksIn is the stream chunks received so far, by every request; it moves whenever
 	// any byte of output flows.
-	ChunksIn int64        `json:"chunks_in"`
-	Pacer    *PacerSample `json:"pacer,omitempty"`
+	ChunksIn int64 `json:"chunks_in"`
+	// RoundsEnded is the rounds that have ended so far, completed or failed (not those
+	// cancelled before their request): what the live line counts against the rounds planned.
+	// Absent when none has, and in older files.
+	RoundsEnded int          `json:"rounds_ended,omitempty"`
+	Pacer       *PacerSample `json:"pacer,omitempty"`
 	// LateS is how much later than due this sample was taken, in simulated seconds: the time
 	// since the previous sample (or the run's start) beyond one sample interval. Absent when
 	// under a millisecond.

@@ -86,6 +86,24 @@ func TestEveryRoundEnds(t *testing.T) {
 				assert.Positive(t, outcomes[events.RoundCancelled], "outcomes %v: the stop should cut some rounds before their request", outcomes)
 				assert.Equal(t, outcomes[events.RoundOK], res.Rounds.Completed)
 				assert.Equal(t, outcomes[events.RoundFailed], res.Rounds.Failed, "cancelled rounds are not failed")
+				// Each sample counts the rounds that ended ok or failed before it, for the live
+				// line's rounds done of planned: never more than ended by then, never fewer than
+				// the sample before, and all of them in the final sample.
+				samples, err := events.ReadFile[events.Sample](dir + "/samples.jsonl")
+				require.NoError(t, err)
+				prev := 0
+				for _, s := range samples {
+					byThen := 0
+					for _, e := range evs {
+						if e.Kind == events.RoundDone && e.Outcome != events.RoundCancelled && e.TS <= s.TS {
+							byThen++
+						}
+					}
+					assert.LessOrEqual(t, s.RoundsEnded, byThen, "sample at t=%.3f s", s.TS)
+					assert.GreaterOrEqual(t, s.RoundsEnded, prev, "sample at t=%.3f s", s.TS)
+					prev = s.RoundsEnded
+				}
+				assert.Equal(t, res.Rounds.Completed+res.Rounds.Failed, samples[len(samples)-1].RoundsEnded, "the final sample")
 			})
 		})
 	}

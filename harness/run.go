@@ -15,6 +15,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/diagnose"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/internal/scrape"
@@ -99,6 +100,7 @@ type run struct {
 	lastSampleS float64
 	lateWarned  bool
 	scrapeS     float64  // how long the latest sample's /metrics scrape took, simulated seconds
+	roundsEnded int      // rounds ended ok or failed, counted as their events are written; under mu
 	notes       []string // what was said before the run: the model chosen, the context window
 	fitted      int      // the context window, in tokens, the workload was fitted to; 0 if not
 	// checks holds the run's records against what was expected, for its warnings; it is fed
@@ -194,6 +196,9 @@ func (r *run) RecordRef(e *events.Event) {
 
 // emit writes an event to the log and feeds it to the watchdog. The caller holds mu.
 func (r *run) emit(e events.Event) {
+	if e.Kind == events.RoundDone && e.Outcome != events.RoundCancelled {
+		r.roundsEnded++
+	}
 	r.log.Write(e)
 	r.watch.event(e)
 	r.checks.Event(e)
@@ -238,7 +243,7 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
-	shape := fmt.Sprintf("%d agents × %d rounds", w.Agents, w.Rounds)
+	shape := plural.Of(w.Agents, "agent") + " × " + plural.Of(w.Rounds, "round")
 	if r.o.Scripts != nil {
 		shape = fmt.Sprintf("%d agents replaying recorded sessions", w.Agents)
 	}

@@ -73,6 +73,7 @@ func (r *run) sample() (events.Sample, string, bool) {
 	// The watchdog judges the sample against every event before it; later ones follow it.
 	r.flush(s.TS)
 	r.now.release(r.emit)
+	s.RoundsEnded = r.roundsEnded
 	r.samples.Write(s)
 	r.checks.Sample(s)
 	r.watch.sample(s)

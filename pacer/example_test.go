@@ -87,7 +87,9 @@ func (s *Spaced) String() string { return fmt.Sprintf("Spaced{%d, gap %s}", s.Sl
 // A custom design: three requests behind Spaced go 2 simulated seconds apart although the
 // four slots would let them all go at once; releases are counted like a built-in design's.
 func Example_customDesign() {
-	clk, err := clock.New(10) // 2 simulated seconds pass in 200 ms of wall time
+	// 2 simulated seconds pass in 1 s of wall time: slow enough that a loaded machine's
+	// scheduling delays stay far below the second the times are truncated to.
+	clk, err := clock.New(2)
 	if err != nil {
 		fmt.Println(err)
 		return

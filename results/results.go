@@ -251,6 +251,10 @@ type Bench struct {
 	PerRequestTokPerS float64 `json:"per_request_tok_per_s"`
 	// Sweep holds one entry per concurrency of --sweep.
 	Sweep []SweepPoint `json:"sweep,omitempty"`
+	// Rate and Arrivals describe an open-loop test (requests per simulated second, "poisson"
+	// or "constant"); absent for requests sent at once, whose Concurrency is the number sent.
+	Rate     float64 `json:"rate,omitempty"`
+	Arrivals string  `json:"arrivals,omitempty"`
 }
 
 // SweepPoint is one concurrency of a bench sweep.

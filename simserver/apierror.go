@@ -20,6 +20,32 @@ type apiError struct {
 	Message string
 	// RetryAfter > 0 is sent as a Retry-After header in whole seconds (rounded up).
 	RetryAfter time.Duration
+	// Code, when set, is sent as the error's code instead of the status: the Responses API's
+	// error codes are strings ("previous_response_not_found").
+	Code string
+	// openAI shapes the body as OpenAI's own API does, the Responses API's: its code a string
+	// or null, never the status.
+	openAI bool
+}
+
+// asOpenAI is the error as the Responses API sends it: OpenAI's types (invalid_request_error
+// for a request refused, requests for a rate limit, server_error for the server's own
+// failures) and its code a string or null.
+func (e *apiError) asOpenAI() *apiError {
+	o := *e
+	o.openAI = true
+	switch {
+	case e.Type == "invalid_request_error":
+	case e.Status == http.StatusTooManyRequests:
+		o.Type, o.Code = "requests", "rate_limit_exceeded"
+	case e.Status == http.StatusNotFound && e.Param == "model":
+		o.Type, o.Code = "invalid_request_error", "model_not_found"
+	case e.Status >= 500:
+		o.Type = "server_error"
+	default:
+		o.Type = "invalid_request_error"
+	}
+	return &o
 }
 
 func badRequest(param, message string) *apiError {
@@ -57,12 +83,19 @@ type errorDetail struct {
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
-	Code    int     `json:"code"`
+	// Code is the HTTP status (vLLM's form) or the API's string code.
+	Code any `json:"code"`
 }
 
 // writeError answers the request with the error's status, headers and body.
 func writeError(w http.ResponseWriter, e *apiError) {
 	d := errorDetail{Message: e.Message, Type: e.Type, Code: e.Status}
+	switch {
+	case e.Code != "":
+		d.Code = e.Code
+	case e.openAI:
+		d.Code = nil
+	}
 	if e.Param != "" {
 		d.Param = &e.Param
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/http"
 	"runtime"
 	"strconv"
 	"strings"
@@ -54,18 +55,39 @@ func BenchmarkServeStreams(b *testing.B) {
 	for _, tc := range []struct {
 		streams, tokens int
 		kind            string
-	}{{5000, 512, "content"}, {5000, 512, "tool-call"}} {
+	}{{5000, 512, "content"}, {5000, 512, "tool-call"}, {5000, 512, "responses-content"}, {5000, 512, "responses-tool-call"}} {
 		b.Run(fmt.Sprintf("streams=%d/tokens=%d/%s", tc.streams, tc.tokens, tc.kind), func(b *testing.B) {
-			request := rawStreamRequest(tc.tokens)
-			if tc.kind == "tool-call" {
-				request = rawToolCallRequest(tc.tokens)
-			}
-			benchStreams(b, tc.streams, tc.tokens, request)
+			benchStreams(b, tc.streams, tc.tokens, benchRequests[tc.kind](tc.tokens))
 		})
 	}
 }
 
-func benchStreams(b *testing.B, streams, tokens int, request []byte) {
+// benchRequest is what a benchmark client sends and how it reads the stream.
+type benchRequest struct {
+	raw []byte // the HTTP request
+	// opening is the data lines before the first token's: the role chunk, or
+	// response.created and response.in_progress.
+	opening int
+	// end is how the stream's last data line begins: [DONE], or response.incomplete.
+	end []byte
+}
+
+// benchRequests are the streams of each kind, of exactly the given tokens: chat completions
+// or the Responses API, of content or of one tool call.
+var benchRequests = map[string]func(tokens int) benchRequest{
+	"content":   func(n int) benchRequest { return benchRequest{rawStreamRequest(n), 1, doneLine} },
+	"tool-call": func(n int) benchRequest { return benchRequest{rawToolCallRequest(n), 1, doneLine} },
+	"responses-content": func(n int) benchRequest {
+		return benchRequest{rawRequest("/v1/responses", `{"model":"bench","stream":true,"ignore_eos":true,"max_output_tokens":`+strconv.Itoa(n)+
+			`,"input":"write the next part of the plan"}`), 2, incompletePrefix}
+	},
+	"responses-tool-call": func(n int) benchRequest {
+		return benchRequest{rawRequest("/v1/responses", `{"model":"bench","stream":true,"max_output_tokens":`+strconv.Itoa(n)+
+			`,"tools":[`+flatTool(noteTool(n))+`],"tool_choice":"required","input":"write the next part of the plan"}`), 2, incompletePrefix}
+	},
+}
+
+func benchStreams(b *testing.B, streams, tokens int, request benchRequest) {
 	raiseFileLimit(b, 2*streams+256)
 	clk, err := clock.New(benchSpeedup)
 	if err != nil {
@@ -122,7 +144,7 @@ func (w *waveState) tokenArrived() {
 
 // runWave opens streams clients at once, measures memory once all receive tokens, and reads
 // every stream to [DONE].
-func runWave(b *testing.B, addr string, request []byte, streams int) wave {
+func runWave(b *testing.B, addr string, request benchRequest, streams int) wave {
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -162,35 +184,43 @@ func runWave(b *testing.B, addr string, request []byte, streams int) wave {
 // rawStreamRequest is the HTTP/1.1 request each client sends: a streaming chat completion of
 // exactly tokens tokens, with the connection closed after the response.
 func rawStreamRequest(tokens int) []byte {
-	return rawRequest(`{"model":"bench","stream":true,"ignore_eos":true,"max_tokens":` + strconv.Itoa(tokens) +
+	return rawRequest("/v1/chat/completions", `{"model":"bench","stream":true,"ignore_eos":true,"max_tokens":`+strconv.Itoa(tokens)+
 		`,"messages":[{"role":"user","content":"write the next part of the plan"}]}`)
 }
 
 // rawToolCallRequest is rawStreamRequest answered with one tool call of exactly tokens
 // tokens: a tool whose arguments are longer, cut by max_tokens.
 func rawToolCallRequest(tokens int) []byte {
-	return rawRequest(`{"model":"bench","stream":true,"max_tokens":` + strconv.Itoa(tokens) +
-		`,"tools":[{"type":"function","function":{"name":"note","parameters":{"type":"object","properties":{"text":{"type":"string","minLength":` +
-		strconv.Itoa(8*tokens) + `}},"required":["text"]}}}],"tool_choice":"required"` +
+	return rawRequest("/v1/chat/completions", `{"model":"bench","stream":true,"max_tokens":`+strconv.Itoa(tokens)+
+		`,"tools":[`+noteTool(tokens)+`],"tool_choice":"required"`+
 		`,"messages":[{"role":"user","content":"write the next part of the plan"}]}`)
 }
 
-// rawRequest is the HTTP/1.1 request of a chat completion body, closing the connection after
-// the response.
-func rawRequest(body string) []byte {
-	return []byte("POST /v1/chat/completions HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n" +
+// noteTool is a tool whose arguments are longer than tokens tokens.
+func noteTool(tokens int) string {
+	return `{"type":"function","function":{"name":"note","parameters":{"type":"object","properties":{"text":{"type":"string","minLength":` +
+		strconv.Itoa(8*tokens) + `}},"required":["text"]}}}`
+}
+
+// rawRequest is the HTTP/1.1 request of a body to path, closing the connection after the
+// response.
+func rawRequest(path, body string) []byte {
+	return []byte("POST " + path + " HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n" +
 		"Connection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 }
 
 var (
 	dataPrefix = []byte("data: ")
 	doneLine   = []byte("data: [DONE]\n")
+	// incompletePrefix begins the last event of a response max_output_tokens cut, as the
+	// benchmark's are.
+	incompletePrefix = []byte(`data: {"type":"response.incomplete"`)
 )
 
 // streamClient sends the request on its own connection and reads the SSE stream line by line
-// through a small buffer, telling the wave when the stream opens, when its first token comes
+// through small buffers, telling the wave when the stream opens, when its first token comes
 // and when it closes.
-func streamClient(addr string, request []byte, dials chan struct{}, ws *waveState) error {
+func streamClient(addr string, request benchRequest, dials chan struct{}, ws *waveState) error {
 	dials <- struct{}{}
 	conn, err := net.Dial("tcp", addr)
 	<-dials
@@ -198,10 +228,17 @@ func streamClient(addr string, request []byte, dials chan struct{}, ws *waveStat
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.Write(request); err != nil {
+	if _, err := conn.Write(request.raw); err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(conn, 1024)
+	// The body is read through net/http's chunked reader: a frame larger than its write
+	// buffer (a Responses stream's last, holding the whole response) spans chunks.
+	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 1024), nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReaderSize(resp.Body, 1024)
 	frames, done := 0, false
 	for {
 		line, err := br.ReadSlice('\n')
@@ -211,10 +248,10 @@ func streamClient(addr string, request []byte, dials chan struct{}, ws *waveStat
 			case 1:
 				ws.opened()
 				defer ws.active.Add(-1)
-			case 2:
+			case request.opening + 1:
 				ws.tokenArrived()
 			}
-			done = bytes.Equal(line, doneLine)
+			done = bytes.HasPrefix(line, request.end)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
@@ -224,7 +261,7 @@ func streamClient(addr string, request []byte, dials chan struct{}, ws *waveStat
 		}
 	}
 	if !done {
-		return fmt.Errorf("stream ended without [DONE] after %d frames", frames)
+		return fmt.Errorf("stream ended without %q after %d frames", request.end, frames)
 	}
 	return nil
 }

@@ -27,7 +27,9 @@ func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
 	)
 	// Decoding a request takes a deep stack and a stream then waits on it for minutes:
 	// thousands of streams would each keep the deep one (internal/freshstack).
-	freshstack.Run(func() { req, job, aerr = s.admit(w, r) })
+	freshstack.Run(func() {
+		req, job, aerr = s.admit(w, r, func(body []byte) (*chatRequest, *apiError) { return parseChatRequest(body, s.efforts) })
+	})
 	if aerr != nil {
 		writeError(w, aerr)
 		return
@@ -37,13 +39,14 @@ func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
 	s.generate(w, r.Context(), req, job, start)
 }
 
-// admit reads and checks a request and makes its engine job, or says why it is refused.
-func (s *Server) admit(w *respWriter, r *http.Request) (*chatRequest, engine.Job, *apiError) {
+// admit reads a request, checks it with parse (which reads the body of one API) and the
+// server's limits, and makes its engine job, or says why it is refused.
+func (s *Server) admit(w *respWriter, r *http.Request, parse func([]byte) (*chatRequest, *apiError)) (*chatRequest, engine.Job, *apiError) {
 	body, aerr := s.readBody(w, r)
 	if aerr != nil {
 		return nil, engine.Job{}, aerr
 	}
-	req, aerr := parseChatRequest(body, s.efforts)
+	req, aerr := parse(body)
 	if aerr == nil {
 		aerr = s.checkModel(req.Model)
 	}
@@ -51,7 +54,7 @@ func (s *Server) admit(w *respWriter, r *http.Request) (*chatRequest, engine.Job
 		return nil, engine.Job{}, aerr
 	}
 	if req.rawTools != nil {
-		if req.tools, aerr = s.tools.get(req.rawTools); aerr != nil {
+		if req.tools, aerr = s.tools.get(req.rawTools, req.responses != nil); aerr != nil {
 			return nil, engine.Job{}, aerr
 		}
 	}
@@ -151,9 +154,9 @@ func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, 
 	if err != nil {
 		var rej *engine.Rejection
 		if errors.As(err, &rej) {
-			writeError(w, fromRejection(rej))
+			writeError(w, req.shape(fromRejection(rej)))
 		} else {
-			writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: err.Error()})
+			writeError(w, req.shape(&apiError{Status: http.StatusServiceUnavailable, Type: "InternalServerError", Message: err.Error()}))
 		}
 		return
 	}
@@ -166,11 +169,17 @@ func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, 
 		created: start.Unix(),
 		model:   model,
 	}
+	if req.responses != nil {
+		x.id = fmt.Sprintf("resp_%016x%08x", mix64(s.idSeed^gen.ID), uint32(gen.ID))
+	}
 	// Deferred so that it runs when the handler aborts the connection too.
 	defer w.atEnd(func() { s.metrics.endToEnd(s.clk.Since(start)) })
-	if req.Stream {
+	switch {
+	case req.Stream:
 		x.stream()
-	} else {
+	case req.responses != nil:
+		x.respond()
+	default:
 		x.complete()
 	}
 }
@@ -193,7 +202,7 @@ type exchange struct {
 	roleSent bool      // the stream's role chunk has been written
 
 	// A stream's delivery plan (see stream).
-	enc                *chunkEncoder
+	enc                streamEncoder
 	interval, coalesce int                  // tokens a chunk carries, and the most a late one may
 	at                 int                  // tokens delivered before the ending
 	how                engine.Ending        // how the delivery ends

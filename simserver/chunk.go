@@ -35,16 +35,23 @@ type chunkEncoder struct {
 	reasoningField string
 	// includeUsage adds "usage":null to every chunk before the usage chunk.
 	includeUsage bool
-	key          uint64  // selects the words of the text
-	buf          []byte  // the frame being built
-	pooled       *[]byte // where buf came from and goes back to; nil while the encoder holds none
+	key          uint64 // selects the words of the text
+	frameBuf
+}
+
+var _ streamEncoder = (*chunkEncoder)(nil)
+
+// frameBuf is an encoder's reused buffer, pooled between frames.
+type frameBuf struct {
+	buf    []byte  // the frame being built
+	pooled *[]byte // where buf came from and goes back to; nil while the encoder holds none
 }
 
 // frameBuffers holds the buffers of encoders between frames.
 var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // reset returns the encoder's buffer emptied, taking one from the pool if it holds none.
-func (c *chunkEncoder) reset() []byte {
+func (c *frameBuf) reset() []byte {
 	if c.pooled == nil {
 		c.pooled = frameBuffers.Get().(*[]byte)
 		c.buf = *c.pooled
@@ -53,7 +60,7 @@ func (c *chunkEncoder) reset() []byte {
 }
 
 // release gives the buffer back to the pool once the frame built in it has been written.
-func (c *chunkEncoder) release() {
+func (c *frameBuf) release() {
 	if c.pooled != nil {
 		*c.pooled = c.buf[:0]
 		frameBuffers.Put(c.pooled)
@@ -105,9 +112,29 @@ func (c *chunkEncoder) end(b []byte, finish string) []byte {
 	return b
 }
 
-// role is the first frame: the assistant role with empty content.
-func (c *chunkEncoder) role() []byte {
+// opening is the first frame: the assistant role with empty content.
+func (c *chunkEncoder) opening() []byte {
 	return c.end(append(c.begin(), roleDelta...), "")
+}
+
+// finished writes the end of a generation that finished: the finish chunk, the usage chunk
+// when asked for, and [DONE].
+func (c *chunkEncoder) finished(reason string, u usage, send func([]byte) bool) {
+	ok := send(c.finish(reason))
+	if ok && c.includeUsage {
+		ok = send(c.usage(u))
+	}
+	_ = ok && send(doneFrame)
+}
+
+// failed writes the error frame and [DONE].
+func (c *chunkEncoder) failed(send func([]byte) bool) {
+	_ = send(c.errorFrame()) && send(doneFrame)
+}
+
+// aborted writes SGLang's abort frame and [DONE].
+func (c *chunkEncoder) aborted(message string, send func([]byte) bool) {
+	_ = send(c.abortFrame(message)) && send(doneFrame)
 }
 
 // tokens is a delta of n tokens starting at token index from, in the reasoning field or in

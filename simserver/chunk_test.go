@@ -23,7 +23,7 @@ func TestChunkEncoderFrames(t *testing.T) {
 		for _, tc := range []struct {
 			name, got, want string
 		}{
-			{"role", text(enc.role()),
+			{"role", text(enc.opening()),
 				head + `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]` + tail},
 			{"reasoning", text(enc.tokens(3, 2, true)),
 				head + `{"index":0,"delta":{"reasoning":"` + words + `"},"logprobs":null,"finish_reason":null}]` + tail},

@@ -47,11 +47,17 @@ type liveStream struct {
 	resp   *http.Response
 }
 
-// openStream sends a streaming request and reads it in the background.
+// openStream sends a streaming chat request and reads it in the background.
 func (ts *testServer) openStream(body string) *liveStream {
 	ts.t.Helper()
+	return ts.openStreamAt("/v1/chat/completions", body)
+}
+
+// openStreamAt sends a streaming request to the path and reads it in the background.
+func (ts *testServer) openStreamAt(path, body string) *liveStream {
+	ts.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	resp := ts.post(ctx, body)
+	resp := ts.postTo(ctx, path, body)
 	require.Equal(ts.t, http.StatusOK, resp.StatusCode)
 	s := &liveStream{cancel: cancel, resp: resp}
 	start := ts.clk.Now()

@@ -37,6 +37,21 @@ type chatRequest struct {
 	parallel bool
 	// reply is the tool calls the model answers with, planned at admission; nil: text.
 	reply *toolReply
+
+	// session names the conversation beyond its messages when the client does (the Responses
+	// API's prompt_cache_key); "" for chat completions.
+	session string
+	// responses is what a POST /v1/responses request adds; nil for chat completions.
+	responses *responsesParams
+}
+
+// shape is an error as the request's API sends it: vLLM's body for chat completions, OpenAI's
+// for the Responses API.
+func (req *chatRequest) shape(e *apiError) *apiError {
+	if req.responses != nil {
+		return e.asOpenAI()
+	}
+	return e
 }
 
 // chatMessage is one message of the conversation: its role and the text of its content, as

@@ -90,7 +90,7 @@ type Options struct {
 }
 
 // Server is the simulated OpenAI-compatible inference server: POST /v1/chat/completions,
-// GET /v1/models, GET /metrics and GET /health in front of an engine.Engine.
+// POST /v1/responses, GET /v1/models, GET /metrics and GET /health in front of an engine.Engine.
 type Server struct {
 	opts    Options
 	clk     *clock.Clock
@@ -109,6 +109,7 @@ type Server struct {
 	requests       atomic.Uint64 // requests logged, for the ids the server makes up
 	tools          toolCache     // the tools arrays of recent requests, compiled
 	toolSeed       uint64        // seeds the simulated model's tool calls: the faults' seed
+	stored         responseStore // the Responses API's stored responses
 
 	mu       sync.Mutex
 	stopping bool
@@ -291,6 +292,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 				s.chat(w, r, start)
 			}
 		})
+	case "/v1/responses":
+		s.logged(rw, r, func(w *respWriter, start time.Time) {
+			if s.authorize(w, r) && allow(w, r, http.MethodPost) {
+				s.responses(w, r, start)
+			}
+		})
 	case "/v1/models":
 		if s.authorize(w, r) && allow(w, r, http.MethodGet) {
 			w.Header().Set("Content-Type", "application/json")
@@ -309,7 +316,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: "NotFoundError",
-			Message: fmt.Sprintf("Not found: %s %s (this server serves POST /v1/chat/completions, GET /v1/models, GET /metrics, GET /health)", r.Method, path)})
+			Message: fmt.Sprintf("Not found: %s %s (this server serves POST /v1/chat/completions, POST /v1/responses, GET /v1/models, GET /metrics, GET /health)", r.Method, path)})
 	}
 }
 

@@ -42,7 +42,13 @@ func (ts *testServer) Engine() *engine.Engine { return ts.Sim.Engine() }
 // post sends a chat completions body and returns the response (body unread).
 func (ts *testServer) post(ctx context.Context, body string, header ...string) *http.Response {
 	ts.t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+"/v1/chat/completions", strings.NewReader(body))
+	return ts.postTo(ctx, "/v1/chat/completions", body, header...)
+}
+
+// postTo sends a body to the path and returns the response (body unread).
+func (ts *testServer) postTo(ctx context.Context, path, body string, header ...string) *http.Response {
+	ts.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.url+path, strings.NewReader(body))
 	require.NoError(ts.t, err)
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(header); i += 2 {

@@ -30,7 +30,11 @@ import (
 func (x *exchange) stream() {
 	prof := x.s.opts.Profile
 	mode := prof.FirstByteMode()
-	x.enc = newChunkEncoder(x.id, x.created, x.model, x.s.reasoningField, x.req.IncludeUsage, x.gen.Key())
+	if x.req.responses != nil {
+		x.enc = x.newEventEncoder()
+	} else {
+		x.enc = newChunkEncoder(x.id, x.created, x.model, x.s.reasoningField, x.req.IncludeUsage, x.gen.Key())
+	}
 	if mode != engine.FirstByteAtToken {
 		x.head()
 	}
@@ -61,7 +65,7 @@ func (x *exchange) next() bool {
 		// SGLang's first chunk is then the error: a 200 head, the frame, [DONE].
 		x.head()
 		x.giveUp(finishError)
-		_ = x.send(x.enc.abortFrame(ab.Error())) && x.send(doneFrame)
+		x.enc.aborted(ab.Error(), x.send)
 		return false
 	}
 	if !ok || !x.sendRole() || !x.send(x.frame(n, reasoning, call, off)) {
@@ -116,14 +120,11 @@ func (x *exchange) end() {
 		x.cut()
 	case engine.EndFail:
 		x.giveUp(finishError)
-		_ = x.send(x.enc.errorFrame()) && x.send(doneFrame)
+		x.enc.failed(x.send)
 	default:
 		x.s.metrics.finished(x.gen.Finish)
-		ok := x.send(x.enc.finish(x.finishReason()))
-		if ok && x.req.IncludeUsage {
-			ok = x.send(x.enc.usage(x.usage()))
-		}
-		_ = ok && x.send(doneFrame)
+		x.enc.finished(x.finishReason(), x.usage(), x.send)
+		x.stored()
 	}
 }
 
@@ -148,7 +149,29 @@ func (x *exchange) sendRole() bool {
 	}
 	x.head()
 	x.roleSent = true
-	return x.send(x.enc.role())
+	return x.send(x.enc.opening())
+}
+
+// streamEncoder builds the frames of one stream: chat.completion.chunk frames (chunkEncoder)
+// or the Responses API's events (eventEncoder). A frame it returns is valid until its next
+// call or release; the methods that write take send, which writes one frame.
+type streamEncoder interface {
+	// opening is what goes out before the first token: the role chunk, or the events
+	// response.created and response.in_progress.
+	opening() []byte
+	// tokens is n tokens of reasoning or content from token index from.
+	tokens(from, n int, reasoning bool) []byte
+	// toolCall is n tokens of tool call i from its token off.
+	toolCall(call *plannedCall, i, off, n int, style engine.ToolCallStyle) []byte
+	// finished writes the end of a generation that finished for reason (toolCallsFinish,
+	// "stop" or "length"), with its usage.
+	finished(reason string, u usage, send func([]byte) bool)
+	// failed writes the in-stream failure the errors fault plans.
+	failed(send func([]byte) bool)
+	// aborted writes the in-stream error of a generation the engine aborted.
+	aborted(message string, send func([]byte) bool)
+	// release gives the frame buffer back once the frame has been written.
+	release()
 }
 
 // send writes one frame and flushes it to the client; false means the connection failed.

@@ -96,7 +96,7 @@ func validator(t *testing.T, schema string) *jsonschema.Schema {
 // compileTool compiles a schema as a tool's parameters.
 func compileTool(t *testing.T, schema string) *toolFunc {
 	t.Helper()
-	set, aerr := parseTools([]json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"t","parameters":` + schema + `}}`)})
+	set, aerr := parseTools([]json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"t","parameters":` + schema + `}}`)}, false)
 	require.Nil(t, aerr, "parseTools: %v", aerr)
 	return set.funcs[0]
 }
@@ -180,7 +180,7 @@ func TestUnsatisfiableSchemas(t *testing.T) {
 		{"root not object", `{"type":"string"}`, `parameters: type must be "object"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, aerr := parseTools([]json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"grep","parameters":` + tc.schema + `}}`)})
+			_, aerr := parseTools([]json.RawMessage{json.RawMessage(`{"type":"function","function":{"name":"grep","parameters":` + tc.schema + `}}`)}, false)
 			require.NotNil(t, aerr, "schema %s", tc.schema)
 			assert.Equal(t, 400, aerr.Status)
 			assert.Equal(t, "tools[0].function.parameters", aerr.Param)

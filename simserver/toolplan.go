@@ -81,7 +81,7 @@ func (s *Server) planReply(req *chatRequest, key uint64) (*toolReply, *apiError)
 				"their names say they change or run things or ask a person; name them in the profile's agent.allow to let it", req.tools.offered()))
 		}
 	default:
-		if len(callable) == 0 || toolSteps(req.Messages) >= s.drawSteps(req.Messages, agent) {
+		if len(callable) == 0 || toolSteps(req.Messages) >= s.drawSteps(req.Messages, req.session, agent) {
 			return nil, nil
 		}
 	}
@@ -143,10 +143,13 @@ func toolSteps(msgs []chatMessage) int {
 
 // drawSteps is the number of tool steps the conversation's current user request takes before
 // its final answer: drawn from the profile, seeded by the conversation's first messages (up to
-// its first user message), the server's seed and how many user messages it has, so every
-// request of one user request draws the same.
-func (s *Server) drawSteps(msgs []chatMessage, agent *engine.Agent) int {
+// its first user message) and the session the client names, if any, the server's seed and how
+// many user messages it has, so every request of one user request draws the same.
+func (s *Server) drawSteps(msgs []chatMessage, session string, agent *engine.Agent) int {
 	h, users := uint64(fnvOffset64), uint64(0)
+	if session != "" {
+		h = fnvByte(fnvString(h, session), messageSeparator)
+	}
 	for _, m := range msgs {
 		if m.Role == "user" {
 			users++

@@ -34,18 +34,18 @@ func TestStepsDrawnOncePerUserRequest(t *testing.T) {
 	require.NoError(t, err)
 	agent := &s.opts.Profile.Agent
 	conv := []chatMessage{{Role: "system", Parts: []string{"be an agent"}}, {Role: "user", Parts: []string{"fix it"}}}
-	first := s.drawSteps(conv, agent)
+	first := s.drawSteps(conv, "", agent)
 	for i := range 5 {
 		conv = append(conv, chatMessage{Role: "assistant", Calls: 1, CallIDs: []string{"c"}, Parts: []string{"read", "{}"}},
 			chatMessage{Role: "tool", CallID: "c", Parts: []string{"result"}})
-		assert.Equal(t, first, s.drawSteps(conv, agent), "after %d tool steps", i+1)
+		assert.Equal(t, first, s.drawSteps(conv, "", agent), "after %d tool steps", i+1)
 		assert.Equal(t, i+1, toolSteps(conv))
 	}
 	draws := map[int]bool{}
 	for range 20 {
 		conv = append(conv, chatMessage{Role: "assistant", Parts: []string{"done"}}, chatMessage{Role: "user", Parts: []string{"more"}})
 		assert.Zero(t, toolSteps(conv), "a new user request has had no tool steps")
-		draws[s.drawSteps(conv, agent)] = true
+		draws[s.drawSteps(conv, "", agent)] = true
 	}
 	assert.Greater(t, len(draws), 3, "each user request draws its own")
 }

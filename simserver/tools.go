@@ -44,10 +44,13 @@ func (t *toolSet) byName(name string) *toolFunc {
 	return nil
 }
 
-// rawTool and rawFunction are the wire form of one tools entry.
+// rawTool and rawFunction are the wire form of one tools entry: chat completions nest the
+// function under "function", the Responses API writes its members beside "type" (rawTool's
+// own Name, Description and Parameters).
 type rawTool struct {
 	Type     json.RawMessage `json:"type"`
 	Function json.RawMessage `json:"function"`
+	rawFunction
 }
 
 type rawFunction struct {
@@ -58,13 +61,14 @@ type rawFunction struct {
 
 // parseTools reads and compiles a tools array: each entry an object with a type; a function
 // tool with a unique name, a string description if any, and parameters the simulator can
-// satisfy. Its error is a 400 naming the entry and what is wrong.
-func parseTools(raw []json.RawMessage) (*toolSet, *apiError) {
+// satisfy, nested under "function" (chat completions) or, when flat, beside "type" (the
+// Responses API). Its error is a 400 naming the entry and what is wrong.
+func parseTools(raw []json.RawMessage, flat bool) (*toolSet, *apiError) {
 	set := &toolSet{hash: fnvOffset64}
 	for i, item := range raw {
 		set.tokens += CountTokens(string(item))
 		set.hash = fnvByte(fnvString(set.hash, string(item)), messageSeparator)
-		f, aerr := parseTool(i, item)
+		f, aerr := parseTool(i, item, flat)
 		if aerr != nil {
 			return nil, aerr
 		}
@@ -72,20 +76,32 @@ func parseTools(raw []json.RawMessage) (*toolSet, *apiError) {
 			continue
 		}
 		if set.byName(f.name) != nil {
-			return nil, badRequest(fmt.Sprintf("tools[%d].function.name", i),
-				fmt.Sprintf("tools[%d].function.name %q is offered twice: each function tool needs its own name", i, f.name))
+			param := functionParam(i, flat) + ".name"
+			return nil, badRequest(param, fmt.Sprintf("%s %q is offered twice: each function tool needs its own name", param, f.name))
 		}
 		set.funcs = append(set.funcs, f)
 	}
 	return set, nil
 }
 
+// functionParam is the path of tools entry i's function members: the entry itself when flat.
+func functionParam(i int, flat bool) string {
+	if flat {
+		return fmt.Sprintf("tools[%d]", i)
+	}
+	return fmt.Sprintf("tools[%d].function", i)
+}
+
 // parseTool reads tools entry i: nil for a tool that is not a function.
-func parseTool(i int, item json.RawMessage) (*toolFunc, *apiError) {
-	param := fmt.Sprintf("tools[%d]", i)
+func parseTool(i int, item json.RawMessage, flat bool) (*toolFunc, *apiError) {
+	param, fp := fmt.Sprintf("tools[%d]", i), functionParam(i, flat)
+	shape := `{"type":"function","function":{"name":…,"parameters":…}}`
+	if flat {
+		shape = `{"type":"function","name":…,"parameters":…}`
+	}
 	var t rawTool
 	if !isObject(item) || json.Unmarshal(item, &t) != nil {
-		return nil, badRequest(param, param+` must be an object {"type":"function","function":{"name":…,"parameters":…}}`)
+		return nil, badRequest(param, param+" must be an object "+shape)
 	}
 	var kind string
 	if json.Unmarshal(t.Type, &kind) != nil || kind == "" {
@@ -94,22 +110,25 @@ func parseTool(i int, item json.RawMessage) (*toolFunc, *apiError) {
 	if kind != "function" {
 		return nil, nil
 	}
-	var fn rawFunction
-	if !isObject(t.Function) || json.Unmarshal(t.Function, &fn) != nil {
-		return nil, badRequest(param+".function", param+`.function is required for a function tool: an object {"name":…,"description":…,"parameters":…}`)
+	fn := t.rawFunction
+	if !flat {
+		fn = rawFunction{}
+		if !isObject(t.Function) || json.Unmarshal(t.Function, &fn) != nil {
+			return nil, badRequest(fp, fp+` is required for a function tool: an object {"name":…,"description":…,"parameters":…}`)
+		}
 	}
 	var name, desc string
 	if json.Unmarshal(fn.Name, &name) != nil || name == "" {
-		return nil, badRequest(param+".function.name", param+".function.name is required: a non-empty string")
+		return nil, badRequest(fp+".name", fp+".name is required: a non-empty string")
 	}
 	if !isNull(fn.Description) && json.Unmarshal(fn.Description, &desc) != nil {
-		return nil, badRequest(param+".function.description", param+".function.description must be a string")
+		return nil, badRequest(fp+".description", fp+".description must be a string")
 	}
 	f := &toolFunc{name: name, risky: riskOf(name), witness: jsonObject{}}
 	if isNull(fn.Parameters) {
 		return f, nil
 	}
-	pp := param + ".function.parameters"
+	pp := fp + ".parameters"
 	doc, err := decodeOrdered(fn.Parameters)
 	if _, ok := doc.(jsonObject); err != nil || !ok {
 		return nil, badRequest(pp, pp+" must be a JSON Schema object")
@@ -208,9 +227,15 @@ const (
 	maxToolCacheBytes = 16 << 20
 )
 
-// get returns the compiled array, compiling it the first time it is seen.
-func (c *toolCache) get(raw []json.RawMessage) (*toolSet, *apiError) {
-	var key []byte
+// get returns the compiled array, compiling it the first time it is seen; flat says its
+// function tools are in the Responses API's shape (parseTools).
+func (c *toolCache) get(raw []json.RawMessage, flat bool) (*toolSet, *apiError) {
+	// The shape is the key's first byte: the same bytes read in the other shape give
+	// other errors.
+	key := []byte{'c'}
+	if flat {
+		key[0] = 'r'
+	}
 	for _, item := range raw {
 		key = append(append(key, item...), messageSeparator)
 	}
@@ -221,7 +246,7 @@ func (c *toolCache) get(raw []json.RawMessage) (*toolSet, *apiError) {
 	if ok && bytes.Equal(e.raw, key) {
 		return e.set, e.aerr
 	}
-	set, aerr := parseTools(raw)
+	set, aerr := parseTools(raw, flat)
 	if len(key) > maxCachedTools {
 		return set, aerr
 	}

@@ -16,8 +16,8 @@ import (
 )
 
 // resultLine matches the RESULT line and captures N, max_tokens, wall, ok, sent and the three
-// latencies.
-var resultLine = regexp.MustCompile(`(?m)^RESULT N=(\d+) max_tokens=(\d+) wall=([\d.]+)s ok=(\d+)/(\d+) lat_min=([\d.]+)s lat_max=([\d.]+)s lat_mean=([\d.]+)s$`)
+// latencies, then, at a speedup other than 1, the speedup and the real wall time.
+var resultLine = regexp.MustCompile(`(?m)^RESULT N=(\d+) max_tokens=(\d+) wall=([\d.]+)s ok=(\d+)/(\d+) lat_min=([\d.]+)s lat_max=([\d.]+)s lat_mean=([\d.]+)s(?: speedup=([\d.]+) wall_real=([\d.]+)s)?$`)
 
 // sampleLine matches a sample line in the incident's shape.
 var sampleLine = regexp.MustCompile(`(?m)^t=[ \d]{2}\.\ds decode_running=\d+\.\d prefill_inflight=\d+\.\d queued=\d+\.\d kv_usage=\d\.\d{3}$`)
@@ -26,6 +26,7 @@ var sampleLine = regexp.MustCompile(`(?m)^t=[ \d]{2}\.\ds decode_running=\d+\.\d
 type parsed struct {
 	n, maxTokens, ok, sent        int
 	wall, latMin, latMax, latMean float64
+	speedup, wallReal             float64 // 0 at speedup 1, where the line has neither
 }
 
 func parseResult(t *testing.T, out string) parsed {
@@ -35,7 +36,7 @@ func parseResult(t *testing.T, out string) parsed {
 	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
 	atof := func(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }
 	return parsed{n: atoi(m[1]), maxTokens: atoi(m[2]), wall: atof(m[3]), ok: atoi(m[4]), sent: atoi(m[5]),
-		latMin: atof(m[6]), latMax: atof(m[7]), latMean: atof(m[8])}
+		latMin: atof(m[6]), latMax: atof(m[7]), latMean: atof(m[8]), speedup: atof(m[9]), wallReal: atof(m[10])}
 }
 
 // TestDecisiveBatchingTest runs the incident's test (16 × 128 tokens, ~200-token prompts)
@@ -53,7 +54,16 @@ func TestDecisiveBatchingTest(t *testing.T) {
 				assert.InEpsilon(t, 5.1, r.latMean, 0.10, "lat_mean_s\n%s", out)
 				assert.InEpsilon(t, 3.9, r.latMin, 0.15, "lat_min_s\n%s", out)
 				assert.LessOrEqual(t, r.latMax, r.wall, "no latency exceeds the wall")
+				if speedup == 1 {
+					assert.Zero(t, r.speedup, "at speedup 1 the times are wall times: %s", out)
+				} else {
+					assert.Equal(t, speedup, r.speedup, "the line says its times are simulated")
+					assert.InDelta(t, r.wall/speedup, r.wallReal, 0.06, "wall_real is the simulated wall over the speedup")
+				}
 
+				for _, row := range []string{"ttft", "tpot", "itl", "e2e"} {
+					assert.Regexp(t, `(?m)^\s+`+row+`(\s+[\d.]+ m?s){4}$`, out, "the %s percentiles", row)
+				}
 				lines := strings.Split(out, "\n")
 				assert.True(t, strings.HasPrefix(lines[0], "server metrics: decode_running ← decode_running"), "first line: %q", lines[0])
 				assert.GreaterOrEqual(t, len(sampleLine.FindAllString(out, -1)), 7, "sample lines every 0.75 s over 5.4 s:\n%s", out)
@@ -99,6 +109,7 @@ func TestSweepThroughput(t *testing.T) {
 		assert.Contains(t, out, "scaling: aggregate ")
 		assert.NotRegexp(t, `(?m)^t=`, out, "a sweep prints no sample lines")
 		assert.Len(t, resultLine.FindAllString(out, -1), 2, "one RESULT line per concurrency")
+		assert.Regexp(t, `(?m)^test 1/2: 64 requests at once, 0 s simulated so far\n(?s:.*)^test 2/2: 96 requests at once, \d+ s simulated so far$`, out, "progress before each test")
 	})
 }
 

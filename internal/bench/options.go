@@ -51,6 +51,10 @@ type Options struct {
 	Concurrency []int
 	// Sweep prints the throughput curve instead of each test's sample lines.
 	Sweep bool
+	// Open, when set, makes the run one open-loop test: requests sent at Open's rate,
+	// whatever the server does with the earlier ones, instead of Concurrency at once; Run
+	// sets Concurrency to the number of requests its schedule sends.
+	Open *OpenLoop
 	// MaxTokens is the output length of every request, in tokens, forced with ignore_eos.
 	MaxTokens int
 	// PromptTokens is the prompt length requested, in words of workloads.Text (one token each
@@ -77,6 +81,18 @@ type Options struct {
 	Dir string
 	// Metrics, when set, serves each test's harness metrics while it runs.
 	Metrics *harness.MetricsEndpoint
+
+	schedule []time.Duration // an open-loop test's send times (settle)
+}
+
+// settle derives what the options imply: an open-loop test's schedule, drawn from Seed, and
+// its number of requests as the one concurrency. Invalid open-loop settings are left for
+// Validate.
+func (o *Options) settle() {
+	if o.Open != nil && o.Open.Validate() == nil && o.schedule == nil {
+		o.schedule = o.Open.Schedule(o.Seed)
+		o.Concurrency = []int{len(o.schedule)}
+	}
 }
 
 // Validate reports every option out of range at once, each naming the option, its value and
@@ -102,6 +118,14 @@ func (o *Options) Validate() error {
 	}
 	if o.Timeout < 0 {
 		bad = append(bad, fmt.Errorf("timeout %s is not allowed: want a duration ≥ 0 (0: none)", o.Timeout))
+	}
+	if o.Open != nil {
+		if err := o.Open.Validate(); err != nil {
+			bad = append(bad, err)
+		}
+		if o.Sweep {
+			bad = append(bad, errors.New("an open-loop test is one test: it cannot be a sweep"))
+		}
 	}
 	if o.Clock == nil {
 		bad = append(bad, errors.New("clock: none given"))

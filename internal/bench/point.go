@@ -30,6 +30,8 @@ type Point struct {
 
 	chunks  [][]time.Time // per request, the arrival of every data frame
 	offsetS float64       // simulated seconds from the bench run's start to the test's
+	speedup float64       // the clock's; 0 reads as 1
+	open    *OpenLoop     // the load of an open-loop test; nil: Concurrency at once
 }
 
 // WallS is the test's duration in simulated seconds: from sending the requests to the last
@@ -65,14 +67,46 @@ func (p *Point) Failed() int { return len(p.Calls) - p.OK() }
 // ResultLine is the incident's one-line result, in simulated seconds:
 // "RESULT N=16 max_tokens=128 wall=5.4s ok=16/16 lat_min=3.9s lat_max=5.4s lat_mean=5.1s".
 // The latencies are the harness's end-to-end statistics, over completed requests; "n/a" when
-// none completed. Times under 0.1 s get milliseconds (resultSeconds).
+// none completed. Times under 0.1 s get milliseconds (resultSeconds). At a speedup other than
+// 1 the line goes on with "speedup=20 wall_real=0.27s": its times are simulated, and the test
+// took wall_real of real time. An open-loop test's N is the requests sent, and the line ends
+// with its load: "rate=10/s arrivals=poisson".
 func (p *Point) ResultLine(maxTokens int) string {
 	lat := "lat_min=n/a lat_max=n/a lat_mean=n/a"
 	if e := p.Results.Latency.E2E; e.N > 0 {
 		lat = fmt.Sprintf("lat_min=%s lat_max=%s lat_mean=%s", resultSeconds(e.Min), resultSeconds(e.Max), resultSeconds(e.Mean))
 	}
-	return fmt.Sprintf("RESULT N=%d max_tokens=%d wall=%s ok=%d/%d %s",
+	line := fmt.Sprintf("RESULT N=%d max_tokens=%d wall=%s ok=%d/%d %s",
 		p.Concurrency, maxTokens, resultSeconds(p.WallS()), p.OK(), len(p.Calls), lat)
+	if p.speedup > 0 && p.speedup != 1 {
+		line += fmt.Sprintf(" speedup=%g wall_real=%s", p.speedup, resultSeconds(p.WallS()/p.speedup))
+	}
+	if p.open != nil {
+		line += fmt.Sprintf(" rate=%g/s arrivals=%s", p.open.Rate, p.open.Arrivals)
+	}
+	return line
+}
+
+// printLatencies prints the test's latency percentiles, in the rows a vllm bench serve or
+// GuideLLM user reads first: TTFT, TPOT, ITL and end-to-end, mean, p50, p90 and p99 over the
+// completed requests, in simulated time, and the request and output rates over the test.
+func (p *Point) printLatencies(w io.Writer) {
+	l := p.Results.Latency
+	fmt.Fprintf(w, "  latency  %-5s %9s %9s %9s %9s   (simulated; over %d ok of %d)\n", "", "mean", "p50", "p90", "p99", p.OK(), len(p.Calls))
+	for _, row := range []struct {
+		name string
+		s    results.Summary
+	}{{"ttft", l.TTFT}, {"tpot", l.TPOT}, {"itl", l.ITL}, {"e2e", l.E2E}} {
+		if row.s.N == 0 {
+			fmt.Fprintf(w, "           %-5s %9s\n", row.name, "n/a")
+			continue
+		}
+		fmt.Fprintf(w, "           %-5s %9s %9s %9s %9s\n", row.name, results.Seconds(row.s.Mean), results.Seconds(row.s.P50),
+			results.Seconds(row.s.P90), results.Seconds(row.s.P99))
+	}
+	if s := p.WallS(); s > 0 {
+		fmt.Fprintf(w, "  rates    %.2f requests/s ok, %.1f output tok/s, over %s simulated\n", float64(p.OK())/s, p.WholeTokPerS(), results.Seconds(s))
+	}
 }
 
 // resultSeconds renders a RESULT line's time in the incident's form, one decimal and "s"

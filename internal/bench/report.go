@@ -17,8 +17,9 @@ type Report struct {
 	Model        string
 	MaxTokens    int
 	PromptTokens int
-	// Sweep is set when the run was a sweep.
+	// Sweep is set when the run was a sweep; Open is the load of an open-loop test.
 	Sweep bool
+	Open  *OpenLoop
 	// Points holds one test per concurrency run (fewer than asked when interrupted).
 	Points []*Point
 	// SimSeconds is the simulated time the tests took, each from sending its requests to its
@@ -66,6 +67,9 @@ func (r *Report) Results() *results.Results {
 		res.Bench = &results.Bench{}
 	}
 	res.Bench.MaxTokens, res.Bench.PromptTokens, res.Bench.Samples = r.MaxTokens, r.PromptTokens, []events.Sample{}
+	if r.Open != nil {
+		res.Bench.Rate, res.Bench.Arrivals = r.Open.Rate, string(r.Open.Arrivals)
+	}
 	for _, p := range r.Points {
 		for _, s := range p.Samples {
 			s.TS += p.offsetS

@@ -14,6 +14,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -27,6 +28,7 @@ import (
 // are failures to start: bad options, the server unreachable, the run directory not
 // writable. Failed requests are data.
 func Run(ctx context.Context, o Options) (*Report, error) {
+	o.settle()
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
@@ -58,6 +60,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 // agentsim server advertises. It returns o carrying the answer (Served, Choice, Model, Clock)
 // for Run, and what was settled.
 func Prepare(ctx context.Context, o Options) (Options, *harness.Prepared, error) {
+	o.settle()
 	v := o
 	if v.Clock == nil {
 		v.Clock = clock.Real() // not checked: Prepare makes it
@@ -89,11 +92,14 @@ type bench struct {
 func (b *bench) execute(ctx context.Context) (*Report, error) {
 	o := b.o
 	rep := &Report{Server: o.Target.Server(), Speedup: o.Clock.Speedup(), Model: o.Model, MaxTokens: o.MaxTokens,
-		PromptTokens: o.PromptTokens, Sweep: o.Sweep}
+		PromptTokens: o.PromptTokens, Sweep: o.Sweep, Open: o.Open}
 	start, wallFrom := o.Clock.Now(), o.Clock.WallNow()
 	for i, n := range o.Concurrency {
 		if ctx.Err() != nil {
 			break
+		}
+		if o.Sweep { // the sweep's progress: a test may take minutes at speedup 1
+			fmt.Fprintf(o.Out, "test %d/%d: %s at once, %.0f s simulated so far\n", i+1, len(o.Concurrency), plural.Of(n, "request"), o.Clock.Since(start).Seconds())
 		}
 		p, err := b.test(ctx, i, n, start)
 		if err != nil {
@@ -104,6 +110,7 @@ func (b *bench) execute(ctx context.Context) (*Report, error) {
 		if !o.Sweep {
 			p.printDetails(o.Out, o.PromptTokens, o.MaxTokens)
 		}
+		p.printLatencies(o.Out)
 	}
 	rep.Interrupted = ctx.Err() != nil
 	for _, p := range rep.Points {
@@ -129,7 +136,7 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	if o.Sweep {
 		dir = filepath.Join(o.Dir, rundir.BenchTest(n))
 	}
-	p := &Point{Concurrency: n}
+	p := &Point{Concurrency: n, speedup: o.Clock.Speedup(), open: o.Open}
 	var mu sync.Mutex
 	calls, frames := make([]*agents.Result, n), make([][]time.Time, n)
 	ended := func(agent int, r agents.Result, f []time.Time) {
@@ -144,6 +151,9 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	ho := harness.Options{Tap: ended,
 		Command: "bench", Workload: w, Clock: o.Clock, Target: o.Target, Dir: dir, Observer: b.live, HTTPClient: o.HTTPClient,
 		Sampled: sampled, Served: o.Served, Model: o.Choice, Metrics: o.Metrics,
+	}
+	if o.Open != nil {
+		ho.Scripts = scripts(o.schedule, o.PromptTokens, o.MaxTokens)
 	}
 	if ho.Prepared, err = harness.Prepare(ctx, ho); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/internal/bench"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -27,12 +29,21 @@ type benchCmd struct {
 type benchConfig struct {
 	Shape   requestShape  `mapstructure:",squash"`
 	Sweep   string        `mapstructure:"sweep"`
+	Open    openFlags     `mapstructure:",squash"`
 	Timeout time.Duration `mapstructure:"timeout"`
 	Model   string        `mapstructure:"model"`
 	Seed    int64         `mapstructure:"seed"`
 	Out     string        `mapstructure:"out"`
 	Force   bool          `mapstructure:"force"`
 	Target  targetConfig  `mapstructure:",squash"`
+}
+
+// openFlags are bench's open-loop settings: see bench.OpenLoop.
+type openFlags struct {
+	Rate     float64       `mapstructure:"rate"`
+	Arrivals string        `mapstructure:"arrivals"`
+	Duration time.Duration `mapstructure:"duration"`
+	Requests int           `mapstructure:"requests"`
 }
 
 // requestShape is the settings that shape the synthetic requests (bench and compare): see
@@ -56,9 +67,15 @@ when the server has them) and the RESULT line:
 
   RESULT N=16 max_tokens=128 wall=5.4s ok=16/16 lat_min=3.9s lat_max=5.4s lat_mean=5.1s
 
-Times are simulated seconds; a request's latency runs from send to its last byte. --sweep runs
-the test at each concurrency and prints the throughput curve: the aggregate output rate while
-at least 90% of the peak number of streams were decoding at once, and the per-request rate.
+Times are simulated seconds; a request's latency runs from send to its last byte. At a
+--speedup other than 1 the line ends "speedup=20 wall_real=0.27s": the real time the test took.
+Below it, TTFT, TPOT, ITL and end-to-end latency: mean, p50, p90, p99. --sweep runs the test at
+each concurrency and prints the throughput curve: the aggregate output rate while at least 90%
+of the peak number of streams were decoding at once, and the per-request rate.
+
+--rate R is an open loop instead: requests sent at R per simulated second (--arrivals poisson
+or constant) whatever the server does with the earlier ones, until --duration has passed or
+--requests have been sent.
 
 Exit codes: 0 every request completed, 1 server unreachable or runtime failure, 2 bad flags,
 3 any request failed or returned fewer than --max-tokens output tokens, 130 interrupted.`,
@@ -68,6 +85,10 @@ Exit codes: 0 every request completed, 1 server unreachable or runtime failure, 
 	f := pflag.NewFlagSet("bench", pflag.ContinueOnError)
 	addBenchFlags(f)
 	f.String("sweep", "", "run the test at each of these concurrencies and print the throughput curve, e.g. 1,16,64,96")
+	f.Float64("rate", 0, "open loop: send requests at this rate, per simulated second, whatever the server does with the earlier ones (with --duration or --requests)")
+	f.String("arrivals", string(bench.Poisson), "open loop: poisson (exponential gaps of mean 1/rate) or constant (one every 1/rate)")
+	f.Duration("duration", 0, "open loop: send requests for this simulated time")
+	f.Int("requests", 0, fmt.Sprintf("open loop: send this many requests (at most %d)", bench.MaxOpenRequests))
 	f.Duration("timeout", bench.DefaultTimeout, "a request still running after this simulated time fails (0: no limit)")
 	f.String("model", "", "model name to send (default: the first model the server lists on /v1/models)")
 	f.Int64("seed", 1, "seed for the prompt text")
@@ -128,8 +149,14 @@ func (b *benchCmd) run(c *cobra.Command, _ []string) error {
 // benchHeader says in one line what is about to run, against what.
 func benchHeader(o bench.Options) string {
 	what := fmt.Sprintf("%d requests at once", o.Concurrency[0])
-	if o.Sweep {
+	switch {
+	case o.Sweep:
 		what = "sweep over " + joinInts(o.Concurrency) + " requests at once"
+	case o.Open != nil:
+		what = "open loop, " + o.Open.String()
+		if o.Open.Requests == 0 { // the schedule drawn for the duration says how many
+			what += fmt.Sprintf(" (%s)", plural.Of(o.Concurrency[0], "request"))
+		}
 	}
 	return fmt.Sprintf("agentsim bench: %s × %d output tokens, ~%d-token prompts, against %s, speedup %g",
 		what, o.MaxTokens, o.PromptTokens, o.Target, o.Clock.Speedup())
@@ -169,6 +196,7 @@ func benchOptions(c *cobra.Command, problems []workloads.Problem, s requestShape
 			}
 			o.Concurrency, o.Sweep = parseSweep(sw, &bad), true
 		}
+		o.Open = openLoop(c, benchOnly.Open, &bad)
 	}
 	if len(bad) > 0 {
 		return o, usageError(errors.Join(bad...))
@@ -243,4 +271,45 @@ func joinInts(xs []int) string {
 		parts[i] = strconv.Itoa(x)
 	}
 	return strings.Join(parts, ",")
+}
+
+// openLoop checks the open-loop flags and returns their test, nil without --rate. --rate
+// replaces --concurrency and --sweep; --duration and --requests bound it, and mean nothing
+// without it.
+func openLoop(c *cobra.Command, f openFlags, bad *[]error) *bench.OpenLoop {
+	changed := c.Flags().Changed
+	if !changed("rate") {
+		for _, name := range []string{"arrivals", "duration", "requests"} {
+			if changed(name) {
+				*bad = append(*bad, fmt.Errorf("--%s applies to an open-loop test: give --rate too", name))
+			}
+		}
+		return nil
+	}
+	for _, name := range []string{"concurrency", "sweep"} {
+		if changed(name) {
+			*bad = append(*bad, fmt.Errorf("--rate replaces --%s: give one of them", name))
+		}
+	}
+	l := &bench.OpenLoop{Rate: f.Rate, Arrivals: bench.Arrivals(f.Arrivals), Duration: f.Duration, Requests: f.Requests}
+	if !(l.Rate >= bench.MinRate && l.Rate <= bench.MaxRate) {
+		*bad = append(*bad, fmt.Errorf("--rate %g is not allowed: want requests per second from %g to %g", l.Rate, bench.MinRate, bench.MaxRate))
+	}
+	if !slices.Contains(bench.ArrivalKinds, l.Arrivals) {
+		*bad = append(*bad, fmt.Errorf("--arrivals %q is not allowed: want %s or %s", f.Arrivals, bench.Poisson, bench.Constant))
+	}
+	if changed("duration") {
+		duration("duration", l.Duration, false, bad)
+	}
+	if changed("requests") && (l.Requests < 1 || l.Requests > bench.MaxOpenRequests) {
+		*bad = append(*bad, fmt.Errorf("--requests %d is not allowed: want a whole number from 1 to %d", l.Requests, bench.MaxOpenRequests))
+	}
+	switch {
+	case !changed("duration") && !changed("requests"):
+		*bad = append(*bad, errors.New("--rate needs --duration or --requests to end the test: give one or both"))
+	case len(*bad) == 0 && l.Validate() != nil:
+		*bad = append(*bad, fmt.Errorf("--rate %g × --duration %s sends %.0f requests: want at most %d (a lower --rate, a shorter --duration, or --requests)",
+			l.Rate, l.Duration, l.Rate*l.Duration.Seconds(), bench.MaxOpenRequests))
+	}
+	return l
 }

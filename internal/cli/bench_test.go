@@ -245,3 +245,25 @@ func TestBenchStoppedAtContextWindow(t *testing.T) {
 func streamingServer(t *testing.T, frames ...string) *httptest.Server {
 	return (&fakeserver.Server{Models: []string{"fake-model"}, Frames: frames}).Start(t)
 }
+
+// TestBenchOpenLoopFlags checks the open-loop flags' usage errors: each names the flag, what
+// was wrong and what is allowed, all at once, exit 2.
+func TestBenchOpenLoopFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--rate", "10"}, []string{"--rate needs --duration or --requests to end the test"}},
+		{[]string{"--rate", "0", "--arrivals", "bursty", "--requests", "0"}, []string{"--rate 0 is not allowed: want requests per second from 0.001 to 1e+06",
+			`--arrivals "bursty" is not allowed: want poisson or constant`, "--requests 0 is not allowed: want a whole number from 1 to 10000"}},
+		{[]string{"--rate", "1000", "--duration", "1m"}, []string{"--rate 1000 × --duration 1m0s sends 60000 requests: want at most 10000"}},
+		{[]string{"--rate", "10", "--requests", "5", "--concurrency", "4"}, []string{"--rate replaces --concurrency"}},
+		{[]string{"--duration", "10s"}, []string{"--duration applies to an open-loop test: give --rate too"}},
+	} {
+		code, _, stderr := execute(t, append([]string{"bench", "--out", filepath.Join(t.TempDir(), "b")}, tc.args...)...)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, stderr)
+		for _, w := range tc.want {
+			assert.Contains(t, stderr, w, "%v", tc.args)
+		}
+	}
+}

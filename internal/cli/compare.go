@@ -12,6 +12,7 @@ import (
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/bench"
 	"github.com/agentsim/agentsim/internal/cli/console"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -150,7 +151,7 @@ func (k *compareCmd) synthetic(c *cobra.Command, t *target, o bench.Options, w *
 // first, and prints its summary.
 func (k *compareCmd) agentic(c *cobra.Command, w *workloads.Workload, ho harness.Options) (*results.Results, error) {
 	out := c.OutOrStdout()
-	fmt.Fprintf(out, "\n── agentic: %s, %d agents × %d rounds ──\n", w.Name, w.Agents, w.Rounds)
+	fmt.Fprintf(out, "\n── agentic: %s, %s × %s ──\n", w.Name, plural.Of(w.Agents, "agent"), plural.Of(w.Rounds, "round"))
 	say(out, ho.Prepared.Notes) // the model's was said before both parts
 	ho.Observer = runConsole(out, ho.Clock)
 	res, err := harness.Run(c.Context(), ho)

@@ -112,7 +112,7 @@ type overrides struct {
 var shortcuts = []struct{ key, usage string }{
 	{"agents", "number of agents"},
 	{"rounds", "rounds per agent"},
-	{"duration", "end new rounds after this simulated time"},
+	{"duration", "end new rounds after this simulated time (0s: no limit, the rounds alone end the run)"},
 	{"seed", "seed for text, lengths and timing"},
 	{"model", "model name to send (default: the workload's, or the one model the server serves)"},
 }

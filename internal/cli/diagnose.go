@@ -35,7 +35,7 @@ func (d *diagnoseCmd) command() *cobra.Command {
 		Short: "Re-derive the verdict of a recorded run from its run directory",
 		Long: `Read a run directory (events.jsonl, samples.jsonl, config.yaml) and judge the run as the live
 watchdog did: healthy, slow, server-serialized, stalled-streams, pacer-starvation, deadlock or
-errors, with evidence in simulated seconds, followed by the run's warnings as the run gave them
+errors (or, for a record --watch directory, harness-stopped), with evidence in simulated seconds, followed by the run's warnings as the run gave them
 (those that need what the harness measured of the server take it from results.json). It works
 on a run that was killed, too: its files hold every event up to its last second.
 
@@ -43,8 +43,8 @@ A directory that holds no run is refused (exit 2) saying what it is; for a compa
 diagnose its agentic/ part. An events.jsonl cut short of its samples.jsonl is judged up to its
 last event, and the verdict says so.
 
-Exit codes: 0 healthy or slow, 2 DIR missing, not a run directory or with no event recorded,
-3 any other verdict.`,
+Exit codes: 0 healthy or slow; 1 the verdict could not be written out; 2 a bad flag, or DIR
+missing, not a run directory or with no event recorded; 3 any other verdict.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError(fmt.Errorf("diagnose takes one run directory, e.g. agentsim diagnose runs/20261129T194516Z-ocbrowse; got %d arguments", len(args)))

@@ -69,7 +69,7 @@ func (r *reportCmd) run(c *cobra.Command, dirs []string) error {
 		return usageError(fmt.Errorf("report: %w", err))
 	}
 	var b bytes.Buffer
-	if err := report.Render(&b, runs, report.Options{Title: cfg.Title, Version: buildinfo.Read().String()}); err != nil {
+	if err := report.Render(&b, runs, report.Options{Title: cfg.Title, Version: buildinfo.Read().String(), Curves: report.Curves(dirs...)}); err != nil {
 		return runtimeError(err)
 	}
 	if err := writeAtomic(cfg.Out, b.Bytes()); err != nil {

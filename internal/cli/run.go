@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,7 +11,9 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/harness"
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/results"
+	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/workloads"
 )
 
@@ -137,7 +140,15 @@ func (r *runCmd) run(c *cobra.Command, _ []string) error {
 		return err
 	}
 	say(g.console(c), p.Said())
-	o.Observer = runConsole(g.console(c), o.Clock)
+	if target.info.Kind == results.Embedded {
+		// The profile loaded before, when the simulator was built: it cannot fail now.
+		if prof, err := simserver.LoadProfile(cmp.Or(target.info.Profile, simserver.DefaultProfile)); err == nil {
+			if note := longRunNote(w, prof, o.Clock.Speedup()); note != "" {
+				say(g.console(c), []string{note})
+			}
+		}
+	}
+	o.Observer = runConsole(g.console(c), o.Clock).Planned(console.Plan{Rounds: w.Agents * w.Rounds, Duration: w.Duration})
 	res, err := harness.Run(c.Context(), o)
 	if err != nil {
 		st.discard()

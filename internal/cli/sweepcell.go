@@ -141,10 +141,11 @@ func (s *sweepCollectCmd) command() *cobra.Command {
 		Short: "Build a sweep's table from its run directories, wherever they ran",
 		Long: `Read a sweep directory's plan (sweep.json) and the run directories under it — written by a
 local sweep or by the pods of a Kubernetes Job — and write and print the table, as agentsim
-sweep does at its end: summary.txt, summary.csv and summary.json.
+sweep does at its end: summary.txt, summary.csv, summary.json and summary.html (the table
+under a heatmap of the verdicts per cell).
 
-Exit codes: 0 done (and every cell within --expect), 2 DIR holds no sweep, 3 a cell fell
-outside --expect.`,
+Exit codes: 0 done (and every cell within --expect), 1 the summary files could not be written,
+2 a bad flag or DIR holds no sweep, 3 a cell fell outside --expect.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError(fmt.Errorf("sweep collect takes one sweep directory, got %d arguments", len(args)))

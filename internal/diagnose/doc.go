@@ -1,8 +1,9 @@
 // Package diagnose tells slow from stuck. An Analyzer is fed a run's events and samples in
 // time order — live by the harness's watchdog, offline by FromDir from the run directory — and
-// answers with one of seven verdicts (results.VerdictKind; docs/verdicts.md §2): healthy,
-// slow, server-serialized, stalled-streams, pacer-starvation, deadlock or errors, each with a
-// one-line summary and evidence in explicit units.
+// answers with one of the eight verdicts of results.VerdictKinds (docs/verdicts.md §2):
+// healthy, slow, server-serialized, stalled-streams, pacer-starvation, deadlock, errors, or —
+// watching a real harness only — harness-stopped, each with a one-line summary and evidence in
+// explicit units.
 //
 // The analysis keeps the harness's own view primary: which requests are open and when each
 // last received a byte, which agent holds which pacer permit, which agents wait for one and

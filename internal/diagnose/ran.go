@@ -125,8 +125,8 @@ func (a *Analyzer) nothingRule(v *view, r *results.Results) (results.Verdict, bo
 			Evidence: a.nothingEvidence(r)}, true
 	case rounds.Planned > 0 && 2*own > rounds.Planned:
 		return results.Verdict{Kind: results.Errors,
-			Summary: fmt.Sprintf("most of the run never ran: %s; %d rounds completed",
-				notStarted(rounds), rounds.Completed),
+			Summary: fmt.Sprintf("most of the run never ran: %s; %s completed",
+				notStarted(rounds), plural.Of(rounds.Completed, "round")),
 			Evidence: a.nothingEvidence(r)}, true
 	}
 	return results.Verdict{}, false

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -27,11 +28,15 @@ func sample(n int, draw func(*rand.Rand) int) (mean float64, p99 int) {
 }
 
 // TestAgentDefaults: the zero agent section draws TraceLab's figures — 8.8 model calls per user
-// request (7.8 tool steps before the answer), 1.2 tool calls per reply with a p99 of 4.
+// request (7.8 tool steps before the answer), median 2, 1.2 tool calls per reply with a p99 of 4.
 func TestAgentDefaults(t *testing.T) {
 	var a Agent
 	steps, _ := sample(200_000, a.ToolSteps)
 	assert.InEpsilon(t, DefaultCallsPerRequest, steps+1, 0.02, "model calls per user request")
+	q := callQuantiles(200_000, &a)
+	assert.Equal(t, 2, q[50], "median model calls per user request (TraceLab: 2)")
+	assert.InDelta(t, 21, q[90], 4, "90th percentile (TraceLab: 21)")
+	assert.InDelta(t, 87, q[99], 25, "99th percentile (TraceLab: 87)")
 	calls, p99 := sample(200_000, a.CallsInReply)
 	assert.InEpsilon(t, DefaultCallsPerReply, calls, 0.02, "tool calls per reply")
 	assert.Equal(t, DefaultCallsPerReplyP99, p99, "p99 of tool calls per reply")
@@ -62,6 +67,46 @@ func TestAgentFits(t *testing.T) {
 	calls, p99 := sample(1000, one.CallsInReply)
 	assert.Equal(t, []float64{0, 1}, []float64{steps, calls}, "one call per request answers at once; one call per reply")
 	assert.Equal(t, 1, p99)
+}
+
+// callQuantiles draws n user requests' model calls (tool steps and the answer) and returns
+// their percentiles, indexed by percent.
+func callQuantiles(n int, a *Agent) [100]int {
+	r := rand.New(rand.NewPCG(7, 8))
+	v := make([]int, n)
+	for i := range v {
+		v[i] = a.ToolSteps(r) + 1
+	}
+	slices.Sort(v)
+	var q [100]int
+	for p := range q {
+		q[p] = v[n*p/100]
+	}
+	return q
+}
+
+// TestCallsPerRequestMedian: a median below the mean draws a heavy tail through both; a mean
+// at or below the default median, or a median of 0 there, is geometric; a median at or above
+// the mean is refused by name.
+func TestCallsPerRequestMedian(t *testing.T) {
+	a := Agent{CallsPerRequest: 20, CallsPerRequestP50: 4}
+	require.Empty(t, a.problems())
+	steps, _ := sample(200_000, a.ToolSteps)
+	assert.InEpsilon(t, 20, steps+1, 0.02, "mean")
+	assert.Equal(t, 4, callQuantiles(200_000, &a)[50], "median")
+
+	geo := Agent{CallsPerRequest: 1.5}
+	assert.Zero(t, geo.callsPerRequestP50(), "a mean below the default median is geometric")
+	q := callQuantiles(200_000, &geo)
+	assert.Equal(t, 1, q[50], "geometric of mean 1.5: half the requests answer at once")
+
+	for _, p50 := range []float64{20, 25, 0.5, math.NaN()} {
+		bad := Agent{CallsPerRequest: 20, CallsPerRequestP50: p50}
+		ps := bad.problems()
+		require.Len(t, ps, 1, "median %g", p50)
+		assert.Contains(t, ps[0].Error(), "agent.calls_per_request_p50: ")
+		assert.Contains(t, ps[0].Error(), "want a median from 1 up to below the mean")
+	}
 }
 
 // TestAgentAllowAndWeights: Allow names tools exactly; a tool Weights does not name weighs 1.

@@ -129,7 +129,7 @@ func TestParseProfile(t *testing.T) {
 	}, {
 		// An unknown key of the agent section names the section's keys.
 		name: "agent key", yaml: "base: ideal\nagent:\n  calls_per_reqest: 3\n",
-		want: []string{`unknown key "agent.calls_per_reqest": want one of calls_per_request, calls_per_reply, calls_per_reply_p99, allow, weights, tool_call_style`},
+		want: []string{`unknown key "agent.calls_per_reqest": want one of calls_per_request, calls_per_request_p50, calls_per_reply, calls_per_reply_p99, allow, weights, tool_call_style`},
 	}, {
 		// A base keeps the agent keys a file does not set.
 		name: "agent base", yaml: "base: dsv4-pd\nagent:\n  allow: [bash]\n",

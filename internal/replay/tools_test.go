@@ -135,7 +135,7 @@ func TestReplayToolStructure(t *testing.T) {
 		tr, steps := codingTrace(t)
 		p := planOf(t, tr, replay.Options{})
 		rec := &recorder{}
-		w := load(t, "smoke", "agents", "3", "duration", "0s", "pacer.kind", "unlimited", "request.reasoning_effort", "none")
+		w := load(t, "smoke", "agents", "3", "duration", "0s", "pacer.kind", "unlimited", "request.reasoning_effort", "low") // the recorded coding-agent's effort
 		res := harnesstest.Run(t, harnesstest.Config{Spec: w, Scripts: p.Scripts,
 			Transport: func(next http.RoundTripper) http.RoundTripper { rec.next = next; return rec }})
 		assert.Equal(t, 18, res.Results.Requests.OK, "no request refused: %+v", res.Results.Requests)
@@ -181,7 +181,7 @@ func TestReplayToolStructureOpenLoop(t *testing.T) {
 		tr, _ := codingTrace(t)
 		p := planOf(t, tr, replay.Options{Mode: replay.Timestamps})
 		rec := &recorder{}
-		w := load(t, "smoke", "agents", "3", "duration", "0s", "pacer.kind", "unlimited", "request.reasoning_effort", "none")
+		w := load(t, "smoke", "agents", "3", "duration", "0s", "pacer.kind", "unlimited", "request.reasoning_effort", "low") // the recorded coding-agent's effort
 		res := harnesstest.Run(t, harnesstest.Config{Spec: w, Scripts: p.Scripts,
 			Transport: func(next http.RoundTripper) http.RoundTripper { rec.next = next; return rec }})
 		assert.Equal(t, 18, res.Results.Requests.OK, "no request refused: %+v", res.Results.Requests)

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/plural"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -20,7 +21,10 @@ type page struct {
 	Gantts   []ganttView
 	Latency  []template.HTML
 	Phases   []legendItem
-	Version  string
+	// Curve is the bench sweeps' throughput curve, with its note; empty without a sweep.
+	Curve     template.HTML
+	CurveNote string
+	Version   string
 }
 
 type runView struct {
@@ -59,6 +63,9 @@ type Options struct {
 	Title string
 	// Version names the agentsim that wrote the report, in its footer.
 	Version string
+	// Curves are the throughput curves of the bench sweeps among the directories (Curves),
+	// drawn on one chart; none: no such chart.
+	Curves []*Curve
 }
 
 // Render writes the report of runs to w as one self-contained HTML page: styles inline,
@@ -84,6 +91,12 @@ func Render(w io.Writer, runs []*Run, o Options) error {
 	pg.Figures = figures(runs)
 	ends := sharedEnds(gs)
 	var err error
+	if len(o.Curves) > 0 {
+		if pg.Curve, err = curveChart(o.Curves); err != nil {
+			return err
+		}
+		pg.CurveNote = curveNote(o.Curves)
+	}
 	if pg.Sections, err = timelineSections(runs, tls, stops, ends); err != nil {
 		return err
 	}
@@ -128,7 +141,7 @@ func viewRun(r *Run) runView {
 	v := runView{Label: r.Label, Command: res.Command, Workload: res.Workload, Server: res.Server.String(),
 		Verdict: string(res.Verdict.Kind), Summary: res.Verdict.Summary, Evidence: res.Verdict.Evidence,
 		Good: res.Verdict.Kind.Progressing(), Conclusion: res.Conclusion}
-	v.Shape = fmt.Sprintf("%d agents × %d rounds, %s simulated, speedup %g", r.Agents, r.Rounds, secondsText(res.SimSeconds), res.Speedup)
+	v.Shape = fmt.Sprintf("%s × %s, %s simulated, speedup %g", plural.Of(r.Agents, "agent"), plural.Of(r.Rounds, "round"), secondsText(res.SimSeconds), res.Speedup)
 	if res.Interrupted {
 		v.Shape += ", interrupted"
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/harnesstest"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -213,4 +215,43 @@ func TestBuildGanttTools(t *testing.T) {
 	assert.Equal(t, []Span{{StartS: 2, EndS: 7, Phase: PhaseTool, Request: "a0-r1-0"},
 		{StartS: 9, EndS: 20, Phase: PhaseTool, Request: "a0-r2-0", Unfinished: true}}, tools)
 	assert.Equal(t, "tool calls", PhaseTool.String())
+}
+
+// TestBenchSweepCurve renders a bench sweep's directory — its results.json listing the tests,
+// a run directory per test — and checks the page draws the throughput curve above the
+// timelines of its tests, and that a directory of a plain run gets no such chart.
+func TestBenchSweepCurve(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		sweep := filepath.Join(dir, "sweep")
+		smokeRun(t, sweep, rundir.BenchTest(1))
+		smokeRun(t, sweep, rundir.BenchTest(4))
+		res := &results.Results{Command: "bench", Bench: &results.Bench{MaxTokens: 128, Sweep: []results.SweepPoint{
+			{Concurrency: 1, OK: 1, OutputTokPerS: 97, PerRequestTokPerS: 98},
+			{Concurrency: 4, OK: 4, OutputTokPerS: 300, PerRequestTokPerS: 75},
+		}}}
+		require.NoError(t, results.Write(sweep, res))
+		runs, err := Load(sweep)
+		require.NoError(t, err)
+		require.Len(t, runs, 2, "a sweep stands for its tests")
+		curves := Curves(sweep)
+		require.Len(t, curves, 1)
+		assert.Len(t, curves[0].Points, 2)
+		var b bytes.Buffer
+		require.NoError(t, Render(&b, runs, Options{Version: "test", Curves: curves}))
+		page := b.String()
+		assert.Contains(t, page, `<h2 id="curve">Throughput curve</h2>`)
+		assert.Contains(t, page, "Throughput against concurrency")
+		assert.Contains(t, page, "128-token outputs")
+		assert.Less(t, strings.Index(page, "Throughput curve"), strings.Index(page, `<h2 id="timelines">`), "the curve first")
+		assert.Empty(t, remote.FindAllString(page, -1))
+
+		plain := smokeRun(t, dir, "plain")
+		assert.Empty(t, Curves(plain), "a run is no sweep")
+		runs, err = Load(plain)
+		require.NoError(t, err)
+		b.Reset()
+		require.NoError(t, Render(&b, runs, Options{Version: "test", Curves: Curves(plain)}))
+		assert.NotContains(t, b.String(), "Throughput curve")
+	})
 }

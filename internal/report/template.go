@@ -36,7 +36,7 @@ svg { max-width: 100%; height: auto; display: block; margin: 0.3em 0; }
 <body>
 <h1>{{.Title}}</h1>
 <p class="meta">{{len .Runs}} run{{if gt (len .Runs) 1}}s, overlaid where they share axes{{end}}. All times are simulated seconds since each run started.
-<a href="#verdict">verdict</a> · <a href="#timelines">timelines</a> · <a href="#requests">requests per agent</a> · <a href="#latency">latency distributions</a></p>
+<a href="#verdict">verdict</a> ·{{if .Curve}} <a href="#curve">throughput curve</a> ·{{end}} <a href="#timelines">timelines</a> · <a href="#requests">requests per agent</a> · <a href="#latency">latency distributions</a></p>
 
 <h2 id="verdict">Verdict and evidence</h2>
 {{range .Runs}}<div class="run">
@@ -52,6 +52,10 @@ svg { max-width: 100%; height: auto; display: block; margin: 0.3em 0; }
 {{range .Figures}}<tr><td>{{.Name}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
 
+{{if .Curve}}<h2 id="curve">Throughput curve</h2>
+<p class="note">{{.CurveNote}}.</p>
+{{.Curve}}
+{{end}}
 <h2 id="timelines">Timelines</h2>
 <p class="note">Dashed blue vertical lines mark the run's stops (duration reached, grace period over, watchdog, interrupt).</p>
 {{range .Sections}}<h3>{{.Title}}</h3>

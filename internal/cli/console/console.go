@@ -8,6 +8,7 @@ package console
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
@@ -20,13 +21,30 @@ type Observer struct {
 	out      io.Writer
 	status   *statusLine
 	progress *progressLog
+	plan     Plan
+	clk      *clock.Clock
+}
+
+// Plan is what a run is to do, for the live line's rounds done of planned and its estimate of
+// the time left: Rounds planned (agents × rounds) and, when the run is bounded in time, its
+// Duration (simulated). The zero Plan shows neither.
+type Plan struct {
+	Rounds   int
+	Duration time.Duration
 }
 
 // NewObserver returns the console of a run printing to out on the run's clock clk: live says
 // out is a terminal, which gets the status line; progress, on an out that is not one, asks for
 // the progress log. The progress log's wall time counts from now.
 func NewObserver(out io.Writer, clk *clock.Clock, live, progress bool) *Observer {
-	return &Observer{out: out, status: newStatusLine(out, live, clk), progress: newProgressLog(out, progress && !live, clk)}
+	return &Observer{out: out, status: newStatusLine(out, live, clk), progress: newProgressLog(out, progress && !live, clk), clk: clk}
+}
+
+// Planned sets what the run is to do, so that the live line shows the rounds ended of those
+// planned and an estimate of the time left; it returns o.
+func (o *Observer) Planned(p Plan) *Observer {
+	o.plan = p
+	return o
 }
 
 // Warned prints msg on a line of its own, clearing the status line first.
@@ -39,8 +57,19 @@ func (o *Observer) Warned(msg string) {
 // due. elapsedS is the simulated time since the run started; note, when not empty, is added
 // at the end of the line.
 func (o *Observer) Ticked(s events.Sample, elapsedS float64, note string) {
+	if left := o.plan.left(s.RoundsEnded, elapsedS, o.clk.Speedup()); left != "" {
+		note = joinNotes(left, note)
+	}
 	o.status.show(s, elapsedS, note)
 	o.progress.show(s, elapsedS, note)
+}
+
+// joinNotes joins two parts of the line's note, either of which may be empty.
+func joinNotes(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + " | " + b
 }
 
 // Stopped clears the status line: the run's sampling has ended.

@@ -22,15 +22,15 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 	rows := [][2]string{
 		{"time", fmt.Sprintf("%.1f s simulated, %.1f s wall", r.SimSeconds, r.WallSeconds)},
 		{"rounds", fmt.Sprintf("%d/%d completed, %d failed, %d not started", r.Rounds.Completed, r.Rounds.Planned, r.Rounds.Failed, r.Rounds.NotStarted)},
-		{"requests", fmt.Sprintf("%d sent: %d ok, %d errors, %d timeouts, %d cancelled, %d in flight; %d retries, %d stalled",
-			q.Sent, q.OK, q.Errors, q.Timeouts, q.Cancelled, q.InFlight, q.Retries, q.Stalled)},
+		{"requests", fmt.Sprintf("%d sent: %d ok, %s, %s, %d cancelled, %d in flight; %s, %d stalled",
+			q.Sent, q.OK, plural.Of(q.Errors, "error"), plural.Of(q.Timeouts, "timeout"), q.Cancelled, q.InFlight, irregular(q.Retries, "retry", "retries"), q.Stalled)},
 		{"e2e", summaryLine(r.Latency.E2E)},
 		{"ttft", summaryLine(r.Latency.TTFT)},
 		{"ttft content", summaryLine(r.Latency.TTFTContent)},
 		{"tpot", summaryLine(r.Latency.TPOT)},
 		{"pacer wait", summaryLine(r.Latency.PacerWait)},
-		{"tokens", fmt.Sprintf("%.1f output tok/s; prompt %d (cached %d), reasoning %d, content %d",
-			r.Tokens.OutputPerSecond, r.Tokens.Prompt, r.Tokens.Cached, r.Tokens.Reasoning, r.Tokens.Content)},
+		{"tokens", fmt.Sprintf("%.1f output tok/s; prompt %s (%d cached), reasoning %s, content %s",
+			r.Tokens.OutputPerSecond, plural.Of(int(r.Tokens.Prompt), "token"), r.Tokens.Cached, plural.Of(int(r.Tokens.Reasoning), "token"), plural.Of(int(r.Tokens.Content), "token"))},
 		{"stream", streamLine(r.Stream)},
 		{"server", gaugesLine(r.Server)},
 		{"", r.Server.Metrics},
@@ -140,14 +140,14 @@ func harnessRows(h *results.Harness) [][2]string {
 	if h == nil {
 		return nil
 	}
-	rows := [][2]string{{"harness lag", fmt.Sprintf("p50 %s  p99 %s  max %s  (simulated, over %d waits)",
-		results.Seconds(h.Lag.P50), results.Seconds(h.Lag.P99), results.Seconds(h.Lag.Max), h.Lag.N)}}
+	rows := [][2]string{{"harness lag", fmt.Sprintf("p50 %s  p99 %s  max %s  (simulated, over %s)",
+		results.Seconds(h.Lag.P50), results.Seconds(h.Lag.P99), results.Seconds(h.Lag.Max), plural.Of(int(h.Lag.N), "wait"))}}
 	if h.Warning != "" {
 		rows = append(rows, [2]string{"", "WARNING: " + h.Warning})
 	}
 	if s := h.SimulatorLag; s != nil {
-		rows = append(rows, [2]string{"simulator lag", fmt.Sprintf("p50 %s  p99 %s  max %s  (simulated, over %d deliveries)",
-			results.Seconds(s.P50), results.Seconds(s.P99), results.Seconds(s.Max), s.N)})
+		rows = append(rows, [2]string{"simulator lag", fmt.Sprintf("p50 %s  p99 %s  max %s  (simulated, over %s)",
+			results.Seconds(s.P50), results.Seconds(s.P99), results.Seconds(s.Max), irregular(int(s.N), "delivery", "deliveries"))})
 	}
 	if h.SimulatorWarning != "" {
 		rows = append(rows, [2]string{"", "WARNING: " + h.SimulatorWarning})
@@ -157,3 +157,11 @@ func harnessRows(h *results.Harness) [][2]string {
 
 // perChunk renders tokens per chunk with two decimals: 1.00, 3.47.
 func perChunk(v float64) string { return fmt.Sprintf("%.2f", v) }
+
+// irregular says n of a noun whose plural is not made with an s: "1 retry", "3 retries".
+func irregular(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

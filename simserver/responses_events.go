@@ -1,0 +1,259 @@
+package simserver
+
+import (
+	"strconv"
+
+	"github.com/agentsim/agentsim/internal/engine"
+)
+
+// eventEncoder builds the server-sent events of one streamed Responses API response, in the
+// API's order: response.created and response.in_progress; for each output item
+// response.output_item.added, its deltas, and its done events once the next item begins or the
+// response ends; then response.completed (response.incomplete when max_output_tokens cut it)
+// with the whole response and its usage. Each event is "event: <type>" and a data line with its
+// JSON, whose type and sequence_number (0, 1, … in the stream) come first.
+//
+// Reasoning is response.reasoning_summary_text.delta events when the request asked for a
+// summary (reasoning.summary), response.reasoning_text.delta events otherwise, so every chunk
+// the engine delivers is an event, as on chat completions. A message is
+// response.content_part.added and response.output_text.delta events; a call is a
+// function_call item (call_id and name) and response.function_call_arguments.delta events.
+// The tool-call styles shape the calls: no-id leaves call_id out; repeat-ids and
+// name-every-chunk repeat call_id or name on every arguments delta.
+//
+// Like chunkEncoder it appends into one pooled buffer: a delta allocates nothing.
+type eventEncoder struct {
+	frameBuf
+	out *responseOutput
+	// object renders the response object in a status, with usage when not nil.
+	object func(status string, u *usage) []byte
+	seq    int
+
+	open            itemKind // the item being streamed
+	call            int      // the open call, when open is itemCall
+	reasoningTokens int      // tokens of the reasoning, the message and the open call sent
+	textTokens      int
+	callTokens      int
+	// msgStatus is the status the message closes in: incomplete once max_output_tokens cut
+	// the response.
+	msgStatus string
+}
+
+var _ streamEncoder = (*eventEncoder)(nil)
+
+// newEventEncoder prepares the events of the exchange's response.
+func (x *exchange) newEventEncoder() *eventEncoder {
+	return &eventEncoder{out: x.outputs(), object: x.responseObject, msgStatus: statusCompleted}
+}
+
+// event starts an event of type typ: its event line, then its data up to the sequence number,
+// after which the caller appends its members and endEvent closes it.
+func (e *eventEncoder) event(b []byte, typ string) []byte {
+	b = append(b, "event: "...)
+	b = append(b, typ...)
+	b = append(b, "\ndata: {\"type\":\""...)
+	b = append(b, typ...)
+	b = append(b, `","sequence_number":`...)
+	b = strconv.AppendInt(b, int64(e.seq), 10)
+	e.seq++
+	return b
+}
+
+// endEvent closes an event's data.
+func endEvent(b []byte) []byte { return append(b, "}\n\n"...) }
+
+// itemRef appends the open item's item_id and output_index.
+func (e *eventEncoder) itemRef(b []byte) []byte {
+	b = append(b, `,"item_id":"`...)
+	b = e.out.appendID(b, e.open, e.call)
+	b = append(b, `","output_index":`...)
+	return strconv.AppendInt(b, int64(e.outputIndex()), 10)
+}
+
+// outputIndex is the open item's index in the output.
+func (e *eventEncoder) outputIndex() int {
+	switch e.open {
+	case itemReasoning:
+		return 0
+	case itemCall:
+		return e.out.firstAfterReasoning() + e.call
+	}
+	return e.out.firstAfterReasoning()
+}
+
+// opening is response.created and response.in_progress.
+func (e *eventEncoder) opening() []byte {
+	b := e.reset()
+	obj := e.object(statusInProgress, nil)
+	for _, typ := range []string{"response.created", "response.in_progress"} {
+		b = e.event(b, typ)
+		b = append(b, `,"response":`...)
+		b = endEvent(append(b, obj...))
+	}
+	e.buf = b
+	return b
+}
+
+// tokens is a delta of n tokens from token index from, of the reasoning or of the message,
+// after the events that begin its item.
+func (e *eventEncoder) tokens(from, n int, reasoning bool) []byte {
+	b := e.reset()
+	if reasoning {
+		if e.open != itemReasoning {
+			b = e.begin(b, itemReasoning, 0)
+		}
+		if e.out.summary {
+			b = e.event(b, "response.reasoning_summary_text.delta")
+			b = append(e.itemRef(b), `,"summary_index":0,"delta":"`...)
+		} else {
+			b = e.event(b, "response.reasoning_text.delta")
+			b = append(e.itemRef(b), `,"content_index":0,"delta":"`...)
+		}
+		b = endEvent(append(appendWords(b, e.out.key, from, n), '"'))
+		e.reasoningTokens += n
+	} else {
+		if e.open != itemMessage {
+			b = e.begin(e.close(b), itemMessage, 0)
+		}
+		b = e.event(b, "response.output_text.delta")
+		b = append(e.itemRef(b), `,"content_index":0,"delta":"`...)
+		b = endEvent(append(appendWords(b, e.out.key, from, n), `","logprobs":[]`...))
+		e.textTokens += n
+	}
+	e.buf = b
+	return b
+}
+
+// toolCall is n tokens of call i from its token off: the call's function_call item when it
+// begins, then its arguments' delta.
+func (e *eventEncoder) toolCall(call *plannedCall, i, off, n int, style engine.ToolCallStyle) []byte {
+	b := e.reset()
+	if e.open != itemCall || e.call != i {
+		b = e.begin(e.close(b), itemCall, i)
+	}
+	e.callTokens = off + n
+	if args := call.argBytes(off, off+n); len(args) > 0 {
+		b = e.itemRef(e.event(b, "response.function_call_arguments.delta"))
+		switch style {
+		case engine.ToolCallsRepeatIDs:
+			b = append(append(append(b, `,"call_id":"`...), call.id...), '"')
+		case engine.ToolCallsNameEveryChunk:
+			b = appendASCIIString(append(b, `,"name":`...), call.name)
+		}
+		b = append(b, `,"delta":"`...)
+		b = endEvent(append(appendEscaped(b, args), '"'))
+	}
+	e.buf = b
+	return b
+}
+
+// begin opens an item: response.output_item.added, and for a message its content part, for a
+// summary its summary part.
+func (e *eventEncoder) begin(b []byte, kind itemKind, call int) []byte {
+	e.open, e.call, e.callTokens = kind, call, 0
+	b = e.event(b, "response.output_item.added")
+	b = append(b, `,"output_index":`...)
+	b = strconv.AppendInt(b, int64(e.outputIndex()), 10)
+	b = append(b, `,"item":`...)
+	switch kind {
+	case itemReasoning:
+		b = endEvent(e.out.appendReasoning(b, 0))
+		if e.out.summary {
+			b = e.itemRef(e.event(b, "response.reasoning_summary_part.added"))
+			b = endEvent(append(b, `,"summary_index":0,"part":{"type":"summary_text","text":""}`...))
+		}
+	case itemMessage:
+		b = endEvent(e.out.appendMessage(b, 0, statusInProgress, false))
+		b = e.itemRef(e.event(b, "response.content_part.added"))
+		b = endEvent(append(b, `,"content_index":0,"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}`...))
+	case itemCall:
+		b = endEvent(e.out.appendCall(b, call, 0, statusInProgress, engine.ToolCallsOpenAI))
+	}
+	return b
+}
+
+// close writes the done events of the open item, if any: its text or arguments whole, then
+// response.output_item.done with the item.
+func (e *eventEncoder) close(b []byte) []byte {
+	switch e.open {
+	case itemNone:
+		return b
+	case itemReasoning:
+		text := func(b []byte) []byte { return appendWords(b, e.out.key, 0, e.reasoningTokens) }
+		if e.out.summary {
+			b = append(e.itemRef(e.event(b, "response.reasoning_summary_text.done")), `,"summary_index":0,"text":"`...)
+			b = endEvent(append(text(b), '"'))
+			b = append(e.itemRef(e.event(b, "response.reasoning_summary_part.done")), `,"summary_index":0,"part":{"type":"summary_text","text":"`...)
+			b = endEvent(append(text(b), `"}`...))
+		} else {
+			b = append(e.itemRef(e.event(b, "response.reasoning_text.done")), `,"content_index":0,"text":"`...)
+			b = endEvent(append(text(b), '"'))
+		}
+		b = e.itemDone(b)
+		b = endEvent(e.out.appendReasoning(b, e.reasoningTokens))
+	case itemMessage:
+		text := func(b []byte) []byte { return appendWords(b, e.out.key, e.out.reasoning, e.textTokens) }
+		b = append(e.itemRef(e.event(b, "response.output_text.done")), `,"content_index":0,"text":"`...)
+		b = endEvent(append(text(b), `","logprobs":[]`...))
+		b = append(e.itemRef(e.event(b, "response.content_part.done")), `,"content_index":0,"part":{"type":"output_text","text":"`...)
+		b = endEvent(append(text(b), `","annotations":[],"logprobs":[]}`...))
+		b = e.itemDone(b)
+		b = endEvent(e.out.appendMessage(b, e.textTokens, e.msgStatus, true))
+	case itemCall:
+		c := &e.out.reply.calls[e.call]
+		b = append(e.itemRef(e.event(b, "response.function_call_arguments.done")), `,"arguments":"`...)
+		b = endEvent(append(appendEscaped(b, c.argBytes(0, e.callTokens)), '"'))
+		b = e.itemDone(b)
+		status := statusCompleted
+		if e.callTokens < c.tokens() {
+			status = statusIncomplete
+		}
+		b = endEvent(e.out.appendCall(b, e.call, e.callTokens, status, engine.ToolCallsOpenAI))
+	}
+	e.open = itemNone
+	return b
+}
+
+// itemDone starts response.output_item.done up to its item.
+func (e *eventEncoder) itemDone(b []byte) []byte {
+	idx := e.outputIndex()
+	b = e.event(b, "response.output_item.done")
+	b = append(b, `,"output_index":`...)
+	b = strconv.AppendInt(b, int64(idx), 10)
+	return append(b, `,"item":`...)
+}
+
+// finished writes the done events of the last item, then response.completed, or
+// response.incomplete when the generation ended at its length limit.
+func (e *eventEncoder) finished(reason string, u usage, send func([]byte) bool) {
+	status, typ := statusCompleted, "response.completed"
+	if reason == "length" {
+		status, typ = statusIncomplete, "response.incomplete"
+		e.msgStatus = statusIncomplete
+	}
+	b := e.close(e.reset())
+	b = append(e.event(b, typ), `,"response":`...)
+	b = endEvent(append(b, e.object(status, &u)...))
+	e.buf = b
+	send(b)
+}
+
+// failed writes the done events of the open item, incomplete, then response.failed: the
+// response, failed, with the output delivered so far.
+func (e *eventEncoder) failed(send func([]byte) bool) {
+	e.msgStatus = statusIncomplete
+	b := e.close(e.reset())
+	b = append(e.event(b, "response.failed"), `,"response":`...)
+	b = endEvent(append(b, e.object(statusFailed, nil)...))
+	e.buf = b
+	send(b)
+}
+
+// aborted writes the API's error event.
+func (e *eventEncoder) aborted(message string, send func([]byte) bool) {
+	b := append(e.event(e.reset(), "error"), `,"code":"server_error","message":`...)
+	b = appendASCIIString(b, message)
+	b = endEvent(append(b, `,"param":null`...))
+	e.buf = b
+	send(b)
+}
