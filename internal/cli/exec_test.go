@@ -153,3 +153,20 @@ func TestExecCommandErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestExecResponses runs the harness on the Responses API: the proxy records its streams as
+// it does chat completions (their usage from response.completed), and every process ends.
+func TestExecResponses(t *testing.T) {
+	h := buildHarness(t)
+	code, out, dir := runExec(t, execFast, h, "-api", "responses")
+	require.Equal(t, 0, code, out)
+	assert.Equal(t, map[int]int{0: 0, 1: 0, 2: 0, 3: 0}, processEnds(t, dir))
+	res, err := results.Read(dir)
+	require.NoError(t, err)
+	assert.Equal(t, res.Requests.Sent, res.Requests.OK, "every response completed")
+	assert.Greater(t, res.Requests.OK, 4, "a tool loop makes several calls per process")
+	tr, err := os.ReadFile(filepath.Join(dir, "trace.jsonl"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(tr), `"tokens_estimated":true`, "the usage of response.completed gives the tokens")
+	assert.Contains(t, string(tr), `"tool_calls":`, "the function calls of the replies are counted")
+}

@@ -10,8 +10,8 @@
 // a read that ends the response ([DONE], or the last byte of a JSON body) is parsed before it
 // is passed on, so the conversation it completes is known before the harness can continue it.
 //
-// Chat and legacy completions (POST …/chat/completions, …/completions) are recorded; every
-// other endpoint (/v1/models, /metrics…) passes through untouched. Sessions come from an
+// Chat and legacy completions (POST …/chat/completions, …/completions) and responses (POST
+// …/responses, responses.go) are recorded; every other endpoint (/v1/models, /metrics…) passes through untouched. Sessions come from an
 // X-Session-ID or X-Agent-ID header, else the request's user field, else the conversation
 // itself: a request whose messages begin with an earlier request's messages and reply
 // continues that request's session. Messages are hashed, never stored, unless a content

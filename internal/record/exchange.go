@@ -73,6 +73,9 @@ func (x *exchange) sseLine(line []byte, t float64) {
 		x.done = true
 		return
 	}
+	if x.responsesLine(data, t) {
+		return
+	}
 	var c streamChunk
 	if json.Unmarshal(data, &c) != nil {
 		return

@@ -148,10 +148,11 @@ func New(o Options) (*Proxy, error) {
 func (p *Proxy) now() float64 { return p.o.Clock.Since(p.start).Seconds() }
 
 // recorded reports whether r is a request the trace records: a POST of a chat or legacy
-// completion.
+// completion, or of a response (the Responses API, responses.go).
 func recorded(r *http.Request) bool {
+	p := r.URL.Path
 	return r.Method == http.MethodPost &&
-		(strings.HasSuffix(r.URL.Path, "/chat/completions") || strings.HasSuffix(r.URL.Path, "/completions"))
+		(strings.HasSuffix(p, "/chat/completions") || strings.HasSuffix(p, "/completions") || strings.HasSuffix(p, "/responses"))
 }
 
 // ServeHTTP forwards r to the server and its response back, recording completions.

@@ -59,7 +59,7 @@ func (t *tee) Close() error {
 // ends reports whether b, the bytes of the latest read, end the response.
 func (t *tee) ends(b []byte) bool {
 	if t.sse {
-		return bytes.Contains(b, doneMarker)
+		return bytes.Contains(b, doneMarker) || endsResponses(b)
 	}
 	return t.wantLen >= 0 && t.jsonLen+int64(len(t.pending)) >= t.wantLen
 }

@@ -2,7 +2,8 @@
 // `agentsim exec`: it runs one task — model calls with a tool, the tool's result sent back,
 // until the model answers without a tool call — against OPENAI_BASE_URL, with an idle timeout
 // of its own on each stream and retries of the same messages when it fires, as real harnesses
-// do. Its behaviour comes from flags, so a test picks it.
+// do, on chat completions or (-api responses) the Responses API. Its behaviour comes from
+// flags, so a test picks it.
 package main
 
 import (
@@ -25,6 +26,7 @@ func run() int {
 	maxCalls := flag.Int("max-calls", 40, "most model calls of the task")
 	hangAfter := flag.Int("hang-after", 0, "after this many model calls, stop sending and wait forever (blocked outside the stream); 0 never")
 	fail := flag.String("fail", "", "exit 1 at once with this message on stderr")
+	api := flag.String("api", "chat", "the API the task uses: chat (completions) or responses")
 	flag.Parse()
 	if *fail != "" {
 		fmt.Fprintln(os.Stderr, *fail)
@@ -34,6 +36,9 @@ func run() int {
 	cfg.BaseURL = os.Getenv("OPENAI_BASE_URL")
 	client := openai.NewClientWithConfig(cfg)
 	h := &harness{client: client, model: os.Getenv("AGENTSIM_MODEL"), idle: *idle, retries: *retries}
+	if *api == "responses" {
+		return h.responsesTask(*maxCalls)
+	}
 	msgs := []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: "You are a coding agent. Read files with read_file."},
 		{Role: openai.ChatMessageRoleUser, Content: fmt.Sprintf("Agent %s: summarise the repository.", os.Getenv("AGENTSIM_AGENT"))},
