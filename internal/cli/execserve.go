@@ -101,7 +101,6 @@ func (r *execRun) finish(reason events.EndReason) error {
 	res := &results.Results{Command: "exec", Workload: r.w.Name, Server: r.info, Speedup: r.clk.Speedup(),
 		WallSeconds: time.Since(r.wallT0).Seconds(), Interrupted: reason == events.EndInterrupted}
 	r.watch.Fill(res, now)
-	res.Server.Gauges = r.info.Gauges
 	res.Rounds.Planned = 0
 	err := errors.Join(proxyErr, r.trace.Close(), r.watch.Close(), results.Write(r.dir, res))
 	if err != nil {
