@@ -125,7 +125,8 @@ func TestExecBlockedOutsideTheStream(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, results.HarnessStopped, res.Verdict.Kind, res.Verdict.Summary)
 	assert.Contains(t, res.Verdict.Summary, "blocked outside the stream")
-	assert.Contains(t, res.Verdict.Summary, "agents 0, 1, 2, 3")
+	// A process whose task ends within two model calls exits instead; the others are named.
+	assert.Regexp(t, `^[1-4] of 4 harness processes \(agents? [0-9, ]+\) run but have sent nothing for ≥ [0-9.]+ s with nothing in flight`, res.Verdict.Summary, out)
 }
 
 // TestExecCommandErrors checks that a command that cannot run is an error about the command,
