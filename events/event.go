@@ -120,6 +120,17 @@ type Event struct {
 	ToolCallID   string `json:"tool_call_id,omitempty"`
 	ResultTokens int    `json:"result_tokens,omitempty"`
 
+	// PID (agent_start of `agentsim exec`) is the harness process's id; Command its command
+	// line, arguments substituted. ExitCode (agent_done of exec) is how the process ended: its
+	// exit status, or −1 when a signal ended it (Message then names the signal and holds the
+	// last line of its stderr).
+	PID      int    `json:"pid,omitempty"`
+	Command  string `json:"command,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	// UserAgent (request_sent seen by a recording proxy) is the request's User-Agent header,
+	// which names the harness's client library and so its timeouts (docs/timeouts.md).
+	UserAgent string `json:"user_agent,omitempty"`
+
 	// ScheduleLagS (request_sent of an open-loop replay) is how late the request was sent
 	// after its scheduled time: pacer wait and the load generator's own delay.
 	ScheduleLagS float64 `json:"schedule_lag_s,omitempty"`

@@ -98,6 +98,12 @@ func (b *Builder) Event(e events.Event) {
 		b.requests.Reasoned++
 	case events.Retry:
 		b.requests.Retries++
+		if _, ok := b.lastFailed[e.Agent]; !ok && e.Class != "" {
+			// A harness's own retry of an attempt it ended itself (agentsim exec): the retry
+			// names how the attempt ended, which no failure counted.
+			b.lastFailed[e.Agent] = string(e.Class)
+			b.requests.Failed++
+		}
 	case events.PacerAcquired:
 		b.lat.pacerWait = append(b.lat.pacerWait, e.PacerWaitS)
 	case events.RoundDone:

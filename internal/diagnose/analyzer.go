@@ -40,6 +40,7 @@ type Analyzer struct {
 	sampleS              float64     // time of the latest sample, simulated seconds
 	run                  runMarks
 	proxy                proxyMarks
+	exec                 execMarks
 }
 
 // New returns an Analyzer for a run configured as c; zero thresholds take their defaults.
@@ -67,6 +68,7 @@ func New(c Config) *Analyzer {
 func (a *Analyzer) Event(e events.Event) {
 	a.lastS = max(a.lastS, e.TS)
 	if e.Agent < 0 {
+		a.onExecStop(e)
 		a.builder.Event(e)
 		a.onRunEvent(e)
 		return
@@ -79,6 +81,7 @@ func (a *Analyzer) Event(e events.Event) {
 	a.onPacerEvent(e)
 	a.onRequestEvent(e)
 	a.onProxyEvent(e)
+	a.onExecEvent(e)
 	a.onAgentEnd(e)
 	if s, ok := nextState(e); ok {
 		a.agent(e.Agent).enter(s, e.TS)

@@ -89,6 +89,9 @@ func leakLines(ps []*permit, nowS float64) []string {
 // wakeLine says whether an armed timeout can still end the silent requests rs: the
 // whole-request and idle timeouts can end any, the TTFT timeout only those without output.
 func (a *Analyzer) wakeLine(rs []*request) string {
+	if a.exec.on {
+		return a.execWakeLine(rs)
+	}
 	t := a.cfg.Timeouts
 	switch {
 	case !t.Armed():

@@ -87,7 +87,9 @@ func judgeRecords(w *workloads.Workload, evs []events.Event, samples []events.Sa
 	end := a.LastS()
 	r := &results.Results{Workload: w.Name}
 	a.Fill(r, end)
-	r.Rounds.Planned = w.Agents * w.Rounds
+	if !proxy { // a proxy's rounds are the requests it saw, planned by no one
+		r.Rounds.Planned = w.Agents * w.Rounds
+	}
 	measured(r, recorded)
 	r.Warnings = c.Warnings(r, w)
 	if r.Harness != nil {

@@ -29,7 +29,7 @@ func (a *Analyzer) onProxyEvent(e events.Event) {
 // on the server (stalled-streams). A harness that still sends, or whose streams still move,
 // is judged by the other rules.
 func (a *Analyzer) proxyRule(v *view, _ *results.Results) (results.Verdict, bool) {
-	if !a.cfg.Proxy {
+	if !a.cfg.Proxy || a.exec.on { // exec's processes are judged one by one: execRule
 		return results.Verdict{}, false
 	}
 	quiet := v.nowS - a.proxy.lastSentS

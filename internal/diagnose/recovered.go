@@ -18,13 +18,18 @@ type pastStall struct {
 	agent int
 	silence
 	ended events.Kind // the request's terminal event; "" while it is still open
+	// byHarness is set when the harness itself cancelled the request before the run's stop
+	// (agentsim exec: its own timeout): the silence it ended is a stall like any other.
+	byHarness bool
 }
 
 // endSilence closes the silences of a request that ends with e and keeps its longest when
 // it reached StallAfter. A request's last silence ends with it unless the run's stop
 // cancelled it: that one is the stop mark's to judge.
 func (a *Analyzer) endSilence(r *request, e events.Event) {
-	if e.Kind != events.Cancelled && (a.samples > 0 || !r.output) {
+	// The harness's own cancel (exec, before the stop) closes the silence it gave up on.
+	byHarness := a.exec.on && e.Kind == events.Cancelled && a.stop == nil
+	if (e.Kind != events.Cancelled || byHarness) && (a.samples > 0 || !r.output) {
 		a.byteAt(r, e.TS)
 	}
 	// Without samples the gaps between chunks are known only from the event.
@@ -33,7 +38,8 @@ func (a *Analyzer) endSilence(r *request, e events.Event) {
 	}
 	a.capSilence(r, e)
 	if r.longest.lengthS >= a.stallS { // the next sample may still show it was lag
-		a.stalls = append(a.stalls, pastStall{id: r.id, agent: r.agent, silence: r.longest, ended: e.Kind})
+		a.stalls = append(a.stalls, pastStall{id: r.id, agent: r.agent, silence: r.longest, ended: e.Kind,
+			byHarness: byHarness})
 	}
 }
 
@@ -60,7 +66,7 @@ func (a *Analyzer) recovered(v *view) []pastStall {
 		out = append(out, pastStall{id: r.id, agent: r.agent, silence: r.longest})
 	}
 	out = slices.DeleteFunc(out, func(p pastStall) bool {
-		return p.heardS() < a.stallS || p.ended == events.Cancelled || (p.beforeOutput && (p.queued || v.ser.yes))
+		return p.heardS() < a.stallS || (p.ended == events.Cancelled && !p.byHarness) || (p.beforeOutput && (p.queued || v.ser.yes))
 	})
 	slices.SortFunc(out, func(x, y pastStall) int {
 		return cmp.Or(cmp.Compare(y.heardS(), x.heardS()), cmp.Compare(y.lengthS, x.lengthS), cmp.Compare(x.id, y.id))
@@ -85,6 +91,8 @@ func (a *Analyzer) recoveredRule(v *view, r *results.Results) (results.Verdict, 
 		how = "then timed out"
 	case events.Error:
 		how = "then failed"
+	case events.Cancelled:
+		how = "then the harness gave up on it (its own timeout)"
 	}
 	where := "while streaming"
 	if long.beforeOutput {

@@ -249,10 +249,13 @@ func (a *Analyzer) endRequest(e events.Event) {
 		v.failed = results.FailureKey(e)
 		a.failures[v.failed]++
 	}
-	if e.Kind != events.Cancelled { // a stop's cancellation is the stop mark's to judge
+	// A stop's cancellation is the stop mark's to judge; under exec, one before the stop is
+	// the harness's own giving up, which ends its silence as any end does.
+	byHarness := e.Kind == events.Cancelled && a.exec.on && a.stop == nil
+	if e.Kind != events.Cancelled || byHarness {
 		a.endSilence(r, e)
 	}
-	if e.Kind == events.Cancelled {
+	if e.Kind == events.Cancelled && !byHarness {
 		a.cut = append(a.cut, e.TS-r.sentS)
 		a.readerSaw(r, e)
 		a.cancelledSilence(r, e)

@@ -39,9 +39,13 @@ type stopMark struct {
 // stopped; a pacer that refuses a request outright, a token budget too small for it, ends
 // the agent the same way). The first one fixes the stop verdict, judged before e applies.
 func (a *Analyzer) onStop(e events.Event) {
-	cancelled := e.Kind == events.Cancelled
+	// Under exec the harness cancels requests of its own (its timeouts): there only a process
+	// the run stopped begins the stop, and cancellations count once it has begun.
+	cancelled := e.Kind == events.Cancelled && (!a.exec.on || a.stop != nil)
 	abandoned := e.Kind == events.AgentDone && e.Agent < len(a.agents) && a.agents[e.Agent].state == events.StatePacerWait
-	if !cancelled && !abandoned {
+	// Under exec a process the run stops can exit before the proxy sees its requests end.
+	stoppedProc := e.Kind == events.AgentDone && e.ExitCode != nil && e.Reason != ""
+	if !cancelled && !abandoned && !stoppedProc {
 		return
 	}
 	if a.stop == nil {
@@ -57,9 +61,10 @@ func (a *Analyzer) onStop(e events.Event) {
 		}
 		a.stop = &stopMark{atS: e.TS, verdict: verdict, watchdog: watchdog}
 	}
-	if cancelled {
+	switch {
+	case cancelled:
 		a.stop.cancelled++
-	} else {
+	case abandoned:
 		a.stop.abandoned++
 	}
 }

@@ -38,6 +38,7 @@ func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
 	verdict.Evidence = append(verdict.Evidence, a.runLines(r)...)
 	verdict.Evidence = append(verdict.Evidence, a.invariantEvidence()...)
 	verdict.Evidence = append(verdict.Evidence, a.proxyLines()...)
+	verdict.Evidence = append(verdict.Evidence, a.execLines()...)
 	if verdict.Evidence == nil {
 		verdict.Evidence = []string{}
 	}
@@ -49,7 +50,7 @@ func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
 func (a *Analyzer) rules(nowS float64, r *results.Results) results.Verdict {
 	v := a.view(nowS)
 	v.ser = a.serialization(nowS, r)
-	for _, try := range []rule{a.proxyRule, a.starvationRule, a.deadlockRule, a.stalledRule, a.serializedRule, a.errorsRule, a.nothingRule, a.slowRule} {
+	for _, try := range []rule{a.execRule, a.proxyRule, a.starvationRule, a.deadlockRule, a.stalledRule, a.serializedRule, a.execExitRule, a.errorsRule, a.nothingRule, a.slowRule} {
 		if verdict, found := try(v, r); found {
 			return verdict
 		}

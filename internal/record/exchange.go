@@ -32,6 +32,7 @@ type exchange struct {
 	promptB, toolsB int
 	asg             assignment
 	api             string // trace.APIChat, APICompletions or APIResponses, by the path
+	userAgent       string
 
 	// The response, as the tee has read it so far.
 	status    int

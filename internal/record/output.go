@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 
@@ -179,7 +180,8 @@ func (o *output) close() error {
 // seen identifies x for an observer.
 func (x *exchange) seen() Seen {
 	return Seen{ID: x.id, Session: x.asg.lane.name, Seq: x.asg.seq, SentS: x.sendS,
-		PromptTokens: (x.promptB + 3) / 4, MaxTokens: x.body.maxTokens()}
+		PromptTokens: (x.promptB + 3) / 4, MaxTokens: x.body.maxTokens(),
+		LastByteS: math.Float64frombits(x.lastByte.Load()), Retry: x.asg.retry, UserAgent: x.userAgent}
 }
 
 // content returns x's text for the content file, or nil when text is not kept.

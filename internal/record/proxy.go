@@ -79,6 +79,13 @@ type Seen struct {
 	// PromptTokens is the prompt's size estimated from its text (about 4 bytes a token);
 	// MaxTokens what the request asked for.
 	PromptTokens, MaxTokens int
+	// LastByteS is when the request last received a byte, its send time before any.
+	LastByteS float64
+	// Retry is set when the request re-sends the messages of its session's previous
+	// request, which failed: the harness's own retry.
+	Retry bool
+	// UserAgent is the request's User-Agent header.
+	UserAgent string
 }
 
 // Proxy is the recording reverse proxy, an http.Handler. Create it with New; Close it after
@@ -142,7 +149,7 @@ func New(o Options) (*Proxy, error) {
 func (p *Proxy) now() float64 { return p.o.Clock.Since(p.start).Seconds() }
 
 // recorded reports whether r is a request the trace records: a POST of a chat or legacy
-// completion, or of a response (the Responses API).
+// completion, or of a response (the Responses API, responses.go).
 func recorded(r *http.Request) bool {
 	p := r.URL.Path
 	return r.Method == http.MethodPost &&
@@ -179,7 +186,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // begin reads a recorded request, places it in a session and tells the observer.
 func (p *Proxy) begin(r *http.Request) (*exchange, error) {
-	x := &exchange{p: p, ctx: r.Context(), id: p.nextID.Add(1), sendS: p.now()}
+	x := &exchange{p: p, ctx: r.Context(), id: p.nextID.Add(1), sendS: p.now(), userAgent: r.Header.Get("User-Agent")}
 	x.lastByte.Store(math.Float64bits(x.sendS))
 	b, err := readBody(r, p.o.MaxBody)
 	if err != nil {

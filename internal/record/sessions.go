@@ -48,6 +48,9 @@ type assignment struct {
 	// answered is set when the lane's previous request's reply called tools: its seq and,
 	// when this request carries their results, the tool time (afterS), else nil.
 	answered *toolTime
+	// retry is set when the request's messages are those of the lane's previous request,
+	// which failed: the harness re-sends it.
+	retry bool
 }
 
 // toolTime is the tool time of a request whose reply called tools: nil when the session's
@@ -82,8 +85,12 @@ func (s *sessions) assign(group string, keys []key, res toolResults, nowS float6
 	for j := len(keys) - 1; j >= 0 && idx != nil; j-- {
 		if ls := idx[keys[j]]; len(ls) > 0 {
 			l := ls[0]
+			// The same messages as a failed request: the harness re-sends it.
+			retry := l.last != nil && !l.last.ok && j == len(keys)-1
 			s.unindex(l)
-			return s.take(l, res, nowS, true)
+			a := s.take(l, res, nowS, true)
+			a.retry = retry
+			return a
 		}
 	}
 	if group != "" {

@@ -66,7 +66,7 @@ func (t *tee) ends(b []byte) bool {
 		return endsResponses(b) || bytes.Contains(b, doneMarker)
 	}
 	if t.sse {
-		return bytes.Contains(b, doneMarker)
+		return bytes.Contains(b, doneMarker) || endsResponses(b)
 	}
 	return t.wantLen >= 0 && t.jsonLen+int64(len(t.pending)) >= t.wantLen
 }

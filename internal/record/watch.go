@@ -51,6 +51,12 @@ type WatchOptions struct {
 	SampleInterval time.Duration
 	// Out receives a line whenever the verdict changes kind and when a stall episode begins.
 	Out io.Writer
+	// Workload, when set, is written as config.yaml and gives the thresholds in place of
+	// Watchdog and SampleInterval (agentsim exec's workload); nil writes a workload "record".
+	Workload *workloads.Workload
+	// AgentOf, when set, names the agent of a session, for a proxy whose harness tags each
+	// process's requests (agentsim exec): see exec.go.
+	AgentOf func(session string) (agent int, ok bool)
 }
 
 // recordInfo is record.json (rundir.Record): its presence tells diagnosis that the events
@@ -80,6 +86,7 @@ type Watcher struct {
 	tokensOut int64
 	chunksIn  int64  // chunks of ended requests
 	lastShape string // the last verdict printed: its kind and summary without numbers
+	procs     *procView
 }
 
 var _ Observer = (*Watcher)(nil)
@@ -99,6 +106,10 @@ func NewWatcher(o WatchOptions) (*Watcher, error) {
 	}
 	w := workloads.Defaults()
 	w.Name = "record"
+	if o.Workload != nil {
+		w = *o.Workload
+		o.Watchdog, o.SampleInterval = w.Watchdog, w.SampleInterval
+	}
 	if o.Watchdog.StallAfter > 0 {
 		w.Watchdog.StallAfter = o.Watchdog.StallAfter
 	}
@@ -118,6 +129,9 @@ func NewWatcher(o WatchOptions) (*Watcher, error) {
 	cfg := diagnose.ConfigFrom(&w)
 	cfg.Proxy, cfg.Agents, cfg.Rounds = true, 0, 0
 	wt := &Watcher{o: o, a: diagnose.New(cfg), agents: map[string]int{}, stallS: w.Watchdog.StallAfter.Seconds()}
+	if o.AgentOf != nil {
+		wt.procs = newProcView(o.AgentOf)
+	}
 	var err error
 	if wt.evs, err = events.Create[events.Event](evPath); err != nil {
 		return nil, err
@@ -168,6 +182,9 @@ func (w *Watcher) record(e events.Event) {
 
 // event builds the event of kind k for request r at t; callers hold mu.
 func (w *Watcher) event(k events.Kind, r Seen, t float64) events.Event {
+	if w.procs != nil {
+		return w.procs.event(k, r, t)
+	}
 	id := w.agent(r.Session)
 	return events.Event{TS: t, Kind: k, Agent: id, Round: r.Seq + 1, Request: fmt.Sprintf("a%d-r%d-0", id, r.Seq+1)}
 }
@@ -176,8 +193,13 @@ func (w *Watcher) event(k events.Kind, r Seen, t float64) events.Event {
 func (w *Watcher) Sent(r Seen) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.procs != nil {
+		if retry, ok := w.procs.sent(r); ok {
+			w.record(retry)
+		}
+	}
 	e := w.event(events.RequestSent, r, r.SentS)
-	e.ContextTokens, e.MaxTokens = r.PromptTokens, r.MaxTokens
+	e.ContextTokens, e.MaxTokens, e.UserAgent = r.PromptTokens, r.MaxTokens, r.UserAgent
 	w.record(e)
 }
 
@@ -207,6 +229,7 @@ func (w *Watcher) Ended(r Seen, t float64, req trace.Request, class events.Class
 	e.LatencyS, e.TTFTS, e.Chunks, e.Status, e.FinishReason = req.E2ES, req.TTFTS, chunks, req.Status, events.FinishReason(req.FinishReason)
 	e.PromptTokens, e.CompletionTokens, e.ReasoningTokens, e.CachedTokens = req.PromptTokens, req.OutputTokens, req.ReasoningTokens, req.CachedTokens
 	e.ContentTokens = req.OutputTokens - req.ReasoningTokens
+	e.SinceLastByteS = max(0, t-r.LastByteS)
 	done := events.Event{TS: t, Kind: events.RoundDone, Agent: e.Agent, Round: e.Round, Outcome: events.RoundOK}
 	e.Kind = class.Outcome().Kind()
 	if e.Kind == events.Done {
@@ -216,6 +239,9 @@ func (w *Watcher) Ended(r Seen, t float64, req trace.Request, class events.Class
 		done.Outcome, done.Class = events.RoundFailed, class
 	}
 	w.chunksIn += int64(chunks)
+	if w.procs != nil {
+		w.procs.ended(r, e)
+	}
 	w.record(e)
 	w.record(done)
 }
@@ -259,14 +285,18 @@ func (w *Watcher) sample(ctx context.Context, p *Proxy) {
 	}
 	s.ChunksIn = w.chunksIn
 	for _, r := range open {
-		id := w.agent(r.Session)
-		st := events.Stream{Request: fmt.Sprintf("a%d-r%d-0", id, r.Seq+1), Agent: id, SentAgoS: now - r.SentS,
+		e := w.event(events.RequestSent, r.Seen, now)
+		id := e.Agent
+		st := events.Stream{Request: e.Request, Agent: id, SentAgoS: now - r.SentS,
 			SinceLastByteS: now - r.LastByteS, Chunks: r.Chunks}
 		s.Streams = append(s.Streams, st)
 		s.OldestSilenceS = max(s.OldestSilenceS, st.SinceLastByteS)
 		s.ChunksIn += int64(r.Chunks)
 	}
 	s.Agents = map[events.State]int{events.StateRequesting: len(open), events.StateThinking: len(w.agents) - len(open)}
+	if w.procs != nil {
+		s.Agents = w.procs.states(len(open))
+	}
 	s.Bound(w.stallS)
 	w.samples.Write(s)
 	w.a.Sample(s)

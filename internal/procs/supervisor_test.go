@@ -1,0 +1,62 @@
+//go:build unix
+
+package procs
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/clock"
+)
+
+// recorder is an Observer that keeps what it is told.
+type recorder struct {
+	mu      sync.Mutex
+	started []Started
+	exited  []Exited
+}
+
+func (r *recorder) Started(s Started) { r.mu.Lock(); r.started = append(r.started, s); r.mu.Unlock() }
+func (r *recorder) Exited(e Exited)   { r.mu.Lock(); r.exited = append(r.exited, e); r.mu.Unlock() }
+
+// TestSupervisorExits runs processes to their end: each one's exit status and the last line
+// of its stderr are reported.
+func TestSupervisorExits(t *testing.T) {
+	var rec recorder
+	spec := Spec{Command: []string{"sh", "-c", `echo "agent $AGENTSIM_AGENT at $OPENAI_BASE_URL"; echo "failing {agent}" >&2; exit $AGENTSIM_AGENT`},
+		Agents: 3, Dir: t.TempDir(), Vars: func(int) Vars { return vars }}
+	s, err := New(spec, clock.Real(), &rec)
+	require.NoError(t, err)
+	s.Start()
+	<-s.Done()
+	require.Len(t, rec.exited, 3)
+	for _, e := range rec.exited {
+		assert.Equal(t, e.Agent, e.Code, "agent %d's exit status", e.Agent)
+		assert.Equal(t, "failing "+string(rune('0'+e.Agent)), e.LastErrLine)
+		assert.False(t, e.Stopped)
+	}
+	assert.Len(t, rec.started, 3)
+}
+
+// TestSupervisorStop stops processes that ignore SIGTERM with SIGKILL after the grace period,
+// children included, and never starts an agent whose start was still to come.
+func TestSupervisorStop(t *testing.T) {
+	var rec recorder
+	spec := Spec{Command: []string{"sh", "-c", `trap "" TERM; sleep 600 & wait`}, Agents: 2, Dir: t.TempDir(),
+		Vars: func(int) Vars { return vars }, Offsets: []time.Duration{0, time.Hour}, Grace: 100 * time.Millisecond}
+	s, err := New(spec, clock.Real(), &rec)
+	require.NoError(t, err)
+	s.Start()
+	require.Eventually(t, func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.started) == 1 }, 10*time.Second, 10*time.Millisecond)
+	s.Stop()
+	s.Stop() // twice is safe
+	require.Len(t, rec.exited, 1, "the agent not yet started never starts")
+	e := rec.exited[0]
+	assert.Equal(t, "killed", e.Signal)
+	assert.True(t, e.Stopped)
+	assert.Equal(t, "stopped by agentsim (killed)", e.Describe())
+}
