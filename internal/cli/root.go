@@ -96,6 +96,10 @@ func exitCodes(c *cobra.Command) {
 // interruptContext returns a context cancelled by the first SIGINT or SIGTERM; a second one
 // exits the process at once with code 130.
 func interruptContext(stderr io.Writer) (context.Context, func()) {
+	// A run's output pipes can close under it — its sweep died, and SIGTERM (Pdeathsig)
+	// follows — and the run must still write its results: a write to a closed pipe fails,
+	// it does not kill the process with SIGPIPE, whether it comes before the signal or after.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -106,10 +110,6 @@ func interruptContext(stderr io.Writer) (context.Context, func()) {
 			// A second Ctrl-C is something a person at the terminal can do; a SIGTERM comes
 			// from a supervisor, which is told only what happens.
 			if s == syscall.SIGTERM {
-				// A run whose sweep died gets SIGTERM (Pdeathsig) with its output pipes
-				// closed: a write to them must fail, not kill it with SIGPIPE before it
-				// has written its results.
-				signal.Ignore(syscall.SIGPIPE)
 				fmt.Fprintln(stderr, "agentsim: terminated; stopping")
 			} else {
 				fmt.Fprintln(stderr, "agentsim: interrupted; stopping (Ctrl-C again to exit at once)")
