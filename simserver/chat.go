@@ -56,6 +56,7 @@ func (s *Server) admit(w *respWriter, r *http.Request) (*chatRequest, engine.Job
 		}
 	}
 	job := buildJob(req)
+	inServerTokens(&job, s.opts.Profile)
 	if aerr := s.admitTools(req, job.Key); aerr != nil {
 		return nil, engine.Job{}, aerr
 	}

@@ -58,9 +58,19 @@ func (x *exchange) next() bool {
 	n, _, err := x.gen.NextChunk(x.ctx, atLeast, atMost)
 	ok := err == nil && n > 0
 	if ab := (*engine.Aborted)(nil); errors.As(err, &ab) {
-		// SGLang's first chunk is then the error: a 200 head, the frame, [DONE].
-		x.head()
 		x.giveUp(finishError)
+		if ab.Stage == engine.StageKVFull {
+			// llama.cpp's: before the stream has begun, a 500 body; after, the error frame
+			// and no [DONE].
+			if !x.headSent {
+				writeError(x.w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: ab.Error()})
+				return false
+			}
+			_ = x.send(x.enc.kvFullFrame())
+			return false
+		}
+		x.head()
+		// SGLang's first chunk is then the error: a 200 head, the frame, [DONE].
 		_ = x.send(x.enc.abortFrame(ab.Error())) && x.send(doneFrame)
 		return false
 	}
