@@ -117,4 +117,3 @@ func colocatedTestProfile() *Profile {
 	p.PrefixCacheTokens = 0
 	return p
 }
-
