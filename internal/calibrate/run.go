@@ -130,10 +130,10 @@ type runner struct {
 	running int // the largest batch found
 	// longestOK is the longest prompt a point completed, agentsim's estimate.
 	longestOK int
-	planned time.Duration
-	done    time.Duration
-	points  int
-	total   int
+	planned   time.Duration
+	done      time.Duration
+	points    int
+	total     int
 }
 
 // Run runs the experiments. It fails only when the server answers no request at all; an
@@ -310,6 +310,9 @@ func (r *runner) series(ctx context.Context, exp string, ps []Point) {
 	for i, p := range ps {
 		if exp == ExpKV && r.running > 0 {
 			p.Batch = min(p.Batch, r.running)
+		}
+		if exp == ExpKV && r.longestOK > 0 {
+			p.Prompt = min(p.Prompt, r.longestOK)
 		}
 		if exp != ExpKV && r.running > 0 && p.Batch > r.running {
 			r.d.skip(exp, fmt.Sprintf("%s: above the largest batch the server runs (%d)", p, r.running))
