@@ -131,7 +131,7 @@ func (r *runner) interference(ctx context.Context, ps []Point) {
 		if r.over(p) {
 			return
 		}
-		if r.longestOK > 0 {
+		if r.refused && r.longestOK > 0 {
 			// A server that refused longer prompts gets the longest it took.
 			p.Prompt = min(p.Prompt, r.longestOK)
 		}

@@ -90,8 +90,8 @@ func (f *Fit) kind(d *Data, ratio float64, chunk int) {
 		long, seconds(window).Round(time.Microsecond), obs, seconds(step).Round(time.Microsecond), strings.Join(parts, ", "))
 	f.setKind(best, chunk)
 	f.fitted("engine", string(best), "-", "interference probe, nearest prediction ("+fmt.Sprintf("%d runs", len(runs))+")")
-	f.Errors = append(f.Errors, ExpError{Exp: ExpInterference, What: "longest gap / prefill window", Points: len(runs),
-		RMS: math.Abs(pred[best]-obs) / obs, Spread: rangeOf(runs)})
+	f.Errors = append(f.Errors, ExpError{Exp: ExpInterference, What: "longest gap / prefill window, absolute", Points: len(runs),
+		RMS: math.Abs(pred[best] - obs), Spread: rangeOf(runs)})
 }
 
 // rangeOf is the interference runs' spread: (max − min)/mean of their ratios.

@@ -128,8 +128,10 @@ type runner struct {
 	ttft    time.Duration
 	perTok  time.Duration
 	running int // the largest batch found
-	// longestOK is the longest prompt a point completed, agentsim's estimate.
+	// longestOK is the longest prompt a point completed, agentsim's estimate; refused says
+	// a longer one was refused.
 	longestOK int
+	refused   bool
 	planned   time.Duration
 	done      time.Duration
 	points    int
@@ -213,7 +215,7 @@ func (r *runner) fit(plan map[string][]Point) {
 		}
 	}
 	for sum() > budget {
-		exp, i := longest(plan)
+		exp, i := r.longest(plan)
 		if exp == "" {
 			break
 		}
@@ -227,16 +229,18 @@ func (r *runner) fit(plan map[string][]Point) {
 	}
 }
 
-// longest finds the point with the most prompt tokens, among experiments with more than one.
-func longest(plan map[string][]Point) (string, int) {
-	best, exp, at := 0, "", 0
+// longest finds the point expected to take longest, among experiments with more than three
+// points left: the cut spares the cheap prompt-length steps and every experiment's first points.
+func (r *runner) longest(plan map[string][]Point) (string, int) {
+	var best time.Duration
+	exp, at := "", 0
 	for e, ps := range plan {
-		if len(ps) < 2 {
+		if len(ps) <= 3 {
 			continue
 		}
 		for i, p := range ps {
-			if w := p.Batch * p.Prompt; w > best {
-				best, exp, at = w, e, i
+			if g := r.guess(p); g > best {
+				best, exp, at = g, e, i
 			}
 		}
 	}
@@ -311,7 +315,7 @@ func (r *runner) series(ctx context.Context, exp string, ps []Point) {
 		if exp == ExpKV && r.running > 0 {
 			p.Batch = min(p.Batch, r.running)
 		}
-		if exp == ExpKV && r.longestOK > 0 {
+		if exp == ExpKV && r.refused && r.longestOK > 0 {
 			p.Prompt = min(p.Prompt, r.longestOK)
 		}
 		if exp != ExpKV && r.running > 0 && p.Batch > r.running {
@@ -326,6 +330,7 @@ func (r *runner) series(ctx context.Context, exp string, ps []Point) {
 			r.d.skip(exp, fmt.Sprintf("%s: some requests failed, the rest kept: %s", p, err))
 		}
 		if m == nil {
+			r.refused = true
 			r.d.skip(exp, fmt.Sprintf("%s: %s", p, err))
 			if exp == ExpPrompt || exp == ExpContext {
 				for _, q := range ps[i+1:] {
