@@ -24,6 +24,8 @@ const (
 	ExpPrefix       = "repeated-prefix"
 	ExpInterference = "interference"
 	ExpKV           = "kv-pool"
+	// ExpRecorded is the traffic of recorded runs (FitRuns), not a designed experiment.
+	ExpRecorded = "recorded"
 )
 
 // Point is one designed measurement: Batch requests sent at once, each a fresh prompt of

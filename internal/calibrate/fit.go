@@ -214,8 +214,10 @@ var decodeTerms = []struct {
 
 // decode fits the decode step a + b·B + c·K + d·B·K, dropping each term the data cannot tell
 // from zero (its estimate under two standard errors, or under 2 % of every step it is in).
-func (f *Fit) decode(d *Data, ratio float64) {
-	rows := decodeRows(d, ratio)
+func (f *Fit) decode(d *Data, ratio float64) { f.decodeFrom(decodeRows(d, ratio)) }
+
+// decodeFrom fits the decode step to rows.
+func (f *Fit) decodeFrom(rows []decodeRow) {
 	if len(rows) < 3 {
 		for _, t := range decodeTerms {
 			f.kept(t.key, fmt.Sprintf("%d decode points measured, too few to fit", len(rows)))
@@ -267,6 +269,9 @@ func (f *Fit) setDecode(rows []decodeRow, use []int, fit lsq) {
 	p := f.Profile
 	p.DecodeBase, p.DecodePerSeq, p.DecodePerKVTokenNs, p.DecodePerSeqKVTokenNs = time.Millisecond, 0, 0, 0
 	src := fmt.Sprintf("%d decode windows (concurrency and context experiments)", len(rows))
+	if rows[0].exp == ExpRecorded {
+		src = fmt.Sprintf("%d recorded requests' decode", len(rows))
+	}
 	for i, j := range use {
 		v, se := fit.beta[i], fit.se[i]
 		key := decodeTerms[j].key
@@ -290,7 +295,7 @@ func (f *Fit) setDecode(rows []decodeRow, use []int, fit lsq) {
 			f.fitted(t.key, "0", "-", src+": indistinguishable from 0")
 		}
 	}
-	for _, exp := range []string{ExpConcurrency, ExpContext} {
+	for _, exp := range []string{ExpConcurrency, ExpContext, ExpRecorded} {
 		var pred, obs []float64
 		byPoint := map[int][]float64{}
 		for _, r := range rows {

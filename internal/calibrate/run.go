@@ -153,11 +153,13 @@ func Run(ctx context.Context, o Options) (*Data, error) {
 	r.printf("plan: %d points in %d experiments, %d repeats each, about %s (budget %s)\n",
 		r.total, len(plan), r.o.Repeats, r.planned.Round(time.Second), o.Budget)
 	r.batch(ctx, plan[ExpBatch])
-	for _, exp := range []string{ExpConcurrency, ExpContext, ExpPrompt} {
+	// The cheap experiments first, so a budget spent early leaves the expensive ones out.
+	for _, exp := range []string{ExpConcurrency, ExpPrompt} {
 		r.series(ctx, exp, plan[exp])
 	}
 	r.prefix(ctx, plan[ExpPrefix])
 	r.interference(ctx, plan[ExpInterference])
+	r.series(ctx, ExpContext, plan[ExpContext])
 	r.series(ctx, ExpKV, plan[ExpKV])
 	r.d.Elapsed = o.Client.Clock.Since(r.start)
 	r.printf("done in %s\n", r.d.Elapsed.Round(time.Millisecond))

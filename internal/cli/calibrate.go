@@ -40,6 +40,7 @@ type calibrateConfig struct {
 	Repeats        int           `mapstructure:"repeats"`
 	Budget         time.Duration `mapstructure:"budget"`
 	Seed           int64         `mapstructure:"seed"`
+	From           []string      `mapstructure:"from"`
 }
 
 func (k *calibrateCmd) command() *cobra.Command {
@@ -75,6 +76,7 @@ Exit codes: 0 written, 1 the server answered no request, 2 bad flags.`,
 	f.Int("repeats", calibrate.DefaultRepeats, "times each point runs, to measure the server's own spread")
 	f.Duration("budget", calibrate.DefaultBudget, "most time the experiments may take")
 	f.Int64("seed", 1, "seed of the prompts")
+	f.StringSlice("from", nil, "fit from these recorded run directories (run, replay, record --watch) instead of experiments")
 	c.Flags().AddFlagSet(f)
 	k.settings, k.v = f, newViper(f)
 	c.AddCommand((&calibrateCheckCmd{env: k.env}).command())
@@ -87,12 +89,15 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 	if err := configError(problems); err != nil {
 		return err
 	}
-	if cfg.Server == "" || cfg.Out == "" {
-		return usageError(fmt.Errorf("calibrate: --server and --out are required, e.g. agentsim calibrate --server http://127.0.0.1:8080 --out mine.yaml"))
+	if (cfg.Server == "" && len(cfg.From) == 0) || cfg.Out == "" {
+		return usageError(fmt.Errorf("calibrate: --server (or --from) and --out are required, e.g. agentsim calibrate --server http://127.0.0.1:8080 --out mine.yaml"))
 	}
 	base, err := engine.LoadProfile(cfg.Base)
 	if err != nil {
 		return usageError(fmt.Errorf("calibrate: --base: %w", err))
+	}
+	if len(cfg.From) > 0 {
+		return k.fromRuns(c, cfg, base)
 	}
 	client, err := serverClient(c.Context(), cfg.Server, cfg.Model, cfg.APIKey, cfg.MaxConcurrency)
 	if err != nil {
@@ -114,21 +119,37 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	fit := calibrate.FitData(d, base, chunk)
-	fit.Profile.Name = strings.TrimSuffix(baseName(cfg.Out), ".yaml")
 	fit.Profile.Model = client.Model
-	fit.Profile.Description = "calibrated from " + cfg.Server + " at " + d.At.UTC().Format(time.RFC3339)
+	return writeFit(c, cfg.Out, fit, d, base.Name)
+}
+
+// fromRuns is calibrate --from: the fit of recorded runs' traffic.
+func (k *calibrateCmd) fromRuns(c *cobra.Command, cfg calibrateConfig, base *engine.Profile) error {
+	reqs, err := calibrate.ReadRuns(cfg.From)
+	if err != nil {
+		return usageError(fmt.Errorf("calibrate --from: %w", err))
+	}
+	fit := calibrate.FitRuns(reqs, base)
+	d := &calibrate.Data{URL: "recorded runs " + strings.Join(cfg.From, ", "), Model: base.Model, At: time.Now()}
+	return writeFit(c, cfg.Out, fit, d, base.Name)
+}
+
+// writeFit names the fitted profile after its file, checks it and writes it with its comments.
+func writeFit(c *cobra.Command, out string, fit *calibrate.Fit, d *calibrate.Data, base string) error {
+	fit.Profile.Name = strings.TrimSuffix(baseName(out), ".yaml")
+	fit.Profile.Description = "calibrated from " + d.URL + " at " + d.At.UTC().Format(time.RFC3339)
 	if err := fit.Profile.Validate(); err != nil {
 		return fmt.Errorf("calibrate: the fitted profile is invalid: %w", err)
 	}
-	y, err := fit.YAML(d, base.Name)
+	y, err := fit.YAML(d, base)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
-	if err := os.WriteFile(cfg.Out, y, 0o644); err != nil {
-		return fmt.Errorf("calibrate: write %s: %w", cfg.Out, err)
+	if err := os.WriteFile(out, y, 0o644); err != nil {
+		return fmt.Errorf("calibrate: write %s: %w", out, err)
 	}
-	fmt.Fprint(out, fit.Summary())
-	fmt.Fprintf(out, "wrote %s\n", cfg.Out)
+	fmt.Fprint(c.OutOrStdout(), fit.Summary())
+	fmt.Fprintf(c.OutOrStdout(), "wrote %s\n", out)
 	return nil
 }
 

@@ -47,5 +47,23 @@ func TestCalibrateWritesAProfileAndChecksIt(t *testing.T) {
 func TestCalibrateNeedsServerAndOut(t *testing.T) {
 	code, _, stderr := execute(t, "calibrate", "--out", "x.yaml")
 	assert.Equal(t, ExitUsage, code)
-	assert.Contains(t, stderr, "--server and --out are required")
+	assert.Contains(t, stderr, "--server (or --from) and --out are required")
+}
+
+// TestCalibrateFromRecordedRuns fits a profile from a recorded run's directory: it reads
+// back, and its comments say what the traffic could not identify.
+func TestCalibrateFromRecordedRuns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"run", "--out", dir, "--speedup", "200", "--set", "agents=4"}, quickSmoke...)
+	code, stdout, stderr := execute(t, args...)
+	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	out := filepath.Join(t.TempDir(), "from.yaml")
+	code, stdout, stderr = execute(t, "calibrate", "--from", dir, "--out", out)
+	require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	y, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(y), "recorded traffic has no designed probe of it")
+	assert.Contains(t, string(y), "tokenizer_ratio: ")
+	_, err = engine.LoadProfile(out)
+	require.NoError(t, err, "the profile reads back")
 }
