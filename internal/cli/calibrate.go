@@ -165,7 +165,9 @@ func baseName(path string) string {
 // the clock the server advertises (an agentsim server's speedup) or the real one.
 func serverClient(ctx context.Context, url, model, key string, conns int) (*calibrate.Client, error) {
 	url = strings.TrimSuffix(strings.TrimSuffix(url, "/"), "/v1")
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns + 2, MaxConnsPerHost: 0}}
+	// llama-server closes a connection idle for 5 s (cpp-httplib's keep-alive timeout), and a POST
+	// sent on one it has just closed fails: idle connections are dropped sooner.
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns + 2, IdleConnTimeout: 2 * time.Second}}
 	served, err := harness.AskServer(ctx, hc, url, key, 30*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
