@@ -137,8 +137,8 @@ func (f *Fit) batch(d *Data) {
 	case f.Profile.MaxRunning >= n:
 		f.kept("max_running", fmt.Sprintf("all %d requests sent at once ran together: at least %d, the base's %d kept", n, n, f.Profile.MaxRunning))
 	default:
-		f.Profile.MaxRunning = n
 		f.fitted("max_running", fmt.Sprint(n), "lower bound", fmt.Sprintf("all %d requests sent at once ran together (the base's %d was fewer)", n, f.Profile.MaxRunning))
+		f.Profile.MaxRunning = n
 	}
 }
 
@@ -280,7 +280,7 @@ func (f *Fit) setDecode(rows []decodeRow, use []int, fit lsq) {
 			p.DecodeBase = max(seconds(v), time.Microsecond)
 			f.fitted(key, p.DecodeBase.String(), seconds(se).String(), src)
 		case 1:
-			p.DecodePerSeq = seconds(v)
+			p.DecodePerSeq = max(seconds(v), 0)
 			f.fitted(key, p.DecodePerSeq.String(), seconds(se).String(), src)
 		case 2:
 			p.DecodePerKVTokenNs = round(v*1e9, 4)

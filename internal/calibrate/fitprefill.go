@@ -264,14 +264,24 @@ func (f *Fit) setPrefill(fit lsq, perRequest bool, src string) {
 			"%s: the first token's fixed part per request (%s) less the base's transfer_serial and one decode step", src, whole.Round(time.Microsecond)))
 		f.kept("transfer_per_token_ns", "not separable from the prefill per token at batch 1")
 	default:
-		rest := p.TransferSerial + p.TransferLatency + p.DecodeStep(1, 0)
-		p.PrefillBase = max(fixed-rest, 0)
-		f.fitted("prefill_base", p.PrefillBase.String(), fixedSE,
-			fmt.Sprintf("%s: the fixed part (%s) less the base's transfer_serial and transfer_latency and one decode step", src, fixed.Round(time.Microsecond)))
-		f.kept("transfer_per_token_ns, transfer_latency", "not separable from prefill at batch 1: the base's kept")
+		// The fixed part is prefill_base + transfer_serial + transfer_latency + one decode
+		// step, not separable at batch 1: the base's prefill_base is kept where it fits, and
+		// transfer_latency takes the rest, so the first token's fixed cost is the measured one.
+		room := max(fixed-p.TransferSerial-p.DecodeStep(1, 0), 0)
+		p.PrefillBase = min(p.PrefillBase, room)
+		p.TransferLatency = room - p.PrefillBase
+		f.fitted("transfer_latency", p.TransferLatency.String(), fixedSE, fmt.Sprintf(
+			"%s: the first token's fixed part (%s) less prefill_base (%s), transfer_serial and one decode step", src, fixed.Round(time.Microsecond), p.PrefillBase))
+		f.kept("prefill_base, transfer_per_token_ns", "not separable from the transfer at batch 1: the base's kept where it fits")
 	}
-	p.PrefillPerToken = seconds(fit.beta[1])
-	f.fitted("prefill_per_token", p.PrefillPerToken.String(), seconds(fit.se[1]).String(), src)
+	if fit.beta[1] < 0 {
+		// Noise the fit could not see through: a cost cannot be negative.
+		p.PrefillPerToken = 0
+		f.fitted("prefill_per_token", "0", seconds(fit.se[1]).String(), fmt.Sprintf("%s: fitted %s, below 0, so not identified", src, seconds(fit.beta[1])))
+	} else {
+		p.PrefillPerToken = seconds(fit.beta[1])
+		f.fitted("prefill_per_token", p.PrefillPerToken.String(), seconds(fit.se[1]).String(), src)
+	}
 	p.PrefillAttnPerToken2Ns = round(fit.beta[2]*1e9, 4)
 	if fit.beta[2] == 0 {
 		f.fitted("prefill_attn_per_token2_ns", "0", "-", src+": indistinguishable from 0")

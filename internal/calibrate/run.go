@@ -149,7 +149,7 @@ func Run(ctx context.Context, o Options) (*Data, error) {
 		return nil, err
 	}
 	plan := r.plan()
-	r.fit(plan)
+	r.cutToBudget(plan)
 	r.printf("plan: %d points in %d experiments, %d repeats each, about %s (budget %s)\n",
 		r.total, len(plan), r.o.Repeats, r.planned.Round(time.Second), o.Budget)
 	r.batch(ctx, plan[ExpBatch])
@@ -195,8 +195,9 @@ func (r *runner) guess(p Point) time.Duration {
 	return (r.ttft + prefill + decode) * time.Duration(p.Repeats)
 }
 
-// fit cuts the plan to the budget: one repeat, then the longest prompts, until it fits.
-func (r *runner) fit(plan map[string][]Point) {
+// cutToBudget cuts the plan to the budget: one repeat, then the most expensive points, until
+// it fits.
+func (r *runner) cutToBudget(plan map[string][]Point) {
 	sum := func() time.Duration {
 		var t time.Duration
 		for _, ps := range plan {
