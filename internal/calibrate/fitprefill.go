@@ -305,7 +305,12 @@ func (f *Fit) prefixCache(d *Data) {
 	if short := d.Of(ExpPrompt); len(short) > 0 && len(short[0].OK()) > 0 {
 		floor = median(short[0].OK(), (*Obs).TTFT)
 	}
-	saved := (fresh - again).Seconds() / max(fresh-floor, time.Microsecond).Seconds()
+	if fresh <= floor {
+		f.kept("prefix_cache_tokens", fmt.Sprintf("repeated prefix: the fresh prompt's TTFT (%s) was not above the shortest prompt's (%s), so the probe measured nothing: the base's kept",
+			fresh.Round(time.Microsecond), floor.Round(time.Microsecond)))
+		return
+	}
+	saved := (fresh - again).Seconds() / (fresh - floor).Seconds()
 	src := fmt.Sprintf("repeated prefix: TTFT %s against %s fresh and %s for the shortest prompt (%.0f %% of the prefill saved)",
 		again.Round(time.Microsecond), fresh.Round(time.Microsecond), floor.Round(time.Microsecond), 100*saved)
 	switch {
@@ -387,7 +392,9 @@ func (f *Fit) context(d *Data, ratio float64) {
 	}
 	refused := 0
 	for _, reasons := range d.Skipped[ExpPrompt] {
-		if !strings.Contains(reasons, "not sent") && !strings.Contains(reasons, "budget") {
+		// A refusal skips its point whole; partial failures and the budget are not refusals.
+		if !strings.Contains(reasons, "not sent") && !strings.Contains(reasons, "budget") &&
+			!strings.Contains(reasons, "some requests failed") && !strings.Contains(reasons, "a repeat failed") {
 			refused++
 		}
 	}
