@@ -59,6 +59,7 @@ func (s *Server) admit(w *respWriter, r *http.Request, parse func([]byte) (*chat
 		}
 	}
 	job := buildJob(req)
+	inServerTokens(&job, s.opts.Profile)
 	if aerr := s.admitTools(req, job.Key); aerr != nil {
 		return nil, engine.Job{}, aerr
 	}

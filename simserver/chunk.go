@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+
+	"github.com/agentsim/agentsim/internal/engine"
 )
 
 // Fixed pieces of the chat.completion.chunk frames.
@@ -191,6 +193,22 @@ func (c *chunkEncoder) abortFrame(message string) []byte {
 	b := append(c.reset(), `data: {"error":{"object":"error","message":`...)
 	b = append(b, msg...)
 	b = append(b, `,"type":"INTERNAL_SERVER_ERROR","param":null,"code":500}}`...)
+	b = append(b, "\n\n"...)
+	c.buf = b
+	return b
+}
+
+// kvFull implements streamEncoder: llama.cpp's frame (kvFullFrame), and no [DONE].
+func (c *chunkEncoder) kvFull(send func([]byte) bool) { _ = send(c.kvFullFrame()) }
+
+// kvFullFrame is the in-stream error llama.cpp's server sends each running request when its
+// KV cache has no room for a step (engine.StageKVFull): the error object of its error type
+// server_error, after which the stream ends without [DONE] (server-context.cpp: "terminate on
+// error").
+func (c *chunkEncoder) kvFullFrame() []byte {
+	b := append(c.reset(), `data: {"error":{"code":500,"message":"`...)
+	b = append(b, engine.ContextExceeded...)
+	b = append(b, `","type":"server_error"}}`...)
 	b = append(b, "\n\n"...)
 	c.buf = b
 	return b

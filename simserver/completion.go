@@ -17,7 +17,11 @@ func (x *exchange) complete() {
 		n, _, err := x.gen.Next(x.ctx, at-x.sent)
 		if ab := (*engine.Aborted)(nil); errors.As(err, &ab) {
 			x.giveUp(finishError)
-			writeError(x.w, &apiError{Status: http.StatusInternalServerError, Type: "INTERNAL_SERVER_ERROR", Message: ab.Error()})
+			typ := "INTERNAL_SERVER_ERROR"
+			if ab.Stage == engine.StageKVFull {
+				typ = "server_error" // llama.cpp's error type for it
+			}
+			writeError(x.w, &apiError{Status: http.StatusInternalServerError, Type: typ, Message: ab.Error()})
 			return
 		}
 		if err != nil || n == 0 {

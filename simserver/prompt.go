@@ -73,3 +73,13 @@ func fnvByte(h uint64, b byte) uint64 {
 	h ^= uint64(b)
 	return h * fnvPrime64
 }
+
+// inServerTokens converts the job's prompt length and prefix blocks from agentsim's estimate to
+// the server's tokens, by the profile's tokenizer_ratio (engine.Profile.Tokens). A planned
+// reply's tool calls keep the estimate: their tokens are the pieces the stream sends.
+func inServerTokens(job *engine.Job, p *engine.Profile) {
+	job.PromptTokens = p.Tokens(job.PromptTokens)
+	for i := range job.Prefix {
+		job.Prefix[i].Tokens = p.Tokens(job.Prefix[i].Tokens)
+	}
+}

@@ -254,6 +254,9 @@ func (e *eventEncoder) failed(send func([]byte) bool) {
 	send(b)
 }
 
+// kvFull implements streamEncoder: the error event, with llama.cpp's words.
+func (e *eventEncoder) kvFull(send func([]byte) bool) { e.aborted(engine.ContextExceeded, send) }
+
 // aborted writes the API's error event.
 func (e *eventEncoder) aborted(message string, send func([]byte) bool) {
 	b := append(e.event(e.reset(), "error"), `,"code":"server_error","message":`...)

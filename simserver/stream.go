@@ -62,9 +62,19 @@ func (x *exchange) next() bool {
 	n, _, err := x.gen.NextChunk(x.ctx, atLeast, atMost)
 	ok := err == nil && n > 0
 	if ab := (*engine.Aborted)(nil); errors.As(err, &ab) {
-		// SGLang's first chunk is then the error: a 200 head, the frame, [DONE].
-		x.head()
 		x.giveUp(finishError)
+		if ab.Stage == engine.StageKVFull {
+			// llama.cpp's: before the stream has begun, a 500 body; after, the error frame
+			// and no [DONE].
+			if !x.headSent {
+				writeError(x.w, &apiError{Status: http.StatusInternalServerError, Type: "server_error", Message: ab.Error()})
+				return false
+			}
+			x.enc.kvFull(x.send)
+			return false
+		}
+		x.head()
+		// SGLang's first chunk is then the error: a 200 head, the frame, [DONE].
 		x.enc.aborted(ab.Error(), x.send)
 		return false
 	}
@@ -170,6 +180,9 @@ type streamEncoder interface {
 	failed(send func([]byte) bool)
 	// aborted writes the in-stream error of a generation the engine aborted.
 	aborted(message string, send func([]byte) bool)
+	// kvFull writes the in-stream error of a generation the KV pool had no room for
+	// (engine.StageKVFull), after which the stream ends.
+	kvFull(send func([]byte) bool)
 	// release gives the frame buffer back once the frame has been written.
 	release()
 }

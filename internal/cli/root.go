@@ -69,6 +69,7 @@ embedded simulated inference server, and tells slow from stuck with evidence in 
 	root.AddCommand((&recordCmd{env: env}).command())
 	root.AddCommand((&sweepCmd{env: env, args: args}).command())
 	root.AddCommand((&execCmd{env: env}).command())
+	root.AddCommand((&calibrateCmd{env: env}).command())
 	exitCodes(root)
 	return root
 }

@@ -381,6 +381,10 @@ func (e *Engine) wedges(g *Gen) bool {
 // crash the scheduler (the retract-crash fault).
 func (b *batchLoop) retract() {
 	e := b.e
+	if e.prof.kvFull() == KVFullFail {
+		b.failAll()
+		return
+	}
 	var back []*Gen
 	for e.stats.kvUsed.Load() > int64(e.prof.KVCapacityTokens) && len(b.running) > 1 {
 		g := b.running[len(b.running)-1]
@@ -407,6 +411,22 @@ func (b *batchLoop) retract() {
 	}
 	slices.Reverse(back)
 	b.waiting = append(back, b.waiting...)
+}
+
+// failAll fails every running request, prefilling or decoding, when the KV in use exceeds
+// the capacity (KVFullFail): llama.cpp's server, when llama_decode finds no room for a
+// step's batch, sends each processing slot the error and releases it. Their KV is freed when
+// they are swept, at the top of the next step.
+func (b *batchLoop) failAll() {
+	e := b.e
+	if e.stats.kvUsed.Load() <= int64(e.prof.KVCapacityTokens) {
+		return
+	}
+	for _, g := range b.running {
+		e.stats.kvFailed.Add(1)
+		g.aborted.Store(&Aborted{Stage: StageKVFull, Elapsed: e.clk.Now().Sub(g.Submitted), Room: g.ID})
+		e.kill(g)
+	}
 }
 
 // unretract forgets the KV a retracted request was waiting for: it has it, or has gone.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"time"
 )
 
@@ -35,13 +36,15 @@ import (
 // Decode engine (continuous batching). Up to MaxRunning requests run; one step emits one token
 // for each and takes
 //
-//	t_decode = DecodeBase + DecodePerSeq·B + DecodePerKVTokenNs·K
+//	t_decode = DecodeBase + DecodePerSeq·B + DecodePerKVTokenNs·K + DecodePerSeqKVTokenNs·B·K
 //
 // with B the running batch and K the total KV tokens (context plus output so far) in it, so long
-// contexts slow every request in the batch. A request is admitted only while its context fits
+// contexts slow every request in the batch (and, over a unified KV, the more so the larger the
+// batch). A request is admitted only while its context fits
 // in KVCapacityTokens; when growth overflows the capacity, the newest requests are retracted
 // (their KV freed) and requeued at the front; a retracted request recomputes its whole context
-// (prompt plus output so far) in prefill chunks before it decodes again.
+// (prompt plus output so far) in prefill chunks before it decodes again. With KVFull
+// KVFullFail the engine fails every running request instead, as llama.cpp's server does.
 //
 // Disconnects. A request whose client has gone keeps its slot and KV for AbortDelay; with
 // DecodeIgnoresDisconnect one already in decode runs on to its end.
@@ -110,10 +113,17 @@ type Profile struct {
 	DecodePerSeq time.Duration `yaml:"decode_per_seq"`
 	// DecodePerKVTokenNs is the decode step's cost in nanoseconds per KV token in the batch.
 	DecodePerKVTokenNs float64 `yaml:"decode_per_kv_token_ns"`
+	// DecodePerSeqKVTokenNs is the decode step's cost in nanoseconds per running request × KV
+	// token in the batch: attention over one KV pool that every sequence of the batch reads
+	// whole, masked (llama.cpp's unified KV cache). 0 means none.
+	DecodePerSeqKVTokenNs float64 `yaml:"decode_per_seq_kv_token_ns"`
 	// MaxRunning is the decode batch limit, in requests.
 	MaxRunning int `yaml:"max_running"`
 	// KVCapacityTokens is the decode engine's KV capacity, in tokens.
 	KVCapacityTokens int `yaml:"kv_capacity_tokens"`
+	// KVFull is what the batch loop does when the running requests' KV outgrows
+	// KVCapacityTokens: KVFullRetract ("", the zero value) or KVFullFail.
+	KVFull KVFull `yaml:"kv_full"`
 	// DecodeLogInterval is how many decode steps pass between refreshes of the SGLang-named
 	// decode gauges.
 	DecodeLogInterval int `yaml:"decode_log_interval"`
@@ -143,6 +153,12 @@ type Profile struct {
 	// disconnect on to the decode server.
 	DecodeIgnoresDisconnect bool `yaml:"decode_ignores_disconnect"`
 
+	// TokenizerRatio is how many of the server's tokens one token of agentsim's estimate
+	// (simserver.CountTokens) is: prompt lengths and prefix-cache blocks are the estimate times
+	// this ratio, so every per-token cost and capacity of the profile is in the server's
+	// tokens (output lengths are the server's already: max_tokens counts them). 0 means 1.
+	TokenizerRatio float64 `yaml:"tokenizer_ratio"`
+
 	// MaxContextTokens is the longest prompt plus output a request may have, in tokens.
 	MaxContextTokens int `yaml:"max_context_tokens"`
 	// Efforts gives the output length, when the client does not force it, per
@@ -168,6 +184,20 @@ const (
 	// EngineColocatedAlternating runs one loop that alternates prefill batches and decode
 	// batches, prefill first, as SGLang without mixed chunks: a long prefill pauses decoding.
 	EngineColocatedAlternating EngineKind = "colocated-alternating"
+)
+
+// KVFull is what an engine does when its running requests' KV outgrows its capacity.
+type KVFull string
+
+// The behaviours of a full KV pool.
+const (
+	// KVFullRetract sends the newest running requests back to the queue, their KV freed, to
+	// recompute their context when they run again, as SGLang and vLLM do.
+	KVFullRetract KVFull = "retract"
+	// KVFullFail fails every running request mid-stream, as llama.cpp's server does when
+	// llama_decode finds no room in the KV cache: each stream gets the error "Context size has
+	// been exceeded." and ends.
+	KVFullFail KVFull = "fail"
 )
 
 // FirstByte is when a stream's first bytes go out.
@@ -222,7 +252,16 @@ func (p *Profile) MixedStep(decoding, kvTokens int, chunks, prior []int) time.Du
 // kvTokens tokens in all.
 func (p *Profile) DecodeStep(running, kvTokens int) time.Duration {
 	return p.DecodeBase + time.Duration(running)*p.DecodePerSeq +
-		time.Duration(float64(kvTokens)*p.DecodePerKVTokenNs)
+		time.Duration(float64(kvTokens)*p.DecodePerKVTokenNs+float64(running)*float64(kvTokens)*p.DecodePerSeqKVTokenNs)
+}
+
+// Tokens converts a length in agentsim's token estimate to the server's tokens: n ×
+// TokenizerRatio, rounded, at least 1 for n > 0.
+func (p *Profile) Tokens(n int) int {
+	if p.TokenizerRatio == 0 || p.TokenizerRatio == 1 || n == 0 {
+		return n
+	}
+	return max(int(math.Round(float64(n)*p.TokenizerRatio)), 1)
 }
 
 // TransferService returns how long a request of prompt tokens occupies the transfer thread.

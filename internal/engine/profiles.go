@@ -332,6 +332,11 @@ func (p *Profile) problems() problems {
 	ps.positive("decode_base", p.DecodeBase)
 	ps.nonNegative("decode_per_seq", p.DecodePerSeq)
 	ps.finite("decode_per_kv_token_ns", p.DecodePerKVTokenNs)
+	ps.finite("decode_per_seq_kv_token_ns", p.DecodePerSeqKVTokenNs)
+	ps.oneOf("kv_full", string(p.kvFull()), string(KVFullRetract), string(KVFullFail))
+	if p.TokenizerRatio != 0 {
+		ps.between("tokenizer_ratio", p.TokenizerRatio, 0.1, 10)
+	}
 	ps.atLeast("max_running", p.MaxRunning, 1)
 	ps.atLeast("decode_log_interval", p.DecodeLogInterval, 1)
 	ps.between("step_jitter_sigma", p.StepJitterSigma, 0, 2)
@@ -376,6 +381,14 @@ func (p *Profile) engine() EngineKind {
 // EngineDisaggregated when it is unset.
 func (p *Profile) EngineMode() EngineKind { return p.engine() }
 
+// kvFull is KVFull with its default.
+func (p *Profile) kvFull() KVFull {
+	if p.KVFull == "" {
+		return KVFullRetract
+	}
+	return p.KVFull
+}
+
 // firstByte is FirstByte with its default.
 func (p *Profile) firstByte() FirstByte {
 	if p.FirstByte == "" {
@@ -417,8 +430,10 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"decode_base", "fixed cost of a decode step, simulated time"},
 	{"decode_per_seq", "cost per running request in a decode step, simulated time"},
 	{"decode_per_kv_token_ns", "cost per KV token in the batch, ns"},
+	{"decode_per_seq_kv_token_ns", "cost per running request × KV token in the batch, ns (a unified KV every sequence reads; 0: none)"},
 	{"max_running", "decode batch limit, requests"},
 	{"kv_capacity_tokens", "decode KV capacity, tokens"},
+	{"kv_full", "when the running KV outgrows the capacity: retract (newest requeued, recomputed) or fail (every running request fails mid-stream, llama.cpp)"},
 	{"decode_log_interval", "decode steps between refreshes of the SGLang decode gauges"},
 	{"step_jitter_sigma", "sigma of the lognormal decode-step multiplier (mean 1; 0: none)"},
 	{"slow_step_probability", "chance a decode step is slow, 0 to 1"},
@@ -427,6 +442,7 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"waiting_timeout", "disaggregated: longest time from KV reservation to KV in decode before abort, simulated time (0: never)"},
 	{"abort_delay", "client disconnect → slot and KV freed, simulated time"},
 	{"decode_ignores_disconnect", "disaggregated: a request already in decode runs on to its end after its client goes"},
+	{"tokenizer_ratio", "server tokens per token of agentsim's estimate, for prompts (0: 1)"},
 	{"max_context_tokens", "longest prompt plus output, tokens"},
 	{"efforts", "output length per reasoning_effort: uniform in [min, max] tokens, reasoning_fraction of it reasoning"},
 	{"agent", "the model in a tool-calling loop, for requests that offer tools (docs/engine.md §8)"},

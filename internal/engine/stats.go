@@ -23,6 +23,7 @@ type liveStats struct {
 	retracted         atomic.Int64
 	timedOut          atomic.Int64
 	timedOutBootstrap atomic.Int64
+	kvFailed          atomic.Int64
 	recomputedTokens  atomic.Int64
 	finished          atomic.Int64
 	aborted           atomic.Int64
@@ -49,6 +50,8 @@ type Stats struct {
 	TimedOut, RecomputedTokens int64
 	// TimedOutBootstrap is the part of TimedOut that the bootstrap timeout aborted.
 	TimedOutBootstrap int64
+	// KVFailed counts the requests failed because the KV pool overflowed (KVFullFail).
+	KVFailed int64
 	// Crashed says the scheduler has died (retract-crash).
 	Crashed bool
 	// Logged is what the SGLang-named gauges show: refreshed only on prefill batches and
@@ -91,7 +94,7 @@ func (e *Engine) Stats() Stats {
 		PromptTokens: s.promptTokens.Load(), CachedTokens: s.cachedTokens.Load(),
 		GeneratedTokens: s.generated.Load(), Retracted: s.retracted.Load(),
 		Finished: s.finished.Load(), Aborted: s.aborted.Load(),
-		TimedOut: s.timedOut.Load(), TimedOutBootstrap: s.timedOutBootstrap.Load(), RecomputedTokens: s.recomputedTokens.Load(), Crashed: e.crashed.Load(),
+		TimedOut: s.timedOut.Load(), TimedOutBootstrap: s.timedOutBootstrap.Load(), RecomputedTokens: s.recomputedTokens.Load(), KVFailed: s.kvFailed.Load(), Crashed: e.crashed.Load(),
 		Logged: logged,
 	}
 }

@@ -1,0 +1,125 @@
+package calibrate
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/internal/engine"
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/simtest"
+)
+
+// calibrateSim runs the experiments against an embedded simulator of the truth profile, in
+// virtual time, and fits them from base.
+func calibrateSim(t *testing.T, truth, base *engine.Profile, o Options) (*Data, *Fit) {
+	var d *Data
+	var fit *Fit
+	synctest.Test(t, func(t *testing.T) {
+		s := simtest.NewLocalServer(t, simserver.Options{Profile: truth})
+		o.Client = &Client{URL: s.URL, Model: truth.Model, HTTP: s.Client(), Clock: s.Clock()}
+		if testing.Verbose() {
+			o.Out = os.Stdout
+		}
+		var err error
+		d, err = Run(context.Background(), o)
+		require.NoError(t, err)
+		fit = FitData(d, base, o.ChunkTokens)
+	})
+	return d, fit
+}
+
+// benchFigures runs bench's default test against a simulator of the profile, in virtual
+// time: 16 requests at once of a 200-token prompt and 128 output tokens. It returns their mean
+// e2e latency and the output throughput, tokens per second.
+func benchFigures(t *testing.T, p *engine.Profile) (e2e time.Duration, tokPerS float64) {
+	synctest.Test(t, func(t *testing.T) {
+		s := simtest.NewLocalServer(t, simserver.Options{Profile: p})
+		r := &runner{o: Options{Client: &Client{URL: s.URL, Model: p.Model, HTTP: s.Client(), Clock: s.Clock()}, Seed: 7}}
+		start := s.Clock().Now()
+		obs := r.batchOf(context.Background(), 16, 200, 128)
+		wall := s.Clock().Since(start)
+		tokens := 0
+		for _, o := range obs {
+			require.True(t, o.OK(), o.Err)
+			e2e += o.Done.Sub(o.Start) / 16
+			tokens += o.Tokens()
+		}
+		tokPerS = float64(tokens) / wall.Seconds()
+	})
+	return e2e, tokPerS
+}
+
+// within asserts that got is within tol (relative) of want.
+func within(t *testing.T, what string, want, got, tol float64) {
+	t.Helper()
+	assert.InEpsilon(t, want, got, tol, "%s: fitted %g, truth %g", what, got, want)
+}
+
+// TestCalibrateRecoversTheSimulator calibrates against the simulator itself, a known truth: a
+// disaggregated profile (dsv4-pd) and a colocated one (vllm-llama3-8b-h100), each from a base
+// that knows none of its figures (ideal). The decode and prefill terms must come back within
+// 10 %, the engine kind exactly, and bench's figures on the twin within 5 % of the truth's.
+func TestCalibrateRecoversTheSimulator(t *testing.T) {
+	for _, name := range []string{"dsv4-pd", "vllm-llama3-8b-h100"} {
+		t.Run(name, func(t *testing.T) {
+			truth, err := engine.LookupProfile(name)
+			require.NoError(t, err)
+			_, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 16, MaxPrompt: 32768,
+				ChunkTokens: truth.PrefillChunkTokens, Repeats: 1, Budget: time.Hour, Seed: 1})
+			t.Log(fit.Summary())
+			p := fit.Profile
+			assert.Equal(t, truth.EngineMode(), p.EngineMode(), "engine")
+			within(t, "decode_base", truth.DecodeBase.Seconds(), p.DecodeBase.Seconds(), 0.1)
+			within(t, "decode_per_seq", truth.DecodePerSeq.Seconds(), p.DecodePerSeq.Seconds(), 0.1)
+			within(t, "decode_per_kv_token_ns", truth.DecodePerKVTokenNs, p.DecodePerKVTokenNs, 0.1)
+			within(t, "prefill_per_token", truth.PrefillPerToken.Seconds(), p.PrefillPerToken.Seconds(), 0.1)
+			within(t, "prefill_attn_per_token2_ns", truth.PrefillAttnPerToken2Ns, p.PrefillAttnPerToken2Ns, 0.1)
+			assert.InDelta(t, 1, p.TokenizerRatio, 0.001, "tokenizer_ratio")
+			wantE2E, wantTput := benchFigures(t, truth)
+			gotE2E, gotTput := benchFigures(t, p)
+			t.Logf("bench: e2e %s on the truth, %s on the twin; %.0f and %.0f tok/s", wantE2E, gotE2E, wantTput, gotTput)
+			within(t, "bench e2e", wantE2E.Seconds(), gotE2E.Seconds(), 0.05)
+			within(t, "bench throughput", wantTput, gotTput, 0.05)
+		})
+	}
+}
+
+// TestCalibrateRefusingServer calibrates against a server that refuses prompts beyond 4 096
+// tokens and fails a tenth of its streams partway: calibrate still writes a valid profile,
+// with what it could fit, and names what it skipped and why.
+func TestCalibrateRefusingServer(t *testing.T) {
+	truth := engine.Ideal()
+	truth.Engine, truth.StepTokenBudget, truth.PrefillChunkTokens = engine.EngineColocatedMixed, 2048, 2048
+	truth.DecodePerSeq, truth.PrefillPerToken = time.Millisecond, 50*time.Microsecond
+	truth.MaxContextTokens = 4096
+	var d *Data
+	var fit *Fit
+	synctest.Test(t, func(t *testing.T) {
+		faults, err := engine.ParseFaults([]string{"errors"}, []string{"rate=0.1", "kind=frame"}, 1)
+		require.NoError(t, err)
+		s := simtest.NewLocalServer(t, simserver.Options{Profile: truth, Faults: faults})
+		o := Options{Client: &Client{URL: s.URL, Model: truth.Model, HTTP: s.Client(), Clock: s.Clock()},
+			MaxConcurrency: 8, MaxPrompt: 16384, ChunkTokens: 2048, Repeats: 2, Budget: time.Hour, Seed: 3}
+		d, err = Run(context.Background(), o)
+		require.NoError(t, err)
+		fit = FitData(d, engine.Ideal(), 2048)
+	})
+	t.Log(fit.Summary())
+	require.NoError(t, fit.Profile.Validate())
+	assert.NotEmpty(t, d.Skipped[ExpPrompt], "the refused prompt lengths are named")
+	assert.True(t, slices.ContainsFunc(d.Skipped[ExpPrompt], func(s string) bool { return strings.Contains(s, "maximum context length") }), "the refusal's reason: %q", d.Skipped[ExpPrompt])
+	within(t, "decode_per_seq", truth.DecodePerSeq.Seconds(), fit.Profile.DecodePerSeq.Seconds(), 0.1)
+	assert.LessOrEqual(t, fit.Profile.MaxContextTokens, 4096, "max_context_tokens from the refusals")
+	y, err := fit.YAML(d, "ideal")
+	require.NoError(t, err)
+	_, err = engine.ParseProfile(y, "calibrated")
+	require.NoError(t, err, "the written profile reads back:\n%s", y)
+}

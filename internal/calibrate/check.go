@@ -1,0 +1,181 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentsim/agentsim/workloads"
+)
+
+// Workload is calibrate check's held-out workload: Agents conversations at once, each of
+// Rounds requests whose context grows by the reply and a new user turn every round, as a
+// multi-agent harness's do.
+type Workload struct {
+	// Agents lists the concurrencies to run, one run each.
+	Agents []int
+	// Rounds is the requests per agent.
+	Rounds int
+	// First is the first user message's length, Turn each later one's, in agentsim's estimate;
+	// Output each reply's, in server tokens.
+	First, Turn, Output int
+	// Seed makes the text.
+	Seed int64
+}
+
+// DefaultWorkload is a multi-agent run with growing contexts that no experiment sends.
+var DefaultWorkload = Workload{Agents: []int{1, 4, 8}, Rounds: 5, First: 600, Turn: 200, Output: 96, Seed: 11}
+
+// Figures are one run's latencies (p50 and p90 of TTFT, ITL, TPOT, e2e) and its output
+// throughput, tokens per second.
+type Figures struct {
+	Agents               int
+	TTFT, ITL, TPOT, E2E [2]time.Duration // p50, p90
+	Throughput           float64
+	Requests, Failed     int
+	FirstError           string
+}
+
+// RunWorkload runs the workload at one concurrency on the client.
+func RunWorkload(ctx context.Context, c *Client, w Workload, agents int) Figures {
+	start := c.Clock.Now()
+	var mu sync.Mutex
+	var obs []Obs
+	var wg sync.WaitGroup
+	for a := range agents {
+		wg.Go(func() {
+			msgs := []string{workloads.Text(w.Seed, a, 0, "check-first", w.First)}
+			est := w.First + messageFraming + promptPriming
+			for round := range w.Rounds {
+				o := c.Send(ctx, Request{Messages: slices.Clone(msgs), Estimate: est, MaxTokens: w.Output})
+				mu.Lock()
+				obs = append(obs, o)
+				mu.Unlock()
+				if !o.OK() {
+					return
+				}
+				msgs = append(msgs, workloads.Text(w.Seed, a, round, "check-reply", w.Output), workloads.Text(w.Seed, a, round, "check-turn", w.Turn))
+				est += w.Output + w.Turn + 2*messageFraming
+			}
+		})
+	}
+	wg.Wait()
+	return figuresOf(obs, agents, c.Clock.Since(start))
+}
+
+// figuresOf summarizes a run's requests.
+func figuresOf(obs []Obs, agents int, took time.Duration) Figures {
+	f := Figures{Agents: agents, Requests: len(obs)}
+	var ttft, itl, tpot, e2e []time.Duration
+	tokens := 0
+	for i := range obs {
+		o := &obs[i]
+		if !o.OK() {
+			f.Failed++
+			if f.FirstError == "" {
+				f.FirstError = o.Err
+			}
+			continue
+		}
+		ttft, e2e, tpot = append(ttft, o.TTFT()), append(e2e, o.Done.Sub(o.Start)), append(tpot, o.TPOT())
+		for j := 1; j < len(o.Chunks); j++ {
+			itl = append(itl, o.Chunks[j].Sub(o.Chunks[j-1]))
+		}
+		tokens += o.Tokens()
+	}
+	f.TTFT, f.ITL, f.TPOT, f.E2E = quantiles(ttft), quantiles(itl), quantiles(tpot), quantiles(e2e)
+	f.Throughput = float64(tokens) / took.Seconds()
+	return f
+}
+
+// quantiles are the p50 and p90 of v.
+func quantiles(v []time.Duration) [2]time.Duration {
+	if len(v) == 0 {
+		return [2]time.Duration{}
+	}
+	slices.Sort(v)
+	at := func(q float64) time.Duration { return v[min(int(q*float64(len(v))), len(v)-1)] }
+	return [2]time.Duration{at(0.5), at(0.9)}
+}
+
+// figure names one compared figure and reads it.
+type figure struct {
+	name string
+	get  func(Figures) float64
+}
+
+// figures are the compared figures, in the table's order.
+var figures = []figure{
+	{"TTFT p50", func(f Figures) float64 { return f.TTFT[0].Seconds() }},
+	{"TTFT p90", func(f Figures) float64 { return f.TTFT[1].Seconds() }},
+	{"ITL p50", func(f Figures) float64 { return f.ITL[0].Seconds() }},
+	{"ITL p90", func(f Figures) float64 { return f.ITL[1].Seconds() }},
+	{"TPOT p50", func(f Figures) float64 { return f.TPOT[0].Seconds() }},
+	{"TPOT p90", func(f Figures) float64 { return f.TPOT[1].Seconds() }},
+	{"e2e p50", func(f Figures) float64 { return f.E2E[0].Seconds() }},
+	{"e2e p90", func(f Figures) float64 { return f.E2E[1].Seconds() }},
+	{"throughput", func(f Figures) float64 { return f.Throughput }},
+}
+
+// Row is one figure of a check: the server's two runs, the twin's, the twin's error against
+// the server's mean and the server's own spread (|run 1 − run 2| / mean).
+type Row struct {
+	Agents           int
+	Figure           string
+	Server1, Server2 float64
+	Twin             float64
+	Error, Spread    float64
+}
+
+// Inside reports whether the twin's error is within the server's own spread.
+func (r Row) Inside() bool { return math.Abs(r.Error) <= r.Spread }
+
+// Compare builds the rows of one concurrency.
+func Compare(s1, s2, twin Figures) []Row {
+	rows := make([]Row, len(figures))
+	for i, fg := range figures {
+		a, b, t := fg.get(s1), fg.get(s2), fg.get(twin)
+		mean := (a + b) / 2
+		rows[i] = Row{Agents: s1.Agents, Figure: fg.name, Server1: a, Server2: b, Twin: t,
+			Error: (t - mean) / mean, Spread: math.Abs(a-b) / mean}
+	}
+	return rows
+}
+
+// PrintRows prints a check's table: seconds for latencies, tokens per second for throughput.
+func PrintRows(w io.Writer, rows []Row) {
+	fmt.Fprintf(w, "%-7s %-11s %12s %12s %12s %9s %-7s %9s %s\n", "agents", "figure", "server 1", "server 2", "twin", "error", "", "spread", "inside")
+	for _, r := range rows {
+		unit := func(v float64) string {
+			if r.Figure == "throughput" {
+				return fmt.Sprintf("%.1f tok/s", v)
+			}
+			return seconds(v).Round(time.Microsecond).String()
+		}
+		dir := "faster"
+		if (r.Error > 0) != (r.Figure == "throughput") {
+			dir = "slower"
+		}
+		if r.Error == 0 {
+			dir = "equal"
+		}
+		inside := "no"
+		if r.Inside() {
+			inside = "yes"
+		}
+		fmt.Fprintf(w, "%-7d %-11s %12s %12s %12s %+8.1f%% %-7s %8.1f%% %s\n", r.Agents, r.Figure, unit(r.Server1), unit(r.Server2), unit(r.Twin), 100*r.Error, dir, 100*r.Spread, inside)
+	}
+}
+
+// FailureLine says how many requests of a run failed, "" when none did.
+func (f Figures) FailureLine(who string) string {
+	if f.Failed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s, %d agents: %d of %d requests failed, first: %s", who, f.Agents, f.Failed, f.Requests, strings.TrimSpace(f.FirstError))
+}

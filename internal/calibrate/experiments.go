@@ -1,0 +1,199 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Designed lengths, in tokens.
+const (
+	shortPrompt  = 32
+	sweepOutput  = 64
+	batchOutput  = 48
+	ttftOutput   = 2
+	prefixPrompt = 2048
+)
+
+// plan designs the experiments within the options' limits.
+func (r *runner) plan() map[string][]Point {
+	o, rep := r.o, r.o.Repeats
+	// The largest batch shows as the requests that start before the first one ends: its
+	// outputs are long beside the time a request takes to start.
+	long := r.outputFor(4 * r.ttft)
+	plan := map[string][]Point{
+		ExpBatch:        {{Exp: ExpBatch, Batch: o.MaxConcurrency, Prompt: shortPrompt, Output: long, Repeats: 1}},
+		ExpPrefix:       {{Exp: ExpPrefix, Batch: 2, Prompt: min(prefixPrompt, o.MaxPrompt), Output: ttftOutput, Repeats: rep}},
+		ExpInterference: {{Exp: ExpInterference, Batch: 2, Prompt: min(3*o.ChunkTokens, o.MaxPrompt), Output: ttftOutput, Repeats: rep}},
+		ExpKV:           {{Exp: ExpKV, Batch: o.MaxConcurrency, Prompt: o.MaxPrompt / 2, Output: sweepOutput, Repeats: 1}},
+	}
+	for b := 1; b <= o.MaxConcurrency; b *= 2 {
+		plan[ExpConcurrency] = append(plan[ExpConcurrency], Point{Exp: ExpConcurrency, Batch: b, Prompt: shortPrompt, Output: sweepOutput, Repeats: rep})
+	}
+	for _, b := range dedupe(1, min(4, o.MaxConcurrency), min(8, o.MaxConcurrency)) {
+		for _, p := range dedupe(o.MaxPrompt/16, o.MaxPrompt/4, o.MaxPrompt/2, o.MaxPrompt) {
+			// Decoding together needs outputs that outlast the batch's prefills.
+			out := r.outputFor(2 * (r.ttft + time.Duration(b*p)*r.perTok))
+			plan[ExpContext] = append(plan[ExpContext], Point{Exp: ExpContext, Batch: b, Prompt: max(p, shortPrompt), Output: out, Repeats: rep})
+		}
+	}
+	for _, p := range []int{64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536} {
+		if p <= o.MaxPrompt {
+			plan[ExpPrompt] = append(plan[ExpPrompt], Point{Exp: ExpPrompt, Batch: 1, Prompt: p, Output: ttftOutput, Repeats: rep})
+		}
+	}
+	return plan
+}
+
+// outputFor is the output, in tokens, that decodes for about d at the warm-up's step, within
+// batchOutput and 4 096.
+func (r *runner) outputFor(d time.Duration) int {
+	return int(min(max(d/r.step, batchOutput), 4096))
+}
+
+// dedupe returns the distinct values, in order.
+func dedupe(v ...int) []int {
+	var out []int
+	for _, x := range v {
+		if len(out) == 0 || out[len(out)-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// prefix runs the repeated-prefix probe: a fresh long first message with a question, then the
+// same first message with another question. A prefix cache answers the second's first message.
+func (r *runner) prefix(ctx context.Context, ps []Point) {
+	for _, p := range ps {
+		if r.over(p) {
+			return
+		}
+		m := Measured{Point: p}
+		at := r.o.Client.Clock.Now()
+		for range p.Repeats {
+			text, est := prompt(r.o.Seed, r.next, p.Prompt)
+			r.next++
+			var run []Obs
+			for _, q := range []string{"and the first question", "and the second question"} {
+				msgs := []string{text, "ok", q}
+				e := est + 2*messageFraming + 1 + 4
+				run = append(run, r.o.Client.Send(ctx, Request{Messages: msgs, Estimate: e, MaxTokens: p.Output}))
+			}
+			m.Runs = append(m.Runs, run)
+		}
+		r.points++
+		if !r.keepWhole(&m) {
+			return
+		}
+		fresh, again := prefixTTFTs(&m)
+		r.printf("[%d/%d] %s: TTFT fresh %s, repeated prefix %s (%s; %s of about %s)\n", r.points, r.total, p,
+			fresh.Round(time.Microsecond), again.Round(time.Microsecond), r.o.Client.Clock.Since(at).Round(time.Millisecond),
+			r.o.Client.Clock.Since(r.start).Round(time.Second), r.planned.Round(time.Second))
+		r.d.Points = append(r.d.Points, m)
+	}
+}
+
+// keepWhole keeps a probe's repeats whose requests all completed; none is a skip, with the
+// first error.
+func (r *runner) keepWhole(m *Measured) bool {
+	err := firstError(m.Runs)
+	m.Runs = slices.DeleteFunc(m.Runs, func(run []Obs) bool {
+		return slices.ContainsFunc(run, func(o Obs) bool { return !o.OK() })
+	})
+	switch {
+	case len(m.Runs) == 0:
+		r.d.skip(m.Point.Exp, fmt.Sprintf("%s: %s", m.Point, err))
+		r.printf("[%d/%d] %s: skipped: %s\n", r.points, r.total, m.Point, err)
+		return false
+	case err != "":
+		r.d.skip(m.Point.Exp, fmt.Sprintf("%s: a repeat failed, the others kept: %s", m.Point, err))
+	}
+	return true
+}
+
+// prefixTTFTs are the probe's median TTFTs, of the fresh prompts and of the repeated ones.
+func prefixTTFTs(m *Measured) (fresh, again time.Duration) {
+	var a, b []Obs
+	for _, run := range m.Runs {
+		a, b = append(a, run[0]), append(b, run[1])
+	}
+	return median(a, (*Obs).TTFT), median(b, (*Obs).TTFT)
+}
+
+// interference runs the interference probe: two streams decoding, and, once they are, one
+// long prompt. How the streams' tokens pause while it is prefilled says which engine the
+// server is (see kindOf).
+func (r *runner) interference(ctx context.Context, ps []Point) {
+	for _, p := range ps {
+		if r.over(p) {
+			return
+		}
+		if r.refused && r.longestOK > 0 {
+			// A server that refused longer prompts gets the longest it took.
+			p.Prompt = min(p.Prompt, r.longestOK)
+		}
+		prefill := r.ttft + time.Duration(p.Prompt)*r.perTok
+		out := int(min(max((2*prefill+40*r.step)/r.step, 64), 4000))
+		delay := 2*r.ttft + 16*r.step
+		m := Measured{Point: p}
+		at := r.o.Client.Clock.Now()
+		for range p.Repeats {
+			run := make([]Obs, p.Batch+1)
+			var wg sync.WaitGroup
+			for i := range p.Batch {
+				text, est := prompt(r.o.Seed, r.next, shortPrompt)
+				r.next++
+				wg.Go(func() {
+					run[i] = r.o.Client.Send(ctx, Request{Messages: []string{text}, Estimate: est, MaxTokens: out})
+				})
+			}
+			text, est := prompt(r.o.Seed, r.next, p.Prompt)
+			r.next++
+			if r.o.Client.Clock.Sleep(ctx, delay) == nil {
+				run[p.Batch] = r.o.Client.Send(ctx, Request{Messages: []string{text}, Estimate: est, MaxTokens: p.Output})
+			}
+			wg.Wait()
+			m.Runs = append(m.Runs, run)
+		}
+		r.points++
+		if !r.keepWhole(&m) {
+			return
+		}
+		r.printf("[%d/%d] %s: streams of %d tokens (%s; %s of about %s)\n", r.points, r.total, p, out,
+			r.o.Client.Clock.Since(at).Round(time.Millisecond), r.o.Client.Clock.Since(r.start).Round(time.Second), r.planned.Round(time.Second))
+		r.d.Points = append(r.d.Points, m)
+	}
+}
+
+// batchFound is the largest batch a largest-batch point shows: how many requests had their
+// first token before the first one finished; all says every request did (the server may run
+// more).
+type batchFound struct {
+	n   int
+	all bool
+}
+
+// maxRunning reads the largest batch from one run of the largest-batch point.
+func maxRunning(run []Obs) batchFound {
+	var ok []Obs
+	var first time.Time
+	for _, o := range run {
+		if !o.OK() {
+			continue
+		}
+		ok = append(ok, o)
+		if last := o.Chunks[len(o.Chunks)-1]; first.IsZero() || last.Before(first) {
+			first = last
+		}
+	}
+	n := 0
+	for _, o := range ok {
+		if o.Chunks[0].Before(first) {
+			n++
+		}
+	}
+	return batchFound{n: max(n, 1), all: n == len(ok)}
+}

@@ -1,0 +1,408 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentsim/agentsim/internal/engine"
+)
+
+// kindRatio is one interference run: the longest gap in the decoding streams while the long
+// prompt was prefilled, over that prefill's window, and the streams' usual step.
+type kindRatio struct {
+	ratio, step float64
+	window      time.Duration
+	long        float64 // the long prompt, server tokens
+}
+
+// interferenceRuns reads the interference probe.
+func interferenceRuns(d *Data, ratio float64) []kindRatio {
+	var out []kindRatio
+	for _, m := range d.Of(ExpInterference) {
+		for _, run := range m.Runs {
+			long := &run[len(run)-1]
+			if !long.OK() {
+				continue
+			}
+			lo, hi := long.Start, long.Chunks[0]
+			var gap time.Duration
+			var steps []float64
+			for _, o := range run[:len(run)-1] {
+				if !o.OK() {
+					continue
+				}
+				steps = append(steps, o.TPOT().Seconds())
+				for i := 1; i < len(o.Chunks); i++ {
+					a, b := o.Chunks[i-1], o.Chunks[i]
+					if b.After(lo) && a.Before(hi) {
+						gap = max(gap, b.Sub(a))
+					}
+				}
+			}
+			if len(steps) == 0 || hi.Sub(lo) <= 0 {
+				continue
+			}
+			slices.Sort(steps)
+			w := hi.Sub(lo)
+			out = append(out, kindRatio{ratio: gap.Seconds() / w.Seconds(), step: steps[len(steps)/2], window: w, long: promptTokens(long, ratio)})
+		}
+	}
+	return out
+}
+
+// kind chooses the engine kind whose prediction of the interference probe is nearest:
+// disaggregated streams keep their step, colocated-mixed ones stretch one step per chunk of the
+// long prompt, colocated-alternating ones pause for all of it.
+func (f *Fit) kind(d *Data, ratio float64, chunk int) {
+	runs := interferenceRuns(d, ratio)
+	p := f.Profile
+	if len(runs) == 0 {
+		p.PrefillChunkTokens = chunk
+		f.kept("engine", fmt.Sprintf("the interference probe did not run: the base's %s kept", p.EngineMode()))
+		f.Evidence = "none: the interference probe did not run"
+		return
+	}
+	var obs, window, step, long float64
+	for _, r := range runs {
+		obs, window, step, long = obs+r.ratio, window+r.window.Seconds(), step+r.step, long+r.long
+	}
+	n := float64(len(runs))
+	obs, window, step, long = obs/n, window/n, step/n, long/n
+	chunks := math.Ceil(long / float64(max(chunk-2, 1)))
+	pred := map[engine.EngineKind]float64{
+		engine.EngineDisaggregated:        math.Min(step/window, 1),
+		engine.EngineColocatedMixed:       math.Min(1/chunks+step/window, 1),
+		engine.EngineColocatedAlternating: 1,
+	}
+	best, bestErr := engine.EngineKind(""), math.Inf(1)
+	var parts []string
+	for _, k := range []engine.EngineKind{engine.EngineDisaggregated, engine.EngineColocatedMixed, engine.EngineColocatedAlternating} {
+		e := math.Abs(math.Log(math.Max(obs, 1e-6) / pred[k]))
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, pred[k]))
+		if e < bestErr {
+			best, bestErr = k, e
+		}
+	}
+	f.Evidence = fmt.Sprintf("while a %.0f-token prompt was prefilled (%s), the decoding streams' longest gap was %.2f of it (their step %s); predicted: %s",
+		long, seconds(window).Round(time.Microsecond), obs, seconds(step).Round(time.Microsecond), strings.Join(parts, ", "))
+	f.setKind(best, chunk)
+	f.fitted("engine", string(best), "-", "interference probe, nearest prediction ("+fmt.Sprintf("%d runs", len(runs))+")")
+	f.Errors = append(f.Errors, ExpError{Exp: ExpInterference, What: "longest gap / prefill window, absolute", Points: len(runs),
+		RMS: math.Abs(pred[best] - obs), Spread: rangeOf(runs)})
+}
+
+// rangeOf is the interference runs' spread: (max − min)/mean of their ratios.
+func rangeOf(runs []kindRatio) float64 {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = r.ratio
+	}
+	return spread(map[int][]float64{0: v})
+}
+
+// setKind makes the profile of that engine kind: a colocated one has no KV transfer or PD
+// timeouts, and prefills in chunks of the server's batch.
+func (f *Fit) setKind(k engine.EngineKind, chunk int) {
+	p := f.Profile
+	was := p.EngineMode()
+	p.Engine, p.PrefillChunkTokens = k, chunk
+	if k == engine.EngineDisaggregated {
+		return
+	}
+	p.TransferSerial, p.TransferPerTokenNs, p.TransferLatency = 0, 0, 0
+	p.BootstrapTimeout, p.WaitingTimeout, p.DecodeIgnoresDisconnect = 0, 0, false
+	p.StepTokenBudget = 0
+	if k == engine.EngineColocatedMixed {
+		p.StepTokenBudget = chunk
+	}
+	if was == engine.EngineDisaggregated {
+		f.Notes = append(f.Notes, "colocated: the base's KV transfer and PD timeouts set to 0")
+	}
+}
+
+// transfer fits a disaggregated server's transfer_serial: its one transfer thread serves the
+// requests of a batch one after the other, so their first tokens come that far apart. It is
+// the median over the concurrency sweep's runs of at least 4 requests of the slope of their
+// first tokens, in order.
+func (f *Fit) transfer(d *Data) {
+	p := f.Profile
+	if p.EngineMode() != engine.EngineDisaggregated {
+		return
+	}
+	var slopes []float64
+	for _, m := range d.Of(ExpConcurrency) {
+		if m.Point.Batch < 4 {
+			continue
+		}
+		for _, run := range m.Runs {
+			var firsts []float64
+			for _, o := range run {
+				if o.OK() {
+					firsts = append(firsts, o.TTFT().Seconds())
+				}
+			}
+			if len(firsts) < 4 {
+				continue
+			}
+			slices.Sort(firsts)
+			x := make([][]float64, len(firsts))
+			for i := range firsts {
+				x[i] = []float64{1, float64(i)}
+			}
+			if fit, err := fitLSQ(x, firsts); err == nil {
+				slopes = append(slopes, fit.beta[1])
+			}
+		}
+	}
+	if len(slopes) == 0 {
+		f.kept("transfer_serial", "no concurrency point of 4 or more requests")
+		return
+	}
+	slices.Sort(slopes)
+	p.TransferSerial = max(seconds(slopes[len(slopes)/2]), 0)
+	f.fitted("transfer_serial", p.TransferSerial.String(), seconds(stddev(slopes)).String(),
+		fmt.Sprintf("first tokens of a batch one transfer apart, median over %d runs", len(slopes)))
+}
+
+// prefill fits TTFT at batch 1 over the prompt lengths: per chunk a fixed cost, per token
+// prefill_per_token, and P²/2 times the attention term (Σ c_i·(p_i + c_i/2) over a prompt's
+// chunks is P²/2 however it is chunked). Disaggregated, a fixed part per request (the KV
+// transfer and the first decode step) comes on top; it is told from the per-chunk cost only
+// when the prompts span more than one chunk count.
+func (f *Fit) prefill(d *Data, ratio float64, chunk int) {
+	p := f.Profile
+	var tok, ttft []float64
+	byPoint := map[int][]float64{}
+	for i, m := range d.Of(ExpPrompt) {
+		for _, o := range m.OK() {
+			tok = append(tok, promptTokens(&o, ratio))
+			ttft = append(ttft, o.TTFT().Seconds())
+			byPoint[i] = append(byPoint[i], o.TTFT().Seconds())
+		}
+	}
+	keys := []string{"prefill_base", "prefill_per_token", "prefill_attn_per_token2_ns"}
+	if len(byPoint) < 3 {
+		for _, k := range keys {
+			f.kept(k, fmt.Sprintf("%d prompt lengths measured, too few to fit", len(byPoint)))
+		}
+		return
+	}
+	chunks := func(t float64) float64 { return math.Ceil(t / float64(p.PrefillChunkTokens)) }
+	disagg := p.EngineMode() == engine.EngineDisaggregated
+	perRequest := disagg && chunks(slices.Max(tok)) > chunks(slices.Min(tok))+1
+	cols := func(t float64, attn bool) []float64 {
+		x := []float64{chunks(t), t}
+		if disagg && !perRequest {
+			x[0] = 1
+		}
+		if attn {
+			x = append(x, t*t/2)
+		}
+		if perRequest {
+			x = append(x, 1)
+		}
+		return x
+	}
+	fitWith := func(attn bool) (lsq, [][]float64, error) {
+		x := make([][]float64, len(tok))
+		for i, t := range tok {
+			x[i] = cols(t, attn)
+		}
+		fit, err := fitLSQ(x, ttft)
+		return fit, x, err
+	}
+	fit, x, err := fitWith(true)
+	if err == nil && (fit.beta[2] <= 2*fit.se[2] || fit.beta[2]*slices.Max(tok)*slices.Max(tok)/2 < 0.02*slices.Max(ttft)) {
+		// The attention term is not seen: fit without it.
+		if fit, x, err = fitWith(false); err == nil {
+			fit.beta = slices.Insert(fit.beta, 2, 0)
+			fit.se = slices.Insert(fit.se, 2, 0)
+			for i := range x {
+				x[i] = slices.Insert(x[i], 2, 0)
+			}
+		}
+	}
+	if err != nil {
+		f.Notes = append(f.Notes, "prefill fit: "+err.Error())
+		return
+	}
+	src := fmt.Sprintf("TTFT of %d requests at %d prompt lengths", len(ttft), len(byPoint))
+	f.setPrefill(fit, perRequest, src)
+	pred := make([]float64, len(ttft))
+	for i := range ttft {
+		for j, b := range fit.beta {
+			pred[i] += b * x[i][j]
+		}
+	}
+	f.Errors = append(f.Errors, ExpError{Exp: ExpPrompt, What: "TTFT at batch 1", Points: len(byPoint), RMS: rmsRel(pred, ttft), Spread: spread(byPoint)})
+}
+
+// setPrefill writes the prefill fit (per chunk, per token, attention, and with perRequest a
+// fixed part per request) into the profile.
+func (f *Fit) setPrefill(fit lsq, perRequest bool, src string) {
+	p := f.Profile
+	fixed, fixedSE := seconds(fit.beta[0]), seconds(fit.se[0]).String()
+	switch {
+	case p.EngineMode() == engine.EngineColocatedMixed:
+		// A prefill-only step carries the forward pass's fixed cost, decode_base.
+		p.PrefillBase = max(fixed-p.DecodeBase, 0)
+		f.fitted("prefill_base", p.PrefillBase.String(), fixedSE, src+": fixed cost per chunk less decode_base")
+	case p.EngineMode() == engine.EngineColocatedAlternating:
+		p.PrefillBase = max(fixed, 0)
+		f.fitted("prefill_base", p.PrefillBase.String(), fixedSE, src+": fixed cost per chunk")
+	case perRequest:
+		p.PrefillBase = max(fixed, 0)
+		f.fitted("prefill_base", p.PrefillBase.String(), fixedSE, src+": fixed cost per chunk")
+		// The fixed part per request is the transfer and the first decode step: what the
+		// base's transfer_serial and that step do not explain is the transfer's latency.
+		whole := seconds(fit.beta[3])
+		p.TransferLatency = max(whole-p.TransferSerial-p.DecodeStep(1, 0), 0)
+		f.fitted("transfer_latency", p.TransferLatency.String(), seconds(fit.se[3]).String(), fmt.Sprintf(
+			"%s: the first token's fixed part per request (%s) less the base's transfer_serial and one decode step", src, whole.Round(time.Microsecond)))
+		f.kept("transfer_per_token_ns", "not separable from the prefill per token at batch 1")
+	default:
+		// The fixed part is prefill_base + transfer_serial + transfer_latency + one decode
+		// step, not separable at batch 1: the base's prefill_base is kept where it fits, and
+		// transfer_latency takes the rest, so the first token's fixed cost is the measured one.
+		room := max(fixed-p.TransferSerial-p.DecodeStep(1, 0), 0)
+		p.PrefillBase = min(p.PrefillBase, room)
+		p.TransferLatency = room - p.PrefillBase
+		f.fitted("transfer_latency", p.TransferLatency.String(), fixedSE, fmt.Sprintf(
+			"%s: the first token's fixed part (%s) less prefill_base (%s), transfer_serial and one decode step", src, fixed.Round(time.Microsecond), p.PrefillBase))
+		f.kept("prefill_base, transfer_per_token_ns", "not separable from the transfer at batch 1: the base's kept where it fits")
+	}
+	if fit.beta[1] < 0 {
+		// Noise the fit could not see through: a cost cannot be negative.
+		p.PrefillPerToken = 0
+		f.fitted("prefill_per_token", "0", seconds(fit.se[1]).String(), fmt.Sprintf("%s: fitted %s, below 0, so not identified", src, seconds(fit.beta[1])))
+	} else {
+		p.PrefillPerToken = seconds(fit.beta[1])
+		f.fitted("prefill_per_token", p.PrefillPerToken.String(), seconds(fit.se[1]).String(), src)
+	}
+	p.PrefillAttnPerToken2Ns = round(fit.beta[2]*1e9, 4)
+	if fit.beta[2] == 0 {
+		f.fitted("prefill_attn_per_token2_ns", "0", "-", src+": indistinguishable from 0")
+		return
+	}
+	f.fitted("prefill_attn_per_token2_ns", fmt.Sprintf("%.4g", fit.beta[2]*1e9), fmt.Sprintf("%.2g", fit.se[2]*1e9), src)
+}
+
+// prefixCache reads the repeated-prefix probe: a prefix cache answers the repeated first
+// message, so its TTFT falls from the fresh prompt's towards the shortest prompt's (the
+// server's fixed cost): more than half the way is a prefix cache.
+func (f *Fit) prefixCache(d *Data) {
+	ms := d.Of(ExpPrefix)
+	p := f.Profile
+	if len(ms) == 0 {
+		f.kept("prefix_cache_tokens", "the repeated-prefix probe did not run")
+		return
+	}
+	fresh, again := prefixTTFTs(ms[0])
+	floor := time.Duration(0)
+	if short := d.Of(ExpPrompt); len(short) > 0 && len(short[0].OK()) > 0 {
+		floor = median(short[0].OK(), (*Obs).TTFT)
+	}
+	if fresh <= floor {
+		f.kept("prefix_cache_tokens", fmt.Sprintf("repeated prefix: the fresh prompt's TTFT (%s) was not above the shortest prompt's (%s), so the probe measured nothing: the base's kept",
+			fresh.Round(time.Microsecond), floor.Round(time.Microsecond)))
+		return
+	}
+	saved := (fresh - again).Seconds() / (fresh - floor).Seconds()
+	src := fmt.Sprintf("repeated prefix: TTFT %s against %s fresh and %s for the shortest prompt (%.0f %% of the prefill saved)",
+		again.Round(time.Microsecond), fresh.Round(time.Microsecond), floor.Round(time.Microsecond), 100*saved)
+	switch {
+	case saved < 0.5:
+		p.PrefixCacheTokens = 0
+		f.fitted("prefix_cache_tokens", "0", "-", src+": no prefix cache")
+	case p.PrefixCacheTokens > 0:
+		f.kept("prefix_cache_tokens", src+": a prefix cache; its size is not measured, the base's kept")
+	default:
+		p.PrefixCacheTokens = p.KVCapacityTokens
+		f.fitted("prefix_cache_tokens", fmt.Sprint(p.PrefixCacheTokens), "size not measured", src+": a prefix cache, as large as the KV pool")
+	}
+}
+
+// kv reads the KV pool: a request failed mid-stream with llama.cpp's "Context size has been
+// exceeded." makes kv_full fail, its pool the KV running when it failed; a KV probe that
+// completed is a lower bound.
+func (f *Fit) kv(d *Data, ratio float64) {
+	p := f.Profile
+	for i := range d.Points {
+		m := &d.Points[i]
+		for _, run := range m.Runs {
+			at, ok := kvFailure(run)
+			if !ok {
+				continue
+			}
+			used := 0.0
+			for _, o := range run {
+				n := 0
+				for _, t := range o.Chunks {
+					if t.Before(at) {
+						n++
+					}
+				}
+				if n > 0 || o.OK() {
+					used += promptTokens(&o, ratio) + float64(n)
+				}
+			}
+			p.KVFull, p.KVCapacityTokens = engine.KVFullFail, int(used)
+			f.fitted("kv_full", "fail", "-", fmt.Sprintf("%s: requests failed mid-stream with %q", m.Point, engine.ContextExceeded))
+			f.fitted("kv_capacity_tokens", fmt.Sprint(int(used)), "≈ one step's growth", "the KV running when they failed")
+			return
+		}
+	}
+	ms := d.Of(ExpKV)
+	if len(ms) == 0 {
+		f.kept("kv_capacity_tokens, kv_full", "the KV probe did not run and no request failed for KV")
+		return
+	}
+	bound := 0.0
+	for _, o := range ms[0].OK() {
+		bound += promptTokens(&o, ratio) + float64(o.Tokens())
+	}
+	if int(bound) > p.KVCapacityTokens {
+		p.KVCapacityTokens = int(bound)
+		f.fitted("kv_capacity_tokens", fmt.Sprint(int(bound)), "lower bound", fmt.Sprintf("%s held %.0f tokens without a failure", ms[0].Point, bound))
+		return
+	}
+	f.kept("kv_capacity_tokens, kv_full", fmt.Sprintf("%s held %.0f tokens without a failure: within the base's %d", ms[0].Point, bound, p.KVCapacityTokens))
+}
+
+// kvFailure is when the first request of a run failed for KV.
+func kvFailure(run []Obs) (time.Time, bool) {
+	for _, o := range run {
+		if o.MidStream && strings.Contains(o.Err, "Context size has been exceeded") {
+			return o.Done, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// context reads the longest prompt the server took and the shortest it refused.
+func (f *Fit) context(d *Data, ratio float64) {
+	longest := 0
+	for _, m := range d.Of(ExpPrompt) {
+		for _, o := range m.OK() {
+			longest = max(longest, int(promptTokens(&o, ratio))+o.Tokens())
+		}
+	}
+	refused := 0
+	for _, reasons := range d.Skipped[ExpPrompt] {
+		// A refusal skips its point whole; partial failures and the budget are not refusals.
+		if !strings.Contains(reasons, "not sent") && !strings.Contains(reasons, "budget") &&
+			!strings.Contains(reasons, "some requests failed") && !strings.Contains(reasons, "a repeat failed") {
+			refused++
+		}
+	}
+	p := f.Profile
+	if refused > 0 && longest > 0 && longest < p.MaxContextTokens {
+		p.MaxContextTokens = longest
+		f.fitted("max_context_tokens", fmt.Sprint(longest), "lower bound", "the longest prompt the server took; a longer one was refused")
+		return
+	}
+	f.kept("max_context_tokens", fmt.Sprintf("no prompt was refused (the longest taken: %d tokens)", longest))
+}

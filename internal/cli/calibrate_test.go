@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/internal/engine"
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/simtest"
+)
+
+// TestCalibrateWritesAProfileAndChecksIt runs calibrate against an agentsim server at speedup
+// 200 (whose clock it adopts), then calibrate check with the profile it wrote: the profile
+// reads back, says where it came from, and check prints its table.
+func TestCalibrateWritesAProfileAndChecksIt(t *testing.T) {
+	clk, err := clock.New(200)
+	require.NoError(t, err)
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	sim := simtest.NewLoopbackServer(t, simserver.Options{Clock: clk, Profile: truth})
+	defer sim.Close()
+	out := filepath.Join(t.TempDir(), "twin.yaml")
+	code, stdout, stderr := execute(t, "calibrate", "--server", sim.URL, "--out", out, "--base", "ideal",
+		"--max-concurrency", "4", "--max-prompt", "2048", "--repeats", "1", "--chunk-tokens", "8192")
+	require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Contains(t, stdout, "plan: ")
+	y, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(y), "# calibrated from "+sim.URL)
+	p, err := engine.LoadProfile(out)
+	require.NoError(t, err, "the profile reads back")
+	assert.Equal(t, truth.Model, p.Model)
+
+	code, stdout, stderr = execute(t, "calibrate", "check", "--profile", out, "--server", sim.URL, "--agents", "2", "--rounds", "2")
+	require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	for _, fig := range []string{"TTFT p50", "ITL p90", "TPOT p50", "e2e p90", "throughput"} {
+		assert.Contains(t, stdout, fig)
+	}
+}
+
+// TestCalibrateNeedsServerAndOut checks the usage error of a calibrate without its targets.
+func TestCalibrateNeedsServerAndOut(t *testing.T) {
+	code, _, stderr := execute(t, "calibrate", "--out", "x.yaml")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, stderr, "--server (or --from) and --out are required")
+}
+
+// TestCalibrateFromRecordedRuns fits a profile from a recorded run's directory: it reads
+// back, and its comments say what the traffic could not identify.
+func TestCalibrateFromRecordedRuns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"run", "--out", dir, "--speedup", "200", "--set", "agents=4"}, quickSmoke...)
+	code, stdout, stderr := execute(t, args...)
+	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	out := filepath.Join(t.TempDir(), "from.yaml")
+	code, stdout, stderr = execute(t, "calibrate", "--from", dir, "--out", out)
+	require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	y, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(y), "recorded traffic has no designed probe of it")
+	assert.Contains(t, string(y), "tokenizer_ratio: ")
+	_, err = engine.LoadProfile(out)
+	require.NoError(t, err, "the profile reads back")
+}
