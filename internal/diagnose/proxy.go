@@ -73,7 +73,7 @@ func (a *Analyzer) harnessWaits(v *view, quiet float64) results.Verdict {
 	ev := a.streamLines(v.silent, v.nowS)
 	ev = append(ev,
 		fmt.Sprintf("the harness sent its last request %s ago; no byte or request end for %s", secs(quiet), secs(v.quietS)),
-		fmt.Sprintf("a proxy cannot see the harness's pacer: if it admits %d requests at once, every slot is held by these silent streams (what agentsim run calls pacer-starvation); the server must answer or the harness time them out", n))
+		fmt.Sprintf("a proxy cannot see the harness's pacer: if it admits %s at once, every slot is held by these silent streams (what agentsim run calls pacer-starvation); the server must answer or the harness time them out", plural.Of(n, "request")))
 	server, _ := a.serverLoad(v.nowS)
 	return results.Verdict{
 		Kind: results.StalledStreams,

@@ -194,8 +194,8 @@ func (a *Analyzer) healthy(v *view, r *results.Results) results.Verdict {
 	if len(v.queued) > 0 {
 		ev = append(ev, a.queuedLine(v))
 	}
-	summary := fmt.Sprintf("%d rounds completed, %d requests ok, p50 latency %s",
-		r.Rounds.Completed, q.OK, secs(r.Latency.E2E.P50))
+	summary := fmt.Sprintf("%s completed, %s ok, p50 latency %s",
+		plural.Of(r.Rounds.Completed, "round"), plural.Of(q.OK, "request"), secs(r.Latency.E2E.P50))
 	if r.Rounds.NotStarted > 0 {
 		summary += "; " + notStarted(r.Rounds)
 	}
