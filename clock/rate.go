@@ -114,3 +114,6 @@ func (c *Clock) SetSpeedup(speedup float64) error {
 	}
 	return nil
 }
+
+// Adjusts reports whether c was made by Adjustable: whether SetSpeedup may change its speedup.
+func (c *Clock) Adjusts() bool { return c.base.adjustable }

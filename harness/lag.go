@@ -32,13 +32,14 @@ func (r *run) checkPace() string {
 }
 
 // harnessResults summarises the run's lag, and the embedded simulator's, for results.json,
-// judged against stall_after and the run's median end-to-end latency (diagnose.JudgeLag).
-func (r *run) harnessResults(e2eP50 float64) *results.Harness {
+// judged at speedup (a --speedup max run's median) against stall_after and the run's median
+// end-to-end latency (diagnose.JudgeLag).
+func (r *run) harnessResults(speedup, e2eP50 float64) *results.Harness {
 	h := &results.Harness{Lag: lagSummary(r.o.Clock.Lag().Stats())}
 	if sim := r.o.Target.SimLag; sim != nil {
 		l := lagSummary(sim.Lag().Stats())
 		h.SimulatorLag = &l
 	}
-	diagnose.JudgeLag(h, r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, e2eP50)
+	diagnose.JudgeLag(h, speedup, r.o.Workload.Watchdog.StallAfter, e2eP50)
 	return h
 }
