@@ -29,13 +29,13 @@ const (
 // MaxPace is a --speedup max run's controller of its clock's speedup.
 type MaxPace struct {
 	clk    *clock.Clock
-	bound  time.Duration // simulated
+	bound  time.Duration        // simulated
 	own    *clock.LagWindow     // the harness's
 	sim    *clock.LagWindow     // the simulator's; nil against none
 	behind func() time.Duration // the simulator's; nil against none
 	// simBefore is the simulator's lag in the window before, to tell growth.
 	simBefore time.Duration
-	start  time.Time
+	start     time.Time
 	// perWindow is the speedup each window ran at; samples the changes.
 	perWindow []float64
 	samples   []results.SpeedupSample

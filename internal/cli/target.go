@@ -147,7 +147,11 @@ func (t targetConfig) check(flags *pflag.FlagSet) []workloads.Problem {
 		}
 	}
 	if _, _, err := speedupSetting(t.Speedup); err != nil {
-		add("speedup", strconv.Quote(t.Speedup), "a number from 1 to 1000000 (times faster than wall time), or max")
+		shown := strconv.Quote(t.Speedup)
+		if s, err := strconv.ParseFloat(strings.TrimSpace(t.Speedup), 64); err == nil {
+			shown = strconv.FormatFloat(s, 'g', -1, 64)
+		}
+		add("speedup", shown, "a number from 1 to 1000000 (times faster than wall time), or max")
 	}
 	if t.Server != "" {
 		return problems // the simulator's settings are refused with --server by startTarget
