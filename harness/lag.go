@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"fmt"
+
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
@@ -23,7 +25,14 @@ func (r *run) checkPace() string {
 		l := lagSummary(s.Lag().Stats())
 		sim = &l
 	}
-	w := diagnose.LivePaceWarning(lagSummary(r.o.Clock.Lag().Stats()), sim, r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter)
+	speedup := r.o.Clock.Speedup()
+	if r.pace != nil {
+		speedup = 1 // no fixed speedup to name: the controller is slowing the clock
+	}
+	w := diagnose.LivePaceWarning(lagSummary(r.o.Clock.Lag().Stats()), sim, speedup, r.o.Workload.Watchdog.StallAfter)
+	if w != "" && r.pace != nil {
+		w += fmt.Sprintf(" at --speedup max (now %.0f×), faster than the clock slowed", r.o.Clock.Speedup())
+	}
 	if w != "" {
 		r.paceWarned = true
 		w = "warning: " + w

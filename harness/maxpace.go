@@ -14,9 +14,9 @@ import (
 // in that window, and of the embedded simulator's — the p99 of its deliveries' lateness in
 // the window, or how far behind its model it is now, the larger — and sets the clock's
 // speedup: down, in proportion and at least by half, when the harness's exceeds the bound (1 %
-// of stall_after) or the simulator's exceeds it and grew since the window before; up by a
-// fifth when the harness's is below a quarter of the bound and the simulator's is too or did
-// not grow. A generation the simulator delivered late stays late by as much until it ends
+// of stall_after) or the simulator's grew since the window before by more than an eighth of
+// it (on a lag above a quarter of it); up by a fifth when the harness's is below a quarter of
+// the bound and the simulator's is too or did not grow; else it holds. A generation the simulator delivered late stays late by as much until it ends
 // (docs/engine.md), so the simulator's lag says the machine falls behind only while it grows.
 const (
 	maxPaceWindow  = 250 * time.Millisecond
@@ -79,11 +79,14 @@ func (p *MaxPace) Step() bool {
 	if p.sim != nil {
 		sim = max(p.sim.Next().P99, p.behind())
 	}
-	grew := sim > p.simBefore+p.simBefore/10
+	before := p.simBefore
 	p.simBefore = sim
+	// Growth: new lateness in this window of more than an eighth of the bound, on a lag
+	// above a quarter of it.
+	grew := sim > p.bound/4 && sim-before > p.bound/8
 	next := s
 	switch {
-	case own > p.bound || sim > p.bound && grew:
+	case own > p.bound || grew:
 		// Wall lag stays roughly constant as the speedup changes, and simulated lag is wall
 		// lag times the speedup: scale down to where the bound holds, at least by half.
 		worst := own
@@ -91,7 +94,7 @@ func (p *MaxPace) Step() bool {
 			worst = max(worst, sim)
 		}
 		next = s * min(0.5, float64(p.bound)/float64(worst))
-	case own < p.bound/4 && (sim < p.bound/4 || !grew):
+	case own < p.bound/4 && (sim < p.bound/4 || sim <= before):
 		next = s * maxPaceUp
 	}
 	next = min(max(next, maxPaceMin), maxPaceCeiling)
