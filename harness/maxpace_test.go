@@ -72,3 +72,32 @@ func TestMaxPaceRunsPerWindow(t *testing.T) {
 		assert.Greater(t, clk.Speedup(), 10.0, "no lag: faster")
 	})
 }
+
+// At --speedup max the diagnosis scenarios reach the verdicts they reach at a fixed speedup:
+// in a bubble nothing lags, so the controller raises the rate window after window, and every
+// wait armed across those changes must still end at its simulated time. The ocbrowse-sized
+// ones but the deadlock are left to TestDiagnosisScenarios and
+// scripts/speedup-max-scenarios.sh.
+func TestDiagnosisScenariosAtSpeedupMax(t *testing.T) {
+	for _, sc := range append(scenarios, honestScenarios...) {
+		if sc.heavy && sc.name != "long-context-wedge, 30 slots" {
+			continue
+		}
+		t.Run(sc.name, func(t *testing.T) {
+			if sc.heavy && raceDetector() {
+				t.Skip("an ocbrowse-sized run takes 10–30 s under the race detector; run without -race")
+			}
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				c := sc.sim
+				c.adaptive, c.speedup = true, 20
+				res, _ := runSim(t, t.Context(), c)
+				require.NotNil(t, res.SpeedupAchieved, "a --speedup max run records its speedup")
+				if res.WallSeconds > 2*maxPaceWindow.Seconds() { // long enough for the controller to act
+					assert.Greater(t, res.SpeedupAchieved.Max, 20.0, "nothing lags in a bubble: the controller speeds up")
+				}
+				assert.Equal(t, sc.kind, res.Verdict.Kind, "verdict %s: %s", res.Verdict.Kind, res.Verdict.Summary)
+			})
+		})
+	}
+}
