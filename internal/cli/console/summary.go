@@ -175,8 +175,8 @@ func irregular(n int, one, many string) string {
 }
 
 // speedupLine says how fast a --speedup max run went: "speedup max: 40–180×, median 120×
-// (lag held within 0.3 s simulated, 1 % of stall_after)".
+// (aiming to hold lag within 0.3 s simulated, 1 % of stall_after)".
 func speedupLine(a *results.SpeedupAchieved) string {
-	return fmt.Sprintf("speedup %s: %.0f–%.0f×, median %.0f× (lag held within %s simulated, 1 %% of stall_after)",
+	return fmt.Sprintf("speedup %s: %.0f–%.0f×, median %.0f× (aiming to hold lag within %s simulated, 1 %% of stall_after)",
 		a.Mode, a.Min, a.Max, a.Median, results.Seconds(a.LagBoundS))
 }
