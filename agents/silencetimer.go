@@ -33,7 +33,7 @@ type silenceTimer struct {
 	token atomic.Bool  // a token (reasoning or content) has arrived
 
 	mu    sync.Mutex // guards timer and done against the timer's own goroutine
-	timer *time.Timer
+	timer *clock.Timer
 	done  bool
 }
 
@@ -73,7 +73,7 @@ func (w *silenceTimer) arm(d time.Duration) {
 		w.timer = w.clk.AfterFunc(d, w.fire)
 		return
 	}
-	w.timer.Reset(w.clk.ToWall(d))
+	w.timer.Reset(d)
 }
 
 // fire runs on the timer's goroutine: cancel the call if a deadline has passed, else re-arm.
@@ -88,7 +88,7 @@ func (w *silenceTimer) fire() {
 		return // the TTFT timeout was the only one, and a token arrived
 	}
 	if rem := at.Sub(w.clk.Now()); rem > 0 {
-		w.timer.Reset(max(w.clk.ToWall(rem), 1))
+		w.timer.Reset(max(rem, w.clk.ToSim(time.Nanosecond))) // at least a nanosecond of wall time, for the clock to move
 		return
 	}
 	w.done = true

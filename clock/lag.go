@@ -130,3 +130,41 @@ func quantile(counts *[lagBuckets]uint64, n uint64, q float64) time.Duration {
 	}
 	return math.MaxInt64 // unreachable: the counts add up to n
 }
+
+// LagWindow reads a Lag over successive windows: each Next summarises only the observations
+// recorded since the previous one. It is for one reader; the Lag goes on being shared.
+type LagWindow struct {
+	l    *Lag
+	prev [lagBuckets]uint64
+}
+
+// Window returns a LagWindow whose first window starts now.
+func (l *Lag) Window() *LagWindow {
+	w := &LagWindow{l: l}
+	for i := range w.prev {
+		w.prev[i] = l.counts[i].Load()
+	}
+	return w
+}
+
+// Next summarises the observations recorded since the previous call (or since Window), and
+// starts a new window. P50 and P99 are bucket upper bounds as in Stats; Max is the upper bound
+// of the highest bucket observed in the window (it errs high by at most 12.5 %).
+func (w *LagWindow) Next() LagStats {
+	var counts [lagBuckets]uint64
+	var n uint64
+	top := -1
+	for i := range counts {
+		c := w.l.counts[i].Load()
+		counts[i], w.prev[i] = c-w.prev[i], c
+		n += counts[i]
+		if counts[i] > 0 {
+			top = i
+		}
+	}
+	if n == 0 {
+		return LagStats{}
+	}
+	return LagStats{N: int64(n), P50: quantile(&counts, n, 0.50), P99: quantile(&counts, n, 0.99),
+		Max: time.Duration(lagUpper(top)) * time.Microsecond}
+}

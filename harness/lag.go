@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"fmt"
+
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/results"
@@ -23,7 +25,14 @@ func (r *run) checkPace() string {
 		l := lagSummary(s.Lag().Stats())
 		sim = &l
 	}
-	w := diagnose.LivePaceWarning(lagSummary(r.o.Clock.Lag().Stats()), sim, r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter)
+	speedup := r.o.Clock.Speedup()
+	if r.pace != nil {
+		speedup = 1 // no fixed speedup to name: the controller is slowing the clock
+	}
+	w := diagnose.LivePaceWarning(lagSummary(r.o.Clock.Lag().Stats()), sim, speedup, r.o.Workload.Watchdog.StallAfter)
+	if w != "" && r.pace != nil {
+		w += fmt.Sprintf(" at --speedup max (now %.0f×), faster than the clock slowed", r.o.Clock.Speedup())
+	}
 	if w != "" {
 		r.paceWarned = true
 		w = "warning: " + w
@@ -32,13 +41,14 @@ func (r *run) checkPace() string {
 }
 
 // harnessResults summarises the run's lag, and the embedded simulator's, for results.json,
-// judged against stall_after and the run's median end-to-end latency (diagnose.JudgeLag).
-func (r *run) harnessResults(e2eP50 float64) *results.Harness {
+// judged at speedup (a --speedup max run's median) against stall_after and the run's median
+// end-to-end latency (diagnose.JudgeLag).
+func (r *run) harnessResults(speedup, e2eP50 float64) *results.Harness {
 	h := &results.Harness{Lag: lagSummary(r.o.Clock.Lag().Stats())}
 	if sim := r.o.Target.SimLag; sim != nil {
 		l := lagSummary(sim.Lag().Stats())
 		h.SimulatorLag = &l
 	}
-	diagnose.JudgeLag(h, r.o.Clock.Speedup(), r.o.Workload.Watchdog.StallAfter, e2eP50)
+	diagnose.JudgeLag(h, speedup, r.o.Workload.Watchdog.StallAfter, e2eP50)
 	return h
 }

@@ -14,6 +14,10 @@ func (r *run) results(interrupted bool) *results.Results {
 		Command: r.o.Command, Workload: w.Name, Server: r.o.Target.Server(), Speedup: r.o.Clock.Speedup(), Reproduce: r.o.Reproduce,
 		WallSeconds: r.o.Clock.WallNow().Sub(r.wallFrom).Seconds(), Interrupted: interrupted,
 	}
+	if r.pace != nil {
+		res.SpeedupAchieved = r.pace.Achieved()
+		res.Speedup = res.SpeedupAchieved.Median
+	}
 	res.Server.Metrics = r.scraper.Found()
 	if m := r.o.Model; m != nil {
 		res.Server.Model, res.Server.ModelSource = m.Name, string(m.Source)
@@ -27,7 +31,7 @@ func (r *run) results(interrupted bool) *results.Results {
 	res.Warnings = r.checks.Warnings(res, w)
 	r.mu.Unlock()
 	res.Rounds.Planned = w.Agents * w.Rounds
-	res.Harness = r.harnessResults(res.Latency.E2E.P50)
+	res.Harness = r.harnessResults(res.Speedup, res.Latency.E2E.P50)
 	r.mu.Lock()
 	r.watch.a.Doubt(res)
 	r.mu.Unlock()

@@ -76,6 +76,7 @@ type run struct {
 	o        Options
 	start    time.Time
 	wallFrom time.Time
+	pace     *MaxPace // the --speedup max controller; nil at a fixed speedup
 	log      *events.Log
 	samples  *events.Writer[events.Sample]
 	board    *agents.Board
@@ -239,6 +240,15 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bg, stopBG := context.WithCancel(context.Background())
 	var bgDone sync.WaitGroup
 	bgDone.Go(func() { r.writeEvents(bg) })
+	if r.o.Clock.Adjusts() {
+		var simLag *clock.Lag
+		var behind func() time.Duration
+		if sim := r.o.Target.SimLag; sim != nil {
+			simLag, behind = sim.Lag(), sim.Behind
+		}
+		r.pace = NewMaxPace(r.o.Clock, time.Duration(maxPaceShare*float64(w.Watchdog.StallAfter)), r.o.Clock.Lag(), simLag, behind)
+		bgDone.Go(func() { r.pace.Run(bg) })
+	}
 	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 

@@ -140,10 +140,15 @@ func (r *run) lateness(tS float64) float64 {
 }
 
 // checkLate gives the warning, once, when a sample was taken more than one sample interval
-// late; it returns the warning or "".
+// late — at --speedup max, more than that and the lag the controller allows (MaxPace) — it
+// returns the warning or "".
 func (r *run) checkLate(s events.Sample) string {
 	interval := r.o.Workload.SampleInterval
-	if r.lateWarned || s.LateS <= interval.Seconds() {
+	allowed := interval.Seconds()
+	if r.pace != nil {
+		allowed = max(allowed, r.pace.bound.Seconds())
+	}
+	if r.lateWarned || s.LateS <= allowed {
 		return ""
 	}
 	r.lateWarned = true
@@ -152,6 +157,8 @@ func (r *run) checkLate(s events.Sample) string {
 	switch sp := r.o.Clock.Speedup(); {
 	case r.scrapeS >= s.LateS/2:
 		msg += fmt.Sprintf("; the server's /metrics took %s (simulated) to answer", results.Seconds(r.scrapeS))
+	case r.pace != nil:
+		msg += fmt.Sprintf("; the machine fell behind faster than --speedup max slowed the clock (then at %.0f×)", sp)
 	case sp > 1:
 		msg += fmt.Sprintf("; at --speedup %g the harness cannot keep up, use a lower speedup", sp)
 	}

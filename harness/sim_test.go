@@ -23,6 +23,9 @@ type simCase struct {
 	faults      []string
 	faultParams []string
 	speedup     float64
+	// adaptive runs on an Adjustable clock starting at speedup: a --speedup max run, its
+	// controller (MaxPace) changing the rate as it goes.
+	adaptive bool
 	// maxRunning, when > 0, caps the simulator's decode batch (its profile's max_running):
 	// a server with that many slots, the rest of the requests queued.
 	maxRunning int
@@ -58,7 +61,11 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	if c.speedup == 0 {
 		c.speedup = 1
 	}
-	clk, err := clock.New(c.speedup)
+	newClock := clock.New
+	if c.adaptive {
+		newClock = clock.Adjustable
+	}
+	clk, err := newClock(c.speedup)
 	require.NoError(t, err)
 	faults, err := simserver.ParseFaults(c.faults, c.faultParams, 1)
 	require.NoError(t, err)

@@ -22,19 +22,22 @@ const File = "results.json"
 // Results is results.json. Every duration is in simulated seconds (fields named …_s, …_seconds,
 // or under latency_seconds); WallSeconds is the wall time the run took.
 type Results struct {
-	Schema      string   `json:"schema"`
-	Command     string   `json:"command"`
-	Workload    string   `json:"workload,omitempty"`
-	Server      Server   `json:"server"`
-	Speedup     float64  `json:"speedup"`
-	WallSeconds float64  `json:"wall_seconds"`
-	SimSeconds  float64  `json:"sim_seconds"`
-	Agents      int      `json:"agents,omitempty"`
-	Rounds      Rounds   `json:"rounds"`
-	Requests    Requests `json:"requests"`
-	Latency     Latency  `json:"latency_seconds"`
-	Tokens      Tokens   `json:"tokens"`
-	Stream      Stream   `json:"stream"` // the stream frames received; the simulator's own chunk count
+	Schema   string  `json:"schema"`
+	Command  string  `json:"command"`
+	Workload string  `json:"workload,omitempty"`
+	Server   Server  `json:"server"`
+	Speedup  float64 `json:"speedup"`
+	// SpeedupAchieved is the speedup over time of a --speedup max run (Speedup is then its
+	// median); nil at a fixed speedup.
+	SpeedupAchieved *SpeedupAchieved `json:"speedup_achieved,omitempty"`
+	WallSeconds     float64          `json:"wall_seconds"`
+	SimSeconds      float64          `json:"sim_seconds"`
+	Agents          int              `json:"agents,omitempty"`
+	Rounds          Rounds           `json:"rounds"`
+	Requests        Requests         `json:"requests"`
+	Latency         Latency          `json:"latency_seconds"`
+	Tokens          Tokens           `json:"tokens"`
+	Stream          Stream           `json:"stream"` // the stream frames received; the simulator's own chunk count
 	// Tools is what the agents' tools did; nil when no tool call or task ended (a workload
 	// without tools).
 	Tools       *Tools  `json:"tools,omitempty"`

@@ -119,7 +119,7 @@ func TestSettingsFromEnvironmentNamed(t *testing.T) {
 		absent   string
 	}{
 		// The value is shown, not the zero it left behind.
-		{"AGENTSIM_SPEEDUP", "abc", `AGENTSIM_SPEEDUP=abc: speedup: "abc" is not allowed: want a number`, "speedup 0"},
+		{"AGENTSIM_SPEEDUP", "abc", `AGENTSIM_SPEEDUP: "abc" is not allowed: want a number`, "speedup 0"},
 		{"AGENTSIM_SPEEDUP", "0", "AGENTSIM_SPEEDUP: 0 is not allowed: want a number from 1 to 1000000", "--speedup"},
 		{"AGENTSIM_SPEEDUP", "NaN", "AGENTSIM_SPEEDUP: NaN is not allowed", "--speedup"},
 		{"AGENTSIM_SERVER", "localhost:8000", `AGENTSIM_SERVER: "localhost:8000" is not allowed`, "--server"},

@@ -129,7 +129,7 @@ func TestEnvSettings(t *testing.T) {
 		assert.Equal(t, ExitUsage, code, "stderr: %s", stderr)
 		for _, want := range []string{
 			"invalid configuration, 4 problems:",
-			`  AGENTSIM_SPEEDUP=fast: speedup: "fast" is not allowed: want a number`,
+			`  AGENTSIM_SPEEDUP: "fast" is not allowed: want a number`,
 			`  --set pacer.slots: "pacer.slots" is not allowed: want key=value, e.g. pacer.slots=16`,
 			"  AGENTSIM_AGENTZ: unknown key: no workload key is named AGENTSIM_AGENTZ; did you mean AGENTSIM_AGENTS (agents)?",
 			"  rounds: 0 is not allowed: want an integer from 1 to 100000",

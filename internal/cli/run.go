@@ -101,7 +101,7 @@ func addServerFlags(f *pflag.FlagSet) {
 	f.String("sim-profile", "dsv4-pd", "embedded simulator: engine profile, a built-in name or a profile YAML file")
 	f.StringSlice("sim-fault", nil, "embedded simulator: fault(s) to inject, as serve --fault")
 	f.StringArray("sim-fault-param", nil, "embedded simulator: fault parameter, as serve --fault-param")
-	f.Float64("speedup", 1, "embedded simulator only: simulated time runs this many times faster than wall time")
+	f.String("speedup", "1", "embedded simulator only: simulated time runs this many times faster than wall time; max: as fast as the machine keeps the run's lag within 1 % of stall_after (docs/speed.md)")
 	f.Uint64("sim-seed", 1, "embedded simulator: seed for its random decisions")
 }
 

@@ -152,6 +152,9 @@ type simConfig struct {
 	// faultFlags are the flags that gave Faults and FaultParams, which their problems name.
 	faultFlags faultFlags
 	Speedup    float64
+	// SpeedupMax makes the clock Adjustable, starting at Speedup: a --speedup max run
+	// (harness.MaxPace).
+	SpeedupMax bool
 	Seed       uint64
 	APIKey     string
 	AccessLog  io.Writer
@@ -175,7 +178,11 @@ func buildSimServer(cfg simConfig) (*simserver.Server, *clock.Clock, string, err
 	if err != nil {
 		return nil, nil, "", usageError(cfg.faultFlags.named(err))
 	}
-	clk, err := clock.New(cfg.Speedup)
+	newClock := clock.New
+	if cfg.SpeedupMax {
+		newClock = clock.Adjustable
+	}
+	clk, err := newClock(cfg.Speedup)
 	if err != nil {
 		return nil, nil, "", usageError(fmt.Errorf("--speedup: %w", err))
 	}

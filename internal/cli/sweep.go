@@ -306,7 +306,7 @@ func (s *sweepCmd) base(c *cobra.Command, cfg sweepConfig, w *workloads.Workload
 		b.Set = append(b.Set, sweep.Set{Key: o.Key, Value: o.Value})
 	}
 	if b.Embedded() {
-		b.SimProfile, b.Speedup, b.FaultParams = cfg.Target.SimProfile, cfg.Target.Speedup, cfg.Target.SimFaultParams
+		b.SimProfile, b.Speedup, b.FaultParams = cfg.Target.SimProfile, cfg.Target.sim().Speedup, cfg.Target.SimFaultParams
 		if c.Flags().Changed("sim-seed") || slices.ContainsFunc(s.env, func(kv string) bool {
 			return strings.HasPrefix(kv, workloads.EnvName("sim-seed")+"=")
 		}) {

@@ -62,14 +62,32 @@ type targetConfig struct {
 	SimProfile     string   `mapstructure:"sim-profile"`
 	SimFaults      []string `mapstructure:"sim-fault"`
 	SimFaultParams []string `mapstructure:"sim-fault-param"`
-	Speedup        float64  `mapstructure:"speedup"`
+	Speedup        string   `mapstructure:"speedup"` // a number, or "max" (see speedupSetting)
 	SimSeed        uint64   `mapstructure:"sim-seed"`
 }
 
 // sim is the embedded simulator's configuration.
 func (t targetConfig) sim() simConfig {
+	speedup, adaptive, _ := speedupSetting(t.Speedup) // check refused a speedup it cannot read
 	return simConfig{Profile: t.SimProfile, Faults: t.SimFaults, FaultParams: t.SimFaultParams, faultFlags: simFaultFlags,
-		Speedup: t.Speedup, Seed: t.SimSeed}
+		Speedup: speedup, SpeedupMax: adaptive, Seed: t.SimSeed}
+}
+
+// maxStartSpeedup is the speedup a --speedup max run starts at, before its controller has
+// measured the machine (harness.MaxPace).
+const maxStartSpeedup = 20
+
+// speedupSetting reads --speedup: a number from 1 to 1000000, or "max" (the embedded
+// simulator's clock then adapts to the machine, starting at maxStartSpeedup; docs/speed.md).
+func speedupSetting(v string) (speedup float64, adaptive bool, err error) {
+	if strings.EqualFold(strings.TrimSpace(v), "max") {
+		return maxStartSpeedup, true, nil
+	}
+	s, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err == nil {
+		err = clock.ValidateSpeedup(s)
+	}
+	return s, false, err
 }
 
 // simFlags are the flags that configure the embedded simulator.
@@ -128,8 +146,12 @@ func (t targetConfig) check(flags *pflag.FlagSet) []workloads.Problem {
 			add("metrics-url", shownURL(m), want)
 		}
 	}
-	if err := clock.ValidateSpeedup(t.Speedup); err != nil {
-		add("speedup", strconv.FormatFloat(t.Speedup, 'g', -1, 64), "a number from 1 to 1000000 (times faster than wall time)")
+	if _, _, err := speedupSetting(t.Speedup); err != nil {
+		shown := strconv.Quote(t.Speedup)
+		if s, err := strconv.ParseFloat(strings.TrimSpace(t.Speedup), 64); err == nil {
+			shown = strconv.FormatFloat(s, 'g', -1, 64)
+		}
+		add("speedup", shown, "a number from 1 to 1000000 (times faster than wall time), or max")
 	}
 	if t.Server != "" {
 		return problems // the simulator's settings are refused with --server by startTarget

@@ -55,7 +55,11 @@ func (a *Analyzer) Doubt(r *results.Results) {
 	default:
 		return
 	}
-	v.Unreliable = fmt.Sprintf("the machine could not keep up with --speedup %g: the %s lag reached %s (simulated), and %s", r.Speedup, who, secs(lag), what)
+	speedup := fmt.Sprintf("%g", r.Speedup)
+	if a := r.SpeedupAchieved; a != nil {
+		speedup = fmt.Sprintf("%s (median %.0f×)", a.Mode, a.Median)
+	}
+	v.Unreliable = fmt.Sprintf("the machine could not keep up with --speedup %s: the %s lag reached %s (simulated), and %s", speedup, who, secs(lag), what)
 	v.Summary = "unreliable: " + v.Summary
 	v.Evidence = append([]string{"verdict unreliable: " + v.Unreliable + "; the run's own slowness could explain it, so it blames nothing — rerun at the --speedup the pace warning names"}, v.Evidence...)
 }

@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/agentsim/agentsim/events"
@@ -14,7 +15,11 @@ import (
 // PrintSummary prints the end-of-run summary: counts, latencies (simulated seconds), tokens,
 // server gauges and the verdict with its evidence.
 func PrintSummary(w io.Writer, r *results.Results, dir string) {
-	fmt.Fprintf(w, "agentsim %s: %s against %s, speedup %g\n", r.Command, r.Workload, r.Server, r.Speedup)
+	speedup := fmt.Sprintf("%g", r.Speedup)
+	if r.SpeedupAchieved != nil {
+		speedup = r.SpeedupAchieved.Mode
+	}
+	fmt.Fprintf(w, "agentsim %s: %s against %s, speedup %s\n", r.Command, r.Workload, r.Server, speedup)
 	if r.Interrupted {
 		fmt.Fprintln(w, "  INTERRUPTED")
 	}
@@ -34,6 +39,9 @@ func PrintSummary(w io.Writer, r *results.Results, dir string) {
 		{"stream", streamLine(r.Stream)},
 		{"server", gaugesLine(r.Server)},
 		{"", r.Server.Metrics},
+	}
+	if a := r.SpeedupAchieved; a != nil {
+		rows = slices.Insert(rows, 1, [2]string{"speedup", speedupLine(a)})
 	}
 	rows = append(rows, toolsRows(r.Tools)...)
 	if r.Server.Model != "" {
@@ -164,4 +172,11 @@ func irregular(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// speedupLine says how fast a --speedup max run went: "speedup max: 40–180×, median 120×
+// (aiming to hold lag within 0.3 s simulated, 1 % of stall_after)".
+func speedupLine(a *results.SpeedupAchieved) string {
+	return fmt.Sprintf("speedup %s: %.0f–%.0f×, median %.0f× (aiming to hold lag within %s simulated, 1 %% of stall_after)",
+		a.Mode, a.Min, a.Max, a.Median, results.Seconds(a.LagBoundS))
 }

@@ -1,0 +1,103 @@
+package harness
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/clock"
+)
+
+// The controller slows the clock when the harness's lag exceeds the bound, holds it while the
+// simulator's lag stays high without growing, and speeds up again once lag falls.
+func TestMaxPaceSlowsAndRecovers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.Adjustable(100)
+		require.NoError(t, err)
+		own, sim := new(clock.Lag), new(clock.Lag)
+		var behind time.Duration
+		p := NewMaxPace(clk, time.Second, own, sim, func() time.Duration { return behind })
+
+		// Lag quantiles are histogram bucket bounds, up to 12.5 % high: ratios are checked to that.
+		step := func(want float64, msg string) {
+			t.Helper()
+			before := clk.Speedup()
+			p.Step()
+			assert.InEpsilon(t, want, clk.Speedup()/before, 0.13, msg)
+		}
+		own.Record(4 * time.Second)
+		step(0.25, "the harness ran 4× the bound late: down in proportion")
+		own.Record(1500 * time.Millisecond)
+		step(0.5, "1.5× the bound: at least halved")
+		sim.Record(3 * time.Second)
+		step(1.0/3, "the simulator fell behind, and that is growth")
+		sim.Record(3 * time.Second)
+		step(maxPaceUp, "the simulator as late as before, no later (a generation's carried lateness): up")
+		own.Record(700 * time.Millisecond)
+		step(1, "the harness between a quarter of the bound and the bound: hold")
+		behind = 2 * time.Second
+		step(0.5, "the simulator behind its model, more than before: down")
+		behind = 0
+		for range 100 {
+			p.Step() // no lag at all: up to the ceiling
+		}
+		assert.Equal(t, maxPaceCeiling, clk.Speedup())
+
+		a := p.Achieved()
+		assert.Equal(t, "max", a.Mode)
+		assert.Equal(t, 1.0, a.LagBoundS)
+		assert.Less(t, a.Min, 5.0)
+		assert.Equal(t, 100.0, a.Samples[0].Speedup)
+		assert.Equal(t, maxPaceCeiling, a.Samples[len(a.Samples)-1].Speedup)
+	})
+}
+
+// Run ends with its context, having stepped once per window of wall time.
+func TestMaxPaceRunsPerWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.Adjustable(10)
+		require.NoError(t, err)
+		p := NewMaxPace(clk, time.Second, new(clock.Lag), nil, nil)
+		ctx, stop := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { p.Run(ctx); close(done) }()
+		time.Sleep(10*maxPaceWindow + maxPaceWindow/2) // wall time, virtual in the bubble
+		stop()
+		<-done
+		assert.Len(t, p.perWindow, 10, "one step per window, whatever the speedup became")
+		assert.Greater(t, clk.Speedup(), 10.0, "no lag: faster")
+	})
+}
+
+// At --speedup max the diagnosis scenarios reach the verdicts they reach at a fixed speedup:
+// in a bubble nothing lags, so the controller raises the rate window after window, and every
+// wait armed across those changes must still end at its simulated time. The ocbrowse-sized
+// ones but the deadlock are left to TestDiagnosisScenarios and
+// scripts/speedup-max-scenarios.sh.
+func TestDiagnosisScenariosAtSpeedupMax(t *testing.T) {
+	for _, sc := range append(scenarios, honestScenarios...) {
+		if sc.heavy && sc.name != "long-context-wedge, 30 slots" {
+			continue
+		}
+		t.Run(sc.name, func(t *testing.T) {
+			if sc.heavy && raceDetector() {
+				t.Skip("an ocbrowse-sized run takes 10–30 s under the race detector; run without -race")
+			}
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				c := sc.sim
+				c.adaptive, c.speedup = true, 20
+				res, _ := runSim(t, t.Context(), c)
+				require.NotNil(t, res.SpeedupAchieved, "a --speedup max run records its speedup")
+				if res.WallSeconds > 2*maxPaceWindow.Seconds() { // long enough for the controller to act
+					assert.Greater(t, res.SpeedupAchieved.Max, 20.0, "nothing lags in a bubble: the controller speeds up")
+				}
+				assert.Equal(t, sc.kind, res.Verdict.Kind, "verdict %s: %s", res.Verdict.Kind, res.Verdict.Summary)
+			})
+		})
+	}
+}
