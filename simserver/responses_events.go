@@ -30,7 +30,7 @@ type eventEncoder struct {
 	out *responseOutput
 	// object renders the response object in a status, with usage when not nil.
 	object func(status string, u *usage) []byte
-	seq    int
+	seq    seqNumber
 	// style is the open call's tool-call style, for its added and done items as for its
 	// deltas.
 	style engine.ToolCallStyle
@@ -65,9 +65,36 @@ func (e *eventEncoder) event(b []byte, typ string) []byte {
 	b = append(b, "\ndata: {\"type\":\""...)
 	b = append(b, typ...)
 	b = append(b, `","sequence_number":`...)
-	b = strconv.AppendInt(b, int64(e.seq), 10)
-	e.seq++
+	b = e.seq.appendNext(b)
 	return b
+}
+
+// seqNumber is a stream's next sequence number, kept as its decimal digits and counted up in
+// place: an event appends it as it appends fixed bytes, instead of formatting an integer.
+// The zero value is 0.
+type seqNumber struct {
+	digits [20]byte // the number, right-aligned: digits[len(digits)-n:]
+	n      int
+}
+
+// appendNext appends the number, then counts it up.
+func (s *seqNumber) appendNext(b []byte) []byte {
+	if s.n == 0 {
+		s.digits[len(s.digits)-1], s.n = '0', 1
+	}
+	b = append(b, s.digits[len(s.digits)-s.n:]...)
+	for i := len(s.digits) - 1; ; i-- {
+		if i < len(s.digits)-s.n {
+			s.digits[i] = '1'
+			s.n++
+			return b
+		}
+		if s.digits[i] < '9' {
+			s.digits[i]++
+			return b
+		}
+		s.digits[i] = '0'
+	}
 }
 
 // endEvent closes an event's data.
@@ -147,8 +174,7 @@ func (e *eventEncoder) toolCall(call *plannedCall, i, off, n int, style engine.T
 // sequence number.
 func (e *eventEncoder) deltaEvent(b []byte) []byte {
 	b = append(b, e.delta[:e.deltaSeq]...)
-	b = strconv.AppendInt(b, int64(e.seq), 10)
-	e.seq++
+	b = e.seq.appendNext(b)
 	return append(b, e.delta[e.deltaSeq:]...)
 }
 
