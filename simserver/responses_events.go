@@ -21,13 +21,16 @@ import (
 // The tool-call styles shape the calls: no-id leaves call_id out; repeat-ids and
 // name-every-chunk repeat call_id or name on every arguments delta.
 //
-// Like chunkEncoder it appends into one pooled buffer: a delta allocates nothing.
+// Like chunkEncoder it appends into one pooled buffer: a delta allocates nothing. And as
+// chunkEncoder's head does for a chunk, delta holds every byte of the open item's delta event
+// but its sequence number and its text, built once as the item begins: a delta event is the
+// same few appends as a chunk.
 type eventEncoder struct {
 	frameBuf
 	out *responseOutput
 	// object renders the response object in a status, with usage when not nil.
 	object func(status string, u *usage) []byte
-	seq    int
+	seq    seqNumber
 	// style is the open call's tool-call style, for its added and done items as for its
 	// deltas.
 	style engine.ToolCallStyle
@@ -40,6 +43,11 @@ type eventEncoder struct {
 	// msgStatus is the status the message closes in: incomplete once max_output_tokens cut
 	// the response.
 	msgStatus string
+	// delta is the open item's delta event up to its text: the event line and the data up to
+	// the sequence number (delta[:deltaSeq]), then item_id, output_index and the members
+	// before the delta string, up to its opening quote.
+	delta    []byte
+	deltaSeq int
 }
 
 var _ streamEncoder = (*eventEncoder)(nil)
@@ -57,9 +65,36 @@ func (e *eventEncoder) event(b []byte, typ string) []byte {
 	b = append(b, "\ndata: {\"type\":\""...)
 	b = append(b, typ...)
 	b = append(b, `","sequence_number":`...)
-	b = strconv.AppendInt(b, int64(e.seq), 10)
-	e.seq++
+	b = e.seq.appendNext(b)
 	return b
+}
+
+// seqNumber is a stream's next sequence number, kept as its decimal digits and counted up in
+// place: an event appends it as it appends fixed bytes, instead of formatting an integer.
+// The zero value is 0.
+type seqNumber struct {
+	digits [20]byte // the number, right-aligned: digits[len(digits)-n:]
+	n      int
+}
+
+// appendNext appends the number, then counts it up.
+func (s *seqNumber) appendNext(b []byte) []byte {
+	if s.n == 0 {
+		s.digits[len(s.digits)-1], s.n = '0', 1
+	}
+	b = append(b, s.digits[len(s.digits)-s.n:]...)
+	for i := len(s.digits) - 1; ; i-- {
+		if i < len(s.digits)-s.n {
+			s.digits[i] = '1'
+			s.n++
+			return b
+		}
+		if s.digits[i] < '9' {
+			s.digits[i]++
+			return b
+		}
+		s.digits[i] = '0'
+	}
 }
 
 // endEvent closes an event's data.
@@ -105,22 +140,13 @@ func (e *eventEncoder) tokens(from, n int, reasoning bool) []byte {
 		if e.open != itemReasoning {
 			b = e.begin(b, itemReasoning, 0)
 		}
-		if e.out.summary {
-			b = e.event(b, "response.reasoning_summary_text.delta")
-			b = append(e.itemRef(b), `,"summary_index":0,"delta":"`...)
-		} else {
-			b = e.event(b, "response.reasoning_text.delta")
-			b = append(e.itemRef(b), `,"content_index":0,"delta":"`...)
-		}
-		b = endEvent(append(appendWords(b, e.out.key, from, n), '"'))
+		b = endEvent(append(appendWords(e.deltaEvent(b), e.out.key, from, n), '"'))
 		e.reasoningTokens += n
 	} else {
 		if e.open != itemMessage {
 			b = e.begin(e.close(b), itemMessage, 0)
 		}
-		b = e.event(b, "response.output_text.delta")
-		b = append(e.itemRef(b), `,"content_index":0,"delta":"`...)
-		b = endEvent(append(appendWords(b, e.out.key, from, n), `","logprobs":[]`...))
+		b = endEvent(append(appendWords(e.deltaEvent(b), e.out.key, from, n), `","logprobs":[]`...))
 		e.textTokens += n
 	}
 	e.buf = b
@@ -138,24 +164,57 @@ func (e *eventEncoder) toolCall(call *plannedCall, i, off, n int, style engine.T
 	}
 	e.callTokens = off + n
 	if args := call.argBytes(off, off+n); len(args) > 0 {
-		b = e.itemRef(e.event(b, "response.function_call_arguments.delta"))
-		switch style {
-		case engine.ToolCallsRepeatIDs:
-			b = append(append(append(b, `,"call_id":"`...), call.id...), '"')
-		case engine.ToolCallsNameEveryChunk:
-			b = appendASCIIString(append(b, `,"name":`...), call.name)
-		}
-		b = append(b, `,"delta":"`...)
-		b = endEvent(append(appendEscaped(b, args), '"'))
+		b = endEvent(append(appendEscaped(e.deltaEvent(b), args), '"'))
 	}
 	e.buf = b
 	return b
+}
+
+// deltaEvent appends the open item's delta event up to its text (delta), with the next
+// sequence number.
+func (e *eventEncoder) deltaEvent(b []byte) []byte {
+	b = append(b, e.delta[:e.deltaSeq]...)
+	b = e.seq.appendNext(b)
+	return append(b, e.delta[e.deltaSeq:]...)
+}
+
+// openDelta builds delta for the item begun: its delta event's type, and the members between
+// its item reference and its delta string, which for a call the tool-call style decides.
+func (e *eventEncoder) openDelta() {
+	typ, members := "response.output_text.delta", `,"content_index":0`
+	switch e.open {
+	case itemReasoning:
+		typ = "response.reasoning_text.delta"
+		if e.out.summary {
+			typ, members = "response.reasoning_summary_text.delta", `,"summary_index":0`
+		}
+	case itemCall:
+		typ, members = "response.function_call_arguments.delta", ""
+	}
+	d := append(e.delta[:0], "event: "...)
+	d = append(d, typ...)
+	d = append(d, "\ndata: {\"type\":\""...)
+	d = append(d, typ...)
+	d = append(d, `","sequence_number":`...)
+	e.deltaSeq = len(d)
+	d = append(e.itemRef(d), members...)
+	if e.open == itemCall {
+		c := &e.out.reply.calls[e.call]
+		switch e.style {
+		case engine.ToolCallsRepeatIDs:
+			d = append(append(append(d, `,"call_id":"`...), c.id...), '"')
+		case engine.ToolCallsNameEveryChunk:
+			d = appendASCIIString(append(d, `,"name":`...), c.name)
+		}
+	}
+	e.delta = append(d, `,"delta":"`...)
 }
 
 // begin opens an item: response.output_item.added, and for a message its content part, for a
 // summary its summary part.
 func (e *eventEncoder) begin(b []byte, kind itemKind, call int) []byte {
 	e.open, e.call, e.callTokens = kind, call, 0
+	e.openDelta()
 	b = e.event(b, "response.output_item.added")
 	b = append(b, `,"output_index":`...)
 	b = strconv.AppendInt(b, int64(e.outputIndex()), 10)

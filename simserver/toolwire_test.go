@@ -1,6 +1,7 @@
 package simserver
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +111,15 @@ func TestEventDeltasDoNotAllocate(t *testing.T) {
 		i++
 	})
 	assert.Zero(t, allocs)
+}
+
+// TestSeqNumberCountsInDecimal: the sequence numbers an event stream appends are 0, 1, … in
+// decimal, across every carry.
+func TestSeqNumberCountsInDecimal(t *testing.T) {
+	var s seqNumber
+	for i := range 100_001 {
+		if got, want := string(s.appendNext(nil)), strconv.Itoa(i); got != want {
+			t.Fatalf("sequence number %d appended as %q", i, got)
+		}
+	}
 }
