@@ -180,7 +180,7 @@ func (s *sweepCmd) check(c *cobra.Command, harness []string) (*sweepSpec, error)
 	problems = append(problems, unreported(t.check(c.Flags()), problems)...)
 	problems = append(problems, s.checkSettings(c, cfg)...)
 	if harness != nil {
-		problems = append(problems, s.checkExec(c, harness)...)
+		problems = append(problems, s.checkExec(c, harness, cfg.Emit == "")...)
 	}
 	grid, ps := parseGrid(cfg.Grid)
 	problems = append(problems, ps...)
@@ -273,9 +273,9 @@ func (s *sweepCmd) checkSettings(c *cobra.Command, cfg sweepConfig) []workloads.
 }
 
 // checkExec returns the problems of exec cells: the settings of run that exec has not
-// (--workload, --fit-context), given on the command line or in the environment, and a
-// harness program that is not found.
-func (s *sweepCmd) checkExec(c *cobra.Command, harness []string) []workloads.Problem {
+// (--workload, --fit-context), given on the command line or in the environment, and, for a
+// sweep run here (local), a harness program that is not found. A pod finds it in its image.
+func (s *sweepCmd) checkExec(c *cobra.Command, harness []string, local bool) []workloads.Problem {
 	var problems []workloads.Problem
 	for _, name := range []string{"workload", "fit-context"} {
 		if c.Flags().Changed(name) || slices.ContainsFunc(s.env, func(kv string) bool { return strings.HasPrefix(kv, workloads.EnvName(name)+"=") }) {
@@ -284,7 +284,7 @@ func (s *sweepCmd) checkExec(c *cobra.Command, harness []string) []workloads.Pro
 				settingSource(c.Flags(), name), name)})
 		}
 	}
-	if err := (procs.Spec{Command: harness, Agents: 1}).Validate(); err != nil {
+	if err := (procs.Spec{Command: harness, Agents: 1}).Validate(); err != nil && local {
 		problems = append(problems, workloads.Problem{Message: "the harness command after --: " + err.Error()})
 	}
 	return problems

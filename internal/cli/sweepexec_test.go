@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -65,4 +66,28 @@ func TestSweepExecRefused(t *testing.T) {
 	code, _, errOut = execute(t, "sweep", "extra", "--", "h")
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, "sweep takes no arguments before --")
+}
+
+// TestSweepExecCellPod plans exec cells for Kubernetes, where the harness need not be on this
+// machine, and runs one index as a pod would: the harness processes get the pod's environment.
+func TestSweepExecCellPod(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	code, out, errOut := execute(t, "sweep", "--agents", "1", "--speedup", "20", "--out", dir, "--emit", "k8s", "--", "harness-in-the-image")
+	require.Equal(t, ExitOK, code, "%s\n%s", out, errOut)
+	plan, _, err := sweep.ReadPlan(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "exec", plan.RunArgs(plan.Runs[0], dir)[0])
+
+	h := buildHarness(t)
+	dir = filepath.Join(t.TempDir(), "s")
+	code, out, errOut = execute(t, "sweep", "--agents", "1", "--speedup", "20", "--out", dir, "--emit", "k8s",
+		"--", "sh", "-c", `echo "mark=$SWEEP_CELL_MARK" >&2; exec "$0" "$@"`, h, "-idle-timeout", "30s")
+	require.Equal(t, ExitOK, code, "%s\n%s", out, errOut)
+	t.Setenv("SWEEP_CELL_MARK", "kept")
+	code, out, errOut = execute(t, "sweep", "cell", "--plan", dir, "--index", "0")
+	require.Equal(t, ExitOK, code, "%s\n%s", out, errOut)
+	assert.Contains(t, out, "agentsim exec --set agents=1")
+	b, err := os.ReadFile(filepath.Join(dir, "cells", "0000-none-seed1", "procs", "0.err"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "mark=kept")
 }
