@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentsim/agentsim/internal/plural"
+	"github.com/agentsim/agentsim/internal/procs"
 	"github.com/agentsim/agentsim/internal/sweep"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/workloads"
@@ -69,7 +70,7 @@ type k8sConfig struct {
 
 func (s *sweepCmd) command() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "sweep",
+		Use:   "sweep [flags] [-- CMD ARGS…]",
 		Short: "Run a workload over a grid of designs × faults × seeds and tabulate the verdicts",
 		Long: `Run a workload once per cell of a grid and per seed, each run as agentsim run makes it, in its
 own directory under the sweep's, then print one table: per cell, the verdicts across seeds,
@@ -94,11 +95,21 @@ run; the same command with the same --out resumes. --emit k8s writes the plan an
 Kubernetes Indexed Job (job.yaml) instead of running; agentsim sweep collect DIR builds the
 table from the run directories wherever they ran.
 
+With a command after --, every run is agentsim exec … -- CMD ARGS… instead of agentsim run:
+N copies of a real harness (--agents) as the agents, with the same grid, faults, seeds and
+--set, --config and server flags. exec has no --workload or --fit-context; the sweep refuses
+them.
+
+  agentsim sweep --sim-fault none,long-context-wedge --speedup 20 --agents 4 -- node harness.mjs
+
 Exit codes: 0 done (and every cell within --expect), 1 a run failed, 2 usage or configuration
 error, 3 a cell fell outside --expect, 130 interrupted.`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageError(fmt.Errorf("sweep takes no arguments, got %q: give the grid with --grid key=v1,v2", args))
+		Args: func(c *cobra.Command, args []string) error {
+			if at := c.ArgsLenAtDash(); (at < 0 && len(args) > 0) || at > 0 {
+				return usageError(fmt.Errorf("sweep takes no arguments before --, got %q: give the grid with --grid key=v1,v2, and a harness command for exec cells after --", args))
+			}
+			if c.ArgsLenAtDash() == 0 && len(args) == 0 {
+				return usageError(errors.New("sweep: -- is followed by no command: want the harness command of exec cells, e.g. -- node harness.mjs"))
 			}
 			return nil
 		},
@@ -136,8 +147,12 @@ type sweepSpec struct {
 	cfg    sweepConfig
 }
 
-func (s *sweepCmd) run(c *cobra.Command, _ []string) error {
-	spec, err := s.check(c)
+func (s *sweepCmd) run(c *cobra.Command, args []string) error {
+	var harness []string // the command after --: exec cells
+	if len(args) > 0 {
+		harness = args
+	}
+	spec, err := s.check(c, harness)
 	if err != nil {
 		return err
 	}
@@ -154,8 +169,9 @@ func (s *sweepCmd) run(c *cobra.Command, _ []string) error {
 	return s.runLocal(c, spec, dir)
 }
 
-// check reads every setting and returns the sweep's plan, or every problem at once.
-func (s *sweepCmd) check(c *cobra.Command) (*sweepSpec, error) {
+// check reads every setting and returns the sweep's plan, or every problem at once. harness
+// is the command of exec cells, nil for run cells.
+func (s *sweepCmd) check(c *cobra.Command, harness []string) (*sweepSpec, error) {
 	var cfg sweepConfig
 	problems, env := loadSettings(s.settings, s.v, s.env, &cfg)
 	problems = slices.Concat(problems, s.over.problems)
@@ -163,6 +179,9 @@ func (s *sweepCmd) check(c *cobra.Command) (*sweepSpec, error) {
 	t.SimFaults, t.SimFaultParams = nil, nil // the fault axis is checked as such below
 	problems = append(problems, unreported(t.check(c.Flags()), problems)...)
 	problems = append(problems, s.checkSettings(c, cfg)...)
+	if harness != nil {
+		problems = append(problems, s.checkExec(c, harness, cfg.Emit == "")...)
+	}
 	grid, ps := parseGrid(cfg.Grid)
 	problems = append(problems, ps...)
 	faults, ps := parseSweepFaults(cfg.Target.SimFaults)
@@ -174,6 +193,9 @@ func (s *sweepCmd) check(c *cobra.Command) (*sweepSpec, error) {
 	problems = append(problems, ps...)
 	base := workloads.LoadOptions{Workload: cfg.Workload.Name, ConfigFile: cfg.Workload.Config, ConfigSource: configSource(cfg.Workload.Config),
 		Env: env, Overrides: s.over.list}
+	if harness != nil {
+		base.Workload, base.Base = "exec", []byte(execBase) // as exec loads it
+	}
 	w, err := workloads.Load(base)
 	var ce *workloads.ConfigError
 	seeds, ps := s.seeds(cfg, w)
@@ -198,6 +220,9 @@ func (s *sweepCmd) check(c *cobra.Command) (*sweepSpec, error) {
 	}
 	spec := &sweepSpec{expect: expect, cfg: cfg, inputs: map[string]string{}}
 	b := s.base(c, cfg, w, env, spec.inputs)
+	if harness != nil {
+		b.Exec, b.Workload = harness, ""
+	}
 	spec.plan = sweep.NewPlan(commandLine(s.args), b, grid, faults, seeds)
 	return spec, nil
 }
@@ -243,6 +268,24 @@ func (s *sweepCmd) checkSettings(c *cobra.Command, cfg sweepConfig) []workloads.
 	}
 	if cfg.Emit == "k8s" && cfg.K8s.Image == "" {
 		add("image", "--image: empty: want the agentsim image the pods run")
+	}
+	return problems
+}
+
+// checkExec returns the problems of exec cells: the settings of run that exec has not
+// (--workload, --fit-context), given on the command line or in the environment, and, for a
+// sweep run here (local), a harness program that is not found. A pod finds it in its image.
+func (s *sweepCmd) checkExec(c *cobra.Command, harness []string, local bool) []workloads.Problem {
+	var problems []workloads.Problem
+	for _, name := range []string{"workload", "fit-context"} {
+		if c.Flags().Changed(name) || slices.ContainsFunc(s.env, func(kv string) bool { return strings.HasPrefix(kv, workloads.EnvName(name)+"=") }) {
+			problems = append(problems, workloads.Problem{Key: name, Message: fmt.Sprintf(
+				"%s: exec cells (a command after --) run agentsim exec, which has no --%s: drop it, or drop the command to sweep agentsim run",
+				settingSource(c.Flags(), name), name)})
+		}
+	}
+	if err := (procs.Spec{Command: harness, Agents: 1}).Validate(); err != nil && local {
+		problems = append(problems, workloads.Problem{Message: "the harness command after --: " + err.Error()})
 	}
 	return problems
 }
@@ -507,12 +550,17 @@ func joinKinds(kinds []results.VerdictKind) string {
 	return strings.Join(s, ",")
 }
 
-// resumeCommand is the sweep's command line with --out naming dir.
+// resumeCommand is the sweep's command line with --out naming dir, before the harness
+// command of exec cells.
 func resumeCommand(args []string, dir string) string {
-	for _, a := range args {
+	flags := args
+	if at := slices.Index(args, "--"); at >= 0 {
+		flags = args[:at]
+	}
+	for _, a := range flags {
 		if a == "--out" || strings.HasPrefix(a, "--out=") {
 			return commandLine(args)
 		}
 	}
-	return commandLine(append(slices.Clone(args), "--out", dir))
+	return commandLine(slices.Concat(flags, []string{"--out", dir}, args[len(flags):]))
 }

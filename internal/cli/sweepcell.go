@@ -36,8 +36,8 @@ func (s *sweepCellCmd) command() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cell --plan DIR/sweep.json [--index N]",
 		Short: "Run one run of a sweep's plan, by completion index (as a Kubernetes Indexed Job's pod does)",
-		Long: `Run the run with completion index N of a sweep's plan, as agentsim run makes it, into its
-directory under the sweep's. The index comes from --index or, in a Kubernetes Indexed Job, from
+		Long: `Run the run with completion index N of a sweep's plan, as agentsim run (or, for exec cells,
+agentsim exec) makes it, into its directory under the sweep's. The index comes from --index or, in a Kubernetes Indexed Job, from
 JOB_COMPLETION_INDEX. A run that already finished is left as it is (--again makes it anew). The
 run gets the plan's settings and no AGENTSIM_ variable of this environment but AGENTSIM_API_KEY.
 
@@ -86,9 +86,11 @@ func (s *sweepCellCmd) run(c *cobra.Command, _ []string) error {
 		return nil
 	}
 	args := plan.RunArgs(r, dir)
+	// The plan's AGENTSIM_ variables replace this environment's; the rest (PATH, HOME…)
+	// stays, for the harness processes of exec cells.
 	env := append([]string(nil), plan.Base.Env...)
 	for _, kv := range s.env {
-		if strings.HasPrefix(kv, workloads.EnvName("api-key")+"=") {
+		if !strings.HasPrefix(kv, workloads.EnvPrefix) || strings.HasPrefix(kv, workloads.EnvName("api-key")+"=") {
 			env = append(env, kv)
 		}
 	}

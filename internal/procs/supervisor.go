@@ -178,10 +178,23 @@ func (s *Supervisor) command(i int, args []string, v Vars) (*exec.Cmd, func(), e
 		out.Close()
 		return nil, nil, err
 	}
-	cmd := exec.Command(args[0], args[1:]...)
+	cmd := exec.Command(program(args[0]), args[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, s.spec.Environ(i, v), out, errf
 	cmd.SysProcAttr = sysProcAttr()
 	return cmd, func() { out.Close(); errf.Close() }, nil
+}
+
+// program resolves a program named by a relative path ("./harness") against this process's
+// working directory, where Validate found it, rather than the agent's, where the process
+// starts; a bare name is looked up on PATH as it is.
+func program(name string) string {
+	if filepath.IsAbs(name) || !strings.ContainsAny(name, "/"+string(filepath.Separator)) {
+		return name
+	}
+	if abs, err := filepath.Abs(name); err == nil {
+		return abs
+	}
+	return name
 }
 
 // exitStatus returns the process's exit status, or −1 and the signal that ended it.

@@ -3,6 +3,8 @@
 package procs
 
 import (
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -59,4 +61,23 @@ func TestSupervisorStop(t *testing.T) {
 	assert.Equal(t, "killed", e.Signal)
 	assert.True(t, e.Stopped)
 	assert.Equal(t, "stopped by agentsim (killed)", e.Describe())
+}
+
+// TestSupervisorRelativeProgram starts a program named by a relative path, which Validate
+// finds from this process's working directory, from there, though each process works in its
+// own directory.
+func TestSupervisorRelativeProgram(t *testing.T) {
+	bin := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "harness.sh"), []byte("#!/bin/sh\nexit 7\n"), 0o755))
+	t.Chdir(bin)
+	var rec recorder
+	spec := Spec{Command: []string{"./harness.sh"}, Agents: 1, Dir: t.TempDir(), Vars: func(int) Vars { return vars }}
+	require.NoError(t, spec.Validate())
+	s, err := New(spec, clock.Real(), &rec)
+	require.NoError(t, err)
+	s.Start()
+	<-s.Done()
+	require.Len(t, rec.exited, 1)
+	assert.NoError(t, rec.exited[0].StartErr)
+	assert.Equal(t, 7, rec.exited[0].Code)
 }

@@ -52,11 +52,15 @@ type Plan struct {
 	Runs []Run `json:"runs"`
 }
 
-// Base is the run settings every run of a sweep shares: the flags of `agentsim run` the sweep
-// was given, resolved.
+// Base is the run settings every run of a sweep shares: the flags of `agentsim run` (or
+// `agentsim exec`) the sweep was given, resolved.
 type Base struct {
+	// Exec is the harness command of exec cells, each run an `agentsim exec … -- Exec…`;
+	// nil, each run is an `agentsim run`.
+	Exec []string `json:"exec,omitempty"`
 	// Workload is a built-in workload's name or a workload file, relative to the plan's
-	// directory (a copy under InputsDir); Name is the name it resolves to.
+	// directory (a copy under InputsDir), "" for exec cells, which start from exec's own;
+	// Name is the name it resolves to.
 	Workload string `json:"workload"`
 	Name     string `json:"name"`
 	// Config is the --config file relative to the plan's directory, "" for none.
@@ -172,11 +176,15 @@ func (p *Plan) Cell(r Run) string {
 }
 
 // RunArgs returns the command line, after the program name, that makes run r as `agentsim
-// run` does: the base settings, the cell's values and seed, and --out its directory under
-// planDir. --force lets a run replace what an interrupted attempt left there.
+// run` does, or for exec cells as `agentsim exec … -- CMD ARGS…`: the base settings, the
+// cell's values and seed, and --out its directory under planDir. --force lets a run replace
+// what an interrupted attempt left there.
 func (p *Plan) RunArgs(r Run, planDir string) []string {
 	b := p.Base
 	args := []string{"run", "--workload", p.input(b.Workload, planDir)}
+	if b.Exec != nil {
+		args = []string{"exec"}
+	}
 	if b.Config != "" {
 		args = append(args, "--config", p.input(b.Config, planDir))
 	}
@@ -209,7 +217,11 @@ func (p *Plan) RunArgs(r Run, planDir string) []string {
 	if b.FitContext != 0 {
 		args = append(args, "--fit-context="+strconv.Itoa(b.FitContext))
 	}
-	return append(args, "--out", filepath.Join(planDir, filepath.FromSlash(r.Dir)), "--force")
+	args = append(args, "--out", filepath.Join(planDir, filepath.FromSlash(r.Dir)), "--force")
+	if b.Exec != nil {
+		args = append(append(args, "--"), b.Exec...)
+	}
+	return args
 }
 
 // input resolves a workload or --config file the plan names: a copy under InputsDir relative

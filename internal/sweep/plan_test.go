@@ -32,6 +32,28 @@ func TestNewPlan(t *testing.T) {
 		"--set", "seed=1", "--server", "http://h:8000", "--out", filepath.Join("/s", "cells", "0000-none-seed1"), "--force"}, q.RunArgs(q.Runs[0], "/s"))
 }
 
+// TestExecRunArgs checks that the runs of exec cells are `agentsim exec` command lines with
+// run's settings, no --workload, and the harness command after --.
+func TestExecRunArgs(t *testing.T) {
+	p := NewPlan("agentsim sweep -- ./h -x", Base{Exec: []string{"./h", "-x", "{base_url}"}, Name: "exec", Config: "inputs/config.yaml",
+		SimProfile: "dsv4-pd", Speedup: 20, Set: []Set{{"agents", "2"}}, FaultParams: []string{"long-context-wedge.threshold_tokens=250"}},
+		[]Dimension{{"watchdog.hang_after", []string{"60s"}}}, []string{"none", "long-context-wedge"}, []int64{3})
+	require.Len(t, p.Runs, 2)
+	assert.Equal(t, []string{"exec", "--config", filepath.Join("/s", "inputs", "config.yaml"), "--set", "agents=2",
+		"--set", "watchdog.hang_after=60s", "--set", "seed=3",
+		"--sim-profile", "dsv4-pd", "--speedup", "20", "--sim-seed", "3", "--sim-fault", "long-context-wedge",
+		"--sim-fault-param", "long-context-wedge.threshold_tokens=250",
+		"--out", filepath.Join("/s", "cells", "0001-60s-long-context-wedge-seed3"), "--force", "--", "./h", "-x", "{base_url}"},
+		p.RunArgs(p.Runs[1], "/s"))
+
+	q := NewPlan("", Base{Exec: []string{"h"}, Name: "exec", Server: "http://h:8000", MetricsURLs: []string{"http://h:9000/metrics"}},
+		nil, []string{"none"}, []int64{1})
+	assert.Equal(t, []string{"exec", "--set", "seed=1", "--server", "http://h:8000", "--metrics-url", "http://h:9000/metrics",
+		"--out", filepath.Join("/s", "cells", "0000-none-seed1"), "--force", "--", "h"}, q.RunArgs(q.Runs[0], "/s"))
+	assert.False(t, q.Same(NewPlan("", Base{Exec: []string{"h", "-v"}, Name: "exec", Server: "http://h:8000",
+		MetricsURLs: []string{"http://h:9000/metrics"}}, nil, []string{"none"}, []int64{1})), "another harness command is another plan")
+}
+
 // TestPlanRoundTrip checks that a written plan reads back the same, and that another grid is
 // not the same plan.
 func TestPlanRoundTrip(t *testing.T) {
