@@ -178,7 +178,11 @@ func (s *Supervisor) command(i int, args []string, v Vars) (*exec.Cmd, func(), e
 		out.Close()
 		return nil, nil, err
 	}
-	cmd := exec.Command(program(args[0]), args[1:]...)
+	rest := make([]string, len(args)-1)
+	for k, a := range args[1:] {
+		rest[k] = pathArg(a)
+	}
+	cmd := exec.Command(program(args[0]), rest...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, s.spec.Environ(i, v), out, errf
 	cmd.SysProcAttr = sysProcAttr()
 	return cmd, func() { out.Close(); errf.Close() }, nil
@@ -195,6 +199,23 @@ func program(name string) string {
 		return abs
 	}
 	return name
+}
+
+// pathArg makes an argument that names an existing file or directory relative to this
+// process's working directory ("scripts/harness.mjs", "./config.toml") absolute: the process
+// starts in its own directory, where the relative name would name nothing. Other arguments —
+// flags, words, paths that do not exist here — are passed as they are.
+func pathArg(a string) string {
+	if a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") {
+		return a
+	}
+	if _, err := os.Stat(a); err != nil {
+		return a
+	}
+	if abs, err := filepath.Abs(a); err == nil {
+		return abs
+	}
+	return a
 }
 
 // exitStatus returns the process's exit status, or −1 and the signal that ended it.

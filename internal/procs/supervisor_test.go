@@ -81,3 +81,27 @@ func TestSupervisorRelativeProgram(t *testing.T) {
 	assert.NoError(t, rec.exited[0].StartErr)
 	assert.Equal(t, 7, rec.exited[0].Code)
 }
+
+// TestSupervisorRelativeArgument: an argument naming a file relative to this process's working
+// directory (a script for an interpreter: node scripts/harness.mjs) reaches the process as an
+// absolute path, since the process works in its own directory; a word that names no file here
+// passes as it is.
+func TestSupervisorRelativeArgument(t *testing.T) {
+	bin := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(bin, "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "scripts", "harness.sh"), []byte("exit 9\n"), 0o644))
+	t.Chdir(bin)
+	var rec recorder
+	dir := t.TempDir()
+	spec := Spec{Command: []string{"sh", "scripts/harness.sh", "no-such-file"}, Agents: 1, Dir: dir, Vars: func(int) Vars { return vars }}
+	require.NoError(t, spec.Validate())
+	s, err := New(spec, clock.Real(), &rec)
+	require.NoError(t, err)
+	s.Start()
+	<-s.Done()
+	require.Len(t, rec.exited, 1)
+	assert.NoError(t, rec.exited[0].StartErr)
+	assert.Equal(t, 9, rec.exited[0].Code, "sh found the script from its own directory: %s", rec.exited[0].LastErrLine)
+	assert.Equal(t, "no-such-file", pathArg("no-such-file"))
+	assert.Equal(t, "-v", pathArg("-v"))
+}
