@@ -220,7 +220,7 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 // lasts, and its stack keeps the size they need (docs/speed.md).
 func (a *Agent) request(rounds, requests context.Context, round int, permit *pacer.Permit, est, output int, res *Result) {
 	w := a.env.Workload
-	req := &Request{Model: w.Model, Conversation: (*conversation)(a), MaxTokens: w.Request.MaxTokens,
+	req := &Request{API: w.Request.API, Model: w.Model, Conversation: (*conversation)(a), MaxTokens: w.Request.MaxTokens,
 		ReasoningEffort: effort(w.Request.ReasoningEffort), Timeouts: w.Request.Timeouts}
 	if w.Request.ForceOutputLength {
 		req.MaxTokens, req.IgnoreEOS = output, true

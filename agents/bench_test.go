@@ -55,8 +55,35 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
-func benchCall(b *testing.B, perFrame int) {
+// BenchmarkCallResponses is BenchmarkCall through the Responses API: the same tokens, in the
+// API's events (an event: line and a data line each, a reply framed by created, in_progress,
+// its item and part opened and closed, completed).
+//
+//	go test -run '^$' -bench 'BenchmarkCall' -benchtime 3s ./agents/
+func BenchmarkCallResponses(b *testing.B) {
+	for _, per := range []int{1, 8} {
+		b.Run(fmt.Sprintf("tokens_per_frame=%d", per), func(b *testing.B) { benchCallAPI(b, per, workloads.APIResponses) })
+	}
+}
+
+// benchResponsesBody is benchBody as a Responses event stream.
+func benchResponsesBody(n, perFrame int) []byte {
+	var b strings.Builder
+	b.WriteString(rCreated() + rMessageAdded())
+	for i := 0; i < n; i += perFrame {
+		b.WriteString(rTextDelta(strings.Repeat(" tok", min(perFrame, n-i))))
+	}
+	b.WriteString(rMessageDone(strings.Repeat(" tok", n)) + rCompleted(20, n, 0, 0))
+	return []byte(b.String())
+}
+
+func benchCall(b *testing.B, perFrame int) { benchCallAPI(b, perFrame, workloads.APIChat) }
+
+func benchCallAPI(b *testing.B, perFrame int, api string) {
 	body := benchBody(benchTokens, perFrame)
+	if api == workloads.APIResponses {
+		body = benchResponsesBody(benchTokens, perFrame)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -69,7 +96,7 @@ func benchCall(b *testing.B, perFrame int) {
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	client := NewClient(srv.URL+"/v1", "", &http.Client{Transport: tr}, clock.Real(), nil)
-	req := Request{Model: "m", MaxTokens: benchTokens, IgnoreEOS: true,
+	req := Request{API: api, Model: "m", MaxTokens: benchTokens, IgnoreEOS: true,
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "go"}},
 		Timeouts: workloads.Timeouts{Request: time.Hour, TTFT: time.Minute, Idle: time.Minute}}
 	obs := &lastByte{}
@@ -91,6 +118,29 @@ func benchCall(b *testing.B, perFrame int) {
 		b.ReportMetric(float64(cpu.Nanoseconds())/tokens, "cpu-ns/token")
 	}
 	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/tokens, "allocs/token")
+}
+
+// BenchmarkEvent is BenchmarkFrame for a Responses output_text.delta event.
+func BenchmarkEvent(b *testing.B) {
+	line := []byte(dataLines(rTextDelta(" tok"))[0])
+	b.Run("scan", func(b *testing.B) {
+		b.ReportAllocs()
+		var f rframe
+		for b.Loop() {
+			if !scanEvent(line, &f) {
+				b.Fatal("fell back")
+			}
+		}
+	})
+	b.Run("encoding_json_struct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var ev openai.ResponseStreamEvent
+			if err := json.Unmarshal(line, &ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkFrame compares reading one ordinary delta frame with the field scanner and with

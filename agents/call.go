@@ -17,6 +17,7 @@ import (
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
 	"github.com/agentsim/agentsim/internal/freshstack"
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // call is the state of one Client.Call. Only the goroutine running Call touches it, except
@@ -39,7 +40,12 @@ type call struct {
 	// could be applied to none.
 	tools       []toolBuild
 	toolProblem string
-	scratch     []byte // decoded text of escaped deltas, reused
+	// rf and callItems are a Responses stream's: its latest event (allocated for such a
+	// stream only: a chat stream's agents keep the call's frame on their stacks), and the tool
+	// call each output index opened (-1: none).
+	rf        *rframe
+	callItems []int
+	scratch   []byte // decoded text of escaped deltas, reused
 }
 
 // contexts derives the call's context from parent: a cause-carrying cancel for the timer that
@@ -64,17 +70,28 @@ func (k *call) run(ctx context.Context, api *openai.Client, req *Request) error 
 	// per line), which go-openai's stream would close on Close.
 	// Encoding the request takes a deep stack and the stream is then read for minutes:
 	// thousands of agents would each keep the deep one (internal/freshstack).
+	responses := req.API == workloads.APIResponses
 	var err error
-	freshstack.Run(func() { _, err = api.CreateChatCompletionStream(ctx, req.chatRequest()) })
+	freshstack.Run(func() {
+		if responses {
+			_, err = api.CreateResponseStream(ctx, req.responseRequest())
+		} else {
+			_, err = api.CreateChatCompletionStream(ctx, req.chatRequest())
+		}
+	})
 	if err != nil {
 		return err
 	}
 	if k.body == nil {
 		return errStreamHook
 	}
-	defer k.body.Close() // before [DONE] this drops the connection: the server sees the disconnect
+	defer k.body.Close() // before the end this drops the connection: the server sees the disconnect
 	st := newSSEReader(k.body, maxNonDataLines)
 	defer st.release()
+	if responses {
+		st.events = true
+		return k.readResponses(st)
+	}
 	return k.read(st)
 }
 

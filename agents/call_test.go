@@ -69,6 +69,17 @@ func TestCallReasoningAwareTimings(t *testing.T) {
 // assertReasoningResult checks the Result of reasoningScript, timings within tol.
 func assertReasoningResult(t *testing.T, res Result, start time.Time, tol time.Duration) {
 	t.Helper()
+	assertReasoningAnswer(t, res, start, tol)
+	assert.Equal(t, 8, res.Chunks, "Chunks (role, 2 reasoning, 2 content, finish, usage, [DONE])")
+	assert.Equal(t, 2, res.FirstTokenChunk, "FirstTokenChunk (the first reasoning delta, after the role)")
+	assert.InDelta(t, 3200*time.Millisecond/6, res.ITL(), float64(tol),
+		"ITL: first token at 2 s to [DONE] at 5.2 s, over the 6 gaps between frames 2 and 8")
+}
+
+// assertReasoningAnswer checks what any stream of reasoningScript's answer gives, whatever
+// its framing: timings within tol, texts, usage.
+func assertReasoningAnswer(t *testing.T, res Result, start time.Time, tol time.Duration) {
+	t.Helper()
 	require.NoError(t, res.Err)
 	at := func(d time.Duration, got time.Time, name string) {
 		assert.InDelta(t, d, got.Sub(start), float64(tol), "%s = start + %v; want start + %v", name, got.Sub(start), d)
@@ -82,11 +93,7 @@ func assertReasoningResult(t *testing.T, res Result, start time.Time, tol time.D
 	assert.InDelta(t, 2*time.Second, res.TTFT, float64(tol), "TTFT")
 	assert.InDelta(t, 5*time.Second, res.TTFTContent, float64(tol), "TTFTContent")
 	assert.InDelta(t, 2900*time.Millisecond, res.MaxGap, float64(tol), "MaxGap")
-	assert.Equal(t, 8, res.Chunks, "Chunks (role, 2 reasoning, 2 content, finish, usage, [DONE])")
 	assert.Equal(t, 4, res.TokenChunks, "TokenChunks (2 reasoning, 2 content)")
-	assert.Equal(t, 2, res.FirstTokenChunk, "FirstTokenChunk (the first reasoning delta, after the role)")
-	assert.InDelta(t, 3200*time.Millisecond/6, res.ITL(), float64(tol),
-		"ITL: first token at 2 s to [DONE] at 5.2 s, over the 6 gaps between frames 2 and 8")
 	assert.Equal(t, "Hello \"world\"\n", res.Content)
 	assert.Equal(t, len("Let me think…")-2, res.ReasoningChars, "ReasoningChars counts code points")
 	assert.Equal(t, 14, res.ContentChars)

@@ -51,8 +51,12 @@ func wrapHTTPClient(hc *http.Client, stamp Stamp) *http.Client {
 	return &c
 }
 
-// Request is one streaming chat completion.
+// Request is one streaming request: a chat completion, or a response of the Responses API.
 type Request struct {
+	// API is the API it goes through: workloads.APIChat ("" too), POST …/chat/completions,
+	// or workloads.APIResponses, POST …/responses (docs/agentic.md says how a conversation
+	// becomes its input items).
+	API string
 	// Model is the model name sent to the server.
 	Model string
 	// Messages is the whole conversation so far, unless Conversation is set.
@@ -60,7 +64,8 @@ type Request struct {
 	// Conversation, when set, makes the conversation each time a request is sent, instead of
 	// Messages: text an agent can make again is not kept while the request streams.
 	Conversation Conversation
-	// MaxTokens caps the output, reasoning included, in tokens (max_tokens); 0 sends none.
+	// MaxTokens caps the output, reasoning included, in tokens (max_tokens, or
+	// max_output_tokens through the Responses API); 0 sends none.
 	MaxTokens int
 	// IgnoreEOS asks the server to generate exactly MaxTokens tokens (ignore_eos, an SGLang
 	// and vLLM extension), as benchmark clients do.

@@ -38,6 +38,9 @@
 // Calls are built and sent by go-openai; the stream's data lines are read with the package's
 // own SSE reader and a field scanner that understands both delta.reasoning_content (SGLang,
 // DeepSeek) and delta.reasoning (vLLM ≥ 0.11), falling back to encoding/json for anything
-// unusual (docs/speed.md says why). Every time comes from a *clock.Clock, so --speedup runs
+// unusual (docs/speed.md says why). A Request whose API is workloads.APIResponses goes
+// through the Responses API instead (go-openai's CreateResponseStream sends it): the
+// conversation as input items, the event stream read by the same reader into the same
+// Result, timings and classes (responses_call.go, docs/agentic.md). Every time comes from a *clock.Clock, so --speedup runs
 // and testing/synctest bubbles execute the same code.
 package agents

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sashabaranov/go-openai"
@@ -153,7 +154,7 @@ func retryableStatus(code int) bool {
 }
 
 // frameCode returns the HTTP-like status an error frame carries in its code (a number or a
-// numeric string, as SGLang sends), or 0.
+// numeric string, as SGLang sends; a Responses API error code by its meaning), or 0.
 func frameCode(e *openai.APIError) int {
 	switch c := e.Code.(type) {
 	case int:
@@ -163,6 +164,24 @@ func frameCode(e *openai.APIError) int {
 		if err == nil {
 			return n
 		}
+		return responsesCodeStatus(c)
+	}
+	return 0
+}
+
+// responsesCodeStatus is the HTTP status a Responses API error code (response.error.code, an
+// error event's code) stands for: the server's own failures and rate limits are worth a
+// retry, a prompt or image the server refused is not; 0 for a code it does not know.
+func responsesCodeStatus(code string) int {
+	switch {
+	case code == "server_error":
+		return http.StatusInternalServerError
+	case code == "rate_limit_exceeded":
+		return http.StatusTooManyRequests
+	case code == "vector_store_timeout":
+		return http.StatusGatewayTimeout
+	case strings.HasPrefix(code, "invalid_") || strings.Contains(code, "image") || strings.HasSuffix(code, "_policy"):
+		return http.StatusBadRequest
 	}
 	return 0
 }

@@ -70,6 +70,9 @@ type Turn struct {
 	ToolNames []string
 	// ToolTime is the recorded tool time after the reply: part of the next turn's Wait.
 	ToolTime time.Duration
+	// API is the API the recorded request went through (workloads.APIChat or APIResponses),
+	// which the replayed one goes through too; empty: the workload's request.api.
+	API string
 }
 
 // convo is a conversation and its words, for the token estimate.
@@ -248,8 +251,11 @@ func (a *Agent) turn(rounds, requests context.Context, k int, c convo, scheduled
 	a.record(&events.Event{Kind: events.RoundStart, Round: round})
 	est := a.env.Calibration.Tokens(c.words, len(c.msgs)) + a.toolTokens(t)
 	a.record(&events.Event{Kind: events.ReadDone, Round: round, ReadTokens: max(0, est-a.extendedTokens(k)), ContextTokens: est})
-	req := Request{Model: w.Model, Messages: c.msgs, MaxTokens: w.Request.MaxTokens,
+	req := Request{API: w.Request.API, Model: w.Model, Messages: c.msgs, MaxTokens: w.Request.MaxTokens,
 		ReasoningEffort: effort(w.Request.ReasoningEffort), Timeouts: w.Request.Timeouts}
+	if t.API != "" {
+		req.API = t.API
+	}
 	a.scriptSet = t.Tools
 	if t.Tools != nil {
 		req.Tools, req.ToolChoice, req.ParallelToolCalls = t.Tools.Tools(), "none", t.ToolCalls > 1

@@ -34,6 +34,7 @@ type script struct {
 
 	mu           sync.Mutex
 	requestBody  map[string]any
+	requestPath  string
 	disconnected bool // the handler saw the client go away
 }
 
@@ -42,6 +43,7 @@ func (s *script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	_ = json.Unmarshal(raw, &s.requestBody)
+	s.requestPath = r.URL.Path
 	s.mu.Unlock()
 	if !s.wait(r, s.headerDelay) {
 		return
@@ -101,6 +103,20 @@ func (s *script) wait(r *http.Request, d time.Duration) bool {
 		return false
 	}
 	return true
+}
+
+// path is the last request's path.
+func (s *script) path() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requestPath
+}
+
+// sentBody is the last request's JSON body.
+func (s *script) sentBody() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requestBody
 }
 
 // sawDisconnect reports whether the handler noticed the client going away.

@@ -34,6 +34,9 @@ type sseReader struct {
 	acc      []byte
 	long     []byte // a line longer than the buffer, reassembled; reused
 	finished bool   // data: [DONE] was read
+	// events skips the event: lines of a Responses stream, which name every frame: they are
+	// neither counted nor kept, since the accumulator would otherwise hold one per frame.
+	events bool
 }
 
 // sseBufferBytes is the read buffer of a stream, held for as long as it lasts: a token's
@@ -77,6 +80,9 @@ func (s *sseReader) next() ([]byte, error) {
 			return nil, readErr
 		}
 		line := bytes.TrimSpace(raw)
+		if s.events && bytes.HasPrefix(line, []byte("event:")) {
+			continue
+		}
 		payload, isData := cutDataPrefix(line)
 		if isData && bytes.HasPrefix(payload, []byte(`{"error":`)) {
 			errorPrefix = true

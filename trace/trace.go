@@ -91,6 +91,10 @@ type Request struct {
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	// Model is the model the request named.
 	Model string `json:"model,omitempty"`
+	// API is the API the request went through: APIChat, APICompletions or APIResponses; empty
+	// when not known (a trace written before the field existed, an access log), which replay
+	// takes as chat completions.
+	API string `json:"api,omitempty"`
 
 	// Status is the HTTP status of the response; 0 when not known.
 	Status int `json:"status,omitempty"`
@@ -125,6 +129,16 @@ type Request struct {
 	// longest field.
 	HashIDs []uint64 `json:"hash_ids,omitempty"`
 }
+
+// The values of Request.API.
+const (
+	// APIChat: chat completions, POST …/chat/completions.
+	APIChat = "chat"
+	// APICompletions: legacy completions, POST …/completions.
+	APICompletions = "completions"
+	// APIResponses: the Responses API, POST …/responses.
+	APIResponses = "responses"
+)
 
 // MaxSeconds bounds every time and duration field: about 31 years, far beyond any trace, and
 // small enough that sums of them stay exact to the microsecond.
@@ -176,6 +190,11 @@ func (r *Request) Validate() error {
 	}
 	if r.Status != 0 && (r.Status < 100 || r.Status > 599) {
 		add("status = %d: must be an HTTP status (100…599) or absent", r.Status)
+	}
+	switch r.API {
+	case "", APIChat, APICompletions, APIResponses:
+	default:
+		add("api = %q: must be %q, %q, %q or absent", r.API, APIChat, APICompletions, APIResponses)
 	}
 	r.validateTools(add)
 	if r.TTFTS > 0 && r.E2ES > 0 && r.TTFTS > r.E2ES {

@@ -93,6 +93,8 @@ func TestReadInvalid(t *testing.T) {
 		"invalid-cached.jsonl": `invalid-cached.jsonl:2: cached_tokens = 20: must be ≤ prompt_tokens (10)`,
 		// a first request has no think time before it
 		"invalid-after-first.jsonl": `invalid-after-first.jsonl:2: after_s = 1: must be 0 for seq 0 (a session's first request has no previous one)`,
+		// the API is one a request can go through
+		"invalid-api.jsonl": `invalid-api.jsonl:2: api = "grpc": must be "chat", "completions", "responses" or absent`,
 		// one name per tool call
 		"invalid-tool-names.jsonl": `invalid-tool-names.jsonl:2: tool_names has 1 names: must have one per tool call (tool_calls = 2)`,
 		// a call count is never negative

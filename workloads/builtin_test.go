@@ -37,7 +37,7 @@ func TestOcbrowse(t *testing.T) {
 	assert.Equal(t, 10*time.Second, w.StartJitter)
 	assert.Equal(t, Context{SystemTokens: 2000, InitialTokens: 8000,
 		ReadTokens: Dist{Kind: DistUniform, Min: 2000, Max: 12000}, MaxContextTokens: 131072}, w.Context)
-	assert.Equal(t, Request{Stream: true, ReasoningEffort: "max", MaxTokens: 32768,
+	assert.Equal(t, Request{API: APIChat, Stream: true, ReasoningEffort: "max", MaxTokens: 32768,
 		OutputTokens: Dist{Kind: DistUniform, Min: 3000, Max: 4500}}, w.Request, "no timeouts")
 	assert.Equal(t, 0, w.Retry.Max)
 	assert.Equal(t, DurationDist{Kind: DistUniform, Min: 200 * time.Millisecond, Max: 2 * time.Second}, w.ToolTime)

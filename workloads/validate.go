@@ -77,6 +77,9 @@ func (c *checker) request(r *Request, maxContext int) {
 		// timeouts: all of it needs a stream.
 		c.add("request.stream", r.Stream, "true (agents always stream their requests)")
 	}
+	if !slices.Contains(APIs, r.API) {
+		c.add("request.api", r.API, "one of "+strings.Join(APIs, ", "))
+	}
 	if !slices.Contains(ReasoningEfforts, r.ReasoningEffort) {
 		c.add("request.reasoning_effort", r.ReasoningEffort, "one of "+strings.Join(ReasoningEfforts, ", "))
 	}

@@ -39,6 +39,8 @@ func TestInvalidFiles(t *testing.T) {
 		{"max-context-too-small", "context.max_context_tokens: 4096 is not allowed: want more than context.system_tokens + context.initial_tokens (10000)", false},
 		{"max-tokens-zero", "request.max_tokens: 0 is not allowed: want an integer from 1 to 10000000", false},
 		{"max-tokens-over-context", "request.max_tokens: 200000 is not allowed: want at most context.max_context_tokens (131072)", false},
+		// The agents speak chat completions or the Responses API, nothing else.
+		{"request-api", `request.api: "completions" is not allowed: want one of chat, responses`, false},
 		{"reasoning-effort", `request.reasoning_effort: "extreme" is not allowed: want one of none, minimal, low, medium, high, max`, false},
 		{"stream-not-bool", `@: request.stream: "yes please" is not allowed: want true or false`, false},
 		// Agents only stream.

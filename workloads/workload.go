@@ -74,8 +74,12 @@ type Context struct {
 	MaxContextTokens int `mapstructure:"max_context_tokens" yaml:"max_context_tokens"`
 }
 
-// Request describes each streaming chat completion an agent sends.
+// Request describes each streaming request an agent sends.
 type Request struct {
+	// API is the API every request goes through: APIChat (POST /v1/chat/completions, the
+	// default) or APIResponses (POST /v1/responses, as Codex CLI and the OpenAI Agents SDK
+	// send); one of APIs.
+	API string `mapstructure:"api" yaml:"api"`
 	// Stream asks for a streamed (SSE) response.
 	Stream bool `mapstructure:"stream" yaml:"stream"`
 	// ReasoningEffort is sent as reasoning_effort: one of ReasoningEfforts.
@@ -114,6 +118,18 @@ type Watchdog struct {
 	SlowAfter time.Duration `mapstructure:"slow_after" yaml:"slow_after"`
 }
 
+// The APIs of request.api.
+const (
+	// APIChat sends chat completions: POST /v1/chat/completions.
+	APIChat = "chat"
+	// APIResponses sends the Responses API: POST /v1/responses, the whole conversation as
+	// input items each time, with store false (docs/agentic.md).
+	APIResponses = "responses"
+)
+
+// APIs lists the allowed values of request.api.
+var APIs = []string{APIChat, APIResponses}
+
 // ReasoningEfforts lists the allowed values of request.reasoning_effort, lowest first.
 var ReasoningEfforts = []string{"none", "minimal", "low", "medium", "high", "max"}
 
@@ -140,6 +156,7 @@ func Defaults() Workload {
 		Model:   "deepseek-v4-flash",
 		Context: Context{InitialTokens: 1000, ReadTokens: Const(0), MaxContextTokens: 131072},
 		Request: Request{
+			API:             APIChat,
 			Stream:          true,
 			ReasoningEffort: "none",
 			MaxTokens:       4096,

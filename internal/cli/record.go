@@ -56,12 +56,14 @@ func (r *recordCmd) command() *cobra.Command {
 		Long: `Listen on --listen as an OpenAI-compatible server and forward every request to --upstream
 unchanged, passing each byte of the answer back as it arrives (streams are never buffered).
 Point the harness's base URL at the proxy (http://127.0.0.1:PORT/v1). Every chat or legacy
-completion is written to --out (agentsim.trace/v1, docs/trace.md) when it ends, flushed line
-by line, so Ctrl-C or a kill loses only the requests in flight.
+completion and every Responses API request (POST /v1/responses, as Codex CLI sends) is
+written to --out (agentsim.trace/v1, docs/trace.md) when it ends, with the API it went
+through, flushed line by line, so Ctrl-C or a kill loses only the requests in flight.
 
-Sessions come from an X-Session-ID or X-Agent-ID header, else the request's user field, else
-the conversation itself: a request whose messages begin with an earlier request's messages and
-reply continues that session. Messages are hashed, never stored, unless --keep-content (then
+Sessions come from an X-Session-ID, X-Agent-ID or session-id header, else a Responses
+request's prompt_cache_key, else the request's user field, else its previous_response_id,
+else the conversation itself: a request whose messages (or input items) begin with an earlier
+request's and its reply continues that session. Messages are hashed, never stored, unless --keep-content (then
 their text goes to a .content.jsonl file beside the trace). Token counts come from the
 server's usage; streams carry it only when the harness asks (stream_options.include_usage) or
 --inject-usage asks for it — which changes the harness's traffic — else they are estimated and

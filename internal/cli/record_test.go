@@ -5,6 +5,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/simtest"
 	"github.com/agentsim/agentsim/trace"
@@ -95,4 +98,53 @@ func TestRecordCommand(t *testing.T) {
 	var dout, derr bytes.Buffer
 	assert.Equal(t, ExitOK, Execute(context.Background(), []string{"diagnose", dir}, &dout, &derr), derr.String())
 	assert.Contains(t, dout.String(), "seen from a recording proxy")
+}
+
+// TestRecordRunThroughResponses: `agentsim run --set request.api=responses` against a
+// simulator through `agentsim record` — every request goes to /v1/responses, and every line of
+// the trace says so, its sessions and their extends inferred from the input items.
+func TestRecordRunThroughResponses(t *testing.T) {
+	clk, err := clock.New(50)
+	require.NoError(t, err)
+	sim := simtest.NewLoopbackServer(t, simserver.Options{Clock: clk})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "trace.jsonl")
+	addr := make(chan string, 1)
+	rc := &recordCmd{listening: func(a string) { addr <- a }}
+	c := rc.command()
+	c.SetArgs([]string{"--upstream", sim.URL, "--listen", "127.0.0.1:0", "--out", out})
+	c.SetOut(io.Discard)
+	c.SetErr(io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.ExecuteContext(ctx) }()
+	var rout, rerr bytes.Buffer
+	code := Execute(context.Background(), []string{"run", "--server", "http://" + <-addr, "--workload", "smoke",
+		"--set", "request.api=responses", "--set", "tools.set=browse", "--out", filepath.Join(dir, "run")}, &rout, &rerr)
+	cancel()
+	require.NoError(t, <-done)
+	require.Equal(t, ExitOK, code, "%s%s", rout.String(), rerr.String())
+	assert.Contains(t, rout.String(), "8 sent: 8 ok")
+
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	rd, err := trace.NewReader(f, out)
+	require.NoError(t, err)
+	sessions, extends := map[string]bool{}, 0
+	for {
+		r, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		assert.Equal(t, trace.APIResponses, r.API, "%+v", r)
+		assert.Positive(t, r.ToolsTokens)
+		sessions[r.Session] = true
+		if r.Extends != nil {
+			extends++
+		}
+	}
+	assert.Len(t, sessions, 4, "one session per agent")
+	assert.Equal(t, 4, extends, "each agent's second round extends its first")
 }

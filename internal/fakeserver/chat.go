@@ -123,7 +123,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, model string, pr
 		"usage": map[string]int{"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out}})
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	fl.Flush()
+	s.ended(out)
+}
+
+// ended counts the out tokens of a request that ended: the counter is bumped when a request
+// ends, as llm-d-inference-sim does.
+func (s *Server) ended(out int) {
 	s.mu.Lock()
-	s.generated += int64(out) // bumped when the request ends, as llm-d-inference-sim does
+	s.generated += int64(out)
 	s.mu.Unlock()
 }

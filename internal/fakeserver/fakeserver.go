@@ -10,7 +10,9 @@
 // tokens are counted as words.
 //
 // The zero Server lists no model and accepts any; a request gets the output tokens it forces
-// with ignore_eos and max_tokens (else none), then the usage frame and [DONE].
+// with ignore_eos and max_tokens (else none), then the usage frame and [DONE]. POST
+// /v1/responses answers the same way in the Responses API's events (response.created …
+// response.completed with usage), or with its response object when not streaming.
 package fakeserver
 
 import (
@@ -63,6 +65,9 @@ type Server struct {
 	RequireIgnoreEOS bool
 	// FailEvery, when > 0, answers every FailEvery-th accepted request 503.
 	FailEvery int
+	// CallTools, when > 0, is how many calls of its first function tool a Responses request
+	// that offers function tools gets, unless its input ends with tool results (then text).
+	CallTools int
 	// Frames, when set, are the data frames every accepted request is answered with, before
 	// [DONE], instead of a stream of Tokens.
 	Frames []string
@@ -81,6 +86,7 @@ type Server struct {
 	running   int   // requests streaming
 	generated int64 // output tokens of requests that ended (the counter the server bumps)
 	accepted  int   // requests accepted, for FailEvery
+	responses int   // responses answered, for their ids
 }
 
 // Start serves s on a real loopback socket until the test ends.
@@ -119,7 +125,7 @@ func (s *Server) isFrozen() bool {
 	return s.frozen
 }
 
-// ServeHTTP serves /v1/models, /v1/chat/completions and /metrics; any other path is 404.
+// ServeHTTP serves /v1/models, /v1/chat/completions, /v1/responses and /metrics; any other path is 404.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.Speedup != "" {
 		w.Header().Set(wire.SpeedupHeader, s.Speedup)
@@ -135,6 +141,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveMetrics(w, r)
 	case "/v1/chat/completions":
 		s.serveChat(w, r)
+	case "/v1/responses":
+		s.serveResponses(w, r)
 	default:
 		http.NotFound(w, r)
 	}

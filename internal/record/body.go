@@ -54,7 +54,10 @@ type parsedBody struct {
 	// whole is set when raw is the whole body and it parsed as JSON into req.
 	whole bool
 	req   chatRequest
-	size  int64 // bytes read so far (the whole body when whole)
+	// resp is a Responses request's own fields; req holds its messages, output cap and
+	// reasoning effort as a chat request's (readResponses).
+	resp responsesFields
+	size int64 // bytes read so far (the whole body when whole)
 }
 
 // readBody reads r's body up to limit bytes and replaces it with one that yields the same
@@ -161,16 +164,29 @@ func (r toolResults) answer(e *ended) bool {
 	return false
 }
 
+// maxTokens is the output cap the request asked for: max_tokens, max_completion_tokens or
+// max_output_tokens.
+func (b *parsedBody) maxTokens() int { return max(b.req.MaxTokens, b.req.MaxCompletionTokens) }
+
 // keys returns the prefix keys of the request's conversation (keys[i] covers messages 0…i)
 // and its hash, ready to add the reply; h.bytes counts the text hashed, the basis of a token
-// estimate. A legacy completion's prompt is one message.
-func (b *parsedBody) keys() ([]key, *convHash) {
-	h := &convHash{h: sha256.New()}
+// estimate. A legacy completion's prompt is one message. from, when not nil, is the hash of
+// the conversation the request continues (previous_response_id): its key comes first.
+func (b *parsedBody) keys(from *convHash) ([]key, *convHash) {
+	h := from
+	if h == nil {
+		h = &convHash{h: sha256.New()}
+	}
 	if !b.whole {
-		h.bytes = int(b.size)
+		h.bytes += int(b.size)
 		return nil, h
 	}
 	var keys []key
+	if from != nil {
+		var k key
+		h.h.Sum(k[:0])
+		keys = append(keys, k)
+	}
 	for _, m := range b.req.Messages {
 		keys = append(keys, h.add(m.Role, contentText(m.Content), m.ToolCalls, m.ToolCallID))
 	}

@@ -10,10 +10,12 @@
 // a read that ends the response ([DONE], or the last byte of a JSON body) is parsed before it
 // is passed on, so the conversation it completes is known before the harness can continue it.
 //
-// Chat and legacy completions (POST …/chat/completions, …/completions) are recorded; every
-// other endpoint (/v1/models, /metrics…) passes through untouched. Sessions come from an
-// X-Session-ID or X-Agent-ID header, else the request's user field, else the conversation
-// itself: a request whose messages begin with an earlier request's messages and reply
-// continues that request's session. Messages are hashed, never stored, unless a content
+// Chat and legacy completions (POST …/chat/completions, …/completions) and the Responses API
+// (POST …/responses, read into the same fields: responses.go) are recorded, each line saying
+// which; every other endpoint (/v1/models, /metrics…) passes through untouched. Sessions come
+// from an X-Session-ID, X-Agent-ID or session-id header, else a Responses request's
+// prompt_cache_key, else the request's user field, else its previous_response_id, else the
+// conversation itself: a request whose messages begin with an earlier request's messages and
+// reply continues that request's session. Messages are hashed, never stored, unless a content
 // writer is given.
 package record

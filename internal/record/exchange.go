@@ -29,6 +29,7 @@ type exchange struct {
 	// of its estimate; toolsB the definitions' part.
 	promptB, toolsB int
 	asg             assignment
+	api             string // trace.APIChat, APICompletions or APIResponses, by the path
 
 	// The response, as the tee has read it so far.
 	status    int
@@ -43,12 +44,14 @@ type exchange struct {
 	outChunks int               // chunks that carried output
 	finish    string
 	usage     *usage
-	done      bool   // the response ended as it should: [DONE], or a whole JSON body
-	eof       bool   // the server ended the body
-	readErr   error  // how reading the body failed, other than its end
-	failure   string // why the request failed without a response (see Proxy.errorHandler)
-	released  bool   // the lane is released
-	awaits    bool   // the reply called tools: its line waits for the session's next request
+	done      bool        // the response ended as it should: [DONE], or a whole JSON body
+	eof       bool        // the server ended the body
+	readErr   error       // how reading the body failed, other than its end
+	failure   string      // why the request failed without a response (see Proxy.errorHandler)
+	released  bool        // the lane is released
+	awaits    bool        // the reply called tools: its line waits for the session's next request
+	respID    string      // a Responses reply's id
+	callAt    map[int]int // a Responses stream's calls by output index
 
 	lastByte atomic.Uint64 // math.Float64bits of the last byte's time; the send time before
 	chunks   atomic.Int64  // reads that brought bytes
@@ -70,6 +73,10 @@ func (x *exchange) sseLine(line []byte, t float64) {
 	data = bytes.TrimSpace(data)
 	if bytes.Equal(data, doneMarker) {
 		x.done = true
+		return
+	}
+	if x.api == trace.APIResponses {
+		x.responsesData(data, t)
 		return
 	}
 	var c streamChunk
@@ -139,6 +146,10 @@ func (x *exchange) toolCalls() []toolCall {
 
 // parseJSON reads a whole JSON response: a completion, or an error.
 func (x *exchange) parseJSON(b []byte) {
+	if x.api == trace.APIResponses {
+		x.parseResponseJSON(b)
+		return
+	}
 	var r fullResponse
 	if json.Unmarshal(b, &r) != nil {
 		return
@@ -191,6 +202,9 @@ func (x *exchange) complete(t float64) {
 			}
 		}
 		x.awaits = len(calls) > 0
+		if x.respID != "" {
+			x.p.chains.put(x.respID, x.asg.lane, x.conv)
+		}
 	}
 	x.p.sessions.release(x.asg.lane, e)
 }
@@ -227,6 +241,8 @@ func (x *exchange) outcome() (class events.Class, msg string) {
 		return events.ClassCancelled, "the harness closed the stream before its end"
 	case x.readErr != nil:
 		return events.ClassReset, "the server's connection failed mid-response: " + x.readErr.Error()
+	case x.eof && x.api == trace.APIResponses:
+		return events.ClassTruncated, "the server ended the response without response.completed"
 	case x.eof:
 		return events.ClassTruncated, "the server ended the response without [DONE]"
 	}
@@ -239,8 +255,8 @@ func (x *exchange) request() trace.Request {
 	r := trace.Request{
 		Session: x.asg.lane.name, Seq: x.asg.seq, TS: round6(x.sendS), AfterS: round6(x.asg.afterS),
 		PromptTokens: prompt, OutputTokens: output, TokensEstimated: estimated,
-		Model: x.body.req.Model, ReasoningEffort: x.body.req.ReasoningEffort,
-		MaxTokens: max(x.body.req.MaxTokens, x.body.req.MaxCompletionTokens),
+		Model: x.body.req.Model, ReasoningEffort: x.body.req.ReasoningEffort, API: x.api,
+		MaxTokens: x.body.maxTokens(),
 		Status:    x.status, FinishReason: x.finish,
 		E2ES: round6(max(x.endS-x.sendS, 0)),
 	}

@@ -27,7 +27,10 @@ type contentLine struct {
 	Seq      int               `json:"seq"`
 	Messages []json.RawMessage `json:"messages,omitempty"`
 	Prompt   json.RawMessage   `json:"prompt,omitempty"`
-	Reply    string            `json:"reply"`
+	// Instructions and Input are a Responses request's, as sent.
+	Instructions json.RawMessage `json:"instructions,omitempty"`
+	Input        json.RawMessage `json:"input,omitempty"`
+	Reply        string          `json:"reply"`
 	// ToolCalls are the reply's tool calls, as name and arguments.
 	ToolCalls []toolCall `json:"tool_calls,omitempty"`
 }
@@ -176,7 +179,7 @@ func (o *output) close() error {
 // seen identifies x for an observer.
 func (x *exchange) seen() Seen {
 	return Seen{ID: x.id, Session: x.asg.lane.name, Seq: x.asg.seq, SentS: x.sendS,
-		PromptTokens: (x.promptB + 3) / 4, MaxTokens: max(x.body.req.MaxTokens, x.body.req.MaxCompletionTokens)}
+		PromptTokens: (x.promptB + 3) / 4, MaxTokens: x.body.maxTokens()}
 }
 
 // content returns x's text for the content file, or nil when text is not kept.
@@ -192,6 +195,7 @@ func (x *exchange) content() *contentLine {
 		}
 		_ = json.Unmarshal(x.body.raw, &raw)
 		c.Messages, c.Prompt = raw.Messages, raw.Prompt
+		c.Instructions, c.Input = x.body.resp.Instructions, x.body.resp.Input
 	}
 	return c
 }

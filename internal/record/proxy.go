@@ -88,6 +88,7 @@ type Proxy struct {
 	rp       *httputil.ReverseProxy
 	start    time.Time
 	sessions *sessions
+	chains   *chains
 	out      *output
 	nextID   atomic.Uint64
 
@@ -118,7 +119,7 @@ func New(o Options) (*Proxy, error) {
 		t.MaxIdleConnsPerHost, t.MaxIdleConns, t.DisableCompression = 1024, 1024, true
 		o.Transport = t
 	}
-	p := &Proxy{o: o, start: o.Clock.Now(), sessions: newSessions(), open: map[uint64]*exchange{}}
+	p := &Proxy{o: o, start: o.Clock.Now(), sessions: newSessions(), chains: newChains(), open: map[uint64]*exchange{}}
 	h := trace.Header{Source: "record:" + redact.URL(o.Upstream.String()), AfterSFrom: trace.AfterEnd,
 		Created: o.Clock.WallNow().UTC().Format(time.RFC3339)}
 	out, err := newOutput(o.Trace, o.Content, h, o.Log)
@@ -141,10 +142,11 @@ func New(o Options) (*Proxy, error) {
 func (p *Proxy) now() float64 { return p.o.Clock.Since(p.start).Seconds() }
 
 // recorded reports whether r is a request the trace records: a POST of a chat or legacy
-// completion.
+// completion, or of a response (the Responses API).
 func recorded(r *http.Request) bool {
+	p := r.URL.Path
 	return r.Method == http.MethodPost &&
-		(strings.HasSuffix(r.URL.Path, "/chat/completions") || strings.HasSuffix(r.URL.Path, "/completions"))
+		(strings.HasSuffix(p, "/chat/completions") || strings.HasSuffix(p, "/completions") || strings.HasSuffix(p, "/responses"))
 }
 
 // ServeHTTP forwards r to the server and its response back, recording completions.
@@ -183,14 +185,24 @@ func (p *Proxy) begin(r *http.Request) (*exchange, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.o.InjectUsage {
+	x.api = apiOf(r.URL.Path)
+	if x.api == trace.APIResponses && b.whole {
+		b.readResponses() // the Responses API streams its usage unasked: nothing to inject
+	} else if p.o.InjectUsage {
 		b.injectUsage(r)
 	}
 	x.body = b
-	x.keys, x.conv = b.keys()
+	group := sessionGroup(r, b)
+	var from *convHash
+	if prev := b.resp.PreviousResponseID; prev != "" {
+		if g, h, ok := p.chains.get(prev); ok {
+			group, from = g, h
+		}
+	}
+	x.keys, x.conv = b.keys(from)
 	x.toolsB = b.toolsBytes()
 	x.promptB = x.conv.bytes + x.toolsB
-	x.asg = p.sessions.assign(sessionGroup(r, b), x.keys, b.toolResults(), x.sendS)
+	x.asg = p.sessions.assign(group, x.keys, b.toolResults(), x.sendS)
 	if a := x.asg.answered; a != nil {
 		p.out.resolve(x.asg.lane.name, a.seq, a.toolS)
 	}
@@ -201,13 +213,21 @@ func (p *Proxy) begin(r *http.Request) (*exchange, error) {
 	return x, nil
 }
 
+// codexSessionHeader is the header Codex CLI names its session in.
+const codexSessionHeader = "Session-Id"
+
 // sessionGroup is the session the harness names: its session header, its agent header
-// (wire.SessionIDHeader, wire.AgentIDHeader), then the user field; "" when it names none.
+// (wire.SessionIDHeader, wire.AgentIDHeader), Codex CLI's session-id, then a Responses
+// request's prompt_cache_key (Codex sends the session's id), then the user field; "" when it
+// names none.
 func sessionGroup(r *http.Request, b *parsedBody) string {
-	for _, h := range []string{wire.SessionIDHeader, wire.AgentIDHeader} {
+	for _, h := range []string{wire.SessionIDHeader, wire.AgentIDHeader, codexSessionHeader} {
 		if v := strings.TrimSpace(r.Header.Get(h)); v != "" {
 			return v
 		}
+	}
+	if k := strings.TrimSpace(b.resp.PromptCacheKey); k != "" {
+		return k
 	}
 	return b.req.User
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+
+	"github.com/agentsim/agentsim/trace"
 )
 
 // maxJSONBody bounds the bytes of a JSON response (non-streaming, or an error) the tee keeps
@@ -58,6 +60,9 @@ func (t *tee) Close() error {
 
 // ends reports whether b, the bytes of the latest read, end the response.
 func (t *tee) ends(b []byte) bool {
+	if t.sse && t.x.api == trace.APIResponses {
+		return endsResponses(b) || bytes.Contains(b, doneMarker)
+	}
 	if t.sse {
 		return bytes.Contains(b, doneMarker)
 	}

@@ -279,7 +279,7 @@ func (s *session) add(req trace.Request, o Options, fromSend bool, tools toolSet
 		At: scale(req.TS - o.FromS), Wait: scale(req.AfterS), FromSend: fromSend,
 		PromptTokens: req.PromptTokens, Extends: -1, ReplyTokens: req.OutputTokens - req.ReasoningTokens,
 		OutputTokens: req.OutputTokens, MaxTokens: req.MaxTokens, Model: req.Model, ReasoningEffort: req.ReasoningEffort,
-		Tools: tools.of(req.ToolsTokens), ToolCalls: req.ToolCalls, ToolNames: req.ToolNames,
+		Tools: tools.of(req.ToolsTokens), ToolCalls: req.ToolCalls, ToolNames: req.ToolNames, API: apiOf(req.API),
 	}
 	if req.ToolS != nil {
 		t.ToolTime = scale(*req.ToolS)
@@ -317,4 +317,17 @@ func cmpFloat(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// apiOf is the API a recorded request is replayed through: the Responses API for one that went
+// through it, chat completions for chat and legacy completions (whose prompt is replayed as
+// messages), and the workload's request.api when the trace does not say.
+func apiOf(api string) string {
+	switch api {
+	case trace.APIResponses:
+		return workloads.APIResponses
+	case trace.APIChat, trace.APICompletions:
+		return workloads.APIChat
+	}
+	return ""
 }

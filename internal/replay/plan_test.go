@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/workloads"
 )
 
 // planTrace has two sessions; b's second request extends its first, after 2 s of think time
@@ -42,6 +44,25 @@ func TestLoad(t *testing.T) {
 	assert.Equal(t, -1, p.Scripts[0].Turns[0].Extends, "the request extended is outside the window")
 	assert.Equal(t, time.Second, p.Scripts[0].Turns[0].At, "time 0 is --from-s")
 	assert.Equal(t, 3, p.Skipped)
+}
+
+// TestLoadAPI: a request is replayed through the API it was recorded from — the Responses
+// API, or chat completions for chat and legacy completions — and through the workload's
+// request.api when the trace does not say.
+func TestLoadAPI(t *testing.T) {
+	const tr = `{"schema":"agentsim.trace/v1","source":"test","created":"2026-11-30T00:00:00Z"}
+{"session":"a","seq":0,"t_s":0,"prompt_tokens":100,"output_tokens":10,"api":"responses"}
+{"session":"a","seq":1,"t_s":2,"prompt_tokens":100,"output_tokens":10,"api":"chat"}
+{"session":"a","seq":2,"t_s":4,"prompt_tokens":100,"output_tokens":10,"api":"completions"}
+{"session":"a","seq":3,"t_s":6,"prompt_tokens":100,"output_tokens":10}
+`
+	p, err := Load(strings.NewReader(tr), "t.jsonl", Options{})
+	require.NoError(t, err)
+	var apis []string
+	for _, turn := range p.Scripts[0].Turns {
+		apis = append(apis, turn.API)
+	}
+	assert.Equal(t, []string{workloads.APIResponses, workloads.APIChat, workloads.APIChat, ""}, apis)
 }
 
 // TestLoadRefuses names what is wrong.

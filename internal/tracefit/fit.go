@@ -69,7 +69,7 @@ func FromTrace(r io.Reader, name string, o Options) (*Result, error) {
 	sessions := map[string]*sessionData{}
 	var read, output, think []float64
 	var tools toolData
-	models, efforts := map[string]int{}, map[string]int{}
+	models, efforts, apis := map[string]int{}, map[string]int{}, map[string]int{}
 	maxPrompt, maxOutput, n := 0, 0, 0
 	thinkFromSend := 0
 	for {
@@ -108,6 +108,7 @@ func FromTrace(r io.Reader, name string, o Options) (*Result, error) {
 		maxPrompt, maxOutput = max(maxPrompt, req.PromptTokens), max(maxOutput, req.OutputTokens)
 		models[req.Model]++
 		efforts[req.ReasoningEffort]++
+		apis[req.API]++
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("%s: the trace has no request to fit", name)
@@ -136,6 +137,9 @@ func FromTrace(r io.Reader, name string, o Options) (*Result, error) {
 	}
 	if e := mostCommon(efforts); e != "" && slices.Contains(workloads.ReasoningEfforts, e) {
 		w.Request.ReasoningEffort = e
+	}
+	if mostCommon(apis) == trace.APIResponses {
+		w.Request.API = workloads.APIResponses // chat and legacy completions fit as chat
 	}
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("the fitted workload is not valid: %w", err)

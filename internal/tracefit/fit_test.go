@@ -180,6 +180,28 @@ func TestFitTools(t *testing.T) {
 	}
 }
 
+// TestFitAPI: the fitted workload's request.api is the API most of the trace's requests went
+// through, chat when the trace does not say.
+func TestFitAPI(t *testing.T) {
+	for _, c := range []struct{ apis, want string }{
+		{"responses responses chat", workloads.APIResponses},
+		{"chat completions responses", workloads.APIChat},
+		{"  ", workloads.APIChat},
+	} {
+		var buf bytes.Buffer
+		tw, err := trace.NewWriter(&buf, trace.Header{Source: "test", Created: "2026-12-01T00:00:00Z"})
+		require.NoError(t, err)
+		for i, api := range strings.Split(c.apis, " ") {
+			require.NoError(t, tw.Write(trace.Request{Session: fmt.Sprintf("s%d", i), TS: float64(i), PromptTokens: 100,
+				OutputTokens: 10, Status: 200, E2ES: 1, API: api}))
+		}
+		require.NoError(t, tw.Close())
+		res, err := FromTrace(&buf, "t.jsonl", Options{})
+		require.NoError(t, err)
+		assert.Equal(t, c.want, res.Workload.Request.API, "apis %q", c.apis)
+	}
+}
+
 // roundTrips checks that the fitted workload w, written as YAML, loads back the same: it runs
 // with agentsim run --workload.
 func roundTrips(t *testing.T, w *workloads.Workload) {

@@ -126,7 +126,8 @@ func retryOf(e *events.Event) string {
 
 // runTraceRequest is the trace line of one request, without its seq, after_s and extends.
 func runTraceRequest(r *runRequest, w *workloads.Workload) trace.Request {
-	tr := trace.Request{Session: fmt.Sprintf("agent-%d", r.agent), TS: r.sent.TS, MaxTokens: r.sent.MaxTokens, Model: w.Model}
+	tr := trace.Request{Session: fmt.Sprintf("agent-%d", r.agent), TS: r.sent.TS, MaxTokens: r.sent.MaxTokens, Model: w.Model,
+		API: w.Request.API} // workloads.APIChat and APIResponses are trace.APIChat and APIResponses
 	if w.Request.ReasoningEffort != "none" {
 		tr.ReasoningEffort = w.Request.ReasoningEffort
 	}

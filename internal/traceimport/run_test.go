@@ -33,11 +33,18 @@ const runEvents = `{"t_s":0,"event":"run_start","agent":-1,"round":0}
 `
 
 // TestRun imports a run directory: one session per agent, sends in order, after_s from the
-// previous end, usage from done events, a failed attempt's prompt estimated, and extends
-// pointing at the agent's previous completed request.
+// previous end, usage from done events, a failed attempt's prompt estimated, extends
+// pointing at the agent's previous completed request, and the API the run's requests went
+// through (request.api) on every line.
 func TestRun(t *testing.T) {
+	for _, api := range workloads.APIs {
+		t.Run(api, func(t *testing.T) { testRun(t, api) })
+	}
+}
+
+func testRun(t *testing.T, api string) {
 	dir := t.TempDir()
-	w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke"})
+	w, err := workloads.Load(workloads.LoadOptions{Workload: "smoke", Overrides: []workloads.Override{{Key: "request.api", Value: api, Source: "--set"}}})
 	require.NoError(t, err)
 	cfg, err := w.Recorded(map[string]string{"server": "http://127.0.0.1:1"}, nil)
 	require.NoError(t, err)
@@ -60,7 +67,7 @@ func TestRun(t *testing.T) {
 			Status: 200, TTFTS: 0.4, E2ES: 3, FinishReason: "length", Extends: &zero, NewTokens: 1482 - 1010 - 60},
 	}
 	for i := range want {
-		want[i].Model, want[i].ReasoningEffort = w.Model, w.Request.ReasoningEffort
+		want[i].Model, want[i].ReasoningEffort, want[i].API = w.Model, w.Request.ReasoningEffort, api
 		got := tr.Requests[i]
 		assert.InDelta(t, want[i].AfterS, got.AfterS, 1e-9, "request %d after_s", i)
 		got.AfterS = want[i].AfterS
