@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -259,4 +260,87 @@ func stamped(p http.Handler, all *[]*holds, mu *sync.Mutex) http.Handler {
 		mu.Unlock()
 		p.ServeHTTP(&stampWriter{ResponseWriter: w, h: h}, r.WithContext(context.WithValue(r.Context(), holdsKey{}, h)))
 	})
+}
+
+// frameServer streams the query's n chat chunks per request, one write and flush a frame as
+// a server decoding one token a frame does, then [DONE].
+func frameServer() *httptest.Server {
+	frame := []byte(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1796070181,"model":"m",` +
+		`"choices":[{"index":0,"delta":{"content":"tok "},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		for range n {
+			_, _ = w.Write(frame)
+			f.Flush()
+		}
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	}))
+}
+
+// BenchmarkProxyStream is the cost of a streamed frame through the proxy beside the same
+// frame straight from the server: 64 concurrent streams of 256 frames, each frame one write
+// of the server and one read of the client, all in this process. b.N is the frames over all
+// streams; cpu-µs/frame is the process's CPU (server, client and, proxied, the proxy) per
+// frame, so the proxy's own is the difference between the two paths. Profile the proxy with
+// -bench 'ProxyStream/path=proxy' -cpuprofile.
+func BenchmarkProxyStream(b *testing.B) {
+	const streams, frames = 64, 256
+	up := frameServer()
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	p, err := record.New(record.Options{Upstream: u, Trace: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	px := httptest.NewServer(p)
+	defer func() { px.Close(); _ = p.Close() }()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams, DisableCompression: true}}
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"bench"}]}`
+	read := func(base string) error {
+		resp, err := client.Post(base+fmt.Sprintf("/v1/chat/completions?n=%d", frames), "application/json", bytes.NewBufferString(body))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		br := bufio.NewReader(resp.Body)
+		got := 0
+		for {
+			line, err := br.ReadSlice('\n')
+			if bytes.HasPrefix(line, []byte("data: {")) {
+				got++
+			}
+			if err == io.EOF && got == frames {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%d of %d frames: %w", got, frames, err)
+			}
+		}
+	}
+	for _, path := range []struct{ name, base string }{{"direct", up.URL}, {"proxy", px.URL}} {
+		b.Run("path="+path.name, func(b *testing.B) {
+			requests := (b.N + frames - 1) / frames
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			var wg sync.WaitGroup
+			for range streams {
+				wg.Go(func() {
+					for next.Add(1) <= int64(requests) {
+						if err := read(path.base); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric((cpuTime()-cpu0).Seconds()*1e6/float64(requests*frames), "cpu-µs/frame")
+		})
+	}
 }
