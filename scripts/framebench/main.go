@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"slices"
@@ -201,16 +202,34 @@ func stream(host string, req []byte, frames *atomic.Int64) (first, done time.Tim
 	if !strings.Contains(status, " 200 ") {
 		return first, done, ttfb, fmt.Errorf("status %q", strings.TrimSpace(status))
 	}
+	chunked := false
+	for {
+		h, err := r.ReadString('\n')
+		if err != nil {
+			return first, done, ttfb, fmt.Errorf("headers: %w", err)
+		}
+		if h = strings.TrimSpace(h); h == "" {
+			break
+		}
+		k, v, _ := strings.Cut(h, ":")
+		chunked = chunked || strings.EqualFold(k, "Transfer-Encoding") && strings.Contains(strings.ToLower(v), "chunked")
+	}
+	// The body's lines, its chunk framing removed: a proxy may cut a frame across two
+	// chunks, as a read brings it.
+	body := r
+	if chunked {
+		body = bufio.NewReaderSize(httputil.NewChunkedReader(r), 4096)
+	}
 	prefix, doneLine := []byte("data: "), []byte("data: [DONE]")
 	n := int64(0)
 	for {
-		line, err := r.ReadSlice('\n')
+		line, err := body.ReadSlice('\n')
 		if err != nil && err != bufio.ErrBufferFull {
 			frames.Add(n)
 			return first, done, ttfb, fmt.Errorf("stream ended without [DONE]: %w", err)
 		}
 		if !bytes.HasPrefix(line, prefix) {
-			continue // headers, chunk sizes, blank lines
+			continue // blank lines, comments
 		}
 		if bytes.HasPrefix(line, doneLine) {
 			frames.Add(n)
