@@ -6,12 +6,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -259,4 +261,188 @@ func stamped(p http.Handler, all *[]*holds, mu *sync.Mutex) http.Handler {
 		mu.Unlock()
 		p.ServeHTTP(&stampWriter{ResponseWriter: w, h: h}, r.WithContext(context.WithValue(r.Context(), holdsKey{}, h)))
 	})
+}
+
+// frameServer streams the query's n chat chunks per request, one write and flush a frame as
+// a server decoding one token a frame does, then [DONE].
+func frameServer() *httptest.Server {
+	frame := []byte(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1796070181,"model":"m",` +
+		`"choices":[{"index":0,"delta":{"content":"tok "},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		for range n {
+			_, _ = w.Write(frame)
+			f.Flush()
+		}
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	}))
+}
+
+// BenchmarkProxyStream is the cost of a streamed frame through the proxy beside the same
+// frame straight from the server: 64 concurrent streams of 256 frames, each frame one write
+// of the server and one read of the client, all in this process. b.N is the frames over all
+// streams; cpu-µs/frame is the process's CPU (server, client and, proxied, the proxy) per
+// frame, so the proxy's own is the difference between the two paths. Profile the proxy with
+// -bench 'ProxyStream/path=proxy' -cpuprofile.
+func BenchmarkProxyStream(b *testing.B) {
+	const streams, frames = 64, 256
+	up := frameServer()
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	p, err := record.New(record.Options{Upstream: u, Trace: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	px := httptest.NewServer(p)
+	defer func() { px.Close(); _ = p.Close() }()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams, DisableCompression: true}}
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"bench"}]}`
+	read := func(base string) error {
+		resp, err := client.Post(base+fmt.Sprintf("/v1/chat/completions?n=%d", frames), "application/json", bytes.NewBufferString(body))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		br := bufio.NewReader(resp.Body)
+		got := 0
+		for {
+			line, err := br.ReadSlice('\n')
+			if bytes.HasPrefix(line, []byte("data: {")) {
+				got++
+			}
+			if err == io.EOF && got == frames {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%d of %d frames: %w", got, frames, err)
+			}
+		}
+	}
+	for _, path := range []struct{ name, base string }{{"direct", up.URL}, {"proxy", px.URL}} {
+		b.Run("path="+path.name, func(b *testing.B) {
+			requests := (b.N + frames - 1) / frames
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			var wg sync.WaitGroup
+			for range streams {
+				wg.Go(func() {
+					for next.Add(1) <= int64(requests) {
+						if err := read(path.base); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric((cpuTime()-cpu0).Seconds()*1e6/float64(requests*frames), "cpu-µs/frame")
+		})
+	}
+}
+
+// openServer streams a frame every 200 ms until the client goes away, from a random phase
+// (streams decode apart, not in step); a request with ?n=1 gets one frame and [DONE] at once.
+func openServer() *httptest.Server {
+	frame := []byte(`data: {"choices":[{"index":0,"delta":{"content":"tok "}}]}` + "\n\n")
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		f := w.(http.Flusher)
+		if r.URL.Query().Get("n") == "1" {
+			_, _ = w.Write(frame)
+			_, _ = io.WriteString(w, "data: [DONE]\n\n")
+			return
+		}
+		time.Sleep(rand.N(200 * time.Millisecond))
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if _, err := w.Write(frame); err != nil {
+				return
+			}
+			f.Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-t.C:
+			}
+		}
+	}))
+}
+
+// BenchmarkTTFB is the time to first byte of a request while 1,000 streams are open (each a
+// frame every 200 ms, 5,000 frames/s in all: what a loaded machine carries through server,
+// proxy and client in one process without a queue), straight to the server and through the proxy:
+// from the request's send to its response's headers, one request after another. b.N is the
+// requests of each path; it reports each path's p50 and p99 in µs and the p99 the proxy adds.
+func BenchmarkTTFB(b *testing.B) {
+	const open = 1000
+	up := openServer()
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	p, err := record.New(record.Options{Upstream: u, Trace: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	px := httptest.NewServer(p)
+	defer func() { px.Close(); _ = p.Close() }()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"bench"}]}`
+	post := func(ctx context.Context, base, q string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions"+q, bytes.NewBufferString(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		return client.Do(req)
+	}
+	measure := func(b *testing.B, base string) []float64 {
+		ctx, cancel := context.WithCancel(context.Background())
+		var streams, opened sync.WaitGroup
+		opened.Add(open)
+		for range open {
+			streams.Go(func() {
+				resp, err := post(ctx, base, "")
+				opened.Done()
+				if err != nil {
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			})
+		}
+		opened.Wait()
+		lat := make([]float64, 0, b.N)
+		for range b.N {
+			t0 := time.Now()
+			resp, err := post(context.Background(), base, "?n=1")
+			if err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, float64(time.Since(t0).Nanoseconds())/1e3)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		cancel()
+		streams.Wait()
+		slices.Sort(lat)
+		return lat
+	}
+	b.ResetTimer()
+	direct := measure(b, up.URL)
+	proxied := measure(b, px.URL)
+	b.StopTimer()
+	b.ReportMetric(quantile(direct, 0.5), "direct-p50-µs")
+	b.ReportMetric(quantile(direct, 0.99), "direct-p99-µs")
+	b.ReportMetric(quantile(proxied, 0.5), "proxy-p50-µs")
+	b.ReportMetric(quantile(proxied, 0.99), "proxy-p99-µs")
+	b.ReportMetric(quantile(proxied, 0.99)-quantile(direct, 0.99), "added-p99-µs")
+	b.ReportMetric(0, "ns/op")
 }

@@ -48,6 +48,7 @@ type exchange struct {
 	finish    string
 	usage     *usage
 	done      bool         // the response ended as it should: [DONE], or a whole JSON body
+	ended     bool         // the stream's last event arrived: [DONE], or a Responses stream's end
 	eof       bool         // the server ended the body
 	readErr   error        // how reading the body failed, other than its end
 	failure   string       // why the request failed without a response (see Proxy.errorHandler)
@@ -77,11 +78,17 @@ func (x *exchange) sseLine(line []byte, t float64) {
 	}
 	data = bytes.TrimSpace(data)
 	if bytes.Equal(data, doneMarker) {
-		x.done = true
+		x.done, x.ended = true, true
 		return
 	}
 	if x.api == trace.APIResponses {
 		x.responsesData(data, t)
+		return
+	}
+	if c, ok := scanChunk(data); ok {
+		if c.choice {
+			x.delta(t, c.content, c.text, len(c.reasoningContent)+len(c.reasoning), nil, c.finish)
+		}
 		return
 	}
 	var c streamChunk
@@ -98,22 +105,45 @@ func (x *exchange) sseLine(line []byte, t float64) {
 	}
 	for _, ch := range c.Choices {
 		d := ch.Delta
-		reasoning := d.ReasoningContent + d.Reasoning
-		if d.Content+ch.Text+reasoning != "" || len(d.ToolCalls) > 0 {
-			x.outChunks++
-			if !x.first {
-				x.first, x.firstS = true, t
-				x.p.observe(func(o Observer) { o.FirstToken(x.seen(), t, d.Content+ch.Text == "" && reasoning != "") })
-			}
+		var finish []byte
+		if ch.FinishReason != nil {
+			finish = []byte(*ch.FinishReason)
 		}
-		x.reply.WriteString(d.Content)
-		x.reply.WriteString(ch.Text)
-		x.reasonB += len(reasoning)
-		x.addCalls(d.ToolCalls)
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			x.finish = *ch.FinishReason
+		x.delta(t, []byte(d.Content), []byte(ch.Text), len(d.ReasoningContent)+len(d.Reasoning), d.ToolCalls, finish)
+	}
+}
+
+// delta reads one choice of a chat chunk that arrived at t: its content, legacy text, bytes
+// of reasoning, tool-call deltas and finish reason ("" or none when it has none).
+func (x *exchange) delta(t float64, content, text []byte, reasoning int, calls []toolCall, finish []byte) {
+	if len(content)+len(text)+reasoning > 0 || len(calls) > 0 {
+		x.outChunks++
+		if !x.first {
+			x.first, x.firstS = true, t
+			reasoningFirst := len(content)+len(text) == 0 && reasoning > 0
+			x.p.observe(func(o Observer) { o.FirstToken(x.seen(), t, reasoningFirst) })
 		}
 	}
+	x.reply.Write(content)
+	x.reply.Write(text)
+	x.reasonB += reasoning
+	x.addCalls(calls)
+	if len(finish) > 0 {
+		x.finish = finishReason(finish)
+	}
+}
+
+// finishReason is b as a string, without allocating for the reasons servers send.
+func finishReason(b []byte) string {
+	switch string(b) {
+	case "stop":
+		return "stop"
+	case "length":
+		return "length"
+	case "tool_calls":
+		return "tool_calls"
+	}
+	return string(b)
 }
 
 // lineTooLong notes a line of the stream longer than events.MaxStreamLineBytes.

@@ -137,12 +137,35 @@ func New(o Options) (*Proxy, error) {
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
 		FlushInterval:  -1, // every read is written and flushed at once: streams are never buffered
+		BufferPool:     copyBuffers,
 		Transport:      o.Transport,
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.errorHandler,
 		ErrorLog:       log.New(o.Log, "agentsim record: ", 0),
 	}
 	return p, nil
+}
+
+// copyBufferSize is the buffer each response is copied through, in bytes: a read brings
+// what the server flushed since the last, a few frames, so a buffer larger than the
+// transport's own (4 KiB) would only add to what every open stream holds.
+const copyBufferSize = 4 << 10
+
+// copyBuffers lends the buffers responses are copied through (httputil.ReverseProxy's own
+// are 32 KiB, one a response, which a thousand open streams hold at once).
+var copyBuffers = &bufferPool{sync.Pool{New: func() any { return new([copyBufferSize]byte) }}}
+
+// bufferPool is a sync.Pool of copy buffers, an httputil.BufferPool.
+type bufferPool struct{ p sync.Pool }
+
+// Get implements httputil.BufferPool.
+func (b *bufferPool) Get() []byte { return b.p.Get().(*[copyBufferSize]byte)[:] }
+
+// Put implements httputil.BufferPool.
+func (b *bufferPool) Put(buf []byte) {
+	if cap(buf) == copyBufferSize {
+		b.p.Put((*[copyBufferSize]byte)(buf[:copyBufferSize]))
+	}
 }
 
 // now returns the time since the recording began, in seconds.

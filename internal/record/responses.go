@@ -1,7 +1,6 @@
 package record
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding"
 	"encoding/json"
@@ -156,20 +155,6 @@ func (u *responseUsage) chat() *usage {
 	return c
 }
 
-// responsesEnd marks the events that end a Responses stream, as the tee looks for them in
-// the bytes of a read (a quote inside text is escaped, so text cannot hold them).
-var responsesEnd = [][]byte{[]byte(`"response.completed"`), []byte(`"response.incomplete"`), []byte(`"response.failed"`)}
-
-// endsResponses reports whether b holds the event that ends a Responses stream.
-func endsResponses(b []byte) bool {
-	for _, m := range responsesEnd {
-		if bytes.Contains(b, m) {
-			return true
-		}
-	}
-	return false
-}
-
 // responsesData reads one data line of a Responses stream, whose bytes arrived at t.
 func (x *exchange) responsesData(data []byte, t float64) {
 	var e responseEvent
@@ -206,9 +191,10 @@ func (x *exchange) responsesData(data []byte, t float64) {
 			x.args[i].WriteString(e.Item.Arguments)
 		}
 	case "response.completed", "response.incomplete":
-		x.done = true
+		x.done, x.ended = true, true
 		x.finish = responsesFinish(e.Response, len(x.calls))
 	case "response.failed":
+		x.ended = true
 		if x.failure == "" {
 			x.failure = "response.failed: " + errorMessage(e.Response.errorField())
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/agentsim/agentsim/events"
-	"github.com/agentsim/agentsim/trace"
 )
 
 // maxJSONBody bounds the bytes of a JSON response (non-streaming, or an error) the tee keeps
@@ -15,39 +14,34 @@ const maxJSONBody = 8 << 20
 
 var doneMarker = []byte("[DONE]")
 
-// tee is a response body that returns the server's bytes as they arrive and keeps a copy to
-// parse. The bytes of one read are parsed at the start of the next, while the proxy waits for
-// the server, so parsing never delays them — except the read that ends the response, parsed
-// before it is returned (see exchange.complete).
+// tee is a response body that returns the server's bytes as they arrive and parses them on
+// the way, once: an event stream line by line in the reader's own buffer (only a line cut by
+// a read boundary is kept, until its end arrives), a JSON body into a copy it parses whole.
+// An event stream's frames cost a scan each (see scanChunk), so parsing a read before it is
+// returned holds its bytes for a fraction of a microsecond; the read that ends the response
+// also releases its lane before the harness can see the end (see exchange.complete).
 type tee struct {
-	body     io.ReadCloser
-	x        *exchange
-	pending  []byte  // the last read's bytes, not parsed yet
-	pendingS float64 // when they arrived
-	sse      bool    // an event stream, else a JSON body
-	line     []byte  // an SSE line cut by a read boundary
-	tooLong  bool    // a line passed events.MaxStreamLineBytes: the rest is passed on unread
-	jsonBuf  []byte  // a JSON body so far, up to maxJSONBody
-	jsonLen  int64   // bytes of the JSON body seen
-	wantLen  int64   // its Content-Length, −1 when unknown
+	body    io.ReadCloser
+	x       *exchange
+	sse     bool   // an event stream, else a JSON body
+	line    []byte // an SSE line cut by a read boundary
+	tooLong bool   // a line passed events.MaxStreamLineBytes: the rest is passed on unread
+	jsonBuf []byte // a JSON body so far, up to maxJSONBody
+	jsonLen int64  // bytes of the JSON body seen
+	wantLen int64  // its Content-Length, −1 when unknown
 }
 
 // Read implements io.Reader.
 func (t *tee) Read(p []byte) (int, error) {
-	t.parse()
 	n, err := t.body.Read(p)
 	now := t.x.p.now()
 	if n > 0 {
 		t.x.byteAt(now)
-		t.pending = append(t.pending, p[:n]...)
-		t.pendingS = now
-		if t.ends(p[:n]) {
-			t.parse()
+		if t.parse(p[:n], now) {
 			t.x.complete(now)
 		}
 	}
 	if err != nil {
-		t.parse()
 		t.finishJSON()
 		t.x.readEnded(now, err)
 	}
@@ -55,39 +49,25 @@ func (t *tee) Read(p []byte) (int, error) {
 }
 
 // Close implements io.Closer.
-func (t *tee) Close() error {
-	t.parse()
-	return t.body.Close()
-}
+func (t *tee) Close() error { return t.body.Close() }
 
-// ends reports whether b, the bytes of the latest read, end the response.
-func (t *tee) ends(b []byte) bool {
-	if t.sse && t.x.api == trace.APIResponses {
-		return endsResponses(b) || bytes.Contains(b, doneMarker)
-	}
+// parse parses b, the bytes of a read that arrived at t, and reports whether they end the
+// response: an event stream's end (see exchange.sseLine), or a JSON body's last byte by its
+// Content-Length.
+func (t *tee) parse(b []byte, at float64) bool {
 	if t.sse {
-		return bytes.Contains(b, doneMarker) || endsResponses(b)
+		t.parseSSE(b, at)
+		return t.x.ended
 	}
-	return t.wantLen >= 0 && t.jsonLen+int64(len(t.pending)) >= t.wantLen
-}
-
-// parse parses the pending bytes.
-func (t *tee) parse() {
-	if len(t.pending) == 0 {
-		return
+	t.jsonLen += int64(len(b))
+	if room := maxJSONBody - len(t.jsonBuf); room > 0 {
+		t.jsonBuf = append(t.jsonBuf, b[:min(room, len(b))]...)
 	}
-	if t.sse {
-		t.parseSSE(t.pending, t.pendingS)
-	} else {
-		t.jsonLen += int64(len(t.pending))
-		if room := maxJSONBody - len(t.jsonBuf); room > 0 {
-			t.jsonBuf = append(t.jsonBuf, t.pending[:min(room, len(t.pending))]...)
-		}
-		if t.wantLen >= 0 && t.jsonLen >= t.wantLen {
-			t.x.parseJSON(t.jsonBuf)
-		}
+	if t.wantLen >= 0 && t.jsonLen >= t.wantLen && t.jsonLen-int64(len(b)) < t.wantLen {
+		t.x.parseJSON(t.jsonBuf)
+		return true
 	}
-	t.pending = t.pending[:0]
+	return false
 }
 
 // finishJSON parses a JSON body that ended without a Content-Length.
@@ -97,10 +77,11 @@ func (t *tee) finishJSON() {
 	}
 }
 
-// parseSSE splits b into lines, joined with the line cut by the previous read, and hands each
-// data line to the exchange. A line longer than events.MaxStreamLineBytes fails the request
-// as events.ClassLineTooLong and ends the parsing: the proxy keeps no more of what a server
-// sends than one line, and passes the bytes on as they come.
+// parseSSE splits b into lines, the first joined with the line cut by the previous read, and
+// hands each to the exchange; it keeps the line b's end cuts. A line longer than
+// events.MaxStreamLineBytes fails the request as events.ClassLineTooLong and ends the parsing:
+// the proxy keeps no more of what a server sends than one line, and passes the bytes on as
+// they come.
 func (t *tee) parseSSE(b []byte, at float64) {
 	for len(b) > 0 && !t.tooLong {
 		i := bytes.IndexByte(b, '\n')

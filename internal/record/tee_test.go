@@ -1,8 +1,10 @@
 package record
 
 import (
+	"encoding/json"
 	"io"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +54,150 @@ func benchmarkTee(b *testing.B, delta string, trim func(*exchange)) {
 			b.Fatal(err)
 		}
 		trim(x)
+	}
+}
+
+// pieces is a response body that returns its bytes cut at the given offsets, one piece a read.
+type pieces struct {
+	b    []byte
+	cuts []int
+}
+
+func (p *pieces) Read(b []byte) (int, error) {
+	if len(p.b) == 0 {
+		return 0, io.EOF
+	}
+	n := len(p.b)
+	if len(p.cuts) > 0 {
+		n, p.cuts = p.cuts[0], p.cuts[1:]
+	}
+	n = copy(b, p.b[:n])
+	p.b = p.b[n:]
+	for i := range p.cuts {
+		p.cuts[i] -= n
+	}
+	return n, nil
+}
+
+func (*pieces) Close() error { return nil }
+
+// TestFrameSplitAcrossReads cuts a stream at every byte, and at two bytes of every pair of
+// frames: each frame is read once and whole, whatever the reads that bring it.
+func TestFrameSplitAcrossReads(t *testing.T) {
+	stream := "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\r\n\r\n" +
+		": a comment\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo \\\"wörld\\\"\\n\"}}]}\n\n" +
+		"data:{\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":4}}\n\n" +
+		"data: [DONE]\n\n"
+	u, _ := url.Parse("http://upstream")
+	p, err := New(Options{Upstream: u, Trace: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(cuts []int) *exchange {
+		x := &exchange{p: p, conv: &convHash{}, body: &parsedBody{}}
+		tr := &tee{body: &pieces{b: []byte(stream), cuts: cuts}, x: x, sse: true, wantLen: -1}
+		if _, err := io.Copy(io.Discard, struct{ io.Reader }{tr}); err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	check := func(cuts []int) {
+		x := read(cuts)
+		if got := x.reply.String(); got != "Hello \"wörld\"\n" {
+			t.Errorf("cut at %v: reply %q, want %q", cuts, got, "Hello \"wörld\"\n")
+		}
+		if x.outChunks != 3 || x.reasonB != 3 || x.finish != "stop" || !x.done || !x.ended {
+			t.Errorf("cut at %v: %d output chunks, %d bytes of reasoning, finish %q, done %t, ended %t; want 3, 3, stop, true, true",
+				cuts, x.outChunks, x.reasonB, x.finish, x.done, x.ended)
+		}
+		if x.usage == nil || x.usage.PromptTokens != 7 || x.usage.CompletionTokens != 4 {
+			t.Errorf("cut at %v: usage %+v, want 7 prompt and 4 completion tokens", cuts, x.usage)
+		}
+	}
+	check(nil)
+	for i := 1; i < len(stream); i++ {
+		check([]int{i})
+	}
+	frames := strings.SplitAfter(stream, "\n\n")
+	at := 0
+	for i := 0; i+1 < len(frames); i++ {
+		for a := 1; a < len(frames[i]); a += 7 {
+			for b := 1; b < len(frames[i+1]); b += 5 {
+				check([]int{at + a, at + len(frames[i]) + b})
+			}
+		}
+		at += len(frames[i])
+	}
+}
+
+// FuzzScanChunk checks that a chunk the scan reads is the chunk encoding/json reads: the one
+// choice's text fields and finish reason, or no choice.
+func FuzzScanChunk(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"tok "},"logprobs":null,"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{"reasoning_content":"a","reasoning":"b"}}]}`,
+		`{"choices":[{"index":0,"text":"legacy","finish_reason":"length"}]}`,
+		`{"choices":[{"delta":{"content":null,"tool_calls":[]},"finish_reason":"stop"}],"usage":null,"error":null}`,
+		`{"choices":[{"delta":{"content":"a\nb"}}]}`,
+		`{"choices":[{"delta":{"Content":"x"}}]}`,
+		`{"choices":[{"delta":{"content":"x","content":"y"}}]}`,
+		`{"choices":[{"delta":{"content":"x"}},{"delta":{"content":"y"}}]}`,
+		`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}`,
+		`{"error":{"message":"boom"}}`,
+		`{"choices":null,"x":[1,-2.5e+3,true,false,null,{"a":"\u00e9"}]}`,
+		`{"choices":[{"delta":{"content":"x"}}]} trailing`,
+		`{"choices":[{"delta":{"content":"\xff"}}]}`,
+		`{"choices":[{"delta":{"content":5}}]}`,
+		`{"a":01}`, `[]`, `{}`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, ok := scanChunk(data)
+		if !ok {
+			return
+		}
+		var want streamChunk
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("scanned %q, which encoding/json refuses: %v", data, err)
+		}
+		if want.Usage != nil || errorMessage(want.Error) != "" || len(want.Choices) > 1 || c.choice != (len(want.Choices) == 1) {
+			t.Fatalf("scanned %q as %+v; encoding/json reads %d choices, usage %v, error %s", data, c, len(want.Choices), want.Usage, want.Error)
+		}
+		if !c.choice {
+			return
+		}
+		ch := want.Choices[0]
+		finish := ""
+		if ch.FinishReason != nil {
+			finish = *ch.FinishReason
+		}
+		got := [5]string{string(c.content), string(c.text), string(c.reasoningContent), string(c.reasoning), string(c.finish)}
+		exp := [5]string{ch.Delta.Content, ch.Text, ch.Delta.ReasoningContent, ch.Delta.Reasoning, finish}
+		if got != exp || len(ch.Delta.ToolCalls) > 0 {
+			t.Fatalf("scanned %q as content, text, reasoning_content, reasoning, finish_reason %q; encoding/json reads %q and %d tool calls",
+				data, got, exp, len(ch.Delta.ToolCalls))
+		}
+	})
+}
+
+// TestScanChunkReadsStreamFrames: the frames a stream is made of are read by the scan, not
+// handed to encoding/json.
+func TestScanChunkReadsStreamFrames(t *testing.T) {
+	for _, s := range []string{
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1796070181,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1796070181,"model":"m","choices":[{"index":0,"delta":{"content":"tok "},"logprobs":null,"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"reasoning_content":"think "}}]}`,
+		`{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null}]}`,
+		`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`,
+	} {
+		if _, ok := scanChunk([]byte(s)); !ok {
+			t.Errorf("%s: not scanned", s)
+		}
 	}
 }

@@ -2,9 +2,10 @@
 
 // Command framebench opens N concurrent streaming chat completions against an
 // OpenAI-compatible server and reports the SSE frames and tokens per wall second it receives,
-// and the server's resident memory. It is the side-by-side client for comparing agentsim serve
-// with other simulators: the same client, the same request, one server at a time (see
-// docs/speed.md for the commands).
+// the time from each request's write to its response's first byte, and the server's resident
+// memory. It is the side-by-side client for comparing agentsim serve with other simulators,
+// or a server with the same server behind agentsim record: the same client, the same request,
+// one server at a time (see docs/speed.md for the commands).
 //
 //	go run scripts/framebench/main.go -url http://127.0.0.1:8111 -streams 1000 -tokens 1000 -pid $PID
 //
@@ -20,8 +21,10 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http/httputil"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,6 +83,7 @@ func main() {
 
 	firsts := make([]time.Time, *streams)
 	dones := make([]time.Time, *streams)
+	ttfbs := make([]time.Duration, *streams)
 	errs := make([]error, *streams)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -87,7 +91,7 @@ func main() {
 		wg.Add(1)
 		go func() { // one per stream: ends at [DONE] or on error
 			defer wg.Done()
-			firsts[i], dones[i], errs[i] = stream(u.Host, req, &frames)
+			firsts[i], dones[i], ttfbs[i], errs[i] = stream(u.Host, req, &frames)
 		}()
 	}
 	wg.Wait()
@@ -144,6 +148,19 @@ func main() {
 	} else {
 		fmt.Printf("%s all streams open: no window (the first stream ended before the last began)\n", *label)
 	}
+	var ttfb []time.Duration
+	for i := range *streams {
+		if errs[i] == nil {
+			ttfb = append(ttfb, ttfbs[i])
+		}
+	}
+	if len(ttfb) > 0 {
+		slices.Sort(ttfb)
+		q := func(f float64) float64 {
+			return float64(ttfb[min(len(ttfb)-1, int(f*float64(len(ttfb))))].Microseconds()) / 1e3
+		}
+		fmt.Printf("%s time to first byte: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", *label, q(0.5), q(0.99), q(1))
+	}
 	if *pid > 0 {
 		fmt.Printf("%s server peak RSS while streaming: %.1f MiB (%.1f KiB per stream)\n",
 			*label, float64(peakRSS.Load())/1024, float64(peakRSS.Load())/float64(*streams))
@@ -154,8 +171,9 @@ func main() {
 }
 
 // stream sends req on a new connection and counts the data frames of the response until
-// [DONE]; it returns when the first frame arrived and when [DONE] did.
-func stream(host string, req []byte, frames *atomic.Int64) (first, done time.Time, err error) {
+// [DONE]; it returns when the first frame arrived, when [DONE] did, and the time from the
+// request's write to the response's first byte.
+func stream(host string, req []byte, frames *atomic.Int64) (first, done time.Time, ttfb time.Duration, err error) {
 	var conn net.Conn
 	for try := 0; ; try++ {
 		conn, err = net.Dial("tcp", host)
@@ -165,34 +183,57 @@ func stream(host string, req []byte, frames *atomic.Int64) (first, done time.Tim
 		time.Sleep(20 * time.Millisecond) // the listen backlog overflowed: try again
 	}
 	if err != nil {
-		return first, done, err
+		return first, done, ttfb, err
 	}
 	defer conn.Close()
+	sent := time.Now()
 	if _, err = conn.Write(req); err != nil {
-		return first, done, err
+		return first, done, ttfb, err
 	}
 	r := bufio.NewReaderSize(conn, 4096)
+	if _, err = r.Peek(1); err != nil {
+		return first, done, ttfb, fmt.Errorf("status line: %w", err)
+	}
+	ttfb = time.Since(sent)
 	status, err := r.ReadString('\n')
 	if err != nil {
-		return first, done, fmt.Errorf("status line: %w", err)
+		return first, done, ttfb, fmt.Errorf("status line: %w", err)
 	}
 	if !strings.Contains(status, " 200 ") {
-		return first, done, fmt.Errorf("status %q", strings.TrimSpace(status))
+		return first, done, ttfb, fmt.Errorf("status %q", strings.TrimSpace(status))
+	}
+	chunked := false
+	for {
+		h, err := r.ReadString('\n')
+		if err != nil {
+			return first, done, ttfb, fmt.Errorf("headers: %w", err)
+		}
+		if h = strings.TrimSpace(h); h == "" {
+			break
+		}
+		k, v, _ := strings.Cut(h, ":")
+		chunked = chunked || strings.EqualFold(k, "Transfer-Encoding") && strings.Contains(strings.ToLower(v), "chunked")
+	}
+	// The body's lines, its chunk framing removed: a proxy may cut a frame across two
+	// chunks, as a read brings it.
+	body := r
+	if chunked {
+		body = bufio.NewReaderSize(httputil.NewChunkedReader(r), 4096)
 	}
 	prefix, doneLine := []byte("data: "), []byte("data: [DONE]")
 	n := int64(0)
 	for {
-		line, err := r.ReadSlice('\n')
+		line, err := body.ReadSlice('\n')
 		if err != nil && err != bufio.ErrBufferFull {
 			frames.Add(n)
-			return first, done, fmt.Errorf("stream ended without [DONE]: %w", err)
+			return first, done, ttfb, fmt.Errorf("stream ended without [DONE]: %w", err)
 		}
 		if !bytes.HasPrefix(line, prefix) {
-			continue // headers, chunk sizes, blank lines
+			continue // blank lines, comments
 		}
 		if bytes.HasPrefix(line, doneLine) {
 			frames.Add(n)
-			return first, time.Now(), nil
+			return first, time.Now(), ttfb, nil
 		}
 		if first.IsZero() {
 			first = time.Now()

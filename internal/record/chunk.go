@@ -1,0 +1,363 @@
+package record
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// A stream's frames are read by a scan of their bytes rather than by encoding/json: the
+// proxy reads a handful of fields of every frame a harness receives, and decoding each frame
+// by reflection cost more CPU than the server spent making it. scanChunk reads the frames a
+// stream is made of — one choice whose delta carries content or reasoning text, or nothing,
+// and a finish reason — exactly as json.Unmarshal into a streamChunk would, and hands any
+// other frame back to it: tool-call deltas, usage, an error, several choices, an escaped
+// string in a field it reads, a key that matches a field only without regard to case (as
+// encoding/json matches them), a repeated field, invalid JSON.
+
+// chunk is what scanChunk read of a chat chunk: its choice's fields, which point into the
+// frame's bytes, and which of them it met (a repeated one goes to encoding/json).
+type chunk struct {
+	choice                                     bool // the chunk has a choice
+	content, text, reasoningContent, reasoning []byte
+	finish                                     []byte
+	hasContent, hasText, hasRC, hasReason      bool
+	hasFinish, hasDelta                        bool
+}
+
+// scanChunk reads data, one chat chunk's JSON, and reports whether it could.
+func scanChunk(data []byte) (chunk, bool) {
+	var c chunk
+	s := scanner{b: data}
+	seen := 0 // bit 0 choices, 1 usage, 2 error
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "choices":
+			return once(&seen, 1) && s.choices(&c)
+		case "usage":
+			return once(&seen, 2) && s.null()
+		case "error":
+			return once(&seen, 4) && s.null()
+		}
+		return !foldsTo(key, "choices", "usage", "error") && s.skip()
+	})
+	s.space()
+	return c, ok && s.i == len(s.b)
+}
+
+// once sets bit in seen and reports whether it was clear: a field's first occurrence.
+func once(seen *int, bit int) bool {
+	if *seen&bit != 0 {
+		return false
+	}
+	*seen |= bit
+	return true
+}
+
+// foldsTo reports whether key equals one of names without regard to case: a field
+// encoding/json would fill that the scan leaves to it.
+func foldsTo(key []byte, names ...string) bool {
+	for _, n := range names {
+		if bytes.EqualFold(key, []byte(n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxDepth is the deepest nesting the scan reads, as encoding/json's.
+const maxDepth = 10000
+
+// scanner reads JSON from b at i; depth is the objects and arrays open.
+type scanner struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+// space skips JSON whitespace.
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte after whitespace, or 0 at the end.
+func (s *scanner) peek() byte {
+	s.space()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// object reads an object, calling field with each key (unescaped keys only) to read its value.
+func (s *scanner) object(field func(key []byte) bool) bool {
+	if s.peek() != '{' || s.depth >= maxDepth {
+		return false
+	}
+	s.i++
+	s.depth++
+	defer func() { s.depth-- }()
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		if s.peek() != '"' {
+			return false
+		}
+		key, plain, ok := s.str()
+		if !ok || !plain || s.peek() != ':' {
+			return false
+		}
+		s.i++
+		if !field(key) {
+			return false
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str reads a string and returns its bytes between the quotes; plain says they need no
+// unescaping and are valid UTF-8, so that they are the string's value as they stand.
+func (s *scanner) str() (v []byte, plain, ok bool) {
+	start := s.i + 1
+	plain = true
+	ascii := true
+	for i := start; i < len(s.b); i++ {
+		switch c := s.b[i]; {
+		case c == '"':
+			s.i = i + 1
+			v = s.b[start:i]
+			return v, plain && (ascii || utf8.Valid(v)), true
+		case c == '\\':
+			plain = false
+			i++
+			if i >= len(s.b) {
+				return nil, false, false
+			}
+			switch s.b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(s.b) || !hex4(s.b[i+1:i+5]) {
+					return nil, false, false
+				}
+				i += 4
+			default:
+				return nil, false, false
+			}
+		case c < 0x20:
+			return nil, false, false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return nil, false, false
+}
+
+// hex4 reports whether b is four hex digits.
+func hex4(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// literal reads the literal word.
+func (s *scanner) literal(word string) bool {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+// null reads null.
+func (s *scanner) null() bool { return s.peek() == 'n' && s.literal("null") }
+
+// text reads a string field's value: a string that needs no unescaping, or null (which
+// leaves the field as it was, as encoding/json does).
+func (s *scanner) text(dst *[]byte, has *bool) bool {
+	if *has {
+		return false
+	}
+	*has = true
+	switch s.peek() {
+	case 'n':
+		return s.literal("null")
+	case '"':
+		v, plain, ok := s.str()
+		*dst = v
+		return ok && plain
+	}
+	return false
+}
+
+// choices reads the choices: null, none, or one.
+func (s *scanner) choices(c *chunk) bool {
+	switch s.peek() {
+	case 'n':
+		return s.literal("null")
+	case '[':
+	default:
+		return false
+	}
+	s.i++
+	if s.peek() == ']' {
+		s.i++
+		return true
+	}
+	c.choice = true
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "delta":
+			return !c.hasDelta && s.delta(c)
+		case "text":
+			return s.text(&c.text, &c.hasText)
+		case "finish_reason":
+			return s.text(&c.finish, &c.hasFinish)
+		}
+		return !foldsTo(key, "delta", "text", "finish_reason") && s.skip()
+	})
+	if !ok || s.peek() != ']' {
+		return false // not an object, or more than one choice
+	}
+	s.i++
+	return true
+}
+
+// delta reads a choice's delta: null, or an object without tool calls.
+func (s *scanner) delta(c *chunk) bool {
+	c.hasDelta = true
+	if s.peek() == 'n' {
+		return s.literal("null")
+	}
+	tools := false
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "content":
+			return s.text(&c.content, &c.hasContent)
+		case "reasoning_content":
+			return s.text(&c.reasoningContent, &c.hasRC)
+		case "reasoning":
+			return s.text(&c.reasoning, &c.hasReason)
+		case "tool_calls":
+			if tools {
+				return false
+			}
+			tools = true
+			if s.null() {
+				return true
+			}
+			if s.peek() != '[' {
+				return false
+			}
+			s.i++
+			if s.peek() != ']' {
+				return false // tool-call deltas go to encoding/json
+			}
+			s.i++
+			return true
+		}
+		return !foldsTo(key, "content", "reasoning_content", "reasoning", "tool_calls") && s.skip()
+	})
+}
+
+// skip reads any JSON value, checking it is well formed.
+func (s *scanner) skip() bool {
+	switch c := s.peek(); {
+	case c == '{':
+		return s.object(func([]byte) bool { return s.skip() })
+	case c == '[':
+		if s.depth >= maxDepth {
+			return false
+		}
+		s.i++
+		s.depth++
+		defer func() { s.depth-- }()
+		if s.peek() == ']' {
+			s.i++
+			return true
+		}
+		for {
+			if !s.skip() {
+				return false
+			}
+			switch s.peek() {
+			case ',':
+				s.i++
+			case ']':
+				s.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case c == '"':
+		_, _, ok := s.str()
+		return ok
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	case c == '-' || '0' <= c && c <= '9':
+		return s.number()
+	}
+	return false
+}
+
+// number reads a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() bool {
+	b, i := s.b, s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	s.i = i
+	return true
+}
