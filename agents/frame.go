@@ -134,26 +134,39 @@ func (s *scanner) delta(f *frame) {
 }
 
 // usage reads the usage object, including the cached and reasoning token details.
-func (s *scanner) usage(f *frame) {
-	f.usage, f.hasUsage = Usage{}, false
+func (s *scanner) usage(f *frame) { f.usage, f.hasUsage = s.usageObject(chatUsage) }
+
+// usageKeys name a usage object's members: the prompt and output token counts and the
+// details objects that hold the cached and the reasoning tokens.
+type usageKeys struct{ prompt, output, promptDetails, outputDetails string }
+
+// The usage objects' members in chat completions and in the Responses API.
+var (
+	chatUsage      = usageKeys{"prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details"}
+	responsesUsage = usageKeys{"input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details"}
+)
+
+// usageObject reads a usage object with members named by k; false when it is null or absent.
+func (s *scanner) usageObject(k usageKeys) (Usage, bool) {
+	var u Usage
 	if s.null() || !s.open('{') {
-		return
+		return u, false
 	}
-	f.hasUsage = true
 	for n := 0; s.next('}', n); n++ {
 		switch string(s.key()) {
-		case "prompt_tokens":
-			f.usage.Prompt = s.intOrNull()
-		case "completion_tokens":
-			f.usage.Completion = s.intOrNull()
-		case "prompt_tokens_details":
-			f.usage.Cached = s.detail("cached_tokens")
-		case "completion_tokens_details":
-			f.usage.Reasoning = s.detail("reasoning_tokens")
+		case k.prompt:
+			u.Prompt = s.intOrNull()
+		case k.output:
+			u.Completion = s.intOrNull()
+		case k.promptDetails:
+			u.Cached = s.detail("cached_tokens")
+		case k.outputDetails:
+			u.Reasoning = s.detail("reasoning_tokens")
 		default:
 			s.skip()
 		}
 	}
+	return u, true
 }
 
 // detail reads the integer member name of a details object (0 if absent or null).

@@ -124,27 +124,7 @@ func (s *scanner) response(f *rframe) {
 }
 
 // responseUsage reads a Responses usage object.
-func (s *scanner) responseUsage(f *rframe) {
-	f.usage, f.hasUsage = Usage{}, false
-	if s.null() || !s.open('{') {
-		return
-	}
-	f.hasUsage = true
-	for n := 0; s.next('}', n); n++ {
-		switch string(s.key()) {
-		case "input_tokens":
-			f.usage.Prompt = s.intOrNull()
-		case "output_tokens":
-			f.usage.Completion = s.intOrNull()
-		case "input_tokens_details":
-			f.usage.Cached = s.detail("cached_tokens")
-		case "output_tokens_details":
-			f.usage.Reasoning = s.detail("reasoning_tokens")
-		default:
-			s.skip()
-		}
-	}
-}
+func (s *scanner) responseUsage(f *rframe) { f.usage, f.hasUsage = s.usageObject(responsesUsage) }
 
 // responseError reads response.error's code and message.
 func (s *scanner) responseError(f *rframe) {
