@@ -49,6 +49,10 @@ func (r *run) harnessResults(speedup, e2eP50 float64) *results.Harness {
 		l := lagSummary(sim.Lag().Stats())
 		h.SimulatorLag = &l
 	}
-	diagnose.JudgeLag(h, speedup, r.o.Workload.Watchdog.StallAfter, e2eP50)
+	if r.o.Clock.Adjusts() {
+		diagnose.JudgeLagAtMax(h, speedup, r.o.Workload.Watchdog.StallAfter, e2eP50)
+	} else {
+		diagnose.JudgeLag(h, speedup, r.o.Workload.Watchdog.StallAfter, e2eP50)
+	}
 	return h
 }

@@ -93,7 +93,11 @@ func judgeRecords(w *workloads.Workload, evs []events.Event, samples []events.Sa
 	measured(r, recorded)
 	r.Warnings = c.Warnings(r, w)
 	if r.Harness != nil {
-		JudgeLag(r.Harness, r.Speedup, w.Watchdog.StallAfter, r.Latency.E2E.P50)
+		if r.SpeedupAchieved != nil {
+			JudgeLagAtMax(r.Harness, r.Speedup, w.Watchdog.StallAfter, r.Latency.E2E.P50)
+		} else {
+			JudgeLag(r.Harness, r.Speedup, w.Watchdog.StallAfter, r.Latency.E2E.P50)
+		}
 		a.Doubt(r)
 	}
 	if cut {

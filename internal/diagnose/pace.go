@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/agentsim/agentsim/results"
@@ -36,6 +37,20 @@ func JudgeLag(h *results.Harness, speedup float64, stallAfter time.Duration, e2e
 	}
 	if h.Warning != "" && h.SimulatorWarning != "" {
 		h.Warning, h.SimulatorWarning = bothLagWarning(h.Lag, *h.SimulatorLag, speedup, stallAfter, e2eP50), ""
+	}
+}
+
+// JudgeLagAtMax is JudgeLag for a --speedup max run, whose clock ran at a median of median×:
+// there is no lower speedup to name, since the run chose its own, so a warning says instead
+// that even the speedup the run held could not keep the lag within the limit.
+func JudgeLagAtMax(h *results.Harness, median float64, stallAfter time.Duration, e2eP50 float64) {
+	JudgeLag(h, 1, stallAfter, e2eP50)
+	suffix := fmt.Sprintf("; --speedup max ran at a median of %s× and the machine still did not keep up: "+
+		"run it on a less busy machine or with fewer agents", strconv.FormatFloat(median, 'f', 0, 64))
+	for _, w := range []*string{&h.Warning, &h.SimulatorWarning} {
+		if *w != "" {
+			*w += suffix
+		}
 	}
 }
 

@@ -126,3 +126,15 @@ func TestOnePaceLine(t *testing.T) {
 	w := HarnessLagWarning(close, 10, stallAfter, 0)
 	assert.Contains(t, w, "p99 0.31 s (simulated) exceeds 0.30 s", w)
 }
+
+// TestPaceLineAtMax: a --speedup max run's pace warning names no speedup to lower to, since
+// the run chose its own; it says the speedup it held did not keep up.
+func TestPaceLineAtMax(t *testing.T) {
+	h := &results.Harness{Lag: results.LagSummary{P99: 0.01, N: 100}, SimulatorLag: &results.LagSummary{P99: 0.2, Max: 0.3, N: 100}}
+	JudgeLagAtMax(h, 23, 6*time.Second, 2.5)
+	assert.Empty(t, h.Warning)
+	assert.Equal(t, "simulator lag p99 0.2 s (simulated) exceeds 0.1 s (5 % of the median end-to-end latency 2.5 s): the simulator, not the server being modelled, "+
+		"is setting the pace, so latencies and stall times are inflated; --speedup max ran at a median of 23× and the machine still did not keep up: "+
+		"run it on a less busy machine or with fewer agents", h.SimulatorWarning)
+	assert.NotContains(t, h.SimulatorWarning, "or lower")
+}
