@@ -349,7 +349,8 @@ func (s *sweepCmd) base(c *cobra.Command, cfg sweepConfig, w *workloads.Workload
 		b.Set = append(b.Set, sweep.Set{Key: o.Key, Value: o.Value})
 	}
 	if b.Embedded() {
-		b.SimProfile, b.Speedup, b.FaultParams = cfg.Target.SimProfile, cfg.Target.sim().Speedup, cfg.Target.SimFaultParams
+		sim := cfg.Target.sim()
+		b.SimProfile, b.Speedup, b.SpeedupMax, b.FaultParams = cfg.Target.SimProfile, sim.Speedup, sim.SpeedupMax, cfg.Target.SimFaultParams
 		if c.Flags().Changed("sim-seed") || slices.ContainsFunc(s.env, func(kv string) bool {
 			return strings.HasPrefix(kv, workloads.EnvName("sim-seed")+"=")
 		}) {

@@ -77,8 +77,10 @@ type Base struct {
 	MetricsURLs []string `json:"metrics_urls,omitempty"`
 	// SimProfile, Speedup and FaultParams configure the embedded simulator. SimSeed, when
 	// set, is its seed in every run; nil gives each run its own seed as the simulator's.
-	SimProfile  string   `json:"sim_profile,omitempty"`
-	Speedup     float64  `json:"speedup,omitempty"`
+	SimProfile string  `json:"sim_profile,omitempty"`
+	Speedup    float64 `json:"speedup,omitempty"`
+	// SpeedupMax runs every run at --speedup max (Speedup is then its starting speedup).
+	SpeedupMax  bool     `json:"speedup_max,omitempty"`
 	SimSeed     *uint64  `json:"sim_seed,omitempty"`
 	FaultParams []string `json:"fault_params,omitempty"`
 	// FitContext is --fit-context: 0 off, -1 the server's window, else tokens.
@@ -200,8 +202,11 @@ func (p *Plan) RunArgs(r Run, planDir string) []string {
 		if b.SimSeed != nil {
 			simSeed = *b.SimSeed
 		}
-		args = append(args, "--sim-profile", b.SimProfile, "--speedup", strconv.FormatFloat(b.Speedup, 'g', -1, 64),
-			"--sim-seed", strconv.FormatUint(simSeed, 10))
+		speedup := strconv.FormatFloat(b.Speedup, 'g', -1, 64)
+		if b.SpeedupMax {
+			speedup = "max"
+		}
+		args = append(args, "--sim-profile", b.SimProfile, "--speedup", speedup, "--sim-seed", strconv.FormatUint(simSeed, 10))
 		if names := FaultNames(r.Fault); len(names) > 0 {
 			args = append(args, "--sim-fault", strings.Join(names, ","))
 		}

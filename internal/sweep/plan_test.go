@@ -24,6 +24,11 @@ func TestNewPlan(t *testing.T) {
 		"--sim-fault-param", "long-context-wedge.threshold_tokens=1000",
 		"--out", filepath.Join("/s", "cells", "0003-slots-long-context-wedge-seed2"), "--force"}, p.RunArgs(p.Runs[3], "/s"))
 
+	// At --speedup max every run goes at max, starting where the plan's clock does.
+	m := NewPlan("", Base{Workload: "smoke", Name: "smoke", SimProfile: "ideal", Speedup: 20, SpeedupMax: true}, nil, []string{"none"}, []int64{1})
+	assert.Equal(t, []string{"run", "--workload", "smoke", "--set", "seed=1", "--sim-profile", "ideal", "--speedup", "max", "--sim-seed", "1",
+		"--out", filepath.Join("/s", "cells", "0000-none-seed1"), "--force"}, m.RunArgs(m.Runs[0], "/s"))
+
 	// A fixed simulator seed, an external server and copied inputs.
 	seed := uint64(7)
 	q := NewPlan("", Base{Workload: "inputs/workload.yaml", Name: "w", Config: "inputs/config.yaml", SimSeed: &seed,
