@@ -36,7 +36,7 @@ func runResolved(t *testing.T, args ...string) resolved {
 	dir := filepath.Join(t.TempDir(), "run")
 	args = append(args, "--speedup", "1000", "--out", dir)
 	code, out, stderr := agentsim(t, args...)
-	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "agentsim %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), out, stderr)
+	require.Contains(t, finished, code, "agentsim %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), out, stderr)
 	b, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
 	require.NoError(t, err)
 	w, err := workloads.LoadRecorded(b)

@@ -79,7 +79,7 @@ func TestExecHealthy(t *testing.T) {
 	code, out, errOut := execute(t, "trace", "import", "--from", "run", dir, "-o", trace)
 	require.Equal(t, 0, code, out+errOut)
 	code, out, errOut = execute(t, "replay", filepath.Join(dir, "trace.jsonl"), "--speedup", "50", "--out", filepath.Join(t.TempDir(), "replay"))
-	assert.Contains(t, []int{0, 3}, code, out+errOut)
+	assert.Contains(t, finished, code, out+errOut)
 }
 
 // TestExecWedge runs the harness against the long-context wedge at a low threshold: the
@@ -106,7 +106,7 @@ func TestExecHarnessRetries(t *testing.T) {
 		"--sim-fault", "long-context-wedge", "--sim-fault-param", "threshold_tokens=250"}
 	// 3 s of wall time is 60 s of the simulator's.
 	code, out, dir := runExec(t, args, h, "-idle-timeout", "3s", "-retries", "2")
-	require.Contains(t, []int{0, 3}, code, out)
+	require.Contains(t, finished, code, out)
 	res, err := results.Read(dir)
 	require.NoError(t, err)
 	ev := strings.Join(res.Verdict.Evidence, "\n")

@@ -31,7 +31,7 @@ func TestCredentialsNeverShown(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, stdout, stderr := execute(t, "run", "--workload", writeFile(t, "tiny.yaml", tinyShape),
 		"--server", secretURL, "--api-key", "sk-live-42", "--out", dir)
-	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "stderr: %s", stderr)
+	require.Contains(t, finished, code, "stderr: %s", stderr)
 	cfg, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
 	require.NoError(t, err)
 	evs, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
@@ -61,7 +61,7 @@ func TestCredentialsNeverShown(t *testing.T) {
 func TestEmbeddedServerURLShown(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, _, stderr := execute(t, "run", "--workload", writeFile(t, "tiny.yaml", tinyShape), "--speedup", "1000", "--out", dir)
-	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "stderr: %s", stderr)
+	require.Contains(t, finished, code, "stderr: %s", stderr)
 	cfg, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(cfg), "\nserver: "+simserver.LocalURL+"\n")
@@ -78,7 +78,7 @@ func TestRunRecordsHowToReproduce(t *testing.T) {
 	args := []string{"run", "--workload", wl, "--speedup", "1000", "--seed", "5", "--sim-seed", "11",
 		"--sim-fault", "drop", "--sim-fault-param", "fraction=0.25", "--api-key=sk-flag-8", "--out", dir}
 	code, _, stderr := execute(t, args...)
-	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "stderr: %s", stderr)
+	require.Contains(t, finished, code, "stderr: %s", stderr)
 	b, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "sk-env-7")
@@ -144,7 +144,7 @@ func TestMetricsURLCredentialsInNoFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, _, stderr := execute(t, "run", "--workload", writeFile(t, "tiny.yaml", tinyShape), "--server", sim.URL,
 		"--metrics-url", metrics, "--out", dir)
-	require.Contains(t, []int{ExitOK, ExitVerdict}, code, "stderr: %s", stderr)
+	require.Contains(t, finished, code, "stderr: %s", stderr)
 	for _, name := range []string{"samples.jsonl", "results.json", "config.yaml"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
