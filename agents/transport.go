@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -82,13 +83,29 @@ func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // thousands of streams would otherwise each hold their whole conversation. Until then, again
 // gives the body anew, for a transport that retries a request whose body it has not sent
 // (HTTP/2's refused streams).
-type onceBody struct{ full, b []byte }
+//
+// A transport may close a body from another goroutine while it is being read (net/http's
+// RoundTripper contract allows it, and internal/inproc does so when the client gives up), so
+// its state is guarded; a read after Close fails rather than pretend the body ended there.
+type onceBody struct {
+	mu      sync.Mutex
+	full, b []byte
+	closed  bool
+}
 
 // errBodyReleased is what again returns once the body has been sent.
 var errBodyReleased = errors.New("request body already sent and released")
 
+// errBodyClosed is what Read returns after Close.
+var errBodyClosed = errors.New("request body read after close")
+
 // Read implements io.Reader.
 func (o *onceBody) Read(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return 0, errBodyClosed
+	}
 	if len(o.b) == 0 {
 		o.full, o.b = nil, nil
 		return 0, io.EOF
@@ -100,12 +117,16 @@ func (o *onceBody) Read(p []byte) (int, error) {
 
 // Close implements io.Closer.
 func (o *onceBody) Close() error {
-	o.full, o.b = nil, nil
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.full, o.b, o.closed = nil, nil, true
 	return nil
 }
 
 // again returns the body from its start while it is still held; it is the request's GetBody.
 func (o *onceBody) again() (io.ReadCloser, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if o.full == nil {
 		return nil, errBodyReleased
 	}

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -210,4 +211,28 @@ func TestOnceBodyReleases(t *testing.T) {
 	c := &onceBody{full: []byte("x"), b: []byte("x")}
 	require.NoError(t, c.Close())
 	assert.Nil(t, c.full, "released at Close")
+}
+
+// TestOnceBodyCloseWhileRead checks that a body closed from another goroutine while it is read,
+// as a transport may when its client gives up, is safe and fails the reads after the Close.
+func TestOnceBodyCloseWhileRead(t *testing.T) {
+	body := bytes.Repeat([]byte("x"), 1<<16)
+	o := &onceBody{full: body, b: body}
+	done := make(chan error)
+	go func() {
+		p := make([]byte, 16)
+		for {
+			if _, err := o.Read(p); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	require.NoError(t, o.Close())
+	err := <-done
+	if !errors.Is(err, io.EOF) {
+		assert.ErrorIs(t, err, errBodyClosed)
+	}
+	_, err = o.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, errBodyClosed, "a read after Close")
 }
