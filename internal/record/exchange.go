@@ -31,8 +31,13 @@ type exchange struct {
 	// of its estimate; toolsB the definitions' part.
 	promptB, toolsB int
 	asg             assignment
-	api             string // trace.APIChat, APICompletions or APIResponses, by the path
-	userAgent       string
+	// twin is the request's group and messages (Proxy.resending); endedC, closed once end
+	// has recorded the request, is what a re-send of the same messages waits on. Both are
+	// unset for a request without messages.
+	twin      twinKey
+	endedC    chan struct{}
+	api       string // trace.APIChat, APICompletions or APIResponses, by the path
+	userAgent string
 
 	// The response, as the tee has read it so far.
 	status    int

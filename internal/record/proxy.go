@@ -103,7 +103,24 @@ type Proxy struct {
 	closed   bool
 	inFlight sync.WaitGroup
 	open     map[uint64]*exchange
+	// resending holds each open request by its session group and whole messages, so that a
+	// re-send of the same messages can wait for its first attempt to end (awaitFirstAttempt).
+	resending map[twinKey]*exchange
 }
+
+// twinKey is a request's session group and the key of its whole messages.
+type twinKey struct {
+	group string
+	k     key
+}
+
+// resendWait bounds how long, in wall time, a request that repeats an open request's
+// messages waits for that one to end: a harness that re-sends has given up on the first
+// attempt and closed its connection, and the proxy notices within milliseconds; a request
+// still open after this is a concurrent twin, not a first attempt. Two requests sent within
+// resendWait of each other are twins from the start (a harness sending the same messages
+// twice at once), and neither waits.
+const resendWait = 250 * time.Millisecond
 
 type exchangeKey struct{}
 
@@ -126,7 +143,7 @@ func New(o Options) (*Proxy, error) {
 		t.MaxIdleConnsPerHost, t.MaxIdleConns, t.DisableCompression = 1024, 1024, true
 		o.Transport = t
 	}
-	p := &Proxy{o: o, start: o.Clock.Now(), sessions: newSessions(), chains: newChains(), open: map[uint64]*exchange{}}
+	p := &Proxy{o: o, start: o.Clock.Now(), sessions: newSessions(), chains: newChains(), open: map[uint64]*exchange{}, resending: map[twinKey]*exchange{}}
 	h := trace.Header{Source: "record:" + redact.URL(o.Upstream.String()), AfterSFrom: trace.AfterEnd,
 		Created: o.Clock.WallNow().UTC().Format(time.RFC3339)}
 	out, err := newOutput(o.Trace, o.Content, h, o.Log)
@@ -232,6 +249,7 @@ func (p *Proxy) begin(r *http.Request) (*exchange, error) {
 	x.keys, x.conv = b.keys(from)
 	x.toolsB = b.toolsBytes()
 	x.promptB = x.conv.bytes + x.toolsB
+	p.awaitFirstAttempt(x, group)
 	x.asg = p.sessions.assign(group, x.keys, b.toolResults(), x.sendS)
 	if a := x.asg.answered; a != nil {
 		p.out.resolve(x.asg.lane.name, a.seq, a.toolS)
@@ -241,6 +259,38 @@ func (p *Proxy) begin(r *http.Request) (*exchange, error) {
 	p.mu.Unlock()
 	p.observe(func(o Observer) { o.Sent(x.seen()) })
 	return x, nil
+}
+
+// awaitFirstAttempt makes x, when it repeats the whole messages of a request of its group
+// still open and sent at least resendWait before it, wait until that one has ended (or
+// resendWait has passed). A harness that gives
+// up on a stream and re-sends it closes the first attempt's connection before the re-send
+// arrives, but the proxy learns of the close on another goroutine: without the wait, the
+// re-send could be placed while its first attempt looks in flight, as a concurrent sibling
+// in a lane of its own, and neither the trace nor the watch would see the retry. It then
+// registers x as its group's open request with those messages.
+func (p *Proxy) awaitFirstAttempt(x *exchange, group string) {
+	if len(x.keys) == 0 {
+		return
+	}
+	tk := twinKey{group, x.keys[len(x.keys)-1]}
+	x.endedC = make(chan struct{})
+	p.mu.Lock()
+	first := p.resending[tk]
+	p.resending[tk] = x
+	p.mu.Unlock()
+	x.twin = tk
+	wait := p.o.Clock.ToSim(resendWait)
+	if first == nil || x.sendS-first.sendS < wait.Seconds() {
+		return // none, or sent with it: a concurrent twin
+	}
+	t := p.o.Clock.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-first.endedC:
+	case <-t.C:
+	case <-x.ctx.Done():
+	}
 }
 
 // codexSessionHeader is the header Codex CLI names its session in.
@@ -275,6 +325,14 @@ func (p *Proxy) end(x *exchange) {
 	class, _ := x.outcome()
 	p.observe(func(o Observer) { o.Ended(x.seen(), x.endS, req, class, int(x.chunks.Load())) })
 	p.out.add(finished{req: req, content: x.content(), awaits: x.awaits})
+	if x.endedC != nil {
+		p.mu.Lock()
+		if p.resending[x.twin] == x {
+			delete(p.resending, x.twin)
+		}
+		p.mu.Unlock()
+		close(x.endedC)
+	}
 }
 
 // rewrite points the outgoing request at the server.
