@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -218,15 +221,33 @@ func TestMessagesNameNoParser(t *testing.T) {
 		{[]string{"run", "--speedup", "fast"}, `--speedup: "fast" is not allowed: want a number`},
 		{[]string{"run", "--agents", "99999999999999999999"}, `agents: "99999999999999999999" is not allowed: want an integer from -9223372036854775808 to 9223372036854775807`},
 		{[]string{"serve", "--seed", "x"}, `--seed: "x" is not allowed: want a whole number ≥ 0`},
+		{[]string{"calibrate", "check", "--server", "http://127.0.0.1:1", "--agents", "1,x"}, `--agents: "1,x" is not allowed: want comma-separated integers`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Chdir(t.TempDir())
 			code, _, stderr := execute(t, tc.args...)
 			assert.Equal(t, ExitUsage, code, stderr)
 			assert.Contains(t, stderr, tc.msg)
-			for _, internal := range []string{"strconv.", "Parse", "cannot unmarshal", "invalid syntax", "int64", "uint64", "[]"} {
+			for _, internal := range []string{"strconv.", "Parse", "cannot unmarshal", "invalid syntax", "int64", "uint64", "[]", "Slice"} {
 				assert.NotContains(t, stderr, internal)
 			}
 		})
 	}
+}
+
+// TestEveryFlagTypeNamedForPeople: what a flag of any type agentsim uses allows is said in
+// words, never as its parser's type name ("a intSlice").
+func TestEveryFlagTypeNamedForPeople(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if typ := f.Value.Type(); typ != "key=value" {
+				assert.NotEqual(t, "a "+typ, typeWant(typ), "%s --%s", c.CommandPath(), f.Name)
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(newRoot(io.Discard, io.Discard, nil, nil))
 }

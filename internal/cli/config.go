@@ -151,8 +151,12 @@ func typeWant(typ string) string {
 		return "true or false"
 	case "duration":
 		return "a duration such as 750ms or 2s"
+	case "intSlice":
+		return "comma-separated integers"
+	case "string", "stringSlice", "stringArray":
+		return "text"
 	}
-	return "a " + typ
+	return "a " + typ // a type of agentsim's own, named for people (key=value)
 }
 
 // overrides are the workload keys the command line sets: --set key=value and the flags that
