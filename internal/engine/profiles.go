@@ -294,7 +294,7 @@ func (p *Profile) problems() problems {
 	if p.Model == "" {
 		ps = append(ps, errors.New(`model: "" is not allowed: want the model name /v1/models lists`))
 	}
-	ps.oneOf("engine", string(p.engine()), string(EngineDisaggregated), string(EngineColocatedMixed), string(EngineColocatedAlternating))
+	ps.oneOf("engine", string(p.engine()), string(EngineDisaggregated), string(EngineColocatedMixed), string(EngineColocatedAlternating), string(EngineColocatedParallel))
 	if p.engine() == EngineColocatedMixed {
 		ps.atLeast("step_token_budget", p.StepTokenBudget, 1)
 	} else {
