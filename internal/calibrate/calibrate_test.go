@@ -145,3 +145,21 @@ func TestCalibrateTellsParallelPrefill(t *testing.T) {
 	within(t, "prefill_base", truth.PrefillBase.Seconds(), p.PrefillBase.Seconds(), 0.1)
 	within(t, "prefill_per_token", truth.PrefillPerToken.Seconds(), p.PrefillPerToken.Seconds(), 0.1)
 }
+
+// TestCalibrateSizesThePrefixCache calibrates against a colocated truth whose prefix cache
+// holds 20 000 tokens: the prefix-size probe must bracket it within one of its 2 048-token
+// prompts, so the fitted size is within 6 %.
+func TestCalibrateSizesThePrefixCache(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	truth.PrefixCacheTokens = 20000
+	d, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 8192,
+		ChunkTokens: truth.PrefillChunkTokens, Repeats: 1, Budget: time.Hour, Seed: 1})
+	t.Log(fit.Summary())
+	lo, hi, ok := sizeBounds(d, 1)
+	require.True(t, ok, "the prefix-size probe ran")
+	assert.LessOrEqual(t, lo, 20000.0, "lower bound")
+	assert.Greater(t, hi, 20000.0, "upper bound")
+	assert.LessOrEqual(t, hi-lo, 2100.0, "bracketed within one prompt")
+	within(t, "prefix_cache_tokens", 20000, float64(fit.Profile.PrefixCacheTokens), 0.06)
+}

@@ -22,6 +22,7 @@ const (
 	ExpContext      = "context"
 	ExpPrompt       = "prompt-length"
 	ExpPrefix       = "repeated-prefix"
+	ExpPrefixSize   = "prefix-size"
 	ExpInterference = "interference"
 	ExpKV           = "kv-pool"
 	// ExpRecorded is the traffic of recorded runs (FitRuns), not a designed experiment.

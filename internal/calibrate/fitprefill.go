@@ -376,7 +376,7 @@ func (f *Fit) setPrefill(fit lsq, perRequest bool, src string) {
 // prefixCache reads the repeated-prefix probe: a prefix cache answers the repeated first
 // message, so its TTFT falls from the fresh prompt's towards the shortest prompt's (the
 // server's fixed cost): more than half the way is a prefix cache.
-func (f *Fit) prefixCache(d *Data) {
+func (f *Fit) prefixCache(d *Data, ratio float64) {
 	ms := d.Of(ExpPrefix)
 	p := f.Profile
 	if len(ms) == 0 {
@@ -384,10 +384,7 @@ func (f *Fit) prefixCache(d *Data) {
 		return
 	}
 	fresh, again := prefixTTFTs(ms[0])
-	floor := time.Duration(0)
-	if short := d.Of(ExpPrompt); len(short) > 0 && len(short[0].OK()) > 0 {
-		floor = median(short[0].OK(), (*Obs).TTFT)
-	}
+	floor := floorOf(d)
 	if fresh <= floor {
 		f.kept("prefix_cache_tokens", fmt.Sprintf("repeated prefix: the fresh prompt's TTFT (%s) was not above the shortest prompt's (%s), so the probe measured nothing: the base's kept",
 			fresh.Round(time.Microsecond), floor.Round(time.Microsecond)))
@@ -396,15 +393,26 @@ func (f *Fit) prefixCache(d *Data) {
 	saved := (fresh - again).Seconds() / (fresh - floor).Seconds()
 	src := fmt.Sprintf("repeated prefix: TTFT %s against %s fresh and %s for the shortest prompt (%.0f %% of the prefill saved)",
 		again.Round(time.Microsecond), fresh.Round(time.Microsecond), floor.Round(time.Microsecond), 100*saved)
+	lo, hi, sized := sizeBounds(d, ratio)
 	switch {
-	case saved < 0.5:
+	case !cacheAnswered(fresh, again, floor):
 		p.PrefixCacheTokens = 0
 		f.fitted("prefix_cache_tokens", "0", "-", src+": no prefix cache")
+	case sized && hi > 0:
+		p.PrefixCacheTokens = int((lo + hi) / 2)
+		f.fitted("prefix_cache_tokens", fmt.Sprint(p.PrefixCacheTokens), fmt.Sprintf("%.0f", (hi-lo)/2), fmt.Sprintf(
+			"%s; prefix-size probe: a prefix was still answered after %.0f tokens in all, missed after %.0f", src, lo, hi))
+	case sized && int(lo) > p.PrefixCacheTokens:
+		p.PrefixCacheTokens = int(lo)
+		f.fitted("prefix_cache_tokens", fmt.Sprint(p.PrefixCacheTokens), "lower bound", fmt.Sprintf(
+			"%s; prefix-size probe: a prefix was still answered after %.0f tokens in all (the notes say why it stopped)", src, lo))
+	case sized:
+		f.kept("prefix_cache_tokens", fmt.Sprintf("%s; prefix-size probe: still answered after %.0f tokens, within the base's %d", src, lo, p.PrefixCacheTokens))
 	case p.PrefixCacheTokens > 0:
-		f.kept("prefix_cache_tokens", src+": a prefix cache; its size is not measured, the base's kept")
+		f.kept("prefix_cache_tokens", src+": a prefix cache; the prefix-size probe did not run (the notes say why), the base's size kept")
 	default:
 		p.PrefixCacheTokens = p.KVCapacityTokens
-		f.fitted("prefix_cache_tokens", fmt.Sprint(p.PrefixCacheTokens), "size not measured", src+": a prefix cache, as large as the KV pool")
+		f.fitted("prefix_cache_tokens", fmt.Sprint(p.PrefixCacheTokens), "size not measured", src+": a prefix cache, as large as the KV pool (the prefix-size probe did not run)")
 	}
 }
 

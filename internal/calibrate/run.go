@@ -158,6 +158,7 @@ func Run(ctx context.Context, o Options) (*Data, error) {
 		r.series(ctx, exp, plan[exp])
 	}
 	r.prefix(ctx, plan[ExpPrefix])
+	r.prefixSize(ctx, plan[ExpPrefixSize])
 	r.interference(ctx, plan[ExpInterference])
 	r.series(ctx, ExpContext, plan[ExpContext])
 	r.series(ctx, ExpKV, plan[ExpKV])
