@@ -53,7 +53,8 @@ func (k *calibrateCmd) command() *cobra.Command {
 		Short: "Fit a simulator profile to a server by designed experiments: its digital twin",
 		Long: `Run designed experiments against an OpenAI-compatible server — the largest batch it runs,
 a concurrency sweep at short prompts, fixed batches at growing context, prompt-length steps,
-a repeated-prefix probe, an interference probe (which engine kind it is) and a KV probe —
+a repeated-prefix probe and, when a cache answers, its size, an interference probe (which
+engine kind it is) and a KV probe —
 each point with fresh prompts (so a prompt cache cannot answer) and --repeats times (the
 server's own spread), within --budget (the plan and its expected time are printed before it
 starts, then one line per point). The fit writes a profile YAML (--out) whose comments give the
