@@ -14,7 +14,8 @@ const maxFill = 64
 // An LRU cache of C tokens still answers A while A and the n prompts fit in it, so n doubles
 // from 1 until A is missed, then halves the gap between the last n that hit and the first that
 // missed; each n is a point (Batch: n) whose one run holds A and its repeat. The probe stops
-// at maxFill prompts, or when the budget would be spent, with the bound it reached.
+// at maxFill prompts, or when the next fill would leave the experiments after it less than
+// their planned time (reserve) within the budget, with the bound it reached.
 func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 	if len(ps) == 0 {
 		return
@@ -39,8 +40,8 @@ func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 			return
 		}
 		cost := time.Duration(n+2) * (r.ttft + time.Duration(p.Prompt)*r.perTok)
-		if r.o.Client.Clock.Since(r.start)+cost > r.o.Budget {
-			r.d.skip(ExpPrefixSize, fmt.Sprintf("stopped before %d prompts between a prefix and its repeat: the budget of %s would be spent", n, r.o.Budget))
+		if r.o.Client.Clock.Since(r.start)+cost+r.reserve > r.o.Budget {
+			r.d.skip(ExpPrefixSize, fmt.Sprintf("stopped before %d prompts between a prefix and its repeat: the budget of %s would not leave the experiments after it their time", n, r.o.Budget))
 			return
 		}
 		at := r.o.Client.Clock.Now()
