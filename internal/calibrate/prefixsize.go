@@ -34,18 +34,25 @@ func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 	hitBelow := (fresh + again) / 2
 	hit, miss := 0, 0 // the largest n that hit, the smallest that missed (0: none yet)
 	n := 1
+	var last time.Duration // the last fill's time, of lastN prompts
+	lastN := 0
 	for n > hit && (miss == 0 || n < miss) {
 		if n > maxFill {
 			r.d.skip(ExpPrefixSize, fmt.Sprintf("stopped at %d prompts between a prefix and its repeat, still answered: the cache holds at least that", maxFill))
 			return
 		}
 		cost := time.Duration(n+2) * (r.ttft + time.Duration(p.Prompt)*r.perTok)
+		if last > 0 {
+			// The last fill's time, scaled to this one's requests, where it is longer.
+			cost = max(cost, last*time.Duration(n+2)/time.Duration(lastN+2))
+		}
 		if r.o.Client.Clock.Since(r.start)+cost+r.reserve > r.o.Budget {
 			r.d.skip(ExpPrefixSize, fmt.Sprintf("stopped before %d prompts between a prefix and its repeat: the budget of %s would not leave the experiments after it their time", n, r.o.Budget))
 			return
 		}
 		at := r.o.Client.Clock.Now()
 		run, err := r.fillBetween(ctx, p, n)
+		last, lastN = r.o.Client.Clock.Since(at), n
 		r.points++
 		if err != "" {
 			r.d.skip(ExpPrefixSize, fmt.Sprintf("%d prompts between: %s", n, err))
