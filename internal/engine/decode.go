@@ -12,7 +12,8 @@ import (
 // decode engine of a disaggregated pair, where its only prefill work is recomputing the
 // context of retracted requests, and the whole engine of a colocated profile, where it also
 // prefills new requests (cache set): mixed into decode steps within budget, or, alternating,
-// in prefill-only steps that pause decoding.
+// in prefill-only steps that pause decoding, or, parallel, each on its own beside the decode
+// steps (parallel.go).
 type batchLoop struct {
 	e           *Engine
 	colocated   bool
