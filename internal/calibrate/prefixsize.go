@@ -12,8 +12,9 @@ const maxFill = 64
 // prefixSize runs the prefix-size probe when the repeated-prefix probe found a prefix cache:
 // a fresh prefix A, then n fresh prompts of its length, then A again with another question.
 // An LRU cache of C tokens still answers A while A and the n prompts fit in it, so n doubles
-// from 1 until A is missed, then halves the gap between the last n that hit and the first that
-// missed; each n is a point (Batch: n) whose one run holds A and its repeat. The probe stops
+// from 1 until A is missed twice (each time with a fresh A), then halves the gap between the
+// last n that hit and the first that missed; each try is a point (Batch: n) whose one run holds
+// A and its repeat. The probe stops
 // at maxFill prompts, or when the next fill would leave the experiments after it less than
 // their planned time (reserve) within the budget, with the bound it reached.
 func (r *runner) prefixSize(ctx context.Context, ps []Point) {
@@ -36,6 +37,7 @@ func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 	n := 1
 	var last time.Duration // the last fill's time, of lastN prompts
 	lastN := 0
+	tried := map[int]bool{} // fills that missed once
 	for n > hit && (miss == 0 || n < miss) {
 		if n > maxFill {
 			r.d.skip(ExpPrefixSize, fmt.Sprintf("stopped at %d prompts between a prefix and its repeat, still answered: the cache holds at least that", maxFill))
@@ -64,9 +66,15 @@ func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 		r.printf("[%d/%d] %s fill=%d: TTFT of the repeat %s (a hit is under %s): %s (%s; %s of about %s)\n", r.points, r.total, p.Exp, n,
 			run[1].TTFT().Round(time.Microsecond), hitBelow.Round(time.Microsecond), map[bool]string{true: "answered", false: "missed"}[answered],
 			r.o.Client.Clock.Since(at).Round(time.Millisecond), r.o.Client.Clock.Since(r.start).Round(time.Second), r.planned.Round(time.Second))
-		if answered {
+		switch {
+		case answered:
 			hit = n
-		} else {
+		case !tried[n]:
+			// A slow moment can make a hit look like a miss, never a miss like a hit: a miss
+			// counts once a fresh prefix has missed at this fill twice.
+			tried[n] = true
+			continue
+		default:
 			miss = n
 		}
 		if miss == 0 {
@@ -137,13 +145,17 @@ func sizeBounds(d *Data, ratio float64) (lo, hi float64, ok bool) {
 	}
 	fresh, again := prefixTTFTs(pm[0])
 	hitBelow := (fresh + again) / 2
-	hit, miss := 0, 0
+	answered := map[int]bool{} // per fill, whether any try was answered
 	var prefix, each float64
 	for _, m := range ms {
 		run := m.Runs[0]
 		prefix, each = promptTokens(&run[0], ratio), float64(m.Point.Prompt)*ratio
-		switch n := m.Point.Batch; {
-		case run[1].TTFT() < hitBelow:
+		answered[m.Point.Batch] = answered[m.Point.Batch] || run[1].TTFT() < hitBelow
+	}
+	hit, miss := 0, 0
+	for n, a := range answered {
+		switch {
+		case a:
 			hit = max(hit, n)
 		case miss == 0 || n < miss:
 			miss = n
