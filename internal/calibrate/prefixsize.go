@@ -9,14 +9,19 @@ import (
 // maxFill is the most prompts the prefix-size probe sends between a prefix and its repeat.
 const maxFill = 64
 
+// probeShare bounds the prefix-size probe to 1/probeShare of the budget: its fills grow, and a
+// slow server's may outrun the warm-up's estimates, which the later experiments' reserve uses.
+const probeShare = 4
+
 // prefixSize runs the prefix-size probe when the repeated-prefix probe found a prefix cache:
 // a fresh prefix A, then n fresh prompts of its length, then A again with another question.
 // An LRU cache of C tokens still answers A while A and the n prompts fit in it, so n doubles
 // from 1 until A is missed twice (each time with a fresh A), then halves the gap between the
 // last n that hit and the first that missed; each try is a point (Batch: n) whose one run holds
 // A and its repeat. The probe stops
-// at maxFill prompts, or when the next fill would leave the experiments after it less than
-// their planned time (reserve) within the budget, with the bound it reached.
+// at maxFill prompts, when the next fill would leave the experiments after it less than their
+// planned time (reserve) within the budget, or would take the probe past 1/probeShare of the
+// budget, with the bound it reached.
 func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 	if len(ps) == 0 {
 		return
@@ -38,6 +43,7 @@ func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 	var last time.Duration // the last fill's time, of lastN prompts
 	lastN := 0
 	tried := map[int]bool{} // fills that missed once
+	began := r.o.Client.Clock.Now()
 	for n > hit && (miss == 0 || n < miss) {
 		if n > maxFill {
 			r.d.skip(ExpPrefixSize, fmt.Sprintf("stopped at %d prompts between a prefix and its repeat, still answered: the cache holds at least that", maxFill))
@@ -50,6 +56,10 @@ func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 		}
 		if r.o.Client.Clock.Since(r.start)+cost+r.reserve > r.o.Budget {
 			r.d.skip(ExpPrefixSize, fmt.Sprintf("stopped before %d prompts between a prefix and its repeat: the budget of %s would not leave the experiments after it their time", n, r.o.Budget))
+			return
+		}
+		if r.o.Client.Clock.Since(began)+cost > r.o.Budget/probeShare {
+			r.d.skip(ExpPrefixSize, fmt.Sprintf("stopped before %d prompts between a prefix and its repeat: the probe may take 1/%d of the budget of %s", n, probeShare, r.o.Budget))
 			return
 		}
 		at := r.o.Client.Clock.Now()
