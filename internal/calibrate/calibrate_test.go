@@ -123,3 +123,43 @@ func TestCalibrateRefusingServer(t *testing.T) {
 	_, err = engine.ParseProfile(y, "calibrated")
 	require.NoError(t, err, "the written profile reads back:\n%s", y)
 }
+
+// TestCalibrateTellsParallelPrefill calibrates against a colocated-parallel truth with
+// llm-d-inference-sim's per-token timing (a 20 ms prefill overhead, 100 µs a token, 20 ms a
+// token decoding, twice as slow at its 8 slots): decoding goes on through a prefill, as on a
+// disaggregated server, but prompts sent together are not prefilled one after another, so the
+// fit must choose colocated-parallel, and recover the prefill and decode terms within 10 %.
+func TestCalibrateTellsParallelPrefill(t *testing.T) {
+	truth := engine.Ideal()
+	truth.Engine, truth.MaxRunning = engine.EngineColocatedParallel, 8
+	truth.PrefillBase, truth.PrefillPerToken, truth.PrefillChunkTokens = 20*time.Millisecond, 100*time.Microsecond, 8192
+	truth.DecodeBase, truth.DecodePerSeq = 120*time.Millisecond/7, 20*time.Millisecond/7
+	_, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 16, MaxPrompt: 8192,
+		ChunkTokens: 8192, Repeats: 1, Budget: time.Hour, Seed: 1})
+	t.Log(fit.Summary())
+	p := fit.Profile
+	assert.Equal(t, engine.EngineColocatedParallel, p.EngineMode(), "engine; evidence: %s", fit.Evidence)
+	assert.Equal(t, 8, p.MaxRunning, "max_running")
+	within(t, "decode_base", truth.DecodeBase.Seconds(), p.DecodeBase.Seconds(), 0.1)
+	within(t, "decode_per_seq", truth.DecodePerSeq.Seconds(), p.DecodePerSeq.Seconds(), 0.1)
+	within(t, "prefill_base", truth.PrefillBase.Seconds(), p.PrefillBase.Seconds(), 0.1)
+	within(t, "prefill_per_token", truth.PrefillPerToken.Seconds(), p.PrefillPerToken.Seconds(), 0.1)
+}
+
+// TestCalibrateSizesThePrefixCache calibrates against a colocated truth whose prefix cache
+// holds 20 000 tokens: the prefix-size probe must bracket it within one of its 2 048-token
+// prompts, so the fitted size is within 6 %.
+func TestCalibrateSizesThePrefixCache(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	truth.PrefixCacheTokens = 20000
+	d, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 8192,
+		ChunkTokens: truth.PrefillChunkTokens, Repeats: 1, Budget: time.Hour, Seed: 1})
+	t.Log(fit.Summary())
+	lo, hi, ok := sizeBounds(d, 1)
+	require.True(t, ok, "the prefix-size probe ran")
+	assert.LessOrEqual(t, lo, 20000.0, "lower bound")
+	assert.Greater(t, hi, 20000.0, "upper bound")
+	assert.LessOrEqual(t, hi-lo, 2100.0, "bracketed within one prompt")
+	within(t, "prefix_cache_tokens", 20000, float64(fit.Profile.PrefixCacheTokens), 0.06)
+}

@@ -147,9 +147,36 @@ func Compare(s1, s2, twin Figures) []Row {
 	return rows
 }
 
+// columns are the check table's: each header, its width, and whether it is right-aligned.
+var columns = []struct {
+	name  string
+	width int
+	right bool
+}{
+	{"agents", 6, false}, {"figure", 10, false}, {"server 1", 12, true}, {"server 2", 12, true}, {"twin", 12, true},
+	{"error", 8, true}, {"direction", 9, false}, {"spread", 7, true}, {"inside", 6, false},
+}
+
 // PrintRows prints a check's table: seconds for latencies, tokens per second for throughput.
+// Every column has a header, and columns are two spaces apart (a cell holds at most one space
+// in a row), so the table reads the same by eye and split on runs of spaces.
 func PrintRows(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "%-7s %-11s %12s %12s %12s %9s %-7s %9s %s\n", "agents", "figure", "server 1", "server 2", "twin", "error", "", "spread", "inside")
+	line := func(cells []string) {
+		out := make([]string, len(cells))
+		for i, c := range cells {
+			if columns[i].right {
+				out[i] = fmt.Sprintf("%*s", columns[i].width, c)
+			} else {
+				out[i] = fmt.Sprintf("%-*s", columns[i].width, c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(strings.Join(out, "  "), " "))
+	}
+	header := make([]string, len(columns))
+	for i, c := range columns {
+		header[i] = c.name
+	}
+	line(header)
 	for _, r := range rows {
 		unit := func(v float64) string {
 			if r.Figure == "throughput" {
@@ -168,7 +195,8 @@ func PrintRows(w io.Writer, rows []Row) {
 		if r.Inside() {
 			inside = "yes"
 		}
-		fmt.Fprintf(w, "%-7d %-11s %12s %12s %12s %+8.1f%% %-7s %8.1f%% %s\n", r.Agents, r.Figure, unit(r.Server1), unit(r.Server2), unit(r.Twin), 100*r.Error, dir, 100*r.Spread, inside)
+		line([]string{fmt.Sprint(r.Agents), r.Figure, unit(r.Server1), unit(r.Server2), unit(r.Twin),
+			fmt.Sprintf("%+.1f%%", 100*r.Error), dir, fmt.Sprintf("%.1f%%", 100*r.Spread), inside})
 	}
 }
 

@@ -2,8 +2,9 @@
 // experiments (docs/calibrate.md): a concurrency sweep at short prompts (the decode step's
 // cost per sequence), fixed batches at growing context (its cost per KV token, and per batch ×
 // context token), prompt-length steps (the prefill cost, its quadratic term, TTFT), a
-// repeated-prefix probe (the prefix cache), the largest batch the server runs (max_running),
-// an interference probe (which engine kind the server is) and a KV probe (its pool). Every
+// repeated-prefix probe (the prefix cache) and a prefix-size probe (its size), the largest
+// batch the server runs (max_running), an interference probe (which engine kind the server is,
+// with the context experiment's first tokens) and a KV probe (its pool). Every
 // point sends fresh prompts, so a prompt cache cannot answer, and is repeated to measure the
 // server's own spread. Check runs one workload against the server and its twin.
 package calibrate
@@ -22,6 +23,7 @@ const (
 	ExpContext      = "context"
 	ExpPrompt       = "prompt-length"
 	ExpPrefix       = "repeated-prefix"
+	ExpPrefixSize   = "prefix-size"
 	ExpInterference = "interference"
 	ExpKV           = "kv-pool"
 	// ExpRecorded is the traffic of recorded runs (FitRuns), not a designed experiment.

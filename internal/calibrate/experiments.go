@@ -24,8 +24,10 @@ func (r *runner) plan() map[string][]Point {
 	// outputs are long beside the time a request takes to start.
 	long := r.outputFor(4 * r.ttft)
 	plan := map[string][]Point{
-		ExpBatch:        {{Exp: ExpBatch, Batch: o.MaxConcurrency, Prompt: shortPrompt, Output: long, Repeats: 1}},
-		ExpPrefix:       {{Exp: ExpPrefix, Batch: 2, Prompt: min(prefixPrompt, o.MaxPrompt), Output: ttftOutput, Repeats: rep}},
+		ExpBatch:  {{Exp: ExpBatch, Batch: o.MaxConcurrency, Prompt: shortPrompt, Output: long, Repeats: 1}},
+		ExpPrefix: {{Exp: ExpPrefix, Batch: 2, Prompt: min(prefixPrompt, o.MaxPrompt), Output: ttftOutput, Repeats: rep}},
+		// Its first four fills (1, 2, 4, 8 prompts) for the plan; it goes on while it must.
+		ExpPrefixSize:   {{Exp: ExpPrefixSize, Batch: 15, Prompt: min(prefixPrompt, o.MaxPrompt), Output: ttftOutput, Repeats: 1}},
 		ExpInterference: {{Exp: ExpInterference, Batch: 2, Prompt: min(3*o.ChunkTokens, o.MaxPrompt), Output: ttftOutput, Repeats: rep}},
 		ExpKV:           {{Exp: ExpKV, Batch: o.MaxConcurrency, Prompt: o.MaxPrompt / 2, Output: sweepOutput, Repeats: 1}},
 	}

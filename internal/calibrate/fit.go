@@ -65,7 +65,7 @@ func FitData(d *Data, base *engine.Profile, chunk int) *Fit {
 	f.kind(d, ratio, chunk)
 	f.transfer(d)
 	f.prefill(d, ratio, chunk)
-	f.prefixCache(d)
+	f.prefixCache(d, ratio)
 	f.kv(d, ratio)
 	f.context(d, ratio)
 	for exp, reasons := range d.Skipped {

@@ -88,10 +88,87 @@ func (f *Fit) kind(d *Data, ratio float64, chunk int) {
 	}
 	f.Evidence = fmt.Sprintf("while a %.0f-token prompt was prefilled (%s), the decoding streams' longest gap was %.2f of it (their step %s); predicted: %s",
 		long, seconds(window).Round(time.Microsecond), obs, seconds(step).Round(time.Microsecond), strings.Join(parts, ", "))
+	source := "interference probe, nearest prediction (" + fmt.Sprintf("%d runs", len(runs)) + ")"
+	if best == engine.EngineDisaggregated {
+		// Decoding goes on through a prefill on two kinds: a prefill engine of its own, which
+		// prompts sent together share, and prefills that share nothing.
+		if stagger, evidence, ok := staggerOf(d, ratio, chunk); ok {
+			f.Evidence += "; " + evidence
+			source += " and the context experiment's first tokens"
+			if stagger < staggerShared {
+				best = engine.EngineColocatedParallel
+			}
+		}
+	}
 	f.setKind(best, chunk)
-	f.fitted("engine", string(best), "-", "interference probe, nearest prediction ("+fmt.Sprintf("%d runs", len(runs))+")")
+	f.fitted("engine", string(best), "-", source)
 	f.Errors = append(f.Errors, ExpError{Exp: ExpInterference, What: "longest gap / prefill window, absolute", Points: len(runs),
 		RMS: math.Abs(pred[best] - obs), Spread: rangeOf(runs)})
+}
+
+// staggerShared is the least stagger (see staggerOf) that says prompts sent together share a
+// prefill: one that shares it has them done one after another (≈ 1), one that shares nothing
+// has them done together (≈ 0).
+const staggerShared = 0.5
+
+// staggerOf reads how prompts sent together are prefilled, from the context experiment's
+// batches of B ≥ 4 prompts of P tokens too long to share one step ((B − 1)·P ≥ chunk): their
+// first tokens' spread (last − first) over the (B − 1)·b·P a shared prefill would put between
+// them, b the per-token slope of TTFT at batch 1 (the prompt-length experiment). It returns the
+// median over the runs, its evidence, and false when no run or no slope tells.
+func staggerOf(d *Data, ratio float64, chunk int) (float64, string, bool) {
+	var x [][]float64
+	var y []float64
+	for _, m := range d.Of(ExpPrompt) {
+		for _, o := range m.OK() {
+			x, y = append(x, []float64{1, promptTokens(&o, ratio)}), append(y, o.TTFT().Seconds())
+		}
+	}
+	line, err := fitLSQ(x, y)
+	if err != nil || line.beta[1] <= 2*line.se[1] {
+		return 0, "", false
+	}
+	var each []float64
+	var batch, tokens float64
+	for _, m := range d.Of(ExpContext) {
+		for _, run := range m.Runs {
+			var first, last time.Duration
+			var prompt float64
+			n := 0
+			for _, o := range run {
+				if !o.OK() {
+					continue
+				}
+				t := o.TTFT()
+				if n == 0 || t < first {
+					first = t
+				}
+				last, prompt, n = max(last, t), prompt+promptTokens(&o, ratio), n+1
+			}
+			if n < 4 || n != len(run) {
+				continue
+			}
+			prompt /= float64(n)
+			if float64(n-1)*prompt < float64(chunk) {
+				continue
+			}
+			shared := float64(n-1) * line.beta[1] * prompt
+			each = append(each, (last-first).Seconds()/shared)
+			batch, tokens = batch+float64(n), tokens+prompt
+		}
+	}
+	if len(each) == 0 {
+		return 0, "", false
+	}
+	slices.Sort(each)
+	s := each[len(each)/2]
+	n := float64(len(each))
+	kind := "shared"
+	if s < staggerShared {
+		kind = "their own"
+	}
+	return s, fmt.Sprintf("%d batches of %.0f prompts of %.0f tokens sent together had their first tokens spread over %.2f of the time a shared prefill puts between them (%s a token at batch 1): the prompts were prefilled %s (shared ≈ 1, their own ≈ 0)",
+		len(each), batch/n, tokens/n, s, seconds(line.beta[1]).Round(time.Nanosecond), kind), true
 }
 
 // rangeOf is the interference runs' spread: (max − min)/mean of their ratios.
@@ -191,6 +268,9 @@ func (f *Fit) prefill(d *Data, ratio float64, chunk int) {
 		return
 	}
 	chunks := func(t float64) float64 { return math.Ceil(t / float64(p.PrefillChunkTokens)) }
+	if p.EngineMode() == engine.EngineColocatedParallel {
+		chunks = func(float64) float64 { return 1 } // a prompt's prefill is one of its own
+	}
 	disagg := p.EngineMode() == engine.EngineDisaggregated
 	perRequest := disagg && chunks(slices.Max(tok)) > chunks(slices.Min(tok))+1
 	cols := func(t float64, attn bool) []float64 {
@@ -253,6 +333,9 @@ func (f *Fit) setPrefill(fit lsq, perRequest bool, src string) {
 	case p.EngineMode() == engine.EngineColocatedAlternating:
 		p.PrefillBase = max(fixed, 0)
 		f.fitted("prefill_base", p.PrefillBase.String(), fixedSE, src+": fixed cost per chunk")
+	case p.EngineMode() == engine.EngineColocatedParallel:
+		p.PrefillBase = max(fixed, 0)
+		f.fitted("prefill_base", p.PrefillBase.String(), fixedSE, src+": fixed cost per request")
 	case perRequest:
 		p.PrefillBase = max(fixed, 0)
 		f.fitted("prefill_base", p.PrefillBase.String(), fixedSE, src+": fixed cost per chunk")
@@ -293,7 +376,7 @@ func (f *Fit) setPrefill(fit lsq, perRequest bool, src string) {
 // prefixCache reads the repeated-prefix probe: a prefix cache answers the repeated first
 // message, so its TTFT falls from the fresh prompt's towards the shortest prompt's (the
 // server's fixed cost): more than half the way is a prefix cache.
-func (f *Fit) prefixCache(d *Data) {
+func (f *Fit) prefixCache(d *Data, ratio float64) {
 	ms := d.Of(ExpPrefix)
 	p := f.Profile
 	if len(ms) == 0 {
@@ -301,10 +384,7 @@ func (f *Fit) prefixCache(d *Data) {
 		return
 	}
 	fresh, again := prefixTTFTs(ms[0])
-	floor := time.Duration(0)
-	if short := d.Of(ExpPrompt); len(short) > 0 && len(short[0].OK()) > 0 {
-		floor = median(short[0].OK(), (*Obs).TTFT)
-	}
+	floor := floorOf(d)
 	if fresh <= floor {
 		f.kept("prefix_cache_tokens", fmt.Sprintf("repeated prefix: the fresh prompt's TTFT (%s) was not above the shortest prompt's (%s), so the probe measured nothing: the base's kept",
 			fresh.Round(time.Microsecond), floor.Round(time.Microsecond)))
@@ -313,15 +393,26 @@ func (f *Fit) prefixCache(d *Data) {
 	saved := (fresh - again).Seconds() / (fresh - floor).Seconds()
 	src := fmt.Sprintf("repeated prefix: TTFT %s against %s fresh and %s for the shortest prompt (%.0f %% of the prefill saved)",
 		again.Round(time.Microsecond), fresh.Round(time.Microsecond), floor.Round(time.Microsecond), 100*saved)
+	lo, hi, sized := sizeBounds(d, ratio)
 	switch {
-	case saved < 0.5:
+	case !cacheAnswered(fresh, again, floor):
 		p.PrefixCacheTokens = 0
 		f.fitted("prefix_cache_tokens", "0", "-", src+": no prefix cache")
+	case sized && hi > 0:
+		p.PrefixCacheTokens = int((lo + hi) / 2)
+		f.fitted("prefix_cache_tokens", fmt.Sprint(p.PrefixCacheTokens), fmt.Sprintf("%.0f", (hi-lo)/2), fmt.Sprintf(
+			"%s; prefix-size probe: a prefix was still answered after %.0f tokens in all, missed after %.0f", src, lo, hi))
+	case sized && int(lo) > p.PrefixCacheTokens:
+		p.PrefixCacheTokens = int(lo)
+		f.fitted("prefix_cache_tokens", fmt.Sprint(p.PrefixCacheTokens), "lower bound", fmt.Sprintf(
+			"%s; prefix-size probe: a prefix was still answered after %.0f tokens in all (the notes say why it stopped)", src, lo))
+	case sized:
+		f.kept("prefix_cache_tokens", fmt.Sprintf("%s; prefix-size probe: still answered after %.0f tokens, within the base's %d", src, lo, p.PrefixCacheTokens))
 	case p.PrefixCacheTokens > 0:
-		f.kept("prefix_cache_tokens", src+": a prefix cache; its size is not measured, the base's kept")
+		f.kept("prefix_cache_tokens", src+": a prefix cache; the prefix-size probe did not run (the notes say why), the base's size kept")
 	default:
 		p.PrefixCacheTokens = p.KVCapacityTokens
-		f.fitted("prefix_cache_tokens", fmt.Sprint(p.PrefixCacheTokens), "size not measured", src+": a prefix cache, as large as the KV pool")
+		f.fitted("prefix_cache_tokens", fmt.Sprint(p.PrefixCacheTokens), "size not measured", src+": a prefix cache, as large as the KV pool (the prefix-size probe did not run)")
 	}
 }
 

@@ -97,22 +97,29 @@ func (f *Fit) recordedRatio(reqs []Recorded) float64 {
 }
 
 // recordedDecode reads each request's decode: its time per token after the first, at the
-// batch and KV of the requests decoding at its middle.
+// batch and KV of the requests decoding beside it, averaged over its decode. The mean of a step
+// linear in B and K is the step at their means, so the averages keep the fit unbiased where
+// the batch at one instant would blur its slope.
 func recordedDecode(reqs []Recorded, ratio float64) []decodeRow {
 	var rows []decodeRow
 	for _, r := range reqs {
 		if r.Out < 8 || r.End <= r.First {
 			continue
 		}
-		mid := (r.First + r.End) / 2
+		span := r.End - r.First
 		b, k := 0.0, 0.0
 		for _, o := range reqs {
-			if o.First <= mid && mid <= o.End && o.End > o.First {
-				b++
-				k += recordedPrompt(o, ratio) + float64(o.Out)*(mid-o.First)/(o.End-o.First)
+			lo, hi := math.Max(o.First, r.First), math.Min(o.End, r.End)
+			if hi <= lo || o.End <= o.First {
+				continue
 			}
+			share := (hi - lo) / span
+			// o's KV grows from its prompt by its output, evenly over its decode.
+			mid := (lo + hi) / 2
+			b += share
+			k += share * (recordedPrompt(o, ratio) + float64(o.Out)*(mid-o.First)/(o.End-o.First))
 		}
-		rows = append(rows, decodeRow{exp: ExpRecorded, point: len(rows), b: b, k: k, step: (r.End - r.First) / float64(r.Out-1)})
+		rows = append(rows, decodeRow{exp: ExpRecorded, point: len(rows), b: b, k: k, step: span / float64(r.Out-1)})
 	}
 	return rows
 }

@@ -133,9 +133,11 @@ type runner struct {
 	longestOK int
 	refused   bool
 	planned   time.Duration
-	done      time.Duration
-	points    int
-	total     int
+	// reserve is the planned time of the experiments after the prefix-size probe.
+	reserve time.Duration
+	done    time.Duration
+	points  int
+	total   int
 }
 
 // Run runs the experiments. It fails only when the server answers no request at all; an
@@ -158,6 +160,15 @@ func Run(ctx context.Context, o Options) (*Data, error) {
 		r.series(ctx, exp, plan[exp])
 	}
 	r.prefix(ctx, plan[ExpPrefix])
+	// The prefix-size probe goes on while it must, but leaves the experiments after it their
+	// planned time.
+	r.reserve = 0
+	for _, exp := range []string{ExpInterference, ExpContext, ExpKV} {
+		for _, p := range plan[exp] {
+			r.reserve += r.guess(p)
+		}
+	}
+	r.prefixSize(ctx, plan[ExpPrefixSize])
 	r.interference(ctx, plan[ExpInterference])
 	r.series(ctx, ExpContext, plan[ExpContext])
 	r.series(ctx, ExpKV, plan[ExpKV])

@@ -3,8 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +53,8 @@ func (k *calibrateCmd) command() *cobra.Command {
 		Short: "Fit a simulator profile to a server by designed experiments: its digital twin",
 		Long: `Run designed experiments against an OpenAI-compatible server — the largest batch it runs,
 a concurrency sweep at short prompts, fixed batches at growing context, prompt-length steps,
-a repeated-prefix probe, an interference probe (which engine kind it is) and a KV probe —
+a repeated-prefix probe and, when a cache answers, its size, an interference probe (which
+engine kind it is) and a KV probe —
 each point with fresh prompts (so a prompt cache cannot answer) and --repeats times (the
 server's own spread), within --budget (the plan and its expected time are printed before it
 starts, then one line per point). The fit writes a profile YAML (--out) whose comments give the
@@ -209,6 +214,8 @@ type calibrateCheckConfig struct {
 	Output      int           `mapstructure:"output-tokens"`
 	TwinSpeedup float64       `mapstructure:"twin-speedup"`
 	Timeout     time.Duration `mapstructure:"timeout"`
+	Workload    string        `mapstructure:"workload"`
+	Out         string        `mapstructure:"out"`
 }
 
 func (k *calibrateCheckCmd) command() *cobra.Command {
@@ -220,7 +227,13 @@ func (k *calibrateCheckCmd) command() *cobra.Command {
 twice, for its own spread, and against the embedded simulator with --profile, its twin; then
 print TTFT, ITL, TPOT and e2e p50/p90 and the output throughput per concurrency side by side,
 each with the twin's error against the server's mean, its direction, the server's own spread
-(|run 1 − run 2| / mean) and whether the error is inside it.`,
+(|run 1 − run 2| / mean) and whether the error is inside it.
+
+With --workload FILE (a workload YAML, or a built-in's name) the workload is the user's own:
+it runs as "agentsim run --workload FILE" twice against the server and once against the
+embedded simulator with --profile, each into a run directory under --out (default: a
+temporary one, removed), and the table compares their requests (ITL is then each request's
+mean gap between chunks).`,
 		Args: cobra.NoArgs,
 		RunE: k.run,
 	}
@@ -237,6 +250,8 @@ each with the twin's error against the server's mean, its direction, the server'
 	f.Int("output-tokens", w.Output, "each reply, forced with ignore_eos")
 	f.Float64("twin-speedup", 10, "how much faster than the wall clock the twin's simulated time runs")
 	f.Duration("timeout", 30*time.Minute, "most time the whole check may take")
+	f.String("workload", "", "run this workload (a YAML file or a built-in's name) instead of the growing-context one")
+	f.String("out", "", "with --workload: the directory that keeps the three runs (default: a temporary one, removed)")
 	c.Flags().AddFlagSet(f)
 	k.settings, k.v = f, newViper(f)
 	return c
@@ -274,6 +289,9 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 		return fmt.Errorf("calibrate check: %w", err)
 	}
 	defer local.Close()
+	if cfg.Workload != "" {
+		return k.workloadRuns(c, ctx, cfg)
+	}
 	twin := &calibrate.Client{URL: simserver.LocalURL, Model: p.Model, HTTP: local.Client(), Clock: twinClk}
 	w := calibrate.Workload{Agents: cfg.Agents, Rounds: cfg.Rounds, First: cfg.First, Turn: cfg.Turn, Output: cfg.Output, Seed: calibrate.DefaultWorkload.Seed}
 	out := c.OutOrStdout()
@@ -292,4 +310,72 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 	}
 	calibrate.PrintRows(out, rows)
 	return nil
+}
+
+// workloadRuns is calibrate check --workload: the user's workload run twice against the server
+// and once against the twin, each by agentsim run into a directory of its own, compared from
+// their events.
+func (k *calibrateCheckCmd) workloadRuns(c *cobra.Command, ctx context.Context, cfg calibrateCheckConfig) error {
+	dir := cfg.Out
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "agentsim-check-")
+		if err != nil {
+			return fmt.Errorf("calibrate check: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("calibrate check: --out: %w", err)
+	}
+	out := c.OutOrStdout()
+	speedup := strconv.FormatFloat(cfg.TwinSpeedup, 'g', -1, 64)
+	runs := []struct {
+		name, sub string
+		target    []string
+	}{
+		{"server run 1", "server-1", []string{"--server", cfg.Server}},
+		{"server run 2", "server-2", []string{"--server", cfg.Server}},
+		{"twin", "twin", []string{"--sim-profile", cfg.Profile, "--speedup", speedup}},
+	}
+	var got [3]calibrate.Figures
+	for i, r := range runs {
+		at := filepath.Join(dir, r.sub)
+		args := append([]string{"run", "--workload", cfg.Workload, "--out", at, "--force"}, r.target...)
+		if cfg.APIKey != "" && i < 2 {
+			args = append(args, "--api-key", cfg.APIKey)
+		}
+		if cfg.Model != "" && i < 2 {
+			args = append(args, "--model", cfg.Model)
+		}
+		fmt.Fprintf(out, "%s: agentsim %s ...\n", r.name, strings.Join(redactKey(args), " "))
+		root := newRoot(io.Discard, c.ErrOrStderr(), k.env, args)
+		root.SetArgs(args)
+		if code := exitCode(root.ExecuteContext(ctx)); code != ExitOK && code != ExitVerdict && code != ExitUnreliable {
+			return &ExitError{Code: ExitRuntime, Err: fmt.Errorf("calibrate check: %s: agentsim run exited %d", r.name, code)}
+		}
+		f, err := calibrate.FiguresOfRun(at)
+		if err != nil {
+			return fmt.Errorf("calibrate check: %s: %w", r.name, err)
+		}
+		if line := f.FailureLine(r.name); line != "" {
+			fmt.Fprintln(out, line)
+		}
+		got[i] = f
+	}
+	calibrate.PrintRows(out, calibrate.Compare(got[0], got[1], got[2]))
+	if cfg.Out != "" {
+		fmt.Fprintf(out, "runs kept in %s\n", dir)
+	}
+	return nil
+}
+
+// redactKey is a command line with the value of --api-key masked, for printing.
+func redactKey(args []string) []string {
+	shown := slices.Clone(args)
+	for i := range shown {
+		if i > 0 && shown[i-1] == "--api-key" {
+			shown[i] = "***"
+		}
+	}
+	return shown
 }

@@ -67,3 +67,39 @@ func TestCalibrateFromRecordedRuns(t *testing.T) {
 	_, err = engine.LoadProfile(out)
 	require.NoError(t, err, "the profile reads back")
 }
+
+// TestCalibrateCheckWorkloadFile runs calibrate check with the user's own workload file
+// against an agentsim server at speedup 200 and a twin of its own profile: it runs the file
+// three times, keeps the runs under --out, and prints the table for the file's 2 agents.
+func TestCalibrateCheckWorkloadFile(t *testing.T) {
+	clk, err := clock.New(200)
+	require.NoError(t, err)
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	sim := simtest.NewLoopbackServer(t, simserver.Options{Clock: clk, Profile: truth})
+	defer sim.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mine.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`name: mine
+agents: 2
+rounds: 2
+seed: 3
+start_jitter: 0s
+context: {system_tokens: 100, initial_tokens: 300, read_tokens: {dist: uniform, min: 50, max: 100}, max_context_tokens: 4096}
+request: {stream: true, max_tokens: 64, output_tokens: {dist: uniform, min: 16, max: 32}, force_output_length: true}
+retry: {max: 0}
+tool_time: 0s
+think_time: 0s
+pacer: {kind: slots, slots: 2}
+`), 0o644))
+	keep := filepath.Join(dir, "runs")
+	code, stdout, stderr := execute(t, "calibrate", "check", "--profile", "vllm-llama3-8b-h100", "--server", sim.URL,
+		"--workload", file, "--out", keep, "--twin-speedup", "200")
+	require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	for _, run := range []string{"server-1", "server-2", "twin"} {
+		assert.FileExists(t, filepath.Join(keep, run, "events.jsonl"))
+	}
+	assert.Contains(t, stdout, "2       TTFT p50", "the table's rows name the file's 2 agents:\n%s", stdout)
+	assert.Contains(t, stdout, "runs kept in "+keep)
+	t.Log(stdout)
+}

@@ -12,11 +12,13 @@ import (
 // decode engine of a disaggregated pair, where its only prefill work is recomputing the
 // context of retracted requests, and the whole engine of a colocated profile, where it also
 // prefills new requests (cache set): mixed into decode steps within budget, or, alternating,
-// in prefill-only steps that pause decoding.
+// in prefill-only steps that pause decoding, or, parallel, each on its own beside the decode
+// steps (parallel.go).
 type batchLoop struct {
 	e           *Engine
 	colocated   bool
 	alternating bool
+	parallel    bool         // colocated-parallel: every prefill on its own (see parallel.go)
 	budget      int          // most tokens per step, decodes and prefill chunks together
 	cache       *prefixCache // colocated only
 
@@ -28,6 +30,8 @@ type batchLoop struct {
 	// timeline): the lateness of the tokens it emits.
 	due  time.Time
 	late time.Duration
+	// stepEnd is, parallel, when the decode step in progress ends (zero: none is).
+	stepEnd time.Time
 }
 
 // newBatchLoop builds the loop for the engine's profile.
@@ -38,6 +42,8 @@ func (e *Engine) newBatchLoop() *batchLoop {
 		b.colocated, b.budget = true, e.prof.StepTokenBudget
 	case EngineColocatedAlternating:
 		b.colocated, b.alternating = true, true
+	case EngineColocatedParallel:
+		b.colocated, b.parallel = true, true
 	}
 	if b.colocated {
 		b.cache = newPrefixCache(e.prof.PrefixCacheTokens)
@@ -88,6 +94,7 @@ func (b *batchLoop) run(ctx context.Context) {
 				b.idleLogged = true
 			}
 			clock.reset()
+			b.stepEnd = time.Time{}
 			e.decodeBehind.idle()
 			idle = true
 			if !b.wait(ctx) {
@@ -104,12 +111,18 @@ func (b *batchLoop) run(ctx context.Context) {
 		if b.colocated && len(prefilling) > 0 {
 			e.stats.prefillRunning.Store(int64(len(prefilling)))
 		}
-		if !clock.step(ctx, b.stepTime(decoding > 0, chunks, prior)) {
-			return
+		if b.parallel {
+			if !b.parallelStep(ctx, &clock) {
+				return
+			}
+		} else {
+			if !clock.step(ctx, b.stepTime(decoding > 0, chunks, prior)) {
+				return
+			}
+			e.stepOverhead(ctx)
+			b.due, b.late = clock.due(), clock.late()
+			b.apply(decoding > 0, prefilling, chunks)
 		}
-		e.stepOverhead(ctx)
-		b.due, b.late = clock.due(), clock.late()
-		b.apply(decoding > 0, prefilling, chunks)
 		e.decodeBehind.publish(b.running, b.waiting)
 		if b.colocated && len(prefilling) > 0 {
 			// The prefill gauges are the prefill engine's; a disaggregated decode engine's
@@ -225,6 +238,15 @@ func (b *batchLoop) decoding() int { return b.count() }
 // their context, in order, within the prefill chunk size and what the step budget leaves
 // after one token for each decoding request.
 func (b *batchLoop) plan() (chunks, prior []int, prefilling []*Gen) {
+	if b.parallel {
+		// Nothing is chunked: every request still computing its context prefills on its own.
+		for _, g := range b.running {
+			if g.computed < g.target {
+				prefilling = append(prefilling, g)
+			}
+		}
+		return nil, nil, prefilling
+	}
 	left := b.e.prof.PrefillChunkTokens
 	if b.budget != math.MaxInt {
 		left = min(left, max(b.budget-b.count(), 0))
@@ -281,17 +303,7 @@ func (b *batchLoop) apply(decode bool, prefilling []*Gen, chunks []int) {
 		if g.computed < g.target {
 			continue
 		}
-		g.prefilled = true
-		if phase(g.phase.Load()) == phasePrefillQueue {
-			if b.cache != nil {
-				b.cache.insert(g.job.Prefix)
-			}
-			g.phase.Store(int32(phaseRunning))
-			e.stats.prefillQueued.Add(-1)
-			e.stats.decodeRunning.Add(1)
-		} else {
-			e.stats.recomputedTokens.Add(int64(g.target))
-		}
+		b.contextDone(g)
 	}
 	kept := b.running[:0]
 	for _, g := range b.running {
@@ -311,6 +323,23 @@ func (b *batchLoop) apply(decode bool, prefilling []*Gen, chunks []int) {
 	clear(b.running[len(kept):])
 	b.running = kept
 	b.retract()
+}
+
+// contextDone marks a request whose context is now computed: a new one enters the prefix
+// cache and starts decoding, a retracted one has recomputed its context.
+func (b *batchLoop) contextDone(g *Gen) {
+	e := b.e
+	g.prefilled = true
+	if phase(g.phase.Load()) == phasePrefillQueue {
+		if b.cache != nil {
+			b.cache.insert(g.job.Prefix)
+		}
+		g.phase.Store(int32(phaseRunning))
+		e.stats.prefillQueued.Add(-1)
+		e.stats.decodeRunning.Add(1)
+	} else {
+		e.stats.recomputedTokens.Add(int64(g.target))
+	}
 }
 
 // genState is where a generation is after emitting a token.
@@ -390,6 +419,7 @@ func (b *batchLoop) retract() {
 		g := b.running[len(b.running)-1]
 		b.running = b.running[:len(b.running)-1]
 		e.freeKV(g)
+		g.prefillEnd, g.inStep = time.Time{}, false
 		if phase(g.phase.Load()) == phasePrefillQueue {
 			g.computed = 0 // a first prefill starts over
 		} else {

@@ -102,6 +102,12 @@ type Gen struct {
 	holdsKV  bool // decode KV is allocated (running, paused, wedged)
 	// prefilled says the step that just ended completed the request's context.
 	prefilled bool
+	// prefillFrom and prefillEnd are, on a colocated-parallel engine, when the prefill it is in
+	// began and ends (zero: none begun); inStep says it emits a token when the decode step in
+	// progress ends; prefillScale is its prefill's draw of the step factor and noise.
+	prefillFrom, prefillEnd time.Time
+	prefillScale            float64
+	inStep                  bool
 	// queuedAt is when it entered a loop's inbox; set and read under Engine.mu.
 	queuedAt time.Time
 	// retractedNeed is the KV a retracted request waits for (counted in Engine.retractedKV).

@@ -86,7 +86,7 @@ func queuedLag(g *Gen, l *loopBehind, now time.Time) time.Duration {
 // prefillTaker returns what Behind reads of the loop that takes from the prefill inbox: the
 // decode loop's on a colocated profile, the prefill loop's otherwise.
 func (e *Engine) prefillTaker() *loopBehind {
-	if k := e.prof.engine(); k == EngineColocatedMixed || k == EngineColocatedAlternating {
+	if e.prof.engine() != EngineDisaggregated {
 		return &e.decodeBehind
 	}
 	return &e.prefillBehind

@@ -20,16 +20,21 @@ func newPrefixCache(capacity int) *prefixCache {
 	return &prefixCache{capacity: capacity, lru: list.New(), entries: map[uint64]*list.Element{}}
 }
 
-// lookup returns how many leading prompt tokens are cached: the length up to the longest
-// cached block.
+// lookup returns how many leading prompt tokens are cached: the length up to the last block
+// of the longest run of cached blocks from the first. A block whose earlier blocks were evicted
+// answers nothing, as in a prefix cache whose blocks chain to their parents: its KV attends to
+// theirs.
 func (c *prefixCache) lookup(prefix []PrefixBlock) int {
-	for i := len(prefix) - 1; i >= 0; i-- {
-		if el, ok := c.entries[prefix[i].Hash]; ok {
-			c.lru.MoveToFront(el)
-			return prefix[i].Tokens
+	hit := 0
+	for _, b := range prefix {
+		el, ok := c.entries[b.Hash]
+		if !ok {
+			break
 		}
+		c.lru.MoveToFront(el)
+		hit = b.Tokens
 	}
-	return 0
+	return hit
 }
 
 // insert records every block of prefix as cached.

@@ -16,7 +16,9 @@ import (
 // decode engine's batch loop alone and prefill inside it: EngineColocatedMixed puts prefill
 // chunks into decode steps within StepTokenBudget (a step then takes t_decode + t_prefill),
 // EngineColocatedAlternating runs prefill-only steps (t_prefill) while a chunk waits, pausing
-// decoding. On every engine the step that completes a context emits its next token.
+// decoding; EngineColocatedParallel prefills every request on its own, from its admission, for
+// ParallelPrefill, beside the decode steps and the other prefills. On every engine the step
+// (or, parallel, the prefill) that completes a context emits its next token.
 //
 // Prefill engine (chunked prefill). Each step takes up to PrefillChunkTokens uncached prompt
 // tokens from the queue, first come first served, splitting long prompts across steps. A step
@@ -68,7 +70,7 @@ type Profile struct {
 	Description string `yaml:"description"`
 
 	// Engine is how prefill and decode share the hardware: EngineDisaggregated (the zero
-	// value, ""), EngineColocatedMixed or EngineColocatedAlternating.
+	// value, ""), EngineColocatedMixed, EngineColocatedAlternating or EngineColocatedParallel.
 	Engine EngineKind `yaml:"engine"`
 	// StepTokenBudget is, for EngineColocatedMixed, the most tokens one step computes: one per
 	// decoding request plus the prefill chunks (vLLM's max_num_batched_tokens). Other engines
@@ -184,6 +186,12 @@ const (
 	// EngineColocatedAlternating runs one loop that alternates prefill batches and decode
 	// batches, prefill first, as SGLang without mixed chunks: a long prefill pauses decoding.
 	EngineColocatedAlternating EngineKind = "colocated-alternating"
+	// EngineColocatedParallel prefills every admitted request on its own, at once with the
+	// others, sharing no compute: a request's prefill neither waits for another's nor pauses
+	// decoding, and lasts ParallelPrefill, slowed only by the load. llm-d-inference-sim times
+	// requests so (each request sleeps its own prefill-overhead + n·prefill-time-per-token,
+	// times its time-factor-under-load).
+	EngineColocatedParallel EngineKind = "colocated-parallel"
 )
 
 // KVFull is what an engine does when its running requests' KV outgrows its capacity.
@@ -262,6 +270,19 @@ func (p *Profile) Tokens(n int) int {
 		return n
 	}
 	return max(int(math.Round(float64(n)*p.TokenizerRatio)), 1)
+}
+
+// ParallelPrefill returns how long a colocated-parallel request prefills tokens on top of prior
+// context already in its KV, with running requests admitted (itself among them): one prefill
+// step of its own, times the load, DecodeStep(running, 0) / DecodeStep(1, 0) — the batch slows
+// a prefill as much as it slows a decode step.
+func (p *Profile) ParallelPrefill(tokens, prior, running int) time.Duration {
+	d := p.PrefillStep([]int{tokens}, []int{prior})
+	if running <= 1 {
+		return d
+	}
+	load := float64(p.DecodeStep(running, 0)) / float64(p.DecodeStep(1, 0))
+	return time.Duration(float64(d) * load)
 }
 
 // TransferService returns how long a request of prompt tokens occupies the transfer thread.

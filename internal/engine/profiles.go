@@ -294,7 +294,7 @@ func (p *Profile) problems() problems {
 	if p.Model == "" {
 		ps = append(ps, errors.New(`model: "" is not allowed: want the model name /v1/models lists`))
 	}
-	ps.oneOf("engine", string(p.engine()), string(EngineDisaggregated), string(EngineColocatedMixed), string(EngineColocatedAlternating))
+	ps.oneOf("engine", string(p.engine()), string(EngineDisaggregated), string(EngineColocatedMixed), string(EngineColocatedAlternating), string(EngineColocatedParallel))
 	if p.engine() == EngineColocatedMixed {
 		ps.atLeast("step_token_budget", p.StepTokenBudget, 1)
 	} else {
@@ -414,7 +414,7 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"name", "the profile's name, as --profile takes it"},
 	{"model", "model name /v1/models lists"},
 	{"description", "the stack the profile models"},
-	{"engine", "disaggregated (prefill and decode engines, KV transfer), colocated-mixed (prefill chunks ride in decode steps, vLLM V1), colocated-alternating (prefill batches pause decoding, SGLang)"},
+	{"engine", "disaggregated (prefill and decode engines, KV transfer), colocated-mixed (prefill chunks ride in decode steps, vLLM V1), colocated-alternating (prefill batches pause decoding, SGLang), colocated-parallel (each request prefills on its own, llm-d-inference-sim)"},
 	{"step_token_budget", "colocated-mixed: most tokens per step, decodes plus prefill chunks (vLLM max_num_batched_tokens); 0 otherwise"},
 	{"first_byte", "when the HTTP head and role chunk go out: first-token, headers (head at admission, role chunk with the first token), admission"},
 	{"stream_interval", "tokens per stream chunk (0: 1)"},

@@ -43,6 +43,15 @@ func (t *timeline) reset() {
 // step waits until a step of duration d, scheduled after the previous one, has ended. It
 // returns false when ctx ends first.
 func (t *timeline) step(ctx context.Context, d time.Duration) bool {
+	if wait := t.schedule(d); wait > 0 {
+		return t.clk.Sleep(ctx, wait) == nil
+	}
+	return ctx.Err() == nil
+}
+
+// schedule schedules a step of duration d after the previous one and returns how long from
+// the clock's reading it ends.
+func (t *timeline) schedule(d time.Duration) time.Duration {
 	now := t.clk.Now()
 	t.forgiven = 0
 	if t.next.IsZero() {
@@ -51,13 +60,54 @@ func (t *timeline) step(ctx context.Context, d time.Duration) bool {
 		t.next, t.forgiven = now, late
 	}
 	t.next = t.next.Add(d)
+	t.publish()
+	return t.next.Sub(now)
+}
+
+// publish stores due for Engine.Behind, when the timeline publishes.
+func (t *timeline) publish() {
 	if t.published != nil {
 		t.published.Store(t.due().UnixNano())
 	}
-	if wait := t.next.Sub(now); wait > 0 {
-		return t.clk.Sleep(ctx, wait) == nil
+}
+
+// stepUntil is step for a wait an arrival may cut short (a colocated-parallel loop's, whose
+// next request starts its prefill at once): it waits until a step of duration d has ended or
+// arrivals or wake is signalled. Cut short, the schedule stands at the clock's reading (never
+// before the previous step's end), the step's rest unscheduled. It returns false when ctx
+// ends first.
+func (t *timeline) stepUntil(ctx context.Context, d time.Duration, arrivals, wake <-chan struct{}) bool {
+	before := t.next
+	wait := t.schedule(d)
+	if wait <= 0 {
+		return ctx.Err() == nil
 	}
-	return ctx.Err() == nil
+	timer := t.clk.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-arrivals:
+	case <-wake:
+	case <-ctx.Done():
+		return false
+	}
+	now := t.clk.Now()
+	if now.Before(before) {
+		now = before
+	}
+	t.next, t.forgiven = now, 0
+	t.publish()
+	return true
+}
+
+// at returns the model's time the next step starts from: the last step's scheduled end, or the
+// clock's reading when none is scheduled.
+func (t *timeline) at() time.Time {
+	if t.next.IsZero() {
+		return t.clk.Now()
+	}
+	return t.next
 }
 
 // due returns the simulated time the model says the last step ended: its scheduled end,

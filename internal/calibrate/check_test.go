@@ -1,0 +1,38 @@
+package calibrate
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCheckTableColumns: every column of calibrate check's table has its header, above it:
+// split on runs of two or more spaces, the header and every row have the same cells, and each
+// cell sits within its header's column.
+func TestCheckTableColumns(t *testing.T) {
+	var b bytes.Buffer
+	PrintRows(&b, []Row{
+		{Agents: 4, Figure: "TTFT p50", Server1: 0.1234, Server2: 0.1266, Twin: 0.2244, Error: 0.796, Spread: 0.025},
+		{Agents: 12, Figure: "throughput", Server1: 1234.5, Server2: 1200, Twin: 1000.25, Error: -0.177, Spread: 0.028},
+		{Agents: 1, Figure: "e2e p90", Server1: 2.758116, Server2: 12.503192, Twin: 11.388391, Error: 3.329, Spread: 0.097},
+	})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 4)
+	cells := regexp.MustCompile(`\S+( \S+)*`)
+	head := cells.FindAllStringIndex(lines[0], -1)
+	names := cells.FindAllString(lines[0], -1)
+	assert.Equal(t, []string{"agents", "figure", "server 1", "server 2", "twin", "error", "direction", "spread", "inside"}, names)
+	for _, l := range lines[1:] {
+		row := cells.FindAllStringIndex(l, -1)
+		require.Len(t, row, len(head), "row %q: one cell per header", l)
+		for i, c := range row {
+			// A cell is under its header: left-aligned ones start with it, right-aligned ones
+			// end with it.
+			assert.True(t, c[0] == head[i][0] || c[1] == head[i][1], "row %q: cell %q is not under %q", l, l[c[0]:c[1]], names[i])
+		}
+	}
+}
