@@ -24,6 +24,22 @@ func TestAssignRetry(t *testing.T) {
 	s.release(c.lane, ended{seq: c.seq, endS: 5, ok: true, key: key{3}})
 }
 
+// TestAssignSiblingSentBefore checks that a request sent before a lane's last request ended —
+// its concurrent sibling, its body read only after that end — does not continue or retry it:
+// its seq would come before its send. It starts a lane of its own.
+func TestAssignSiblingSentBefore(t *testing.T) {
+	s := newSessions()
+	k1 := key{1}
+	a := s.assign("", []key{k1}, toolResults{}, 2)
+	s.release(a.lane, ended{seq: a.seq, endS: 5, key: k1}) // failed at 5
+	b := s.assign("", []key{k1}, toolResults{}, 4)         // sent at 4, placed after 5
+	assert.False(t, b.retry, "sent before the failure ended: not its retry")
+	assert.NotSame(t, a.lane, b.lane)
+	c := s.assign("", []key{k1}, toolResults{}, 6)
+	assert.True(t, c.retry, "sent after it: the retry")
+	assert.Same(t, a.lane, c.lane)
+}
+
 // TestProcViewRetry numbers a process's rounds across its lanes and makes a re-sent failed
 // request the same round's next attempt, after a retry event with the silence before it; the
 // failed attempt's round_done is dropped, the round going on.

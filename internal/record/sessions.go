@@ -75,16 +75,18 @@ func newSessions() *sessions {
 
 // assign places a request of group (a session name the harness gave, or "") whose messages
 // have the prefix keys keys (keys[i] covers messages 0…i) and the tool messages res, sent at
-// nowS. The longest prefix that is an idle lane's whole last conversation continues that
-// lane; each conversation is continued at most once, so a fork or a concurrent sibling
-// starts a lane of its own.
+// nowS. The longest prefix that is an idle lane's whole last conversation, ended by nowS,
+// continues that lane; each conversation is continued at most once, so a fork or a
+// concurrent sibling starts a lane of its own.
 func (s *sessions) assign(group string, keys []key, res toolResults, nowS float64) assignment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	idx := s.idx[group]
 	for j := len(keys) - 1; j >= 0 && idx != nil; j-- {
-		if ls := idx[keys[j]]; len(ls) > 0 {
-			l := ls[0]
+		for _, l := range idx[keys[j]] {
+			if !l.endedBy(nowS) {
+				continue
+			}
 			// The same messages as a failed request: the harness re-sends it.
 			retry := l.last != nil && !l.last.ok && j == len(keys)-1
 			s.unindex(l)
@@ -95,13 +97,20 @@ func (s *sessions) assign(group string, keys []key, res toolResults, nowS float6
 	}
 	if group != "" {
 		for _, l := range s.groups[group] {
-			if !l.busy {
+			if !l.busy && l.endedBy(nowS) {
 				s.unindex(l)
 				return s.take(l, res, nowS, false)
 			}
 		}
 	}
 	return s.take(s.newLane(group), res, nowS, false)
+}
+
+// endedBy reports whether l's last request had ended by nowS, so that a request sent then may
+// follow it: one sent before, whose body the proxy read after that request ended, was its
+// concurrent sibling, not its continuation or retry, and its seq would come before its send.
+func (l *lane) endedBy(nowS float64) bool {
+	return l.last == nil || l.last.endS <= nowS
 }
 
 // take makes the next request of l, with the tool messages res, sent at nowS; matched says
