@@ -31,6 +31,8 @@ type recordCmd struct {
 	v        *viper.Viper
 	// listening, when set, is told the proxy's address once it listens (tests).
 	listening func(addr string)
+	// probe, when set, asks the upstream for its clock (tests); nil is http.DefaultClient.
+	probe *http.Client
 }
 
 // recordConfig is record's settings, decoded once from its flags and the environment.
@@ -120,7 +122,11 @@ func (r *recordCmd) run(c *cobra.Command, _ []string) error {
 	}
 	clk := clock.Real()
 	if cfg.Watch { // judging the harness on the server's clock, when it is an agentsim server
-		if clk, err = serverClock(c, strings.TrimSuffix(strings.TrimRight(cfg.Upstream, "/"), "/v1"), cfg.APIKey); err != nil {
+		probe := r.probe
+		if probe == nil {
+			probe = http.DefaultClient
+		}
+		if clk, err = awaitServerClock(c, probe, strings.TrimSuffix(strings.TrimRight(cfg.Upstream, "/"), "/v1"), cfg.APIKey); err != nil {
 			return err
 		}
 	}
