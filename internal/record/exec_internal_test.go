@@ -24,19 +24,20 @@ func TestAssignRetry(t *testing.T) {
 	s.release(c.lane, ended{seq: c.seq, endS: 5, ok: true, key: key{3}})
 }
 
-// TestAssignSiblingSentBefore checks that a request sent before a lane's last request ended —
-// its concurrent sibling, its body read only after that end — does not continue or retry it:
-// its seq would come before its send. It starts a lane of its own.
+// TestAssignSiblingSentBefore checks that a request sent before a lane's last request —
+// its concurrent sibling, its body read only after that request ended — does not continue or
+// retry it: it would come after it in seq though sent before. It starts a lane of its own; a
+// request sent after it, even before the proxy saw it end, is its retry.
 func TestAssignSiblingSentBefore(t *testing.T) {
 	s := newSessions()
 	k1 := key{1}
 	a := s.assign("", []key{k1}, toolResults{}, 2)
-	s.release(a.lane, ended{seq: a.seq, endS: 5, key: k1}) // failed at 5
-	b := s.assign("", []key{k1}, toolResults{}, 4)         // sent at 4, placed after 5
-	assert.False(t, b.retry, "sent before the failure ended: not its retry")
+	s.release(a.lane, ended{seq: a.seq, sentS: 2, endS: 5, key: k1}) // sent at 2, failed at 5
+	b := s.assign("", []key{k1}, toolResults{}, 1.5)                 // sent at 1.5, placed after
+	assert.False(t, b.retry, "sent before it: not its retry")
 	assert.NotSame(t, a.lane, b.lane)
-	c := s.assign("", []key{k1}, toolResults{}, 6)
-	assert.True(t, c.retry, "sent after it: the retry")
+	c := s.assign("", []key{k1}, toolResults{}, 4.9)
+	assert.True(t, c.retry, "sent after it, before its end was seen: the retry")
 	assert.Same(t, a.lane, c.lane)
 }
 

@@ -23,8 +23,9 @@ type lane struct {
 
 // ended is what a later request needs of an ended one to continue its session.
 type ended struct {
-	seq  int
-	endS float64 // when its last byte arrived, seconds since the recording began
+	seq   int
+	sentS float64 // when it arrived, seconds since the recording began
+	endS  float64 // when its last byte arrived
 	// tokens is its whole conversation, prompt and reply, in tokens; ok says whether it
 	// ended with a reply (a failed request's retry continues the session without extends).
 	tokens int
@@ -75,7 +76,7 @@ func newSessions() *sessions {
 
 // assign places a request of group (a session name the harness gave, or "") whose messages
 // have the prefix keys keys (keys[i] covers messages 0…i) and the tool messages res, sent at
-// nowS. The longest prefix that is an idle lane's whole last conversation, ended by nowS,
+// nowS. The longest prefix that is an idle lane's whole last conversation, sent by nowS,
 // continues that lane; each conversation is continued at most once, so a fork or a
 // concurrent sibling starts a lane of its own.
 func (s *sessions) assign(group string, keys []key, res toolResults, nowS float64) assignment {
@@ -84,7 +85,7 @@ func (s *sessions) assign(group string, keys []key, res toolResults, nowS float6
 	idx := s.idx[group]
 	for j := len(keys) - 1; j >= 0 && idx != nil; j-- {
 		for _, l := range idx[keys[j]] {
-			if !l.endedBy(nowS) {
+			if !l.sentBefore(nowS) {
 				continue
 			}
 			// The same messages as a failed request: the harness re-sends it.
@@ -97,7 +98,7 @@ func (s *sessions) assign(group string, keys []key, res toolResults, nowS float6
 	}
 	if group != "" {
 		for _, l := range s.groups[group] {
-			if !l.busy && l.endedBy(nowS) {
+			if !l.busy && l.sentBefore(nowS) {
 				s.unindex(l)
 				return s.take(l, res, nowS, false)
 			}
@@ -106,11 +107,13 @@ func (s *sessions) assign(group string, keys []key, res toolResults, nowS float6
 	return s.take(s.newLane(group), res, nowS, false)
 }
 
-// endedBy reports whether l's last request had ended by nowS, so that a request sent then may
-// follow it: one sent before, whose body the proxy read after that request ended, was its
-// concurrent sibling, not its continuation or retry, and its seq would come before its send.
-func (l *lane) endedBy(nowS float64) bool {
-	return l.last == nil || l.last.endS <= nowS
+// sentBefore reports whether l's last request was sent by nowS, so that a request sent then
+// may follow it: one sent earlier, whose body the proxy read only after that request ended,
+// was its concurrent sibling, not its continuation or retry, and would come after it in seq
+// though sent before. (Its end is no test: a harness that gives up on a request sends the
+// retry before the proxy has seen the first one end.)
+func (l *lane) sentBefore(nowS float64) bool {
+	return l.last == nil || l.last.sentS <= nowS
 }
 
 // take makes the next request of l, with the tool messages res, sent at nowS; matched says
