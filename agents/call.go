@@ -61,7 +61,7 @@ func (k *call) contexts(parent context.Context, req *Request) (context.Context, 
 }
 
 // run sends the request and reads the stream; the error is classified by finish.
-func (k *call) run(ctx context.Context, api *openai.Client, req *Request) error {
+func (k *call) run(ctx context.Context, api *openai.Client, req *Request) (err error) {
 	k.res.Sent = k.clk.Now()
 	k.timer.start(k.clk, k.res.Sent, req.Timeouts, k.cancelTimer)
 	defer k.timer.stop()
@@ -71,7 +71,6 @@ func (k *call) run(ctx context.Context, api *openai.Client, req *Request) error 
 	// Encoding the request takes a deep stack and the stream is then read for minutes:
 	// thousands of agents would each keep the deep one (internal/freshstack).
 	responses := req.API == workloads.APIResponses
-	var err error
 	freshstack.Run(func() {
 		if responses {
 			_, err = api.CreateResponseStream(ctx, req.responseRequest())
@@ -85,7 +84,7 @@ func (k *call) run(ctx context.Context, api *openai.Client, req *Request) error 
 	if k.body == nil {
 		return errStreamHook
 	}
-	defer k.body.Close() // before the end this drops the connection: the server sees the disconnect
+	defer func() { closeBody(k.body, err == nil) }()
 	st := newSSEReader(k.body, maxNonDataLines)
 	defer st.release()
 	if responses {
@@ -93,6 +92,21 @@ func (k *call) run(ctx context.Context, api *openai.Client, req *Request) error 
 		return k.readResponses(st)
 	}
 	return k.read(st)
+}
+
+// drainLimit bounds what closeBody reads of a body after its stream's end, in bytes.
+const drainLimit = 4 << 10
+
+// closeBody closes a stream's body. After the stream's end (ended) it reads the body to its
+// own end first, as the OpenAI SDKs consume the whole stream: the server ends the body right
+// after its last event, and a body read to its end leaves the connection to the next request,
+// as a real client's does. Before the end, Close drops the connection: the server sees the
+// disconnect.
+func closeBody(body io.ReadCloser, ended bool) {
+	if ended {
+		_, _ = io.CopyN(io.Discard, body, drainLimit)
+	}
+	_ = body.Close()
 }
 
 // onResponse records the response headers; go-openai drops them for error statuses.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentsim/agentsim/internal/keepalive"
 )
 
 // bodyFieldsKey carries extra JSON body fields in a request's context.
@@ -31,9 +33,12 @@ func withBodyFields(ctx context.Context, fields map[string]any) context.Context 
 type Stamp func(h http.Header, id string, sent time.Time)
 
 // requestTransport adds the fields carried by a POST's context to its JSON object body, sends
-// every POST body as a onceBody, and adds the stamp's headers to every request. It sends one shallow copy of the request, with its
-// own header map when stamped: the request stays referenced by its response for as long as
-// the stream lasts, and a deep Clone, or a copy per change, would be kept per stream.
+// every POST body as a onceBody, and adds the stamp's headers to every request. It sends one
+// shallow copy of the request, with its own header map when stamped: the request stays
+// referenced by its response for as long as the stream lasts, and a deep Clone, or a copy per
+// change, would be kept per stream. A POST lost to the kept-alive race (internal/keepalive: a
+// reused connection the server closed before answering) is sent once more, as the server
+// never saw it begin.
 type requestTransport struct {
 	next  http.RoundTripper
 	stamp Stamp // nil: none
@@ -47,7 +52,9 @@ func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !rewrap && t.stamp == nil {
 		return t.next.RoundTrip(req)
 	}
-	out := req.WithContext(req.Context()) // the original must stay as it was
+	var once *onceBody
+	var attempt *keepalive.Attempt
+	ctx := req.Context()
 	if rewrap {
 		// Every POST body is sent as a onceBody, extended or not: go-openai's own body keeps
 		// its bytes in GetBody for as long as the request is referenced, which is the whole
@@ -62,8 +69,12 @@ func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		out.ContentLength = int64(len(body))
-		once := &onceBody{full: body, b: body}
+		once = &onceBody{full: body, b: body}
+		ctx, attempt = keepalive.Watch(ctx, once.hold)
+	}
+	out := req.WithContext(ctx) // the original must stay as it was
+	if once != nil {
+		out.ContentLength = int64(len(once.full))
 		out.Body, out.GetBody = once, once.again
 	}
 	if t.stamp != nil {
@@ -75,14 +86,20 @@ func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.stamp(h, id, sent)
 		out.Header = h
 	}
-	return t.next.RoundTrip(out)
+	if once == nil {
+		return t.next.RoundTrip(out)
+	}
+	defer once.release()
+	return keepalive.RoundTrip(t.next, out, attempt)
 }
 
 // onceBody is a request body sent once. It lets go of its bytes when read to the end or
 // closed: the request stays referenced by its response for as long as the stream lasts, and
 // thousands of streams would otherwise each hold their whole conversation. Until then, again
 // gives the body anew, for a transport that retries a request whose body it has not sent
-// (HTTP/2's refused streams).
+// (HTTP/2's refused streams). Sent on a reused connection (hold), it keeps its bytes until its
+// round trip returns (release), for the resend of a request lost to the kept-alive race:
+// only then does it hold them past their sending, and only until the response's headers.
 //
 // A transport may close a body from another goroutine while it is being read (net/http's
 // RoundTripper contract allows it, and internal/inproc does so when the client gives up), so
@@ -91,6 +108,7 @@ type onceBody struct {
 	mu      sync.Mutex
 	full, b []byte
 	closed  bool
+	held    bool // full is kept for a resend, until release
 }
 
 // errBodyReleased is what again returns once the body has been sent.
@@ -107,7 +125,8 @@ func (o *onceBody) Read(p []byte) (int, error) {
 		return 0, errBodyClosed
 	}
 	if len(o.b) == 0 {
-		o.full, o.b = nil, nil
+		o.b = nil
+		o.letGo()
 		return 0, io.EOF
 	}
 	n := copy(p, o.b)
@@ -119,8 +138,30 @@ func (o *onceBody) Read(p []byte) (int, error) {
 func (o *onceBody) Close() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.full, o.b, o.closed = nil, nil, true
+	o.b, o.closed = nil, true
+	o.letGo()
 	return nil
+}
+
+// letGo drops the whole body unless it is held; callers hold mu.
+func (o *onceBody) letGo() {
+	if !o.held {
+		o.full = nil
+	}
+}
+
+// hold keeps the whole body, for again, until release.
+func (o *onceBody) hold() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.held = true
+}
+
+// release ends the hold: the round trip has returned, and no resend will come.
+func (o *onceBody) release() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.held, o.full = false, nil
 }
 
 // again returns the body from its start while it is still held; it is the request's GetBody.

@@ -80,6 +80,10 @@ type Options struct {
 	// order: a replayed trace's sessions (agentsim replay). The workload then says only how
 	// many agents there are and how each request is sent.
 	Scripts []*agents.Script
+	// Load, when set, is what the run_start event says of the agents' load, in place of
+	// "30 agents × 8 rounds", or with Scripts "30 agents replaying recorded sessions" (bench's
+	// open-loop test, whose scripts are its schedule).
+	Load string
 	// Tap, when set, is called with every request's result and the arrival times of its
 	// frames, on the agent's goroutine, as each request ends (agentsim bench).
 	Tap agents.Tap

@@ -253,7 +253,10 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	bgDone.Go(func() { r.samples.FlushEvery(bg, r.o.Clock, time.Second) })
 
 	shape := plural.Of(w.Agents, "agent") + " × " + plural.Of(w.Rounds, "round")
-	if r.o.Scripts != nil {
+	switch {
+	case r.o.Load != "":
+		shape = r.o.Load
+	case r.o.Scripts != nil:
 		shape = fmt.Sprintf("%d agents replaying recorded sessions", w.Agents)
 	}
 	r.Record(events.Event{Kind: events.RunStart, Agent: -1, Message: fmt.Sprintf("%s: %s, pacer %s, server %s, model %s",

@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/rundir"
 )
 
 // TestSchedule checks the send times of open-loop tests: constant gaps of 1/rate, Poisson gaps
@@ -76,7 +79,8 @@ func TestOpenLoopValidate(t *testing.T) {
 func TestOpenLoopRun(t *testing.T) {
 	for _, speedup := range []float64{1, 20} {
 		synctest.Test(t, func(t *testing.T) {
-			rep, out := simRun(t, speedup, nil, Options{Open: &OpenLoop{Rate: 2, Arrivals: Constant, Requests: 8}})
+			dir := t.TempDir()
+			rep, out := simRun(t, speedup, nil, Options{Open: &OpenLoop{Rate: 2, Arrivals: Constant, Requests: 8}, Dir: dir})
 			require.Len(t, rep.Points, 1)
 			p := rep.Points[0]
 			require.Len(t, p.Calls, 8)
@@ -99,6 +103,12 @@ func TestOpenLoopRun(t *testing.T) {
 			res := rep.Results()
 			assert.Equal(t, 2.0, res.Bench.Rate)
 			assert.Equal(t, "constant", res.Bench.Arrivals)
+			evs, err := rundir.ReadEvents(dir)
+			require.NoError(t, err)
+			require.NotEmpty(t, evs)
+			assert.Equal(t, events.RunStart, evs[0].Kind)
+			assert.Contains(t, evs[0].Message, ": open loop: 2 requests/s, constant arrivals, 8 requests (8 requests, an agent each), pacer ",
+				"run_start says what the test is, not a replay")
 		})
 	}
 }

@@ -154,6 +154,7 @@ func (b *bench) test(ctx context.Context, test, n int, runStart time.Time) (*Poi
 	}
 	if o.Open != nil {
 		ho.Scripts = scripts(o.schedule, o.PromptTokens, o.MaxTokens)
+		ho.Load = fmt.Sprintf("open loop: %s (%s, an agent each)", o.Open, plural.Of(len(o.schedule), "request"))
 	}
 	if ho.Prepared, err = harness.Prepare(ctx, ho); err != nil {
 		return nil, err

@@ -33,7 +33,10 @@ func simRunProfile(t *testing.T, speedup float64, p *simserver.Profile, faults [
 	defer sim.Close()
 	var out bytes.Buffer
 	o.Target = harness.Target{URL: "http://sim", Kind: results.Embedded, Profile: "dsv4-pd", Faults: f.Names()}
-	o.Clock, o.HTTPClient, o.Out, o.Dir = clk, sim.Client(), &out, t.TempDir()
+	o.Clock, o.HTTPClient, o.Out = clk, sim.Client(), &out
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
 	if o.MaxTokens == 0 {
 		o.MaxTokens = DefaultMaxTokens
 	}

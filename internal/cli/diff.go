@@ -49,7 +49,7 @@ a bad threshold, 3 a threshold failed.`,
 		RunE: d.run,
 	}
 	f := pflag.NewFlagSet("diff", pflag.ContinueOnError)
-	f.Bool("force", false, "compare runs whose workloads differ in agents, rounds or model")
+	f.Bool("force", false, "compare runs whose workloads differ in agents, rounds or model, and replace existing --junit and --summary-md files")
 	addGateFlags(f)
 	c.Flags().AddFlagSet(f)
 	d.settings, d.v = f, newViper(f)
@@ -62,7 +62,7 @@ func (d *diffCmd) run(c *cobra.Command, args []string) error {
 	if err := configError(problems); err != nil {
 		return err
 	}
-	if err := cfg.Gate.check(); err != nil {
+	if err := cfg.Gate.check(given(args[0], args[1], cfg.Gate.Thresholds), cfg.Force); err != nil {
 		return err
 	}
 	base, err := diff.Load(args[0])

@@ -163,3 +163,56 @@ func TestDiffRederived(t *testing.T) {
 		}
 	})
 }
+
+// TestGateOutputsKeepInputs checks that --junit and --summary-md follow report -o's rule: no
+// file of the inputs, nothing but a regular file, the two not one file, and an existing file
+// only with --force — refused before the runs are read, or before a run starts.
+func TestGateOutputsKeepInputs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tmp := t.TempDir()
+		a := filepath.Join(tmp, "a")
+		code, out, stderr := runSmoke(t, a, 1)
+		require.Contains(t, finished, code, "%s\n%s", out, stderr)
+		events := filepath.Join(a, "events.jsonl")
+		before, err := os.ReadFile(events)
+		require.NoError(t, err)
+		existing := filepath.Join(tmp, "gate.xml")
+		require.NoError(t, os.WriteFile(existing, []byte("old"), 0o644))
+		fresh := filepath.Join(tmp, "fresh.md")
+		for _, tc := range []struct {
+			name string
+			args []string
+			msg  string
+		}{
+			// A file of a run compared, even with --force.
+			{"input", []string{"diff", a, a, "--junit", events, "--force"}, "--junit " + events + ": is one of the inputs (" + a + ")"},
+			// A device.
+			{"device", []string{"diff", a, a, "--summary-md", os.DevNull, "--force"}, "--summary-md /dev/null: is a device, not a regular file"},
+			// Both flags naming one file.
+			{"same file", []string{"diff", a, a, "--junit", fresh, "--summary-md", fresh}, "--junit and --summary-md name the same file"},
+			// An existing file without --force.
+			{"existing", []string{"diff", a, a, "--junit", existing}, "--junit " + existing + ": exists: pass --force to replace it"},
+			// run refuses it before it starts, its baseline an input.
+			{"run existing", []string{"run", "--workload", "smoke", "--out", filepath.Join(tmp, "b"), "--summary-md", existing},
+				"--summary-md " + existing + ": exists: pass --force"},
+			{"run baseline", []string{"run", "--workload", "smoke", "--out", filepath.Join(tmp, "c"), "--baseline", a, "--junit", events, "--force"},
+				"--junit " + events + ": is one of the inputs (" + a + ")"},
+		} {
+			code, _, stderr := agentsim(t, tc.args...)
+			assert.Equal(t, ExitUsage, code, "%s: %s", tc.name, stderr)
+			assert.Contains(t, stderr, tc.msg, tc.name)
+		}
+		assert.NoDirExists(t, filepath.Join(tmp, "b"), "run refused before it started")
+		after, err := os.ReadFile(events)
+		require.NoError(t, err)
+		assert.Equal(t, before, after, "events.jsonl is untouched")
+		old, _ := os.ReadFile(existing)
+		assert.Equal(t, "old", string(old), "the existing file is untouched without --force")
+
+		code, _, stderr = agentsim(t, "diff", a, a, "--junit", existing, "--force")
+		assert.Equal(t, ExitOK, code, stderr)
+		x, err := os.ReadFile(existing)
+		require.NoError(t, err)
+		assert.Contains(t, string(x), "<testsuites", "--force replaces it")
+	})
+}

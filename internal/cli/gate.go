@@ -30,8 +30,8 @@ type gateConfig struct {
 // addGateFlags adds the flags that choose the thresholds and where their outcome is written.
 func addGateFlags(f *pflag.FlagSet) {
 	f.String("thresholds", "", "YAML file with a thresholds: section; its rules join the workload's, replacing those for the same figure (docs/gate.md)")
-	f.String("junit", "", "write the thresholds' outcome as JUnit XML to this file (one test case per rule)")
-	f.String("summary-md", "", "write the thresholds' outcome as a Markdown table to this file (for a pull-request comment)")
+	f.String("junit", "", "write the thresholds' outcome as JUnit XML to this file (one test case per rule; an existing file only with --force)")
+	f.String("summary-md", "", "write the thresholds' outcome as a Markdown table to this file (for a pull-request comment; an existing file only with --force)")
 }
 
 // thresholds returns the workload's thresholds with those of the --thresholds file added.
@@ -50,14 +50,22 @@ func (g gateConfig) thresholds(w *workloads.Workload) (gate.Thresholds, error) {
 	return w.Thresholds.With(t), nil
 }
 
-// check refuses, before anything runs, output files that cannot be written.
-func (g gateConfig) check() error {
+// check refuses, before anything runs, output files that cannot be written: in a directory
+// that does not exist, the same file twice, or as checkOutput refuses (not a regular file,
+// one of inputs, or existing without force).
+func (g gateConfig) check(inputs []string, force bool) error {
+	if g.JUnit != "" && filepath.Clean(g.JUnit) == filepath.Clean(g.SummaryMD) {
+		return usageError(fmt.Errorf("--junit and --summary-md name the same file %s: want two files", g.JUnit))
+	}
 	for _, f := range []struct{ flag, path string }{{"--junit", g.JUnit}, {"--summary-md", g.SummaryMD}} {
 		if f.path == "" {
 			continue
 		}
 		if fi, err := os.Stat(filepath.Dir(f.path)); err != nil || !fi.IsDir() {
 			return usageError(fmt.Errorf("%s %s: the directory %s does not exist: want a file in an existing directory", f.flag, f.path, filepath.Dir(f.path)))
+		}
+		if err := checkOutput(f.flag, f.path, inputs, force); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -151,7 +159,8 @@ type runGate struct {
 // is a usage error found at once.
 func newRunGate(cfg runConfig, w *workloads.Workload) (*runGate, error) {
 	g := &runGate{cfg: cfg}
-	if err := cfg.Gate.check(); err != nil {
+	inputs := given(cfg.Workload.Name, cfg.Workload.Config, cfg.Gate.Thresholds, cfg.Baseline)
+	if err := cfg.Gate.check(inputs, cfg.Force); err != nil {
 		return nil, err
 	}
 	t, err := cfg.Gate.thresholds(w)

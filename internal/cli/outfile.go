@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // checkOutput says why a command may not write its output file at path, named by flag in
@@ -31,6 +32,12 @@ func checkOutput(flag, path string, inputs []string, force bool) error {
 		return usageError(fmt.Errorf("%s %s: exists: pass --force to replace it, or name another file", flag, path))
 	}
 	return nil
+}
+
+// given returns the paths that are not empty: the inputs a command was given of those it may
+// take.
+func given(paths ...string) []string {
+	return slices.DeleteFunc(paths, func(p string) bool { return p == "" })
 }
 
 // inputHolding returns the input that is, or holds, the file out describes; "" for none.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -30,6 +31,8 @@ type recordCmd struct {
 	v        *viper.Viper
 	// listening, when set, is told the proxy's address once it listens (tests).
 	listening func(addr string)
+	// probe, when set, asks the upstream for its clock (tests); nil is http.DefaultClient.
+	probe *http.Client
 }
 
 // recordConfig is record's settings, decoded once from its flags and the environment.
@@ -119,12 +122,18 @@ func (r *recordCmd) run(c *cobra.Command, _ []string) error {
 	}
 	clk := clock.Real()
 	if cfg.Watch { // judging the harness on the server's clock, when it is an agentsim server
-		if clk, err = serverClock(c, strings.TrimSuffix(strings.TrimRight(cfg.Upstream, "/"), "/v1"), cfg.APIKey); err != nil {
+		probe := r.probe
+		if probe == nil {
+			probe = http.DefaultClient
+		}
+		if clk, err = awaitServerClock(c, probe, strings.TrimSuffix(strings.TrimRight(cfg.Upstream, "/"), "/v1"), cfg.APIKey); err != nil {
 			return err
 		}
 	}
+	// The proxy logs from every request's goroutine; the command's stderr may be any writer.
+	errOut := &lockedWriter{w: c.ErrOrStderr()}
 	opts := record.Options{Upstream: up, Trace: out, InjectUsage: cfg.InjectUsage, MaxBody: cfg.MaxBody,
-		Clock: clk, Log: c.ErrOrStderr()}
+		Clock: clk, Log: errOut}
 	if content != nil {
 		opts.Content = content
 	}
@@ -150,14 +159,14 @@ func (r *recordCmd) run(c *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	return r.serve(c, p, w, ln, &cfg)
+	return r.serve(c, errOut, p, w, ln, &cfg)
 }
 
 // serve proxies on ln until the command's context ends (Ctrl-C), then stops the proxy and
-// says what was recorded.
-func (r *recordCmd) serve(c *cobra.Command, p *record.Proxy, w *record.Watcher, ln net.Listener, cfg *recordConfig) error {
+// says what was recorded on errOut, the proxy's log.
+func (r *recordCmd) serve(c *cobra.Command, errOut io.Writer, p *record.Proxy, w *record.Watcher, ln net.Listener, cfg *recordConfig) error {
 	addr := ln.Addr().String()
-	fmt.Fprintf(c.ErrOrStderr(), "recording: http://%s → %s; trace %s (Ctrl-C to stop)\n", addr, redact.URL(cfg.Upstream), cfg.Out)
+	fmt.Fprintf(errOut, "recording: http://%s → %s; trace %s (Ctrl-C to stop)\n", addr, redact.URL(cfg.Upstream), cfg.Out)
 	if r.listening != nil {
 		r.listening(addr)
 	}
@@ -185,7 +194,7 @@ func (r *recordCmd) serve(c *cobra.Command, p *record.Proxy, w *record.Watcher, 
 	}
 	<-watched
 	err := p.Close()
-	fmt.Fprintf(c.ErrOrStderr(), "recorded %s to %s\n", plural.Of(p.Recorded(), "request"), cfg.Out)
+	fmt.Fprintf(errOut, "recorded %s to %s\n", plural.Of(p.Recorded(), "request"), cfg.Out)
 	if w != nil {
 		v := w.Verdict(p.Now())
 		fmt.Fprintf(c.OutOrStdout(), "verdict: %s — %s\n", v.Kind, v.Summary)

@@ -7,9 +7,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -154,4 +157,42 @@ func TestRecordRunThroughResponses(t *testing.T) {
 	}
 	assert.Len(t, sessions, 4, "one session per agent")
 	assert.Equal(t, 4, extends, "each agent's second round extends its first")
+}
+
+// TestRecordLogConcurrent sends requests at once through record to a server that is not
+// there: the proxy says so on stderr from every request's goroutine, and the command's
+// stderr (here one buffer) must take their lines one at a time (go test -race).
+func TestRecordLogConcurrent(t *testing.T) {
+	gone, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	upstream := "http://" + gone.Addr().String()
+	require.NoError(t, gone.Close()) // connections to it are refused
+	out := filepath.Join(t.TempDir(), "trace.jsonl")
+	addr := make(chan string, 1)
+	rc := &recordCmd{listening: func(a string) { addr <- a }}
+	c := rc.command()
+	c.SetArgs([]string{"--upstream", upstream, "--listen", "127.0.0.1:0", "--out", out})
+	var stdout, stderr bytes.Buffer
+	c.SetOut(&stdout)
+	c.SetErr(&stderr)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.ExecuteContext(ctx) }()
+	url := "http://" + <-addr + "/v1/chat/completions"
+	const n = 8
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			resp, err := http.Post(url, "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"x"}]}`))
+			if assert.NoError(t, err) {
+				assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	cancel()
+	require.NoError(t, <-done)
+	assert.Equal(t, n, strings.Count(stderr.String(), "POST /v1/chat/completions: "), "one line a failed request:\n%s", stderr.String())
+	assert.Contains(t, stderr.String(), "recorded 8 requests to "+out)
 }

@@ -7,7 +7,8 @@
 // llama-server lists meta.n_ctx, may require an API key and exposes llamacpp: gauges; a
 // server can freeze (stop answering /metrics and stop streaming), fail every n-th request,
 // answer every request with the same frames, serve only so many requests at once and queue
-// the rest, or advertise an agentsim speedup. Prompt
+// the rest, advertise an agentsim speedup, or hang up on a kept-alive connection just as the
+// client sends on it. Prompt
 // tokens are counted as words.
 //
 // The zero Server lists no model and accepts any; a request gets the output tokens it forces
@@ -17,10 +18,14 @@
 package fakeserver
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,6 +90,13 @@ type Server struct {
 	// vLLM's --max-num-seqs: any more wait, without a byte (not even headers), until one
 	// ends, and count in the queued gauges.
 	Slots int
+	// HangUpReused, when set, hangs up on the second request of every connection, having read
+	// it whole, without a byte of an answer: a server that closes an idle connection (its
+	// keep-alive timeout) just as the client sends the next request on it. HungUp counts them.
+	// Only a server started by Start or StartInMemory tells its connections apart.
+	HangUpReused bool
+
+	hungUp atomic.Int64
 
 	slots   chan struct{} // made on first use when Slots > 0; a token per streaming request
 	waiting int           // requests waiting for a slot
@@ -99,15 +111,46 @@ type Server struct {
 
 // Start serves s on a real loopback socket until the test ends.
 func (s *Server) Start(tb testing.TB) *httptest.Server {
-	ts := httptest.NewServer(s)
+	ts := httptest.NewUnstartedServer(s)
+	ts.Config.ConnContext = countRequests
+	ts.Start()
 	tb.Cleanup(ts.Close)
 	return ts
 }
+
+// connRequestsKey carries, in a request's context, the count of requests its connection has
+// brought.
+type connRequestsKey struct{}
+
+// countRequests gives each connection its count of requests (http.Server.ConnContext).
+func countRequests(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, connRequestsKey{}, new(atomic.Int32))
+}
+
+// hangUp reports whether r is a request HangUpReused hangs up on, and if so hangs up.
+func (s *Server) hangUp(w http.ResponseWriter, r *http.Request) bool {
+	n, ok := r.Context().Value(connRequestsKey{}).(*atomic.Int32)
+	if !s.HangUpReused || !ok || n.Add(1) != 2 {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, r.Body) // read whole: nothing unread turns the close into a reset
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return false
+	}
+	s.hungUp.Add(1)
+	_ = conn.Close()
+	return true
+}
+
+// HungUp returns how many requests HangUpReused hung up on.
+func (s *Server) HungUp() int { return int(s.hungUp.Load()) }
 
 // StartInMemory serves s over an in-memory network (internal/memnet), for a synctest bubble,
 // until the test ends, and returns the server with the client that reaches it.
 func (s *Server) StartInMemory(tb testing.TB) (*httptest.Server, *http.Client) {
 	ts := httptest.NewUnstartedServer(s)
+	ts.Config.ConnContext = countRequests
 	l := memnet.Listen()
 	ts.Listener = l
 	ts.Start()
@@ -135,6 +178,9 @@ func (s *Server) isFrozen() bool {
 
 // ServeHTTP serves /v1/models, /v1/chat/completions, /v1/responses and /metrics; any other path is 404.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.hangUp(w, r) {
+		return
+	}
 	if s.Speedup != "" {
 		w.Header().Set(wire.SpeedupHeader, s.Speedup)
 	}

@@ -81,9 +81,17 @@ func readBody(r *http.Request, limit int64) (*parsedBody, error) {
 	}
 	r.Body.Close()
 	b.whole = json.Unmarshal(raw, &b.req) == nil
-	r.Body = io.NopCloser(bytes.NewReader(raw))
-	r.ContentLength = int64(len(raw))
+	setBody(r, raw)
 	return b, nil
+}
+
+// setBody makes raw r's body, and its GetBody: the proxy holds a body it read for as long as
+// the request lasts, so a request lost to the kept-alive race upstream is sent again from it
+// (internal/keepalive).
+func setBody(r *http.Request, raw []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
+	r.ContentLength = int64(len(raw))
 }
 
 // injectUsage rewrites a streaming request's body to ask for the usage frame
@@ -106,8 +114,7 @@ func (b *parsedBody) injectUsage(r *http.Request) bool {
 		return false
 	}
 	b.raw = raw
-	r.Body = io.NopCloser(bytes.NewReader(raw))
-	r.ContentLength = int64(len(raw))
+	setBody(r, raw)
 	r.Header.Del("Content-Length")
 	return true
 }

@@ -244,7 +244,7 @@ func (x *exchange) complete(t float64) {
 		return
 	}
 	x.released = true
-	e := ended{seq: x.asg.seq, endS: t}
+	e := ended{seq: x.asg.seq, sentS: x.sendS, endS: t}
 	if len(x.keys) > 0 {
 		e.key = x.keys[len(x.keys)-1]
 	}

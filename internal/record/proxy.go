@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/keepalive"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/internal/wire"
 	"github.com/agentsim/agentsim/trace"
@@ -45,7 +46,9 @@ type Options struct {
 	// Clock times the trace; nil means clock.Real().
 	Clock *clock.Clock
 	// Transport reaches the server; nil means a clone of http.DefaultTransport that keeps up
-	// to 1024 idle connections and never asks for compression itself.
+	// to 1024 idle connections and never asks for compression itself. A recorded request
+	// lost to the kept-alive race (a reused connection the server closed before answering:
+	// internal/keepalive) is sent once more, and recorded once, by how the second ended.
 	Transport http.RoundTripper
 	// Log receives the proxy's own problems (a trace line it could not write, a server it
 	// could not reach); nil discards them.
@@ -155,7 +158,7 @@ func New(o Options) (*Proxy, error) {
 		Rewrite:        p.rewrite,
 		FlushInterval:  -1, // every read is written and flushed at once: streams are never buffered
 		BufferPool:     copyBuffers,
-		Transport:      o.Transport,
+		Transport:      keepalive.Transport{Next: o.Transport},
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.errorHandler,
 		ErrorLog:       log.New(o.Log, "agentsim record: ", 0),

@@ -23,8 +23,9 @@ type lane struct {
 
 // ended is what a later request needs of an ended one to continue its session.
 type ended struct {
-	seq  int
-	endS float64 // when its last byte arrived, seconds since the recording began
+	seq   int
+	sentS float64 // when it arrived, seconds since the recording began
+	endS  float64 // when its last byte arrived
 	// tokens is its whole conversation, prompt and reply, in tokens; ok says whether it
 	// ended with a reply (a failed request's retry continues the session without extends).
 	tokens int
@@ -75,16 +76,18 @@ func newSessions() *sessions {
 
 // assign places a request of group (a session name the harness gave, or "") whose messages
 // have the prefix keys keys (keys[i] covers messages 0…i) and the tool messages res, sent at
-// nowS. The longest prefix that is an idle lane's whole last conversation continues that
-// lane; each conversation is continued at most once, so a fork or a concurrent sibling
-// starts a lane of its own.
+// nowS. The longest prefix that is an idle lane's whole last conversation, sent by nowS,
+// continues that lane; each conversation is continued at most once, so a fork or a
+// concurrent sibling starts a lane of its own.
 func (s *sessions) assign(group string, keys []key, res toolResults, nowS float64) assignment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	idx := s.idx[group]
 	for j := len(keys) - 1; j >= 0 && idx != nil; j-- {
-		if ls := idx[keys[j]]; len(ls) > 0 {
-			l := ls[0]
+		for _, l := range idx[keys[j]] {
+			if !l.sentBefore(nowS) {
+				continue
+			}
 			// The same messages as a failed request: the harness re-sends it.
 			retry := l.last != nil && !l.last.ok && j == len(keys)-1
 			s.unindex(l)
@@ -95,13 +98,22 @@ func (s *sessions) assign(group string, keys []key, res toolResults, nowS float6
 	}
 	if group != "" {
 		for _, l := range s.groups[group] {
-			if !l.busy {
+			if !l.busy && l.sentBefore(nowS) {
 				s.unindex(l)
 				return s.take(l, res, nowS, false)
 			}
 		}
 	}
 	return s.take(s.newLane(group), res, nowS, false)
+}
+
+// sentBefore reports whether l's last request was sent by nowS, so that a request sent then
+// may follow it: one sent earlier, whose body the proxy read only after that request ended,
+// was its concurrent sibling, not its continuation or retry, and would come after it in seq
+// though sent before. (Its end is no test: a harness that gives up on a request sends the
+// retry before the proxy has seen the first one end.)
+func (l *lane) sentBefore(nowS float64) bool {
+	return l.last == nil || l.last.sentS <= nowS
 }
 
 // take makes the next request of l, with the tool messages res, sent at nowS; matched says

@@ -194,8 +194,8 @@ func (w *Watcher) Sent(r Seen) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.procs != nil {
-		if retry, ok := w.procs.sent(r); ok {
-			w.record(retry)
+		for _, e := range w.procs.sent(r) {
+			w.record(e)
 		}
 	}
 	e := w.event(events.RequestSent, r, r.SentS)
@@ -239,11 +239,14 @@ func (w *Watcher) Ended(r Seen, t float64, req trace.Request, class events.Class
 		done.Outcome, done.Class = events.RoundFailed, class
 	}
 	w.chunksIn += int64(chunks)
-	if w.procs != nil {
-		w.procs.ended(r, e)
-	}
 	w.record(e)
-	w.record(done)
+	if w.procs == nil {
+		w.record(done)
+		return
+	}
+	for _, d := range w.procs.ended(r, e, done) {
+		w.record(d)
+	}
 }
 
 // Run samples the proxy every sample interval until ctx ends: samples.jsonl, the analyzer,

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -31,7 +32,7 @@ type Local struct {
 	// running more at once than it could without slowing the harness.
 	Parallel int
 	Auto     bool
-	// Out receives one line per finished run.
+	// Out receives one line per finished run, with an estimate of the wall time left.
 	Out io.Writer
 }
 
@@ -49,7 +50,31 @@ type Outcome struct {
 	Parallel int
 	Lowered  bool
 
-	ended, total int // runs ended so far and to run, for the progress lines
+	ended, total int     // runs ended so far and to run, for the progress lines
+	wallS        float64 // wall time of the runs that ended with results, in seconds
+	timed        int     // how many those are
+}
+
+// leftS estimates the wall time left, in seconds, from the runs that ended with results: the
+// runs not ended yet (those in flight among them) go parallel at once, each taking the mean
+// wall time of those, so the sweep has as many more of them as it has waves of parallel
+// left. false before any run has a wall time, and once none is left.
+func (o *Outcome) leftS() (float64, bool) {
+	rest := o.total - o.ended
+	if o.timed == 0 || rest <= 0 {
+		return 0, false
+	}
+	waves := (rest + o.Parallel - 1) / o.Parallel
+	return float64(waves) * o.wallS / float64(o.timed), true
+}
+
+// left renders leftS for a progress line: ", ~3 min wall left", or "" without an estimate.
+func (o *Outcome) left() string {
+	s, ok := o.leftS()
+	if !ok {
+		return ""
+	}
+	return ", ~" + console.Approx(s, 1) + " wall left"
 }
 
 // done is a finished subprocess.
@@ -104,19 +129,22 @@ func (l *Local) finish(o *Outcome, d done, again map[int]bool) bool {
 			why = d.err.Error()
 		}
 		o.Failed[d.index] = why
-		fmt.Fprintf(l.Out, "%s: failed: %s (see %s)\n", prefix, why, l.logPath(d.index))
+		fmt.Fprintf(l.Out, "%s: failed: %s (see %s)%s\n", prefix, why, l.logPath(d.index), o.left())
 		return false
 	}
-	fmt.Fprintf(l.Out, "%s: %s (%.1f s wall)\n", prefix, res.Verdict.Kind, res.WallSeconds)
+	o.wallS += res.WallSeconds
+	o.timed++
 	if res.Harness != nil && res.Harness.Warning != "" && l.Auto && o.Parallel > 1 && !again[d.index] {
 		o.Parallel = max(1, o.Parallel/2)
 		o.Lowered = true
 		again[d.index] = true
 		o.total++
-		fmt.Fprintf(l.Out, "%s: the harness lag distorted it at %d runs at once; running it again, and the rest, %d at once\n",
-			prefix, o.Parallel*2, o.Parallel)
+		fmt.Fprintf(l.Out, "%s: %s (%.1f s wall)\n", prefix, res.Verdict.Kind, res.WallSeconds)
+		fmt.Fprintf(l.Out, "%s: the harness lag distorted it at %d runs at once; running it again, and the rest, %d at once%s\n",
+			prefix, o.Parallel*2, o.Parallel, o.left())
 		return true
 	}
+	fmt.Fprintf(l.Out, "%s: %s (%.1f s wall)%s\n", prefix, res.Verdict.Kind, res.WallSeconds, o.left())
 	o.Finished = append(o.Finished, d.index)
 	return false
 }

@@ -63,3 +63,33 @@ func TestLocalInterruptedBeforeStart(t *testing.T) {
 	assert.Equal(t, []int{0, 1, 2, 3}, o.NotRun)
 	assert.Empty(t, o.Finished)
 }
+
+// TestLocalTimeLeft checks the estimate of the wall time left: the mean wall time of the runs
+// that ended with results, times the waves of Parallel runs not ended yet.
+func TestLocalTimeLeft(t *testing.T) {
+	for _, tc := range []struct {
+		o    Outcome
+		want string // "" means no estimate
+	}{
+		// No run has a wall time yet: no estimate.
+		{Outcome{Parallel: 2, total: 4, ended: 1}, ""},
+		// 8 runs left 4 at once, 10 s each: two waves.
+		{Outcome{Parallel: 4, total: 10, ended: 2, timed: 2, wallS: 20}, ", ~20 s wall left"},
+		// Fewer left than at once: one wave, the mean.
+		{Outcome{Parallel: 4, total: 10, ended: 9, timed: 9, wallS: 90}, ", ~10 s wall left"},
+		// One at a time: each run left its mean; minutes read as minutes.
+		{Outcome{Parallel: 1, total: 23, ended: 3, timed: 3, wallS: 90}, ", ~10 min wall left"},
+		// A failed run without a wall time counts as ended, not in the mean.
+		{Outcome{Parallel: 1, total: 4, ended: 2, timed: 1, wallS: 5}, ", ~10 s wall left"},
+		// None left.
+		{Outcome{Parallel: 2, total: 4, ended: 4, timed: 4, wallS: 40}, ""},
+	} {
+		assert.Equal(t, tc.want, tc.o.left(), "%+v.left()", tc.o)
+	}
+	l, out := fakeLocal(t, 1, false)
+	l.Run(context.Background(), []int{0, 1, 2})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 3, out.String())
+	assert.Contains(t, lines[0], "(0.1 s wall), ~0 s wall left", "two runs of 0.1 s left")
+	assert.NotContains(t, lines[2], "left", "the last run: nothing left")
+}
