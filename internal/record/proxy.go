@@ -291,6 +291,13 @@ func (p *Proxy) awaitFirstAttempt(x *exchange, group string) {
 	defer t.Stop()
 	select {
 	case <-first.endedC:
+		// The first attempt had ended when x was sent; the proxy only noticed later. x
+		// follows it, so it is placed as sent at that end (milliseconds later than it
+		// arrived), not before the request it follows.
+		if first.endS > x.sendS {
+			x.sendS = first.endS
+			x.lastByte.Store(math.Float64bits(x.sendS))
+		}
 	case <-t.C:
 	case <-x.ctx.Done():
 	}

@@ -68,6 +68,7 @@ func TestResendOvertakingItsFirstAttempt(t *testing.T) {
 			p.ServeHTTP(httptest.NewRecorder(), req)
 		}
 		var wg sync.WaitGroup
+		time.Sleep(time.Second)
 		first, giveUp := context.WithCancel(context.Background())
 		wg.Go(func() { send(first) })
 		synctest.Wait()
@@ -75,10 +76,13 @@ func TestResendOvertakingItsFirstAttempt(t *testing.T) {
 		again, stop := context.WithCancel(context.Background())
 		wg.Go(func() { send(again) })
 		synctest.Wait()
-		giveUp() // the proxy learns of the first attempt's end only now
+		require.Len(t, obs.seen(), 1, "the re-send waits for its first attempt's end")
+		time.Sleep(5 * time.Millisecond)
+		giveUp() // the proxy learns of the first attempt's end only now, 5 ms after the re-send
 		synctest.Wait()
 		sent := obs.seen()
 		require.Len(t, sent, 2)
+		assert.InDelta(t, 31.005, sent[1].SentS, 1e-6, "placed as sent when its first attempt ended")
 		assert.False(t, sent[0].Retry)
 		assert.True(t, sent[1].Retry, "the re-send is the first attempt's retry")
 		assert.Equal(t, sent[0].Session, sent[1].Session)
