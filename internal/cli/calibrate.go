@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -296,6 +297,7 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 	w := calibrate.Workload{Agents: cfg.Agents, Rounds: cfg.Rounds, First: cfg.First, Turn: cfg.Turn, Output: cfg.Output, Seed: calibrate.DefaultWorkload.Seed}
 	out := c.OutOrStdout()
 	var rows []calibrate.Row
+	fastest := time.Duration(math.MaxInt64) // the twin's shortest TTFT p50
 	for _, n := range w.Agents {
 		var got [3]calibrate.Figures
 		for i, who := range []*calibrate.Client{server, server, twin} {
@@ -307,9 +309,23 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 			}
 		}
 		rows = append(rows, calibrate.Compare(got[0], got[1], got[2])...)
+		fastest = min(fastest, got[2].TTFT[0])
 	}
 	calibrate.PrintRows(out, rows)
+	fmt.Fprintln(out, twinLagLine(sim.Engine().Lag().Stats(), fastest, cfg.TwinSpeedup))
 	return nil
+}
+
+// twinLagLine says how late the twin's simulator delivered its tokens after its model made
+// them: lag the machine adds to the twin's figures, magnified by its speedup in simulated
+// time. When its p99 passes 5 % of the twin's shortest TTFT p50 it advises a lower speedup.
+func twinLagLine(l clock.LagStats, ttft time.Duration, speedup float64) string {
+	line := fmt.Sprintf("twin's own lag (its tokens' delivery after its model made them, simulated, at --twin-speedup %g): p50 %s, p99 %s, max %s",
+		speedup, l.P50.Round(time.Microsecond), l.P99.Round(time.Microsecond), l.Max.Round(time.Microsecond))
+	if ttft > 0 && l.P99 > ttft/20 && speedup > 1 {
+		line += fmt.Sprintf("; beside its TTFT p50 of %s this lag is in the figures: check again with a lower --twin-speedup (1 runs the twin in real time)", ttft.Round(time.Microsecond))
+	}
+	return line
 }
 
 // workloadRuns is calibrate check --workload: the user's workload run twice against the server

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,6 +42,7 @@ func TestCalibrateWritesAProfileAndChecksIt(t *testing.T) {
 	for _, fig := range []string{"TTFT p50", "ITL p90", "TPOT p50", "e2e p90", "throughput"} {
 		assert.Contains(t, stdout, fig)
 	}
+	assert.Contains(t, stdout, "twin's own lag", "check says how late its twin delivered tokens")
 }
 
 // TestCalibrateNeedsServerAndOut checks the usage error of a calibrate without its targets.
@@ -102,4 +104,15 @@ pacer: {kind: slots, slots: 2}
 	assert.Contains(t, stdout, "2       TTFT p50", "the table's rows name the file's 2 agents:\n%s", stdout)
 	assert.Contains(t, stdout, "runs kept in "+keep)
 	t.Log(stdout)
+}
+
+// TestTwinLagLine: check says how late its twin delivered tokens, and advises a lower
+// --twin-speedup only when that lag is a visible share of the twin's TTFT.
+func TestTwinLagLine(t *testing.T) {
+	quiet := twinLagLine(clock.LagStats{P50: time.Millisecond, P99: 2 * time.Millisecond, Max: 3 * time.Millisecond}, 200*time.Millisecond, 10)
+	assert.Contains(t, quiet, "p50 1ms, p99 2ms, max 3ms")
+	assert.NotContains(t, quiet, "lower --twin-speedup")
+	loaded := twinLagLine(clock.LagStats{P50: 20 * time.Millisecond, P99: 80 * time.Millisecond, Max: 300 * time.Millisecond}, 200*time.Millisecond, 10)
+	assert.Contains(t, loaded, "check again with a lower --twin-speedup")
+	assert.NotContains(t, twinLagLine(clock.LagStats{P99: time.Second}, 200*time.Millisecond, 1), "lower --twin-speedup", "at speedup 1 there is nothing lower to advise")
 }
