@@ -124,6 +124,7 @@ func New(o Options) (*Proxy, error) {
 	if o.Transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost, t.MaxIdleConns, t.DisableCompression = 1024, 1024, true
+		t.ReadBufferSize, t.WriteBufferSize = upstreamReadBuffer, upstreamWriteBuffer
 		o.Transport = t
 	}
 	p := &Proxy{o: o, start: o.Clock.Now(), sessions: newSessions(), chains: newChains(), open: map[uint64]*exchange{}}
@@ -146,10 +147,16 @@ func New(o Options) (*Proxy, error) {
 	return p, nil
 }
 
+// upstreamReadBuffer and upstreamWriteBuffer are the default transport's buffers per
+// connection to the server, in bytes, which every open stream holds (http.Transport's are
+// 4 KiB each). A read brings what the server flushed since the last, a frame or a few; the
+// write buffer holds only a request's head, since a larger body is written past it.
+const upstreamReadBuffer, upstreamWriteBuffer = 2 << 10, 1 << 10
+
 // copyBufferSize is the buffer each response is copied through, in bytes: a read brings
 // what the server flushed since the last, a few frames, so a buffer larger than the
 // transport's own (4 KiB) would only add to what every open stream holds.
-const copyBufferSize = 4 << 10
+const copyBufferSize = 2 << 10
 
 // copyBuffers lends the buffers responses are copied through (httputil.ReverseProxy's own
 // are 32 KiB, one a response, which a thousand open streams hold at once).
