@@ -472,7 +472,7 @@ func memoryNow() goMemory {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return goMemory{heap: float64(m.HeapInuse), stacks: float64(m.StackInuse)}
+	return goMemory{heap: float64(m.HeapAlloc), stacks: float64(m.StackInuse)}
 }
 
 // less is m less o, each part.
@@ -573,6 +573,7 @@ func BenchmarkOpenStreamMemory(b *testing.B) {
 				client.CloseIdleConnections()
 				stop()
 				b.ReportMetric((direct.heap+direct.stacks)/open, "direct-B/stream")
+				b.ReportMetric(direct.stacks/open, "direct-stack-B/stream")
 				b.ReportMetric((added.heap+added.stacks)/open, "proxy-B/stream")
 				b.ReportMetric(added.heap/open, "proxy-heap-B/stream")
 				b.ReportMetric(added.stacks/open, "proxy-stack-B/stream")
