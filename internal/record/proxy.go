@@ -211,8 +211,27 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The deferred end runs whether the copy ends normally or the proxy aborts the
 	// connection (a server that failed mid-stream): the harness then sees the same failure.
 	defer p.end(x)
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
+	p.rp.ServeHTTP(headFirst{w}, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 }
+
+// headFirst is the harness's ResponseWriter for a recorded request: it sends the response
+// head as soon as it is written, before the server's first body byte, so that the server's
+// prefill is not added to the harness's time to first byte. It flushes when
+// httputil.ReverseProxy writes the head, after it has copied the server's headers: a head
+// flushed before (from ModifyResponse) goes out without them, its body in another framing
+// (TestHeadersBeforeFirstByte).
+type headFirst struct{ http.ResponseWriter }
+
+// WriteHeader implements http.ResponseWriter.
+func (h headFirst) WriteHeader(code int) {
+	h.ResponseWriter.WriteHeader(code)
+	if code >= http.StatusOK { // an informational head is not the response's
+		_ = http.NewResponseController(h.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap returns the harness's ResponseWriter, for http.ResponseController.
+func (h headFirst) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // begin reads a recorded request, places it in a session and tells the observer.
 func (p *Proxy) begin(r *http.Request) (*exchange, error) {
