@@ -480,7 +480,9 @@ func (m goMemory) less(o goMemory) goMemory { return goMemory{m.heap - o.heap, m
 
 // BenchmarkOpenStreamMemory is the memory an open stream costs the proxy: 1,000 streams
 // held open at once (each has had its headers and one frame), straight to the server and
-// through the proxy, without and with the watch, server, proxy and client in this process.
+// through the proxy, without and with the watch, server, proxy and client in this process;
+// each request a short message, or a conversation of 32 KiB of text (an agent's context of
+// about 8,000 tokens).
 // proxy-B/stream is the heap and stacks in use with the streams open, less the direct path's,
 // per stream: what the proxy holds for each, as heap and as stacks. Each of b.N passes opens
 // them anew.
@@ -491,9 +493,9 @@ func BenchmarkOpenStreamMemory(b *testing.B) {
 	u, _ := url.Parse(up.URL)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: open, DisableCompression: true}}
 	defer client.CloseIdleConnections()
-	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"bench"}]}`
-	// held opens the streams through base and returns the memory in use while they are open.
-	held := func(b *testing.B, base string) goMemory {
+	// held opens the streams through base, each asking body, and returns the memory in use
+	// while they are open.
+	held := func(b *testing.B, base, body string) goMemory {
 		ctx, cancel := context.WithCancel(context.Background())
 		var streams, opened sync.WaitGroup
 		opened.Add(open)
@@ -557,19 +559,25 @@ func BenchmarkOpenStreamMemory(b *testing.B) {
 			}
 		}
 	}
-	for _, watch := range []bool{false, true} {
-		name := "path=record"
-		if watch {
-			name = "path=watch"
+	for _, c := range []struct {
+		watch  bool
+		prompt int // bytes of text
+	}{{false, 0}, {true, 0}, {false, 32 << 10}, {true, 32 << 10}} {
+		name := fmt.Sprintf("path=record/prompt=%dKiB", c.prompt>>10)
+		if c.watch {
+			name = fmt.Sprintf("path=watch/prompt=%dKiB", c.prompt>>10)
 		}
+		body := `{"model":"m","stream":true,"messages":[{"role":"system","content":"` + strings.Repeat("page text ", c.prompt/10) +
+			`"},{"role":"user","content":"bench"}]}`
+		watch := c.watch
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				before := memoryNow()
-				direct := held(b, up.URL).less(before)
+				direct := held(b, up.URL, body).less(before)
 				client.CloseIdleConnections()
 				base, stop := proxy(b, watch)
 				before = memoryNow()
-				added := held(b, base).less(before).less(direct)
+				added := held(b, base, body).less(before).less(direct)
 				client.CloseIdleConnections()
 				stop()
 				b.ReportMetric((direct.heap+direct.stacks)/open, "direct-B/stream")

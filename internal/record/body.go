@@ -58,7 +58,39 @@ type parsedBody struct {
 	// reasoning effort as a chat request's (readResponses).
 	resp responsesFields
 	size int64 // bytes read so far (the whole body when whole)
+	// messages is the number of the request's messages, once forget has let them go.
+	messages int
 }
+
+// forget lets go of what the request's record no longer needs once the request is placed in
+// its session — its messages and tool definitions, hashed and counted by then, and the body's
+// bytes unless keepText and the body was parsed (the content file takes it at the end) — so that a stream that
+// stays open for minutes holds its record, not its request.
+func (b *parsedBody) forget(keepText bool) {
+	b.messages = len(b.req.Messages)
+	b.req.Messages, b.req.Tools, b.req.Prompt = nil, nil, nil
+	if !keepText || !b.whole {
+		b.raw, b.resp.Input, b.resp.Instructions = nil, nil, nil
+	}
+}
+
+// sentBody is a request body read whole, as it goes on to the server: it lets go of its bytes
+// once they have been read.
+type sentBody struct{ b []byte }
+
+// Read implements io.Reader.
+func (s *sentBody) Read(p []byte) (int, error) {
+	if len(s.b) == 0 {
+		s.b = nil
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	return n, nil
+}
+
+// Close implements io.Closer.
+func (*sentBody) Close() error { return nil }
 
 // readBody reads r's body up to limit bytes and replaces it with one that yields the same
 // bytes: the part read, then the rest. It parses the body when it fits.
@@ -81,7 +113,7 @@ func readBody(r *http.Request, limit int64) (*parsedBody, error) {
 	}
 	r.Body.Close()
 	b.whole = json.Unmarshal(raw, &b.req) == nil
-	r.Body = io.NopCloser(bytes.NewReader(raw))
+	r.Body = &sentBody{b: raw}
 	r.ContentLength = int64(len(raw))
 	return b, nil
 }
@@ -106,7 +138,7 @@ func (b *parsedBody) injectUsage(r *http.Request) bool {
 		return false
 	}
 	b.raw = raw
-	r.Body = io.NopCloser(bytes.NewReader(raw))
+	r.Body = &sentBody{b: raw}
 	r.ContentLength = int64(len(raw))
 	r.Header.Del("Content-Length")
 	return true

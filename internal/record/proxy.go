@@ -259,6 +259,10 @@ func (p *Proxy) begin(r *http.Request) (*exchange, error) {
 	x.toolsB = b.toolsBytes()
 	x.promptB = x.conv.bytes + x.toolsB
 	x.asg = p.sessions.assign(group, x.keys, b.toolResults(), x.sendS)
+	if n := len(x.keys); n > 0 {
+		x.keys = []key{x.keys[n-1]} // the reply extends the last
+	}
+	b.forget(p.o.Content != nil)
 	if a := x.asg.answered; a != nil {
 		p.out.resolve(x.asg.lane.name, a.seq, a.toolS)
 	}
