@@ -50,7 +50,7 @@ func TestHeadersBeforeFirstByte(t *testing.T) {
 				go func() { _ = up.Serve(upLn) }()
 				defer up.Close()
 				u, _ := url.Parse("http://upstream")
-				p, err := record.New(record.Options{Upstream: u, Trace: io.Discard, Transport: upLn.Client().Transport})
+				p, err := record.New(record.Options{Upstream: u, Trace: io.Discard, Transport: ownTransport(upLn.Client().Transport)})
 				require.NoError(t, err)
 				pxLn := memnet.Listen()
 				px := &http.Server{Handler: p}

@@ -44,8 +44,9 @@ type Options struct {
 	MaxBody int64
 	// Clock times the trace; nil means clock.Real().
 	Clock *clock.Clock
-	// Transport reaches the server; nil means a clone of http.DefaultTransport that keeps up
-	// to 1024 idle connections and never asks for compression itself.
+	// Transport reaches the server; nil means a Transport (upstream.go) over a clone of
+	// http.DefaultTransport that keeps up to 1024 idle connections and never asks for
+	// compression itself.
 	Transport http.RoundTripper
 	// Log receives the proxy's own problems (a trace line it could not write, a server it
 	// could not reach); nil discards them.
@@ -92,6 +93,7 @@ type Seen struct {
 // the server that serves it has stopped.
 type Proxy struct {
 	o        Options
+	own      *Transport // the default transport, when Options.Transport was nil
 	rp       *httputil.ReverseProxy
 	start    time.Time
 	sessions *sessions
@@ -121,13 +123,15 @@ func New(o Options) (*Proxy, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	var own *Transport
 	if o.Transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost, t.MaxIdleConns, t.DisableCompression = 1024, 1024, true
 		t.ReadBufferSize, t.WriteBufferSize = upstreamReadBuffer, upstreamWriteBuffer
-		o.Transport = t
+		own = NewTransport(t)
+		o.Transport = own
 	}
-	p := &Proxy{o: o, start: o.Clock.Now(), sessions: newSessions(), chains: newChains(), open: map[uint64]*exchange{}}
+	p := &Proxy{o: o, own: own, start: o.Clock.Now(), sessions: newSessions(), chains: newChains(), open: map[uint64]*exchange{}}
 	h := trace.Header{Source: "record:" + redact.URL(o.Upstream.String()), AfterSFrom: trace.AfterEnd,
 		Created: o.Clock.WallNow().UTC().Format(time.RFC3339)}
 	out, err := newOutput(o.Trace, o.Content, h, o.Log)
@@ -148,9 +152,9 @@ func New(o Options) (*Proxy, error) {
 }
 
 // upstreamReadBuffer and upstreamWriteBuffer are the default transport's buffers per
-// connection to the server, in bytes, which every open stream holds (http.Transport's are
-// 4 KiB each). A read brings what the server flushed since the last, a frame or a few; the
-// write buffer holds only a request's head, since a larger body is written past it.
+// connection to the server, in bytes (http.Transport's are 4 KiB each): every open stream
+// holds a read buffer, and a read brings what the server flushed since the last, a frame or
+// a few; a write buffer holds only a request's head, a larger body being written past it.
 const upstreamReadBuffer, upstreamWriteBuffer = 2 << 10, 1 << 10
 
 // copyBufferSize is the buffer each response is copied through, in bytes: a read brings
@@ -399,6 +403,9 @@ func (p *Proxy) Close() error {
 	p.closed = true
 	p.mu.Unlock()
 	p.inFlight.Wait()
+	if p.own != nil {
+		p.own.CloseIdleConnections()
+	}
 	return p.out.close()
 }
 
