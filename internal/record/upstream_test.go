@@ -29,11 +29,12 @@ type upstreamFixture struct {
 	conns  atomic.Int64
 }
 
-// newUpstreamFixture serves h behind a proxy until the test ends.
+// newUpstreamFixture serves h behind a proxy until the test ends; the server closes a
+// connection idle for a minute.
 func newUpstreamFixture(t *testing.T, h http.HandlerFunc) *upstreamFixture {
 	f := &upstreamFixture{}
 	upLn := memnet.Listen()
-	f.up = &http.Server{Handler: h, ConnState: func(_ net.Conn, s http.ConnState) {
+	f.up = &http.Server{Handler: h, IdleTimeout: time.Minute, ConnState: func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			f.conns.Add(1)
 		}
@@ -83,7 +84,6 @@ func streamed(w http.ResponseWriter, r *http.Request) {
 func TestTransportReusesConnections(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newUpstreamFixture(t, streamed)
-		f.up.IdleTimeout = time.Minute
 		for i := range 3 {
 			resp, err := f.post(context.Background(), "x")
 			require.NoError(t, err)
