@@ -247,19 +247,41 @@ func (s *Sample) Bound(stallAfterS float64) {
 	if n == 0 {
 		return
 	}
-	slices.SortFunc(s.Streams, func(x, y Stream) int {
+	listed := NamedStreams(n, o.Silent)
+	s.Streams = first(s.Streams, listed, func(x, y Stream) int {
 		return cmp.Or(cmp.Compare(y.SinceLastByteS, x.SinceLastByteS), x.Agent-y.Agent, strings.Compare(x.Request, y.Request))
 	})
 	slices.Sort(silences)
 	slices.Reverse(silences)
 	q := func(p float64) float64 { return silences[n-max(int(math.Ceil(p*float64(n))), 1)] }
 	o.SilenceP50S, o.SilenceP90S = q(0.5), q(0.9)
-	listed := NamedStreams(n, o.Silent)
 	if listed < n {
 		o.UnlistedMaxSilenceS = silences[listed]
 	}
 	if o.Silent < n {
 		o.NotSilentMaxS = silences[o.Silent]
 	}
-	s.Streams = slices.Clip(s.Streams[:listed])
+}
+
+// first returns the k first of xs in order, sorted: a selection, since a sample of thousands
+// of open streams names at most MaxListedStreams, and a proxy's watch at a high speedup
+// bounds a thousand samples a second. xs is reordered when k covers it.
+func first(xs []Stream, k int, order func(x, y Stream) int) []Stream {
+	if k >= len(xs) {
+		slices.SortFunc(xs, order)
+		return xs
+	}
+	top := make([]Stream, 0, k)
+	for _, x := range xs {
+		if len(top) == k && order(x, top[k-1]) >= 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(top, x, order)
+		if len(top) < k {
+			top = append(top, Stream{})
+		}
+		copy(top[i+1:], top[i:len(top)-1])
+		top[i] = x
+	}
+	return top
 }

@@ -1,7 +1,11 @@
 package events_test
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,4 +44,52 @@ func TestBound(t *testing.T) {
 	few.Bound(20)
 	assert.Len(t, few.Streams, 1, "up to events.ListedStreams are always named")
 	assert.Equal(t, 0, few.Open.WithBytes, "nothing arrived since it was sent")
+}
+
+// TestBoundNamesTheLongestSilences: the streams a sample names are the first of all its open
+// streams sorted longest silence first (then by agent and request), whatever their order and
+// however many tie.
+func TestBoundNamesTheLongestSilences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 7, 8, 9, 64, 65, 100, 3000} {
+		for range 5 {
+			s := events.Sample{InFlight: n}
+			for i := range n {
+				st := events.Stream{Request: fmt.Sprintf("a%d-r%d-0", rng.IntN(40), i), Agent: rng.IntN(40),
+					SentAgoS: 500, SinceLastByteS: float64(rng.IntN(60)), Chunks: 1}
+				s.Streams = append(s.Streams, st)
+			}
+			want := slices.Clone(s.Streams)
+			slices.SortFunc(want, func(x, y events.Stream) int {
+				return cmp.Or(cmp.Compare(y.SinceLastByteS, x.SinceLastByteS), x.Agent-y.Agent, strings.Compare(x.Request, y.Request))
+			})
+			silent := 0
+			for _, st := range want {
+				if st.SinceLastByteS >= 20 {
+					silent++
+				}
+			}
+			s.Bound(20)
+			require.Equal(t, want[:events.NamedStreams(n, silent)], s.Streams, "%d streams", n)
+		}
+	}
+}
+
+// BenchmarkBound bounds a sample of 5,000 open streams, 10 of them silent: what a proxy's
+// watch does every sample interval, a thousand times a second at --speedup 1000.
+func BenchmarkBound(b *testing.B) {
+	const n = 5000
+	rng := rand.New(rand.NewPCG(1, 2))
+	streams := make([]events.Stream, n)
+	for i := range streams {
+		streams[i] = events.Stream{Request: fmt.Sprintf("a%d-r1-0", i), Agent: i, SentAgoS: 500, SinceLastByteS: rng.Float64(), Chunks: 10}
+	}
+	for i := range 10 {
+		streams[rng.IntN(n)].SinceLastByteS = 100 + float64(i)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := events.Sample{InFlight: n, Streams: slices.Clone(streams)}
+		s.Bound(20)
+	}
 }

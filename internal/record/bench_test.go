@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -445,4 +447,146 @@ func BenchmarkTTFB(b *testing.B) {
 	b.ReportMetric(quantile(proxied, 0.99), "proxy-p99-µs")
 	b.ReportMetric(quantile(proxied, 0.99)-quantile(direct, 0.99), "added-p99-µs")
 	b.ReportMetric(0, "ns/op")
+}
+
+// heldServer answers each request with one frame, then holds the stream open until the
+// client goes away: a stream decoding slowly, as most of a loaded server's are.
+func heldServer() *httptest.Server {
+	frame := []byte(`data: {"choices":[{"index":0,"delta":{"content":"tok "}}]}` + "\n\n")
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(frame)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+}
+
+// goMemory is the memory the Go runtime holds in use after a collection, in bytes: heap and
+// goroutine stacks.
+type goMemory struct{ heap, stacks float64 }
+
+// memoryNow collects garbage and returns the memory in use.
+func memoryNow() goMemory {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return goMemory{heap: float64(m.HeapAlloc), stacks: float64(m.StackInuse)}
+}
+
+// less is m less o, each part.
+func (m goMemory) less(o goMemory) goMemory { return goMemory{m.heap - o.heap, m.stacks - o.stacks} }
+
+// BenchmarkOpenStreamMemory is the memory an open stream costs the proxy: 1,000 streams
+// held open at once (each has had its headers and one frame), straight to the server and
+// through the proxy, without and with the watch, server, proxy and client in this process;
+// each request a short message, or a conversation of 32 KiB of text (an agent's context of
+// about 8,000 tokens).
+// proxy-B/stream is the heap and stacks in use with the streams open, less the direct path's,
+// per stream: what the proxy holds for each, as heap and as stacks. Each of b.N passes opens
+// them anew.
+func BenchmarkOpenStreamMemory(b *testing.B) {
+	const open = 1000
+	up := heldServer()
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: open, DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	// held opens the streams through base, each asking body, and returns the memory in use
+	// while they are open.
+	held := func(b *testing.B, base, body string) goMemory {
+		ctx, cancel := context.WithCancel(context.Background())
+		var streams, opened sync.WaitGroup
+		opened.Add(open)
+		for range open {
+			streams.Go(func() {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions", strings.NewReader(body))
+				resp, err := client.Do(req)
+				if err != nil {
+					opened.Done()
+					b.Error(err)
+					return
+				}
+				defer resp.Body.Close()
+				br := bufio.NewReader(resp.Body)
+				_, err = br.ReadSlice('\n')
+				opened.Done()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, br) // until the stream is cancelled
+			})
+		}
+		opened.Wait()
+		m := memoryNow()
+		cancel()
+		streams.Wait()
+		return m
+	}
+	proxy := func(b *testing.B, watch bool) (string, func()) {
+		o := record.Options{Upstream: u, Trace: io.Discard}
+		var w *record.Watcher
+		if watch {
+			var err error
+			w, err = record.NewWatcher(record.WatchOptions{Dir: b.TempDir(), Upstream: up.URL})
+			if err != nil {
+				b.Fatal(err)
+			}
+			o.Observer = w
+		}
+		p, err := record.New(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		px := httptest.NewServer(p)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if w != nil {
+				w.Run(ctx, p)
+			}
+		}()
+		return px.URL, func() {
+			cancel()
+			<-done
+			px.Close()
+			_ = p.Close()
+			if w != nil {
+				_ = w.Close()
+			}
+		}
+	}
+	for _, c := range []struct {
+		watch  bool
+		prompt int // bytes of text
+	}{{false, 0}, {true, 0}, {false, 32 << 10}, {true, 32 << 10}} {
+		name := fmt.Sprintf("path=record/prompt=%dKiB", c.prompt>>10)
+		if c.watch {
+			name = fmt.Sprintf("path=watch/prompt=%dKiB", c.prompt>>10)
+		}
+		body := `{"model":"m","stream":true,"messages":[{"role":"system","content":"` + strings.Repeat("page text ", c.prompt/10) +
+			`"},{"role":"user","content":"bench"}]}`
+		watch := c.watch
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				before := memoryNow()
+				direct := held(b, up.URL, body).less(before)
+				client.CloseIdleConnections()
+				base, stop := proxy(b, watch)
+				before = memoryNow()
+				added := held(b, base, body).less(before).less(direct)
+				client.CloseIdleConnections()
+				stop()
+				b.ReportMetric((direct.heap+direct.stacks)/open, "direct-B/stream")
+				b.ReportMetric(direct.stacks/open, "direct-stack-B/stream")
+				b.ReportMetric((added.heap+added.stacks)/open, "proxy-B/stream")
+				b.ReportMetric(added.heap/open, "proxy-heap-B/stream")
+				b.ReportMetric(added.stacks/open, "proxy-stack-B/stream")
+			}
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }

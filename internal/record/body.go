@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"hash"
 	"io"
 	"net/http"
+	"sync"
 )
 
 // DefaultMaxBody is the largest request body, in bytes, the proxy parses (64 MiB). A larger
@@ -58,7 +60,70 @@ type parsedBody struct {
 	// reasoning effort as a chat request's (readResponses).
 	resp responsesFields
 	size int64 // bytes read so far (the whole body when whole)
+	// messages is the number of the request's messages, once forget has let them go.
+	messages int
+	// sent is the body as it goes on to the server (setBody); nil when it goes unparsed.
+	sent *sentBody
 }
+
+// forget lets go of what the request's record no longer needs once the request is placed in
+// its session — its messages and tool definitions, hashed and counted by then, and the body's
+// bytes unless keepText and the body was parsed (the content file takes it at the end) — so that a stream that
+// stays open for minutes holds its record, not its request.
+func (b *parsedBody) forget(keepText bool) {
+	b.messages = len(b.req.Messages)
+	b.req.Messages, b.req.Tools, b.req.Prompt = nil, nil, nil
+	if !keepText || !b.whole {
+		b.raw, b.resp.Input, b.resp.Instructions = nil, nil, nil
+	}
+}
+
+// sentBody is a request body read whole, as it goes on to the server. Until the server's
+// answer begins (release), again gives it anew, so that a request lost to the kept-alive race
+// upstream is sent once more from it (internal/keepalive); from then on it lets go of its
+// bytes once they have been read, so an open stream does not hold its request. A transport
+// may read it on one goroutine while the proxy releases it on another, so it is guarded.
+type sentBody struct {
+	mu      sync.Mutex
+	b, full []byte
+}
+
+// Read implements io.Reader.
+func (s *sentBody) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.b) == 0 {
+		s.b = nil
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	return n, nil
+}
+
+// Close implements io.Closer.
+func (*sentBody) Close() error { return nil }
+
+// again returns the body from its start while it is held; it is the request's GetBody.
+func (s *sentBody) again() (io.ReadCloser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.full == nil {
+		return nil, errBodyReleased
+	}
+	return &sentBody{b: s.full}, nil
+}
+
+// release ends again: the server has begun to answer, or the request has failed, and it
+// will not be sent again.
+func (s *sentBody) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.full = nil
+}
+
+// errBodyReleased is what again returns once the server has begun to answer.
+var errBodyReleased = errors.New("request body already sent and released")
 
 // readBody reads r's body up to limit bytes and replaces it with one that yields the same
 // bytes: the part read, then the rest. It parses the body when it fits.
@@ -81,17 +146,23 @@ func readBody(r *http.Request, limit int64) (*parsedBody, error) {
 	}
 	r.Body.Close()
 	b.whole = json.Unmarshal(raw, &b.req) == nil
-	setBody(r, raw)
+	b.setBody(r, raw)
 	return b, nil
 }
 
-// setBody makes raw r's body, and its GetBody: the proxy holds a body it read for as long as
-// the request lasts, so a request lost to the kept-alive race upstream is sent again from it
-// (internal/keepalive).
-func setBody(r *http.Request, raw []byte) {
-	r.Body = io.NopCloser(bytes.NewReader(raw))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
+// setBody makes raw r's body, and its GetBody until b.releaseSent.
+func (b *parsedBody) setBody(r *http.Request, raw []byte) {
+	b.sent = &sentBody{b: raw, full: raw}
+	r.Body, r.GetBody = b.sent, b.sent.again
 	r.ContentLength = int64(len(raw))
+}
+
+// releaseSent lets go of the body sent to the server once it has been read: called when the
+// server's answer begins or the request fails, after which it is never sent again.
+func (b *parsedBody) releaseSent() {
+	if b.sent != nil {
+		b.sent.release()
+	}
 }
 
 // injectUsage rewrites a streaming request's body to ask for the usage frame
@@ -114,7 +185,7 @@ func (b *parsedBody) injectUsage(r *http.Request) bool {
 		return false
 	}
 	b.raw = raw
-	setBody(r, raw)
+	b.setBody(r, raw)
 	r.Header.Del("Content-Length")
 	return true
 }

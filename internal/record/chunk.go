@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -42,6 +43,44 @@ func scanChunk(data []byte) (chunk, bool) {
 	})
 	s.space()
 	return c, ok && s.i == len(s.b)
+}
+
+// scanEvent reads data, one Responses stream event's JSON, as json.Unmarshal into a
+// responseEvent would, when it has neither item, response nor message (the delta events a
+// reply streams): its type, delta and output index, the strings pointing into data. Any other
+// event, and one with an escaped string in a field it reads, goes to encoding/json.
+func scanEvent(data []byte) (typ, delta []byte, index int, ok bool) {
+	s := scanner{b: data}
+	var hasType, hasDelta, hasIndex bool
+	ok = s.object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return s.text(&typ, &hasType)
+		case "delta":
+			return s.text(&delta, &hasDelta)
+		case "output_index":
+			return !hasIndex && s.integer(&index, &hasIndex)
+		}
+		return !foldsTo(key, "type", "delta", "output_index", "item", "response", "message") && s.skip()
+	})
+	s.space()
+	return typ, delta, index, ok && s.i == len(s.b)
+}
+
+// integer reads an int field's value: an integer that fits an int, or null (which leaves it
+// as it was, as encoding/json does).
+func (s *scanner) integer(dst *int, has *bool) bool {
+	*has = true
+	if s.peek() == 'n' {
+		return s.literal("null")
+	}
+	start := s.i
+	if !s.number() {
+		return false
+	}
+	n, err := strconv.Atoi(string(s.b[start:s.i]))
+	*dst = n
+	return err == nil
 }
 
 // once sets bit in seen and reports whether it was clear: a field's first occurrence.

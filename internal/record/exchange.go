@@ -25,7 +25,7 @@ type exchange struct {
 	id    uint64
 	sendS float64 // when the request arrived, seconds since the recording began
 	body  *parsedBody
-	keys  []key
+	keys  []key // the request's prefix keys; once it is placed in its session, the last only
 	conv  *convHash
 	// promptB is the bytes of text of the request's messages and tool definitions, the basis
 	// of its estimate; toolsB the definitions' part.
@@ -253,7 +253,7 @@ func (x *exchange) complete(t float64) {
 		e.ok, e.tokens = true, prompt+out
 		calls := x.toolCalls()
 		e.key = x.conv.add("assistant", x.reply.String(), calls, "")
-		e.calls, e.msgs = len(calls), len(x.body.req.Messages)+1
+		e.calls, e.msgs = len(calls), x.body.messages+1
 		for _, c := range calls {
 			if c.ID != "" {
 				e.callIDs = append(e.callIDs, c.ID)

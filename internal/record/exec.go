@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -131,8 +132,17 @@ func (p *procView) event(k events.Kind, r Seen, t float64) events.Event {
 	return events.Event{TS: t, Kind: k, Agent: id.agent, Round: id.round, Attempt: id.attempt, Request: requestID(id)}
 }
 
-// requestID is a request's id as a run names it: a<agent>-r<round>-<attempt>.
-func requestID(id roundID) string { return fmt.Sprintf("a%d-r%d-%d", id.agent, id.round, id.attempt) }
+// requestID is a request's id as a run names it: a<agent>-r<round>-<attempt>. A sample names
+// every open request, so it is built without fmt.
+func requestID(id roundID) string {
+	var b [48]byte
+	s := append(b[:0], 'a')
+	s = strconv.AppendInt(s, int64(id.agent), 10)
+	s = append(s, "-r"...)
+	s = strconv.AppendInt(s, int64(id.round), 10)
+	s = append(s, '-')
+	return string(strconv.AppendInt(s, int64(id.attempt), 10))
+}
 
 // states counts the processes by state for a sample: inFlight requesting, the others that
 // run thinking (the proxy cannot see inside them), those not started yet starting.
@@ -146,7 +156,7 @@ func (p *procView) states(inFlight int) map[events.State]int {
 // at the proxy's time tS; agents is how many processes the run has. It requires
 // WatchOptions.AgentOf.
 func (w *Watcher) ProcessStarted(tS float64, agent, agents, pid int, command string) {
-	w.mu.Lock()
+	w.lock()
 	defer w.mu.Unlock()
 	w.procs.agents = agents
 	w.procs.started++
@@ -157,7 +167,7 @@ func (w *Watcher) ProcessStarted(tS float64, agent, agents, pid int, command str
 // signal, and how it ended) at tS; stopped is the run's end reason when agentsim stopped it,
 // "" when it exited by itself. It requires WatchOptions.AgentOf.
 func (w *Watcher) ProcessExited(tS float64, agent, code int, stopped events.EndReason, how string) {
-	w.mu.Lock()
+	w.lock()
 	defer w.mu.Unlock()
 	for _, e := range w.procs.exit(agent) {
 		w.record(e)
@@ -167,21 +177,21 @@ func (w *Watcher) ProcessExited(tS float64, agent, code int, stopped events.EndR
 
 // Note records a run-level event (agent −1) at tS: the exec's run_start, stop and run_end.
 func (w *Watcher) Note(tS float64, k events.Kind, reason events.EndReason, msg string) {
-	w.mu.Lock()
+	w.lock()
 	defer w.mu.Unlock()
 	w.record(events.Event{TS: tS, Kind: k, Agent: -1, Reason: reason, Message: msg})
 }
 
 // Fill writes into r what the watch's records tell, judged at tS (diagnose.Analyzer.Fill).
 func (w *Watcher) Fill(r *results.Results, tS float64) {
-	w.mu.Lock()
+	w.lock()
 	defer w.mu.Unlock()
 	w.a.Fill(r, tS)
 }
 
 // Stall reads the watch at tS for a watchdog that ends the run (diagnose.Analyzer.Stall).
 func (w *Watcher) Stall(tS float64) diagnose.Stall {
-	w.mu.Lock()
+	w.lock()
 	defer w.mu.Unlock()
 	return w.a.Stall(tS)
 }

@@ -20,8 +20,15 @@ import (
 // TestProxyResendsLostToKeepAlive checks that a request the server hangs up on as it arrives on
 // the proxy's kept-alive connection — the server's keep-alive timeout racing the proxy's next
 // request — is sent once more, so the harness gets its answer and the trace records one
-// request that succeeded, not a failure.
+// request that succeeded, not a failure: through net/http's Transport and through the
+// proxy's own (record.Transport, its default).
 func TestProxyResendsLostToKeepAlive(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		t.Run(map[bool]string{false: "net-http", true: "own"}[own], func(t *testing.T) { proxyResendsLostToKeepAlive(t, own) })
+	}
+}
+
+func proxyResendsLostToKeepAlive(t *testing.T, own bool) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeserver.Server{Tokens: 3, HangUpReused: true}
 		ts, hc := f.StartInMemory(t)
@@ -31,7 +38,11 @@ func TestProxyResendsLostToKeepAlive(t *testing.T) {
 		up, err := url.Parse(ts.URL)
 		require.NoError(t, err)
 		buf := &syncBuffer{}
-		p, err := record.New(record.Options{Upstream: up, Trace: buf, Clock: clock.Real(), Transport: tr})
+		var rt http.RoundTripper = tr
+		if own {
+			rt = record.NewTransport(tr)
+		}
+		p, err := record.New(record.Options{Upstream: up, Trace: buf, Clock: clock.Real(), Transport: rt})
 		require.NoError(t, err)
 		ln := memnet.Listen()
 		srv := &http.Server{Handler: p}

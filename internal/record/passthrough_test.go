@@ -87,7 +87,7 @@ func TestUpstreamDiesMidStream(t *testing.T) {
 		dying := dyingServer(t)
 		up, _ := url.Parse("http://dying")
 		buf := &syncBuffer{}
-		p, err := record.New(record.Options{Upstream: up, Trace: buf, Transport: dying.Client().Transport})
+		p, err := record.New(record.Options{Upstream: up, Trace: buf, Transport: ownTransport(dying.Client().Transport)})
 		require.NoError(t, err)
 		ln := memnet.Listen()
 		srv := &http.Server{Handler: p}

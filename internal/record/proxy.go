@@ -45,10 +45,11 @@ type Options struct {
 	MaxBody int64
 	// Clock times the trace; nil means clock.Real().
 	Clock *clock.Clock
-	// Transport reaches the server; nil means a clone of http.DefaultTransport that keeps up
-	// to 1024 idle connections and never asks for compression itself. A recorded request
-	// lost to the kept-alive race (a reused connection the server closed before answering:
-	// internal/keepalive) is sent once more, and recorded once, by how the second ended.
+	// Transport reaches the server; nil means a Transport (upstream.go) over a clone of
+	// http.DefaultTransport that keeps up to 1024 idle connections and never asks for
+	// compression itself. A recorded request lost to the kept-alive race (a reused
+	// connection the server closed before answering: internal/keepalive) is sent once more,
+	// and recorded once, by how the second ended.
 	Transport http.RoundTripper
 	// Log receives the proxy's own problems (a trace line it could not write, a server it
 	// could not reach); nil discards them.
@@ -95,6 +96,7 @@ type Seen struct {
 // the server that serves it has stopped.
 type Proxy struct {
 	o        Options
+	own      *Transport // the default transport, when Options.Transport was nil
 	rp       *httputil.ReverseProxy
 	start    time.Time
 	sessions *sessions
@@ -141,12 +143,15 @@ func New(o Options) (*Proxy, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	var own *Transport
 	if o.Transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost, t.MaxIdleConns, t.DisableCompression = 1024, 1024, true
-		o.Transport = t
+		t.ReadBufferSize, t.WriteBufferSize = upstreamReadBuffer, upstreamWriteBuffer
+		own = NewTransport(t)
+		o.Transport = own
 	}
-	p := &Proxy{o: o, start: o.Clock.Now(), sessions: newSessions(), chains: newChains(), open: map[uint64]*exchange{}, resending: map[twinKey]*exchange{}}
+	p := &Proxy{o: o, own: own, start: o.Clock.Now(), sessions: newSessions(), chains: newChains(), open: map[uint64]*exchange{}, resending: map[twinKey]*exchange{}}
 	h := trace.Header{Source: "record:" + redact.URL(o.Upstream.String()), AfterSFrom: trace.AfterEnd,
 		Created: o.Clock.WallNow().UTC().Format(time.RFC3339)}
 	out, err := newOutput(o.Trace, o.Content, h, o.Log)
@@ -166,10 +171,16 @@ func New(o Options) (*Proxy, error) {
 	return p, nil
 }
 
+// upstreamReadBuffer and upstreamWriteBuffer are the default transport's buffers per
+// connection to the server, in bytes (http.Transport's are 4 KiB each): every open stream
+// holds a read buffer, and a read brings what the server flushed since the last, a frame or
+// a few; a write buffer holds only a request's head, a larger body being written past it.
+const upstreamReadBuffer, upstreamWriteBuffer = 2 << 10, 1 << 10
+
 // copyBufferSize is the buffer each response is copied through, in bytes: a read brings
 // what the server flushed since the last, a few frames, so a buffer larger than the
 // transport's own (4 KiB) would only add to what every open stream holds.
-const copyBufferSize = 4 << 10
+const copyBufferSize = 2 << 10
 
 // copyBuffers lends the buffers responses are copied through (httputil.ReverseProxy's own
 // are 32 KiB, one a response, which a thousand open streams hold at once).
@@ -224,8 +235,27 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The deferred end runs whether the copy ends normally or the proxy aborts the
 	// connection (a server that failed mid-stream): the harness then sees the same failure.
 	defer p.end(x)
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
+	p.rp.ServeHTTP(headFirst{w}, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 }
+
+// headFirst is the harness's ResponseWriter for a recorded request: it sends the response
+// head as soon as it is written, before the server's first body byte, so that the server's
+// prefill is not added to the harness's time to first byte. It flushes when
+// httputil.ReverseProxy writes the head, after it has copied the server's headers: a head
+// flushed before (from ModifyResponse) goes out without them, its body in another framing
+// (TestHeadersBeforeFirstByte).
+type headFirst struct{ http.ResponseWriter }
+
+// WriteHeader implements http.ResponseWriter.
+func (h headFirst) WriteHeader(code int) {
+	h.ResponseWriter.WriteHeader(code)
+	if code >= http.StatusOK { // an informational head is not the response's
+		_ = http.NewResponseController(h.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap returns the harness's ResponseWriter, for http.ResponseController.
+func (h headFirst) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // begin reads a recorded request, places it in a session and tells the observer.
 func (p *Proxy) begin(r *http.Request) (*exchange, error) {
@@ -254,6 +284,10 @@ func (p *Proxy) begin(r *http.Request) (*exchange, error) {
 	x.promptB = x.conv.bytes + x.toolsB
 	p.awaitFirstAttempt(x, group)
 	x.asg = p.sessions.assign(group, x.keys, b.toolResults(), x.sendS)
+	if n := len(x.keys); n > 0 {
+		x.keys = []key{x.keys[n-1]} // the reply extends the last
+	}
+	b.forget(p.o.Content != nil)
 	if a := x.asg.answered; a != nil {
 		p.out.resolve(x.asg.lane.name, a.seq, a.toolS)
 	}
@@ -370,6 +404,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	}
 	x.status, x.headersS = resp.StatusCode, p.now()
 	x.lastByte.Store(math.Float64bits(x.headersS))
+	x.body.releaseSent() // answered: never sent again
 	p.observe(func(o Observer) { o.Headers(x.seen(), x.headersS, x.status) })
 	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	resp.Body = &tee{body: resp.Body, x: x, sse: sse, wantLen: resp.ContentLength}
@@ -382,6 +417,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	if x, ok := r.Context().Value(exchangeKey{}).(*exchange); ok {
 		x.failure = redact.Text(err.Error())
+		x.body.releaseSent()
 	}
 	if r.Context().Err() != nil {
 		return // the harness went away: no one to answer
@@ -437,6 +473,9 @@ func (p *Proxy) Close() error {
 	p.closed = true
 	p.mu.Unlock()
 	p.inFlight.Wait()
+	if p.own != nil {
+		p.own.CloseIdleConnections()
+	}
 	return p.out.close()
 }
 

@@ -61,7 +61,7 @@ func startProxy(t *testing.T, sim *simtest.Server, opts record.Options) *proxied
 	up, err := url.Parse(sim.URL)
 	require.NoError(t, err)
 	buf := &syncBuffer{}
-	opts.Upstream, opts.Trace, opts.Clock, opts.Transport = up, buf, sim.Clock(), sim.Client().Transport
+	opts.Upstream, opts.Trace, opts.Clock, opts.Transport = up, buf, sim.Clock(), ownTransport(sim.Client().Transport)
 	p, err := record.New(opts)
 	require.NoError(t, err)
 	ln := memnet.Listen()
@@ -194,4 +194,10 @@ func TestThreeInterleavedConversations(t *testing.T) {
 		}
 		assert.Equal(t, 6, estimated, "two conversations without usage are estimated")
 	})
+}
+
+// ownTransport is the proxy's default transport, record.Transport, over rt, a test server's
+// *http.Transport: the tests reach their servers the way the proxy does by default.
+func ownTransport(rt http.RoundTripper) http.RoundTripper {
+	return record.NewTransport(rt.(*http.Transport))
 }

@@ -157,6 +157,9 @@ func (u *responseUsage) chat() *usage {
 
 // responsesData reads one data line of a Responses stream, whose bytes arrived at t.
 func (x *exchange) responsesData(data []byte, t float64) {
+	if typ, delta, index, ok := scanEvent(data); ok && x.responsesDelta(typ, delta, index, t) {
+		return // a delta event, read by a scan (chunk.go)
+	}
 	var e responseEvent
 	if json.Unmarshal(data, &e) != nil {
 		return
@@ -169,22 +172,14 @@ func (x *exchange) responsesData(data []byte, t float64) {
 			x.usage = r.Usage.chat()
 		}
 	}
+	if x.responsesDelta([]byte(e.Type), []byte(e.Delta), e.OutputIndex, t) {
+		return
+	}
 	switch e.Type {
-	case "response.output_text.delta", "response.refusal.delta":
-		x.output(t, false, len(e.Delta) > 0)
-		x.reply.WriteString(e.Delta)
-	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-		x.output(t, true, len(e.Delta) > 0)
-		x.reasonB += len(e.Delta)
 	case "response.output_item.added":
 		if e.Item != nil && e.Item.Type == "function_call" {
 			x.output(t, false, true)
 			x.openCall(e.OutputIndex, e.Item)
-		}
-	case "response.function_call_arguments.delta":
-		if i, ok := x.callAt[e.OutputIndex]; ok {
-			x.output(t, false, len(e.Delta) > 0)
-			x.args[i].WriteString(e.Delta)
 		}
 	case "response.output_item.done":
 		if i, ok := x.callAt[e.OutputIndex]; ok && e.Item != nil && x.args[i].Len() == 0 {
@@ -203,6 +198,27 @@ func (x *exchange) responsesData(data []byte, t float64) {
 			x.failure = "error event: " + e.Message
 		}
 	}
+}
+
+// responsesDelta reads a Responses delta event of type typ that arrived at t — reply text,
+// reasoning, or a call's arguments at output index index — and reports whether it was one.
+func (x *exchange) responsesDelta(typ, delta []byte, index int, t float64) bool {
+	switch string(typ) {
+	case "response.output_text.delta", "response.refusal.delta":
+		x.output(t, false, len(delta) > 0)
+		x.reply.Write(delta)
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		x.output(t, true, len(delta) > 0)
+		x.reasonB += len(delta)
+	case "response.function_call_arguments.delta":
+		if i, ok := x.callAt[index]; ok {
+			x.output(t, false, len(delta) > 0)
+			x.args[i].Write(delta)
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // errorField is a response object's error, or nothing.

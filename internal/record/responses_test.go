@@ -42,7 +42,7 @@ func startResponsesProxy(t *testing.T, f *fakeserver.Server, opts record.Options
 	up, err := url.Parse(ts.URL)
 	require.NoError(t, err)
 	buf := &syncBuffer{}
-	opts.Upstream, opts.Trace, opts.Clock, opts.Transport = up, buf, clock.Real(), hc.Transport
+	opts.Upstream, opts.Trace, opts.Clock, opts.Transport = up, buf, clock.Real(), ownTransport(hc.Transport)
 	p, err := record.New(opts)
 	require.NoError(t, err)
 	ln := memnet.Listen()
@@ -232,7 +232,7 @@ func TestWatchJudgesResponsesStreams(t *testing.T) {
 		dir := t.TempDir()
 		w, err := record.NewWatcher(record.WatchOptions{Dir: dir, Upstream: ts.URL, TraceFile: "trace.jsonl", Clock: clk, Out: io.Discard})
 		require.NoError(t, err)
-		p, err := record.New(record.Options{Upstream: up, Trace: io.Discard, Clock: clk, Transport: hc.Transport, Observer: w})
+		p, err := record.New(record.Options{Upstream: up, Trace: io.Discard, Clock: clk, Transport: ownTransport(hc.Transport), Observer: w})
 		require.NoError(t, err)
 		ln := memnet.Listen()
 		srv := &http.Server{Handler: p}

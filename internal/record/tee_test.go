@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/agentsim/agentsim/trace"
 )
 
 // chunkBody returns the same SSE chunk on every read, for ever.
@@ -198,6 +200,62 @@ func TestScanChunkReadsStreamFrames(t *testing.T) {
 	} {
 		if _, ok := scanChunk([]byte(s)); !ok {
 			t.Errorf("%s: not scanned", s)
+		}
+	}
+}
+
+// FuzzScanEvent checks that a Responses event the scan reads is the event encoding/json
+// reads: its type, delta and output index, and no item, response or message.
+func FuzzScanEvent(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"response.output_text.delta","sequence_number":5,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"tok ","logprobs":[]}`,
+		`{"type":"response.reasoning_text.delta","output_index":1,"delta":"hmm"}`,
+		`{"type":"response.function_call_arguments.delta","output_index":2,"delta":"{\"a\":1}"}`,
+		`{"type":"response.output_text.delta","delta":"a\nb"}`,
+		`{"type":"response.completed","response":{"id":"r","usage":{"input_tokens":1,"output_tokens":2}}}`,
+		`{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","name":"f"}}`,
+		`{"type":"error","message":"boom"}`,
+		`{"Type":"x","delta":"y"}`, `{"type":"x","type":"y"}`, `{"output_index":1.5}`, `{"output_index":-0}`,
+		`{"output_index":99999999999999999999}`, `{"output_index":null,"delta":null}`, `{"delta":5}`, `[]`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		typ, delta, index, ok := scanEvent(data)
+		if !ok {
+			return
+		}
+		var want responseEvent
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("scanned %q, which encoding/json refuses: %v", data, err)
+		}
+		if string(typ) != want.Type || string(delta) != want.Delta || index != want.OutputIndex ||
+			want.Item != nil || want.Response != nil || want.Message != "" {
+			t.Fatalf("scanned %q as type %q, delta %q, output index %d; encoding/json reads %+v", data, typ, delta, index, want)
+		}
+	})
+}
+
+// BenchmarkTeeResponsesDelta is BenchmarkTeeChunk for a Responses stream's text delta event.
+func BenchmarkTeeResponsesDelta(b *testing.B) {
+	u, _ := url.Parse("http://upstream")
+	p, err := New(Options{Upstream: u, Trace: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := &exchange{p: p, conv: &convHash{}, body: &parsedBody{}, api: trace.APIResponses}
+	event := []byte("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":5," +
+		"\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"tok \",\"logprobs\":[]}\n\n")
+	t := &tee{body: chunkBody{event}, x: x, sse: true, wantLen: -1}
+	buf := make([]byte, 32<<10)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(event)))
+	for b.Loop() {
+		if _, err := t.Read(buf); err != nil {
+			b.Fatal(err)
+		}
+		if x.reply.Len() > 1<<20 {
+			x.reply.Reset()
 		}
 	}
 }

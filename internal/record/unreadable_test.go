@@ -42,7 +42,7 @@ func TestUnreadableStreamsFail(t *testing.T) {
 		defer upSrv.Close()
 		u, _ := url.Parse("http://upstream")
 		buf := &syncBuffer{}
-		p, err := record.New(record.Options{Upstream: u, Trace: buf, Transport: up.Client().Transport})
+		p, err := record.New(record.Options{Upstream: u, Trace: buf, Transport: ownTransport(up.Client().Transport)})
 		require.NoError(t, err)
 		ln := memnet.Listen()
 		srv := &http.Server{Handler: p}

@@ -87,6 +87,26 @@ type Watcher struct {
 	chunksIn  int64  // chunks of ended requests
 	lastShape string // the last verdict printed: its kind and summary without numbers
 	procs     *procView
+
+	// What the proxy told, not yet recorded, in the order told: the proxy's goroutines only
+	// queue it (tell), so that a forwarding goroutine neither encodes events nor waits for the
+	// analyzer, and whoever takes mu next records it first (lock). told wakes Run to record it.
+	qmu   sync.Mutex
+	queue []told
+	told  chan struct{}
+}
+
+// told is one call of the Observer, kept until it is recorded: kind is RequestSent, Headers,
+// FirstContent, FirstReasoning or Done (the request ended: req, class and chunks); wall is
+// when it was told.
+type told struct {
+	kind   events.Kind
+	r      Seen
+	t      float64
+	wall   time.Time
+	req    trace.Request
+	class  events.Class
+	chunks int
 }
 
 var _ Observer = (*Watcher)(nil)
@@ -128,7 +148,8 @@ func NewWatcher(o WatchOptions) (*Watcher, error) {
 	}
 	cfg := diagnose.ConfigFrom(&w)
 	cfg.Proxy, cfg.Agents, cfg.Rounds = true, 0, 0
-	wt := &Watcher{o: o, a: diagnose.New(cfg), agents: map[string]int{}, stallS: w.Watchdog.StallAfter.Seconds()}
+	wt := &Watcher{o: o, a: diagnose.New(cfg), agents: map[string]int{}, stallS: w.Watchdog.StallAfter.Seconds(),
+		told: make(chan struct{}, 1)}
 	if o.AgentOf != nil {
 		wt.procs = newProcView(o.AgentOf)
 	}
@@ -173,11 +194,39 @@ func (w *Watcher) agent(session string) int {
 	return id
 }
 
-// record stamps e, writes it and feeds it to the analyzer; callers hold mu.
-func (w *Watcher) record(e events.Event) {
-	e.Wall = w.o.Clock.WallNow().UTC().Format(time.RFC3339Nano)
+// record stamps e with the wall time now, writes it and feeds it to the analyzer; callers
+// hold mu.
+func (w *Watcher) record(e events.Event) { w.recordAt(e, w.o.Clock.WallNow()) }
+
+// recordAt is record with the wall time at which e happened.
+func (w *Watcher) recordAt(e events.Event, wall time.Time) {
+	e.Wall = wall.UTC().Format(time.RFC3339Nano)
 	w.evs.Write(e)
 	w.a.Event(e)
+}
+
+// tell queues what the proxy told and wakes Run to record it.
+func (w *Watcher) tell(t told) {
+	t.wall = w.o.Clock.WallNow()
+	w.qmu.Lock()
+	w.queue = append(w.queue, t)
+	w.qmu.Unlock()
+	select {
+	case w.told <- struct{}{}:
+	default: // Run is already woken
+	}
+}
+
+// lock takes mu and records what the proxy told before it, in order; callers unlock mu.
+func (w *Watcher) lock() {
+	w.mu.Lock()
+	w.qmu.Lock()
+	q := w.queue
+	w.queue = nil
+	w.qmu.Unlock()
+	for i := range q {
+		w.apply(&q[i])
+	}
 }
 
 // event builds the event of kind k for request r at t; callers hold mu.
@@ -186,45 +235,52 @@ func (w *Watcher) event(k events.Kind, r Seen, t float64) events.Event {
 		return w.procs.event(k, r, t)
 	}
 	id := w.agent(r.Session)
-	return events.Event{TS: t, Kind: k, Agent: id, Round: r.Seq + 1, Request: fmt.Sprintf("a%d-r%d-0", id, r.Seq+1)}
+	return events.Event{TS: t, Kind: k, Agent: id, Round: r.Seq + 1, Request: requestID(roundID{agent: id, round: r.Seq + 1})}
 }
 
 // Sent implements Observer.
-func (w *Watcher) Sent(r Seen) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.procs != nil {
-		for _, e := range w.procs.sent(r) {
-			w.record(e)
-		}
-	}
-	e := w.event(events.RequestSent, r, r.SentS)
-	e.ContextTokens, e.MaxTokens, e.UserAgent = r.PromptTokens, r.MaxTokens, r.UserAgent
-	w.record(e)
-}
+func (w *Watcher) Sent(r Seen) { w.tell(told{kind: events.RequestSent, r: r, t: r.SentS}) }
 
 // Headers implements Observer.
-func (w *Watcher) Headers(r Seen, t float64, _ int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.record(w.event(events.Headers, r, t))
-}
+func (w *Watcher) Headers(r Seen, t float64, _ int) { w.tell(told{kind: events.Headers, r: r, t: t}) }
 
 // FirstToken implements Observer.
 func (w *Watcher) FirstToken(r Seen, t float64, reasoning bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	k := events.FirstContent
 	if reasoning {
 		k = events.FirstReasoning
 	}
-	w.record(w.event(k, r, t))
+	w.tell(told{kind: k, r: r, t: t})
 }
 
 // Ended implements Observer: the terminal event, then the round's end.
 func (w *Watcher) Ended(r Seen, t float64, req trace.Request, class events.Class, chunks int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.tell(told{kind: events.Done, r: r, t: t, req: req, class: class, chunks: chunks})
+}
+
+// apply records one call of the Observer; callers hold mu.
+func (w *Watcher) apply(c *told) {
+	r, t := c.r, c.t
+	switch c.kind {
+	case events.RequestSent:
+		if w.procs != nil {
+			for _, e := range w.procs.sent(r) {
+				w.recordAt(e, c.wall)
+			}
+		}
+		e := w.event(events.RequestSent, r, r.SentS)
+		e.ContextTokens, e.MaxTokens, e.UserAgent = r.PromptTokens, r.MaxTokens, r.UserAgent
+		w.recordAt(e, c.wall)
+	case events.Done:
+		w.ended(c)
+	default:
+		w.recordAt(w.event(c.kind, r, t), c.wall)
+	}
+}
+
+// ended records a request's terminal event, then the round's end; callers hold mu.
+func (w *Watcher) ended(c *told) {
+	r, t, req, class, chunks := c.r, c.t, &c.req, c.class, c.chunks
 	e := w.event(events.Done, r, t)
 	e.LatencyS, e.TTFTS, e.Chunks, e.Status, e.FinishReason = req.E2ES, req.TTFTS, chunks, req.Status, events.FinishReason(req.FinishReason)
 	e.PromptTokens, e.CompletionTokens, e.ReasoningTokens, e.CachedTokens = req.PromptTokens, req.OutputTokens, req.ReasoningTokens, req.CachedTokens
@@ -239,19 +295,19 @@ func (w *Watcher) Ended(r Seen, t float64, req trace.Request, class events.Class
 		done.Outcome, done.Class = events.RoundFailed, class
 	}
 	w.chunksIn += int64(chunks)
-	w.record(e)
+	w.recordAt(e, c.wall)
 	if w.procs == nil {
-		w.record(done)
+		w.recordAt(done, c.wall)
 		return
 	}
 	for _, d := range w.procs.ended(r, e, done) {
-		w.record(d)
+		w.recordAt(d, c.wall)
 	}
 }
 
 // Run samples the proxy every sample interval until ctx ends: samples.jsonl, the analyzer,
-// and a line on Out when the verdict changes kind or a stall episode begins. It flushes the
-// files every second.
+// and a line on Out when the verdict changes kind or a stall episode begins. It records what
+// the proxy tells as it is told, and flushes the files every second.
 func (w *Watcher) Run(ctx context.Context, p *Proxy) {
 	t := w.o.Clock.NewTicker(w.o.SampleInterval)
 	defer t.Stop()
@@ -261,6 +317,9 @@ func (w *Watcher) Run(ctx context.Context, p *Proxy) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-w.told:
+			w.lock()
+			w.mu.Unlock()
 		case <-flush.C:
 			_ = w.evs.Flush()
 			_ = w.samples.Flush()
@@ -279,7 +338,7 @@ func (w *Watcher) sample(ctx context.Context, p *Proxy) {
 		cancel()
 	}
 	open, now := p.Open()
-	w.mu.Lock()
+	w.lock()
 	defer w.mu.Unlock()
 	s := events.Sample{TS: now, Wall: w.o.Clock.WallNow().UTC().Format(time.RFC3339Nano), InFlight: len(open),
 		TokensOut: w.tokensOut, ServerErrors: reading.Errors}
@@ -325,14 +384,14 @@ func (w *Watcher) report(now float64) {
 
 // Verdict returns the verdict at the proxy's time now, with its evidence.
 func (w *Watcher) Verdict(now float64) results.Verdict {
-	w.mu.Lock()
+	w.lock()
 	defer w.mu.Unlock()
 	return w.a.Verdict(now)
 }
 
 // Close flushes and closes the files; call it after the proxy's Close.
 func (w *Watcher) Close() error {
-	w.mu.Lock()
+	w.lock()
 	defer w.mu.Unlock()
 	return errors.Join(w.evs.Close(), w.samples.Close())
 }

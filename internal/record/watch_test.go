@@ -130,7 +130,7 @@ func watch(t *testing.T, faults []string, params []string, h *thirdParty, d time
 	wd.w, err = record.NewWatcher(record.WatchOptions{Dir: wd.dir, Upstream: sim.URL, TraceFile: "trace.jsonl",
 		MetricsURL: sim.URL + "/metrics", Client: sim.Client(), Clock: clk, Out: wd.out})
 	require.NoError(t, err)
-	wd.proxy, err = record.New(record.Options{Upstream: up, Trace: io.Discard, Clock: clk, Transport: sim.Client().Transport, Observer: wd.w})
+	wd.proxy, err = record.New(record.Options{Upstream: up, Trace: io.Discard, Clock: clk, Transport: ownTransport(sim.Client().Transport), Observer: wd.w})
 	require.NoError(t, err)
 	ln := memnet.Listen()
 	srv := &http.Server{Handler: wd.proxy}

@@ -1,0 +1,100 @@
+package record_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/internal/memnet"
+	"github.com/agentsim/agentsim/internal/record"
+)
+
+// TestHeadersBeforeFirstByte: the harness has the server's response head — its status and
+// headers, the framing of its body among them — as soon as the server sends it, before the
+// server's first body byte (a long prefill is not added to the harness's time to first
+// byte), and the body then arrives whole in that framing: an event stream, and a JSON body
+// of known length. A head flushed before the proxy has copied the server's headers (from
+// ModifyResponse) goes out without them and fails it.
+func TestHeadersBeforeFirstByte(t *testing.T) {
+	const stream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"
+	const whole = `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`
+	for _, tc := range []struct {
+		name, stream, contentType, body string
+	}{
+		{"event stream", "true", "text/event-stream", stream},
+		{"JSON body", "false", "application/json", whole},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				release := make(chan struct{})
+				upLn := memnet.Listen()
+				up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					_, _ = io.Copy(io.Discard, r.Body)
+					w.Header().Set("Content-Type", tc.contentType)
+					if tc.stream == "false" {
+						w.Header().Set("Content-Length", strconv.Itoa(len(tc.body)))
+					}
+					w.WriteHeader(http.StatusOK)
+					w.(http.Flusher).Flush() // the head, then the prefill
+					<-release
+					_, _ = io.WriteString(w, tc.body)
+				})}
+				go func() { _ = up.Serve(upLn) }()
+				defer up.Close()
+				u, _ := url.Parse("http://upstream")
+				p, err := record.New(record.Options{Upstream: u, Trace: io.Discard, Transport: ownTransport(upLn.Client().Transport)})
+				require.NoError(t, err)
+				pxLn := memnet.Listen()
+				px := &http.Server{Handler: p}
+				go func() { _ = px.Serve(pxLn) }()
+				defer func() { _ = px.Close(); _ = p.Close() }()
+				client := pxLn.Client()
+				defer client.CloseIdleConnections()
+
+				got := make(chan *http.Response, 1)
+				go func() {
+					body := `{"model":"m","stream":` + tc.stream + `,"messages":[{"role":"user","content":"x"}]}`
+					req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://proxy/v1/chat/completions", strings.NewReader(body))
+					resp, err := client.Do(req)
+					if err != nil {
+						t.Error(err)
+						close(got)
+						return
+					}
+					got <- resp
+				}()
+				synctest.Wait() // everything blocks: the server on its prefill
+				var resp *http.Response
+				select {
+				case resp = <-got:
+				default:
+				}
+				close(release)
+				if resp == nil {
+					resp = <-got
+					if resp != nil {
+						resp.Body.Close()
+					}
+					t.Fatal("the harness had no response head while the server held its first body byte")
+				}
+				defer resp.Body.Close()
+				assert.Equal(t, http.StatusOK, resp.StatusCode)
+				assert.Equal(t, tc.contentType, resp.Header.Get("Content-Type"))
+				if tc.stream == "false" {
+					assert.Equal(t, int64(len(tc.body)), resp.ContentLength, "the JSON body's length")
+				}
+				b, err := io.ReadAll(resp.Body)
+				require.NoError(t, err)
+				assert.Equal(t, tc.body, string(b))
+			})
+		})
+	}
+}

@@ -1,0 +1,266 @@
+package record
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"time"
+)
+
+// Transport is the proxy's way to the server (Options.Transport's default): a recorded
+// request to a plain-HTTP server goes over a connection of Transport's own, written and read
+// by the goroutine that forwards the stream; anything else — HTTPS, a server reached through
+// a proxy from the environment, a request the trace does not record — goes through Std.
+//
+// http.Transport keeps two goroutines and a read and a write buffer for every connection,
+// for as long as it is open: with thousands of streams open through the proxy, that was a
+// third of what each cost. Here a connection is its socket and its read buffer; the request
+// is written by a goroutine that ends when it is, and a connection goes back to the pool only
+// once its response was read to its end, the request written whole, and neither side asked to
+// close it.
+type Transport struct {
+	// Std carries what Transport does not, and dials Transport's connections (its
+	// DialContext, or a net.Dialer when it has none).
+	Std *http.Transport
+	// MaxIdlePerHost bounds the idle connections kept per server; 0 keeps none.
+	MaxIdlePerHost int
+
+	mu     sync.Mutex
+	idle   map[string][]*upConn // by host:port, the most recently used last
+	closed bool
+}
+
+// NewTransport returns a Transport over std, keeping as many idle connections per server as
+// std does (MaxIdleConnsPerHost, or http.DefaultMaxIdleConnsPerHost when 0).
+func NewTransport(std *http.Transport) *Transport {
+	n := std.MaxIdleConnsPerHost
+	if n == 0 {
+		n = http.DefaultMaxIdleConnsPerHost
+	}
+	return &Transport{Std: std, MaxIdlePerHost: n, idle: map[string][]*upConn{}}
+}
+
+// upConn is a connection of Transport's to the server, and its read buffer.
+type upConn struct {
+	net.Conn
+	br *bufio.Reader
+}
+
+// headWriters lend the buffers requests are written through: a request's head is a few
+// hundred bytes, and its body, larger than the buffer, is written past it.
+var headWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, upstreamWriteBuffer) }}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.carries(req) {
+		return t.Std.RoundTrip(req)
+	}
+	addr := req.URL.Host
+	if req.URL.Port() == "" {
+		addr = net.JoinHostPort(req.URL.Hostname(), "80")
+	}
+	c, reused, err := t.get(req.Context(), addr)
+	if err != nil {
+		return nil, err
+	}
+	// A client trace is told what net/http's Transport tells it of the connection and the
+	// answer's first byte: internal/keepalive resends a request lost on a reused connection
+	// by them.
+	trace := httptrace.ContextClientTrace(req.Context())
+	if trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: c.Conn, Reused: reused})
+	}
+	// The harness going away closes the connection, which ends a read or write in progress.
+	stop := context.AfterFunc(req.Context(), func() { c.Close() })
+	written := make(chan error, 1)
+	go func() { written <- writeRequest(c, req) }() // beside the read: a server may answer before it has read the body
+	resp, err := readResponse(c.br, req, trace)
+	if err != nil {
+		stop()
+		c.Close()
+		<-written
+		if cerr := req.Context().Err(); cerr != nil {
+			return nil, cerr
+		}
+		return nil, err
+	}
+	resp.Body = &upBody{body: resp.Body, t: t, c: c, addr: addr, stop: stop, written: written,
+		keep: !resp.Close && !req.Close}
+	return resp, nil
+}
+
+// carries reports whether t carries req itself: a recorded request to a plain-HTTP server
+// that the environment names no proxy for.
+func (t *Transport) carries(req *http.Request) bool {
+	if _, ok := req.Context().Value(exchangeKey{}).(*exchange); !ok || req.URL.Scheme != "http" {
+		return false
+	}
+	if t.Std.Proxy != nil {
+		if u, err := t.Std.Proxy(req); err != nil || u != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// writeRequest writes req to c through a lent buffer.
+func writeRequest(c *upConn, req *http.Request) error {
+	bw := headWriters.Get().(*bufio.Writer)
+	bw.Reset(c)
+	err := req.Write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	bw.Reset(nil)
+	headWriters.Put(bw)
+	return err
+}
+
+// readResponse reads req's response from br, past any informational (1xx) head, and tells
+// trace, when it has GotFirstResponseByte, of the first byte.
+func readResponse(br *bufio.Reader, req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
+	if _, err := br.Peek(1); err != nil {
+		return nil, err
+	}
+	if trace != nil && trace.GotFirstResponseByte != nil {
+		trace.GotFirstResponseByte()
+	}
+	for {
+		resp, err := http.ReadResponse(br, req)
+		if err != nil || resp.StatusCode >= http.StatusOK || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, err
+		}
+	}
+}
+
+// get returns an idle connection to addr that is still open, and true, or a new one.
+func (t *Transport) get(ctx context.Context, addr string) (*upConn, bool, error) {
+	for {
+		t.mu.Lock()
+		l := t.idle[addr]
+		if len(l) == 0 {
+			t.mu.Unlock()
+			break
+		}
+		c := l[len(l)-1]
+		l[len(l)-1] = nil
+		t.idle[addr] = l[:len(l)-1]
+		t.mu.Unlock()
+		if c.open() {
+			return c, true, nil
+		}
+		c.Close()
+	}
+	dial := t.Std.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	nc, err := dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, false, err
+	}
+	return &upConn{Conn: nc, br: bufio.NewReaderSize(nc, upstreamReadBuffer)}, false, nil
+}
+
+// longAgo is a read deadline already past: a read then returns at once.
+var longAgo = time.Unix(1, 0)
+
+// open reports whether an idle connection can carry another request: the server has neither
+// closed it nor sent anything unasked since its last response. A read that can only time out
+// tells, without waiting.
+func (c *upConn) open() bool {
+	if c.br.Buffered() > 0 || c.SetReadDeadline(longAgo) != nil {
+		return false
+	}
+	_, err := c.br.Peek(1)
+	if c.SetReadDeadline(time.Time{}) != nil {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// put keeps c for another request to addr, or closes it when the pool is full or closed.
+func (t *Transport) put(addr string, c *upConn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || len(t.idle[addr]) >= t.MaxIdlePerHost {
+		c.Close()
+		return
+	}
+	t.idle[addr] = append(t.idle[addr], c)
+}
+
+// CloseIdleConnections closes the idle connections, Std's too; Transport keeps none after.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle, t.closed = map[string][]*upConn{}, true
+	t.mu.Unlock()
+	for _, l := range idle {
+		for _, c := range l {
+			c.Close()
+		}
+	}
+	t.Std.CloseIdleConnections()
+}
+
+// upBody is the body of a response Transport carried: at its end, or when it is closed, the
+// connection goes back to the pool or is closed, once the request's write has ended.
+type upBody struct {
+	body    io.ReadCloser
+	t       *Transport
+	c       *upConn
+	addr    string
+	stop    func() bool // stops the close on the harness's going away; false once it ran
+	written chan error  // the request's write, once it has ended
+	keep    bool        // neither side asked to close the connection after this exchange
+	done    bool
+}
+
+// Read implements io.Reader.
+func (b *upBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if err == io.EOF {
+		b.release(true)
+	}
+	return n, err
+}
+
+// Close implements io.Closer. A body closed before its end closes the connection first, since
+// the rest of the response (a stream the harness left) would otherwise be read to its end.
+func (b *upBody) Close() error {
+	b.release(false)
+	return b.body.Close()
+}
+
+// release gives the connection back once the response was read whole (whole), the request
+// written whole and the connection may carry another; it closes it otherwise. It waits for
+// the request's write to end, closing the connection first if it has not (a server that
+// answered without reading the whole body).
+func (b *upBody) release(whole bool) {
+	if b.done {
+		return
+	}
+	b.done = true
+	armed := b.stop()
+	if whole && armed && b.keep {
+		select {
+		case err := <-b.written:
+			if err == nil {
+				b.t.put(b.addr, b.c)
+				return
+			}
+			b.c.Close()
+			return
+		default:
+		}
+	}
+	b.c.Close()
+	<-b.written
+}
