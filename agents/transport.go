@@ -62,9 +62,17 @@ func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		out.ContentLength = int64(len(body))
-		once := &onceBody{full: body, b: body}
-		out.Body, out.GetBody = once, once.again
+		if plan, ok := req.Context().Value(wirePlanKey{}).(*wirePlan); ok {
+			wb, n, err := newWireBody(plan, body)
+			if err != nil {
+				return nil, err
+			}
+			out.ContentLength, out.Body, out.GetBody = n, wb, wb.again
+		} else {
+			out.ContentLength = int64(len(body))
+			once := &onceBody{full: body, b: body}
+			out.Body, out.GetBody = once, once.again
+		}
 	}
 	if t.stamp != nil {
 		h := make(http.Header, len(req.Header)+2)
