@@ -85,19 +85,19 @@ func newWireBody(plan *wirePlan, encoded []byte) (*wireBody, int64, error) {
 // wireBody is the body of an agent's request, made as it is read. A transport may close it
 // from another goroutine while it is being read (see onceBody), so its state is guarded.
 type wireBody struct {
-	mu         sync.Mutex
-	plan       *wirePlan
-	pre, post  []byte // go-openai's encoding before and after the conversation, its last brace left out
-	i          int    // the message being written; -1 before the first, len(msgs) after the last
-	cur        []byte // bytes made and not yet read
-	piece      []byte // the buffer cur is made in
-	text       workloads.TextStream
-	textOn     bool   // the current message's generated text is being written
-	tail       []byte // the current message's bytes after its text
-	stage      int    // what comes after the messages: see more
-	closed     bool
-	failed     error
-	firstReady bool // pre has been handed out
+	mu        sync.Mutex
+	plan      *wirePlan
+	pre, post []byte // go-openai's encoding before and after the conversation, its last brace left out
+	i         int    // the message being written; -1 before the first, len(msgs) after the last
+	cur       []byte // bytes made and not yet read
+	piece     []byte // the buffer cur is made in
+	text      workloads.TextStream
+	textOn    bool   // the current message's generated text is being written
+	tail      []byte // the current message's bytes after its text
+	stage     int    // how far into what follows the messages (after) it is
+	closed    bool
+	failed    error // of the encoding of a message, once met
+	started   bool  // pre has been handed out
 }
 
 // Read implements io.Reader.
@@ -142,8 +142,8 @@ func (b *wireBody) more() bool {
 	switch {
 	case b.failed != nil:
 		return false
-	case !b.firstReady:
-		b.firstReady, b.cur = true, b.pre
+	case !b.started:
+		b.started, b.cur = true, b.pre
 		return true
 	case b.textOn:
 		b.piece = b.text.Append(b.piece[:0], textPiece)
@@ -160,12 +160,13 @@ func (b *wireBody) more() bool {
 		b.start(b.i)
 		return true
 	}
-	return b.more2()
+	return b.after()
 }
 
-// more2 makes what follows the messages: the closing of the conversation, the rest of
-// go-openai's encoding, the tools and the last brace.
-func (b *wireBody) more2() bool {
+// after makes the next of what follows the messages into cur: the closing of the
+// conversation, the rest of go-openai's encoding, the tools and the last brace; false at the
+// end.
+func (b *wireBody) after() bool {
 	b.i = len(b.plan.msgs)
 	b.stage++
 	switch b.stage {
@@ -175,12 +176,12 @@ func (b *wireBody) more2() bool {
 		b.cur = b.post
 	case 3:
 		if b.plan.tools == nil {
-			return b.more2()
+			return b.after()
 		}
 		b.cur = toolsMember
 	case 4:
 		if b.plan.tools == nil {
-			return b.more2()
+			return b.after()
 		}
 		b.cur = b.plan.tools
 	case 5:
@@ -191,6 +192,7 @@ func (b *wireBody) more2() bool {
 	return true
 }
 
+// closingBrace ends the body.
 var closingBrace = []byte("}")
 
 // start makes message i's separator and its bytes up to its text into cur, and sets up the

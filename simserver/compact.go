@@ -79,12 +79,12 @@ type compactor struct {
 	pos, end int
 	readErr  error // of src, once it has failed or ended
 
-	out     compactBody
-	saved   int64
-	paths   map[string]bool
-	stack   []lexFrame
-	path    []byte // scratch
-	verbatm bool   // the rest is copied as it is
+	out      compactBody
+	saved    int64
+	paths    map[string]bool
+	stack    []lexFrame
+	path     []byte // scratch
+	verbatim bool   // the rest is copied as it is
 }
 
 // lexFrame is an open object or array.
@@ -122,7 +122,7 @@ func (c *compactor) fill(n int) bool {
 // run reads the whole body.
 func (c *compactor) run() error {
 	for c.fill(1) {
-		if c.verbatm {
+		if c.verbatim {
 			c.out.data = append(c.out.data, c.buf[c.pos:c.end]...)
 			c.pos = c.end
 			continue
@@ -173,7 +173,7 @@ func (c *compactor) punct(ch byte) {
 		c.stack = append(c.stack, lexFrame{})
 	case '}', ']':
 		if top == nil || top.obj != (ch == '}') {
-			c.verbatm = true // not JSON: the parser says where
+			c.verbatim = true // not JSON: the parser says where
 			return
 		}
 		c.stack = c.stack[:len(c.stack)-1]
@@ -260,17 +260,17 @@ func (c *compactor) keep(name bool) string {
 		case ch == '\\':
 			plain = false
 			if !c.fill(2) || c.end-c.pos < 2 {
-				c.verbatm = true
+				c.verbatim = true
 				return ""
 			}
 			c.out.data = append(c.out.data, c.buf[c.pos:c.pos+2]...)
 			c.pos += 2
 		default:
-			c.verbatm = true // a control character: the parser says where
+			c.verbatim = true // a control character: the parser says where
 			return ""
 		}
 	}
-	c.verbatm = true
+	c.verbatim = true
 	return ""
 }
 
@@ -307,7 +307,7 @@ func (c *compactor) text() {
 			c.saved += raw - 1
 			c.out.shifts = append(c.out.shifts, shift{at: int64(len(c.out.data)), saved: c.saved})
 		}
-		c.verbatm = true
+		c.verbatim = true
 	}
 	for {
 		if !c.fill(1) {
