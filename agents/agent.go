@@ -334,6 +334,9 @@ type message struct {
 	content string // the text, unless it is generated (text)
 	text    textOf
 	calls   []ToolCall
+	// wire is the message's length in a request body of each form (wireChat, wireResponses),
+	// in bytes; 0 until measured (wirePlan.size).
+	wire [2]int32
 }
 
 // textOf names the deterministic text of a message: workloads.Text of the run's seed, the
@@ -363,6 +366,12 @@ type conversation Agent
 
 // Len implements Conversation.
 func (c *conversation) Len() int { return len(c.messages) }
+
+// plan is how a request through api (wireChat, wireResponses) writes the conversation as its
+// body is read, with tools, the encoded tool definitions (nil: none).
+func (c *conversation) plan(api int, tools []byte) *wirePlan {
+	return &wirePlan{api: api, msgs: c.messages[:len(c.messages):len(c.messages)], seed: c.env.Workload.Seed, agent: c.ID, tools: tools}
+}
 
 // Messages implements Conversation: the messages, their generated text made again.
 func (c *conversation) Messages() []openai.ChatCompletionMessage {

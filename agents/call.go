@@ -61,7 +61,7 @@ func (k *call) contexts(parent context.Context, req *Request) (context.Context, 
 }
 
 // run sends the request and reads the stream; the error is classified by finish.
-func (k *call) run(ctx context.Context, api *openai.Client, req *Request) (err error) {
+func (k *call) run(ctx context.Context, api *openai.Client, req *Request, wired bool) (err error) {
 	k.res.Sent = k.clk.Now()
 	k.timer.start(k.clk, k.res.Sent, req.Timeouts, k.cancelTimer)
 	defer k.timer.stop()
@@ -73,9 +73,9 @@ func (k *call) run(ctx context.Context, api *openai.Client, req *Request) (err e
 	responses := req.API == workloads.APIResponses
 	freshstack.Run(func() {
 		if responses {
-			_, err = api.CreateResponseStream(ctx, req.responseRequest())
+			_, err = api.CreateResponseStream(ctx, req.responseRequest(wired))
 		} else {
-			_, err = api.CreateChatCompletionStream(ctx, req.chatRequest())
+			_, err = api.CreateChatCompletionStream(ctx, req.chatRequest(wired))
 		}
 	})
 	if err != nil {

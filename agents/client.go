@@ -2,7 +2,10 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/sashabaranov/go-openai"
 
@@ -15,6 +18,9 @@ import (
 type Client struct {
 	api *openai.Client
 	clk *clock.Clock
+
+	toolsMu sync.Mutex
+	tools   map[*openai.Tool]*[2][]byte // each tools array's encoding in each body form, by its first element
 }
 
 // maxNonDataLines bounds the consecutive non-data lines (SSE comments such as keep-alive
@@ -33,7 +39,7 @@ func NewClient(baseURL, apiKey string, hc *http.Client, clk *clock.Clock, stamp 
 	cfg.BaseURL = baseURL
 	cfg.EmptyMessagesLimit = maxNonDataLines
 	cfg.HTTPClient = wrapHTTPClient(hc, stamp)
-	return &Client{api: openai.NewClientWithConfig(cfg), clk: clk}
+	return &Client{api: openai.NewClientWithConfig(cfg), clk: clk, tools: map[*openai.Tool]*[2][]byte{}}
 }
 
 // wrapHTTPClient returns a copy of hc whose transport adds the context's body fields and the
@@ -107,11 +113,61 @@ func (r *Request) messages() int {
 	return len(r.Messages)
 }
 
-// chatRequest is the go-openai form of r; the stream always reports usage.
-func (r *Request) chatRequest() openai.ChatCompletionRequest {
-	msgs := r.Messages
-	if r.Conversation != nil {
+// wirePlan is how r's body writes its conversation and tools as it is read, or nil when go-openai
+// encodes the whole body: for a request whose Conversation is an agent's.
+func (c *Client) wirePlan(r *Request) (*wirePlan, error) {
+	conv, ok := r.Conversation.(*conversation)
+	if !ok {
+		return nil, nil
+	}
+	api := wireChat
+	if r.API == workloads.APIResponses {
+		api = wireResponses
+	}
+	var tools []byte
+	if len(r.Tools) > 0 {
+		var err error
+		if tools, err = c.toolsJSON(r.Tools, api); err != nil {
+			return nil, err
+		}
+	}
+	return conv.plan(api, tools), nil
+}
+
+// toolsJSON is tools as a request body of form api carries it, encoded once per array: the
+// array is the run's one copy (Request.Tools).
+func (c *Client) toolsJSON(tools []openai.Tool, api int) ([]byte, error) {
+	c.toolsMu.Lock()
+	defer c.toolsMu.Unlock()
+	enc := c.tools[&tools[0]]
+	if enc == nil {
+		enc = new([2][]byte)
+		c.tools[&tools[0]] = enc
+	}
+	if enc[api] == nil {
+		var v any = tools
+		if api == wireResponses {
+			v = responseTools(tools)
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode tools: %w", err)
+		}
+		enc[api] = b
+	}
+	return enc[api], nil
+}
+
+// chatRequest is the go-openai form of r; the stream always reports usage. wired leaves the
+// messages and the tools out, for the transport to write (wirePlan).
+func (r *Request) chatRequest(wired bool) openai.ChatCompletionRequest {
+	var msgs []openai.ChatCompletionMessage
+	switch {
+	case wired:
+	case r.Conversation != nil:
 		msgs = r.Conversation.Messages()
+	default:
+		msgs = r.Messages
 	}
 	cr := openai.ChatCompletionRequest{
 		Model:    r.Model,
@@ -123,7 +179,10 @@ func (r *Request) chatRequest() openai.ChatCompletionRequest {
 		StreamOptions:   &openai.StreamOptions{IncludeUsage: true},
 	}
 	if len(r.Tools) > 0 {
-		cr.Tools, cr.ToolChoice, cr.ParallelToolCalls = r.Tools, r.ToolChoice, r.ParallelToolCalls
+		cr.ToolChoice, cr.ParallelToolCalls = r.ToolChoice, r.ParallelToolCalls
+		if !wired {
+			cr.Tools = r.Tools
+		}
 	}
 	return cr
 }
@@ -150,6 +209,12 @@ func (c *Client) callInto(ctx context.Context, req *Request, obs Observer, res *
 	k := &call{clk: c.clk, obs: obs, res: res}
 	callCtx, cancel := k.contexts(ctx, req)
 	defer cancel()
-	err := k.run(callCtx, c.api, req)
+	plan, err := c.wirePlan(req)
+	if err == nil {
+		if plan != nil {
+			callCtx = context.WithValue(callCtx, wirePlanKey{}, plan)
+		}
+		err = k.run(callCtx, c.api, req, plan != nil)
+	}
 	k.finish(ctx, callCtx, err)
 }

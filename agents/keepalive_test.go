@@ -16,22 +16,29 @@ import (
 // TestCallResentWhenLostToKeepAlive checks that a request the server hangs up on as it arrives
 // on a kept-alive connection — its keep-alive timeout racing the client's next request — is
 // sent once more and answered, as a whole request, and that the body held for the resend
-// is let go once the round trip is over.
+// is let go once the round trip is over: for a body of given messages (a onceBody) and for
+// an agent's conversation written as it is read (a wireBody, made again for the resend).
 func TestCallResentWhenLostToKeepAlive(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := &fakeserver.Server{Tokens: 3, HangUpReused: true}
-		ts, hc := f.StartInMemory(t)
-		// One connection at most: the second request waits for the first's, and reuses it.
-		hc.Transport.(*http.Transport).MaxConnsPerHost = 1
-		client := NewClient(ts.URL+"/v1", "", hc, clock.Real(), nil)
-		for i := range 3 {
-			res := client.Call(t.Context(), testRequest(), nil)
-			require.NoError(t, res.Err, "call %d", i)
-			assert.Equal(t, events.ClassNone, res.Class, "call %d", i)
-			assert.Equal(t, 3, res.Usage.Completion, "call %d", i)
-		}
-		assert.Equal(t, 2, f.HungUp(), "the second and third calls each met a hang-up on their reused connection")
-	})
+	for _, wired := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			f := &fakeserver.Server{Tokens: 3, HangUpReused: true}
+			ts, hc := f.StartInMemory(t)
+			// One connection at most: the second request waits for the first's, and reuses it.
+			hc.Transport.(*http.Transport).MaxConnsPerHost = 1
+			client := NewClient(ts.URL+"/v1", "", hc, clock.Real(), nil)
+			for i := range 3 {
+				req := testRequest()
+				if wired {
+					req = Request{Model: "m", Conversation: (*conversation)(wireTestAgent(true)), MaxTokens: 3}
+				}
+				res := client.Call(t.Context(), req, nil)
+				require.NoError(t, res.Err, "wired %v, call %d", wired, i)
+				assert.Equal(t, events.ClassNone, res.Class, "wired %v, call %d", wired, i)
+				assert.Equal(t, 3, res.Usage.Completion, "wired %v, call %d", wired, i)
+			}
+			assert.Equal(t, 2, f.HungUp(), "wired %v: the second and third calls each met a hang-up on their reused connection", wired)
+		})
+	}
 }
 
 // TestOnceBodyHeld checks that a body held for a resend can be had again after it was read

@@ -35,24 +35,30 @@ type functionCallItem struct {
 // storeNothing is the store field of every Responses request: false, shared.
 var storeNothing = new(bool)
 
-// responseRequest is the go-openai form of r for the Responses API.
-func (r *Request) responseRequest() openai.CreateResponseRequest {
-	msgs := r.Messages
-	if r.Conversation != nil {
-		msgs = r.Conversation.Messages()
-	}
+// responseRequest is the go-openai form of r for the Responses API. wired leaves the
+// instructions, the input and the tools out, for the transport to write (wirePlan).
+func (r *Request) responseRequest(wired bool) openai.CreateResponseRequest {
 	rr := openai.CreateResponseRequest{Model: r.Model, MaxOutputTokens: r.MaxTokens, Store: storeNothing, Stream: true}
-	if len(msgs) > 0 && msgs[0].Role == openai.ChatMessageRoleSystem {
-		rr.Instructions, msgs = msgs[0].Content, msgs[1:]
+	if !wired {
+		msgs := r.Messages
+		if r.Conversation != nil {
+			msgs = r.Conversation.Messages()
+		}
+		if len(msgs) > 0 && msgs[0].Role == openai.ChatMessageRoleSystem {
+			rr.Instructions, msgs = msgs[0].Content, msgs[1:]
+		}
+		rr.Input = inputItems(msgs)
 	}
-	rr.Input = inputItems(msgs)
 	if r.ReasoningEffort != "" {
 		// summary auto streams the reasoning as summary text, so that its first token is seen.
 		rr.Reasoning = &openai.ResponseReasoning{Effort: r.ReasoningEffort, Summary: "auto"}
 	}
 	if len(r.Tools) > 0 {
 		parallel := r.ParallelToolCalls
-		rr.Tools, rr.ToolChoice, rr.ParallelToolCalls = responseTools(r.Tools), responseToolChoice(r.ToolChoice), &parallel
+		rr.ToolChoice, rr.ParallelToolCalls = responseToolChoice(r.ToolChoice), &parallel
+		if !wired {
+			rr.Tools = responseTools(r.Tools)
+		}
 	}
 	return rr
 }

@@ -53,12 +53,16 @@ func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.next.RoundTrip(req)
 	}
 	var once *onceBody
+	var wire *wireBody
+	var wireLen int64
 	var attempt *keepalive.Attempt
 	ctx := req.Context()
 	if rewrap {
-		// Every POST body is sent as a onceBody, extended or not: go-openai's own body keeps
-		// its bytes in GetBody for as long as the request is referenced, which is the whole
-		// stream, and an agent's body is its whole conversation (~0.5 MB for coding-agent).
+		// Every POST body is sent as a onceBody, extended or not, or, when the request
+		// carries a wire plan, as a wireBody that writes the conversation as it is read
+		// (wirebody.go): go-openai's own body keeps its bytes in GetBody for as long as the
+		// request is referenced, which is the whole stream, and an agent's body is its
+		// whole conversation (~0.5 MB for coding-agent).
 		body, err := readBody(req)
 		req.Body.Close() // a RoundTripper must close the body, even on error
 		if err != nil {
@@ -69,11 +73,24 @@ func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
-		once = &onceBody{full: body, b: body}
-		ctx, attempt = keepalive.Watch(ctx, once.hold)
+		var onReused func()
+		if plan, ok := req.Context().Value(wirePlanKey{}).(*wirePlan); ok {
+			// A conversation written as it is read makes itself again from its plan: a
+			// resend needs nothing held.
+			if wire, wireLen, err = newWireBody(plan, body); err != nil {
+				return nil, err
+			}
+		} else {
+			once = &onceBody{full: body, b: body}
+			onReused = once.hold
+		}
+		ctx, attempt = keepalive.Watch(ctx, onReused)
 	}
 	out := req.WithContext(ctx) // the original must stay as it was
-	if once != nil {
+	switch {
+	case wire != nil:
+		out.ContentLength, out.Body, out.GetBody = wireLen, wire, wire.again
+	case once != nil:
 		out.ContentLength = int64(len(once.full))
 		out.Body, out.GetBody = once, once.again
 	}
@@ -86,10 +103,12 @@ func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.stamp(h, id, sent)
 		out.Header = h
 	}
-	if once == nil {
+	if attempt == nil {
 		return t.next.RoundTrip(out)
 	}
-	defer once.release()
+	if once != nil {
+		defer once.release()
+	}
 	return keepalive.RoundTrip(t.next, out, attempt)
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -28,7 +27,7 @@ func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
 	// Decoding a request takes a deep stack and a stream then waits on it for minutes:
 	// thousands of streams would each keep the deep one (internal/freshstack).
 	freshstack.Run(func() {
-		req, job, aerr = s.admit(w, r, func(body []byte) (*chatRequest, *apiError) { return parseChatRequest(body, s.efforts) })
+		req, job, aerr = s.admit(w, r, false, func(body []byte) (*chatRequest, *apiError) { return parseChatRequest(body, s.efforts) })
 	})
 	if aerr != nil {
 		writeError(w, aerr)
@@ -39,14 +38,18 @@ func (s *Server) chat(w *respWriter, r *http.Request, start time.Time) {
 	s.generate(w, r.Context(), req, job, start)
 }
 
-// admit reads a request, checks it with parse (which reads the body of one API) and the
-// server's limits, and makes its engine job, or says why it is refused.
-func (s *Server) admit(w *respWriter, r *http.Request, parse func([]byte) (*chatRequest, *apiError)) (*chatRequest, engine.Job, *apiError) {
-	body, aerr := s.readBody(w, r)
+// admit reads a request, checks it with parse (which reads the compact body of one API, the
+// Responses API's when responses) and the server's limits, and makes its engine job, or says
+// why it is refused.
+func (s *Server) admit(w *respWriter, r *http.Request, responses bool, parse func([]byte) (*chatRequest, *apiError)) (*chatRequest, engine.Job, *apiError) {
+	body, aerr := s.readBody(w, r, responses)
 	if aerr != nil {
 		return nil, engine.Job{}, aerr
 	}
-	req, aerr := parse(body)
+	req, aerr := parse(body.data)
+	if aerr != nil {
+		aerr = body.placeSyntaxError(aerr)
+	}
 	if aerr == nil {
 		aerr = s.checkModel(req.Model)
 	}
@@ -96,11 +99,12 @@ func (s *Server) checkContext(job engine.Job, param string) *apiError {
 		job.MaxTokens, limit, job.PromptTokens, job.MaxTokens, limit, job.PromptTokens))
 }
 
-// readBody reads the request body within the size limit (413 beyond it). The buffer grows
-// with the bytes that arrive, never with the length the client declares: a client announcing
-// 8 MB and sending one byte costs a few hundred bytes. A body that does not arrive within the
-// server's read timeout gets 408.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+// readBody reads the request body within the size limit (413 beyond it), compacted as it
+// arrives (compactBody; responses chooses the API's text members). The buffer grows with the
+// bytes kept, never with the length the client declares: a client announcing 8 MB and
+// sending one byte costs a few kilobytes. A body that does not arrive within the server's
+// read timeout gets 408.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, responses bool) (*compactBody, *apiError) {
 	limit := s.opts.MaxRequestBytes
 	tooLarge := &apiError{Status: http.StatusRequestEntityTooLarge, Type: "RequestTooLargeError",
 		Message: fmt.Sprintf("The request body exceeds the limit of %d bytes.", limit)}
@@ -109,11 +113,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 	}
 	// Reading to EOF also lets net/http watch the connection, so that a client going away
 	// cancels the request's context. The buffer starts at the declared length up to
-	// bodyReserve: a typical request is read into one allocation instead of io.ReadAll's
-	// doublings (about five times its size in garbage, at thousands of agents starting at once),
-	// and a client declaring 8 MB makes the server reserve 16 KiB at most.
-	buf := make([]byte, 0, min(max(r.ContentLength, 0), bodyReserve)+1)
-	body, err := readAll(buf, http.MaxBytesReader(w, r.Body, limit))
+	// bodyReserve: a short request is kept in one allocation instead of append's doublings
+	// (about five times its size in garbage, at thousands of agents starting at once), and a
+	// client declaring 8 MB makes the server reserve 16 KiB at most.
+	body, err := readCompact(http.MaxBytesReader(w, r.Body, limit), responses, int(min(max(r.ContentLength, 0), bodyReserve)+1))
 	var maxErr *http.MaxBytesError
 	var netErr net.Error
 	switch {
@@ -131,23 +134,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 // bodyReserve is the most of a request's declared length readBody reserves before the bytes
 // arrive, in bytes.
 const bodyReserve = 16 << 10
-
-// readAll is io.ReadAll into buf, which it grows as io.ReadAll does when it fills.
-func readAll(buf []byte, r io.Reader) ([]byte, error) {
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-}
 
 // generate submits the request to the engine and delivers its generation.
 func (s *Server) generate(w *respWriter, ctx context.Context, req *chatRequest, job engine.Job, start time.Time) {

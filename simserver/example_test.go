@@ -75,5 +75,5 @@ func Example_stream() {
 	// Output:
 	// finish: length
 	// usage: 10 prompt + 8 completion tokens
-	// text: "why more our yes next used is key "
+	// text: "type had then last as only into you "
 }

@@ -23,34 +23,25 @@ const (
 )
 
 // buildJob turns a request into the engine's job: prompt length, one PrefixBlock per message
-// (a cumulative FNV-1a hash over the tool definitions and the role and content of every
-// message so far, and the cumulative token count, the definitions' included: a chat template
+// (a cumulative FNV-1a hash over the tool definitions and the role and content's digest of
+// every message so far, and the cumulative token count, the definitions' included: a chat template
 // renders them into the prompt ahead of the messages), and a key over the whole conversation
 // and the output cap.
 func buildJob(req *chatRequest) engine.Job {
 	prefix := make([]engine.PrefixBlock, len(req.Messages))
 	h, tokens := uint64(fnvOffset64), 0
 	if t := req.tools; t != nil {
-		for i := range 8 {
-			h = fnvByte(h, byte(t.hash>>(8*i)))
-		}
-		h, tokens = fnvByte(h, messageSeparator), t.tokens
+		h, tokens = fnvByte(fnvUint64(h, t.hash), messageSeparator), t.tokens
 	}
 	for i, m := range req.Messages {
 		h = fnvString(h, m.Role)
 		h = fnvByte(h, fieldSeparator)
-		tokens += messageFramingTokens
-		for _, p := range m.Parts {
-			h = fnvString(h, p)
-			tokens += CountTokens(p)
-		}
+		h = fnvUint64(h, m.Text.hash)
+		tokens += messageFramingTokens + m.Text.tokens
 		h = fnvByte(h, messageSeparator)
 		prefix[i] = engine.PrefixBlock{Hash: h, Tokens: tokens}
 	}
-	key := h
-	for i := range 8 {
-		key = fnvByte(key, byte(uint64(req.MaxTokens)>>(8*i)))
-	}
+	key := fnvUint64(h, uint64(req.MaxTokens))
 	return engine.Job{
 		PromptTokens: tokens + promptPrimingTokens,
 		Prefix:       prefix,

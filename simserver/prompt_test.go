@@ -10,9 +10,17 @@ import (
 func conversation(max int, msgs ...string) *chatRequest {
 	req := &chatRequest{MaxTokens: max}
 	for i := 0; i+1 < len(msgs); i += 2 {
-		req.Messages = append(req.Messages, chatMessage{Role: msgs[i], Parts: []string{msgs[i+1]}})
+		req.Messages = append(req.Messages, textMessage(msgs[i], msgs[i+1]))
 	}
 	return req
+}
+
+// withParts is m with the text of parts, each in turn.
+func withParts(m chatMessage, parts ...string) chatMessage {
+	for _, p := range parts {
+		m.Text.add(p)
+	}
+	return m
 }
 
 // TestBuildJob checks prompt accounting and the prefix blocks: a conversation that extends
@@ -32,9 +40,14 @@ func TestBuildJob(t *testing.T) {
 	a := buildJob(conversation(0, "user", "x"))
 	b := buildJob(conversation(0, "userx", ""))
 	assert.NotEqual(t, a.Prefix[0].Hash, b.Prefix[0].Hash)
-	// A content array hashes and counts as its text.
-	arr := buildJob(&chatRequest{Messages: []chatMessage{{Role: "user", Parts: []string{"x"}}}})
+	// A content array of one part hashes and counts as its text.
+	arr := buildJob(&chatRequest{Messages: []chatMessage{withParts(chatMessage{Role: "user"}, "x")}})
 	assert.Equal(t, a.Prefix, arr.Prefix)
+	// Parts are told apart: moving text between them changes the hash, not the count.
+	ab := buildJob(&chatRequest{Messages: []chatMessage{withParts(chatMessage{Role: "user"}, "ab", "c")}})
+	ac := buildJob(&chatRequest{Messages: []chatMessage{withParts(chatMessage{Role: "user"}, "a", "bc")}})
+	assert.NotEqual(t, ab.Prefix[0].Hash, ac.Prefix[0].Hash)
+	assert.Equal(t, ab.PromptTokens, ac.PromptTokens)
 
 	// The key covers the conversation and the output cap.
 	assert.Equal(t, buildJob(conversation(5, "user", "x")).Key, buildJob(conversation(5, "user", "x")).Key)

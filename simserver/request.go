@@ -54,12 +54,13 @@ func (req *chatRequest) shape(e *apiError) *apiError {
 	return e
 }
 
-// chatMessage is one message of the conversation: its role and the text of its content, as
-// one string or as the text parts of a content array (for an assistant message, with the
-// name and arguments of each tool call it made).
+// chatMessage is one message of the conversation: its role and the digest of the text of its
+// content, one string or the text parts of a content array (for an assistant message, with
+// the name and arguments of each tool call it made).
 type chatMessage struct {
-	Role  string
-	Parts []string
+	Role string
+	// Text is what is kept of the text of its parts, each in turn.
+	Text textDigest
 	// Calls is how many tool calls an assistant message made, CallIDs their ids; CallID is
 	// the id of the call a tool message answers.
 	Calls   int
@@ -358,11 +359,11 @@ func checkMessage(i int, m *rawMessage) (chatMessage, *apiError) {
 		return chatMessage{}, badRequest(param+".role",
 			fmt.Sprintf("%s.role must be one of system, user, assistant, tool, developer; got %s", param, got))
 	}
-	parts, aerr := parseContent(i, *m.Role, m.Content)
+	msg := chatMessage{Role: *m.Role}
+	aerr := parseContent(i, *m.Role, m.Content, &msg.Text)
 	if aerr != nil {
 		return chatMessage{}, aerr
 	}
-	msg := chatMessage{Role: *m.Role, Parts: parts}
 	switch msg.Role {
 	case "assistant":
 		aerr = msg.readToolCalls(i, m.ToolCalls)
@@ -374,45 +375,48 @@ func checkMessage(i int, m *rawMessage) (chatMessage, *apiError) {
 	return msg, aerr
 }
 
-// parseContent returns the text of a message's content: a string, or an array of
+// parseContent digests into text the text of a message's content: a string, or an array of
 // {"type":"text","text":…} parts. Only assistant messages (which may carry just tool calls)
 // may leave it out.
 // i is the message's index in messages.
-func parseContent(i int, role string, data json.RawMessage) ([]string, *apiError) {
+func parseContent(i int, role string, data json.RawMessage, text *textDigest) *apiError {
 	if isNull(data) {
 		if role == "assistant" {
-			return nil, nil
+			return nil
 		}
 		param := fmt.Sprintf("messages[%d].content", i)
-		return nil, badRequest(param, param+" is required for "+role+" messages")
+		return badRequest(param, param+" is required for "+role+" messages")
 	}
 	if s, ok := plainString(data); ok {
-		return []string{s}, nil
+		text.add(s)
+		return nil
 	}
 	param := fmt.Sprintf("messages[%d].content", i)
 	var s string
 	if data[0] == '"' {
 		if err := json.Unmarshal(data, &s); err != nil {
-			return nil, badRequest(param, param+" is not a valid JSON string")
+			return badRequest(param, param+" is not a valid JSON string")
 		}
-		return []string{s}, nil
+		text.add(s)
+		return nil
 	}
 	var parts []rawPart
 	if err := json.Unmarshal(data, &parts); err != nil {
-		return nil, badRequest(param, param+" must be a string or an array of text parts")
+		return badRequest(param, param+" must be a string or an array of text parts")
 	}
-	texts := make([]string, len(parts))
+	var d textDigest
 	for j, p := range parts {
 		pp := fmt.Sprintf("%s[%d]", param, j)
 		if p.Type == nil || *p.Type != "text" {
-			return nil, badRequest(pp+".type", pp+`.type must be "text": this server takes text content only`)
+			return badRequest(pp+".type", pp+`.type must be "text": this server takes text content only`)
 		}
 		if p.Text == nil {
-			return nil, badRequest(pp+".text", pp+".text is required")
+			return badRequest(pp+".text", pp+".text is required")
 		}
-		texts[j] = *p.Text
+		d.add(*p.Text)
 	}
-	return texts, nil
+	*text = d
+	return nil
 }
 
 // plainString returns the value of a JSON string without escapes whose bytes are valid UTF-8:
@@ -448,9 +452,14 @@ func jsonError(prefix string, err error) *apiError {
 	}
 	var syntaxErr *json.SyntaxError
 	if errors.As(err, &syntaxErr) {
-		return badRequest("", fmt.Sprintf("the request body is not valid JSON: %v (at byte %d)", err, syntaxErr.Offset))
+		return syntaxError(syntaxErr, syntaxErr.Offset)
 	}
 	return badRequest("", fmt.Sprintf("the request body is not valid JSON: %v", err))
+}
+
+// syntaxError is the 400 of a body that is not JSON, its fault at offset.
+func syntaxError(err *json.SyntaxError, offset int64) *apiError {
+	return badRequest("", fmt.Sprintf("the request body is not valid JSON: %v (at byte %d)", err, offset))
 }
 
 // jsonKind names the JSON type a Go type expects, for error messages.

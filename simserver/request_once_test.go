@@ -100,9 +100,9 @@ func BenchmarkReadBody(b *testing.B) {
 	w := httptest.NewRecorder()
 	for b.Loop() {
 		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
-		got, aerr := s.readBody(w, r)
-		if aerr != nil || len(got) != len(body) {
-			b.Fatalf("read %d bytes, %v", len(got), aerr)
+		got, aerr := s.readBody(w, r, false)
+		if aerr != nil || len(got.data) != len(body) {
+			b.Fatalf("read %d bytes, %v", len(got.data), aerr)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func (s *Server) responses(w *respWriter, r *http.Request, start time.Time) {
 		job  engine.Job
 		aerr *apiError
 	)
-	freshstack.Run(func() { req, job, aerr = s.admit(w, r, s.parseResponsesRequest) })
+	freshstack.Run(func() { req, job, aerr = s.admit(w, r, true, s.parseResponsesRequest) })
 	if aerr != nil {
 		writeError(w, responsesShape(aerr))
 		return
@@ -215,12 +215,13 @@ func (x *exchange) stored() {
 	g := x.gen
 	if r := x.req.reply; r != nil {
 		for _, c := range r.messageCalls(g.Output-g.Reasoning, engine.ToolCallsOpenAI) {
-			out.Parts = append(out.Parts, c.Function.Name, c.Function.Arguments)
+			out.Text.add(c.Function.Name)
+			out.Text.add(c.Function.Arguments)
 			out.CallIDs = append(out.CallIDs, c.ID)
 		}
 		out.Calls = len(out.CallIDs)
 	} else {
-		out.Parts = []string{string(appendWords(nil, g.Key(), g.Reasoning, g.Output-g.Reasoning))}
+		out.Text.add(string(appendWords(nil, g.Key(), g.Reasoning, g.Output-g.Reasoning)))
 	}
 	now := x.s.clk.Now()
 	x.s.stored.put(&storedResponse{id: x.id, parent: p.chain, items: append(p.items, out), expires: now.Add(storedResponseTTL)}, now)

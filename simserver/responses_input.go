@@ -76,7 +76,7 @@ func parseInput(data json.RawMessage, calls []string) ([]chatMessage, *apiError)
 		if err := json.Unmarshal(data, &text); err != nil {
 			return nil, badRequest("input", "input is not a valid JSON string")
 		}
-		return []chatMessage{{Role: "user", Parts: []string{text}}}, nil
+		return []chatMessage{textMessage("user", text)}, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(data, &items); err != nil {
@@ -126,9 +126,9 @@ func (r *inputReader) item(i int, data json.RawMessage) *apiError {
 	case kind == "reasoning":
 		return nil
 	case slices.Contains(builtinCallItems, kind):
-		r.join(chatMessage{Role: "assistant", Parts: []string{string(data)}})
+		r.join(textMessage("assistant", string(data)))
 	case slices.Contains(builtinOutputItems, kind):
-		r.add(chatMessage{Role: "tool", Parts: []string{string(data)}})
+		r.add(textMessage("tool", string(data)))
 	default:
 		return badRequest(param+".type", fmt.Sprintf("%s.type %q is not an input item type: want one of %s", param, kind, itemKinds()))
 	}
@@ -149,7 +149,7 @@ func (r *inputReader) join(m chatMessage) {
 		return
 	}
 	t := &r.msgs[r.turn]
-	t.Parts = append(t.Parts, m.Parts...)
+	t.Text.join(m.Text)
 	t.Calls += m.Calls
 	t.CallIDs = append(t.CallIDs, m.CallIDs...)
 }
@@ -163,11 +163,10 @@ func (r *inputReader) message(param string, it *rawInputItem) *apiError {
 		}
 		return badRequest(param+".role", fmt.Sprintf("%s.role must be one of %s; got %s", param, strings.Join(inputRoles, ", "), got))
 	}
-	parts, aerr := readParts(param+".content", it.Content)
-	if aerr != nil {
+	m := chatMessage{Role: *it.Role}
+	if aerr := readParts(param+".content", it.Content, &m.Text); aerr != nil {
 		return aerr
 	}
-	m := chatMessage{Role: *it.Role, Parts: parts}
 	if m.Role == "assistant" {
 		r.join(m)
 		return nil
@@ -176,23 +175,24 @@ func (r *inputReader) message(param string, it *rawInputItem) *apiError {
 	return nil
 }
 
-// readParts reads content: a string or an array of parts, their text.
-func readParts(param string, data json.RawMessage) ([]string, *apiError) {
+// readParts digests into text the text of content: a string or an array of parts.
+func readParts(param string, data json.RawMessage, text *textDigest) *apiError {
 	if isNull(data) {
-		return nil, badRequest(param, param+" is required: a string or an array of content parts")
+		return badRequest(param, param+" is required: a string or an array of content parts")
 	}
-	var text string
+	var s string
 	if data[0] == '"' {
-		if json.Unmarshal(data, &text) != nil {
-			return nil, badRequest(param, param+" is not a valid JSON string")
+		if json.Unmarshal(data, &s) != nil {
+			return badRequest(param, param+" is not a valid JSON string")
 		}
-		return []string{text}, nil
+		text.add(s)
+		return nil
 	}
 	var parts []rawInputPart
 	if err := json.Unmarshal(data, &parts); err != nil {
-		return nil, badRequest(param, param+" must be a string or an array of content parts")
+		return badRequest(param, param+" must be a string or an array of content parts")
 	}
-	var texts []string
+	var d textDigest
 	for j, p := range parts {
 		pp := fmt.Sprintf("%s[%d]", param, j)
 		if p.Type == nil || !slices.Contains(inputPartTypes, *p.Type) {
@@ -200,16 +200,17 @@ func readParts(param string, data json.RawMessage) ([]string, *apiError) {
 			if p.Type != nil {
 				got = fmt.Sprintf("%q", *p.Type)
 			}
-			return nil, badRequest(pp+".type", fmt.Sprintf("%s.type must be one of %s; got %s", pp, strings.Join(inputPartTypes, ", "), got))
+			return badRequest(pp+".type", fmt.Sprintf("%s.type must be one of %s; got %s", pp, strings.Join(inputPartTypes, ", "), got))
 		}
 		switch {
 		case p.Text != nil:
-			texts = append(texts, *p.Text)
+			d.add(*p.Text)
 		case p.Refusal != nil:
-			texts = append(texts, *p.Refusal)
+			d.add(*p.Refusal)
 		}
 	}
-	return texts, nil
+	*text = d
+	return nil
 }
 
 // call reads a function_call or custom_tool_call item: the model's earlier call, joining the
@@ -221,12 +222,13 @@ func (r *inputReader) call(param, kind string, it *rawInputItem) *apiError {
 	if it.Name == nil || *it.Name == "" {
 		return badRequest(param+".name", fmt.Sprintf("%s.name is required for a %s item: the tool called", param, kind))
 	}
-	m := chatMessage{Role: "assistant", Parts: []string{*it.Name}, Calls: 1, CallIDs: []string{*it.CallID}}
+	m := chatMessage{Role: "assistant", Calls: 1, CallIDs: []string{*it.CallID}}
+	m.Text.add(*it.Name)
 	switch {
 	case it.Arguments != nil:
-		m.Parts = append(m.Parts, *it.Arguments)
+		m.Text.add(*it.Arguments)
 	case it.Input != nil:
-		m.Parts = append(m.Parts, *it.Input)
+		m.Text.add(*it.Input)
 	}
 	r.calls = append(r.calls, *it.CallID)
 	r.join(m)
@@ -243,10 +245,10 @@ func (r *inputReader) output(param, kind string, it *rawInputItem) *apiError {
 			Message: fmt.Sprintf("No tool call found for %s output with call_id %s: %s.call_id answers no call of the input or of the previous responses; the calls so far: %s",
 				strings.TrimSuffix(kind, "_output"), *it.CallID, param, callList(r.calls))}
 	}
-	parts, aerr := readParts(param+".output", it.Output)
-	if aerr != nil {
+	m := chatMessage{Role: "tool", CallID: *it.CallID}
+	if aerr := readParts(param+".output", it.Output, &m.Text); aerr != nil {
 		return aerr
 	}
-	r.add(chatMessage{Role: "tool", Parts: parts, CallID: *it.CallID})
+	r.add(m)
 	return nil
 }

@@ -148,7 +148,7 @@ func (s *Server) readConversation(raw *rawResponsesRequest, req *chatRequest) *a
 			return badRequest("instructions", "instructions must be a string")
 		}
 		p.instructions = raw.Instructions
-		msgs = append(msgs, chatMessage{Role: "system", Parts: []string{text}})
+		msgs = append(msgs, textMessage("system", text))
 	}
 	if id := raw.PreviousResponseID; id != nil && *id != "" {
 		p.previousID = *id

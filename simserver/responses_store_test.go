@@ -14,11 +14,11 @@ import (
 func TestResponseStoreBounds(t *testing.T) {
 	var st responseStore
 	now := time.Unix(1_000_000, 0)
-	root := &storedResponse{id: "resp_root", items: []chatMessage{{Role: "user", Parts: []string{"first"}}}, expires: now.Add(storedResponseTTL)}
+	root := &storedResponse{id: "resp_root", items: []chatMessage{textMessage("user", "first")}, expires: now.Add(storedResponseTTL)}
 	st.put(root, now)
 	last := root
 	for i := range maxStoredResponses {
-		last = &storedResponse{id: fmt.Sprintf("resp_%d", i), parent: last, items: []chatMessage{{Role: "assistant", Parts: []string{"x"}}}, expires: now.Add(storedResponseTTL)}
+		last = &storedResponse{id: fmt.Sprintf("resp_%d", i), parent: last, items: []chatMessage{textMessage("assistant", "x")}, expires: now.Add(storedResponseTTL)}
 		st.put(last, now)
 	}
 	assert.Nil(t, st.get("resp_root", now), "the oldest is dropped past the count")
@@ -29,7 +29,7 @@ func TestResponseStoreBounds(t *testing.T) {
 
 	conv := st.get(last.id, now).conversation(nil)
 	require.Len(t, conv, maxStoredResponses+1, "the chain is whole, its dropped root included")
-	assert.Equal(t, "first", conv[0].Parts[0])
+	assert.Equal(t, textMessage("user", "first"), conv[0])
 
 	later := now.Add(storedResponseTTL)
 	assert.Nil(t, st.get(last.id, later), "a response is gone once it expires")

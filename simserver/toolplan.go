@@ -156,10 +156,7 @@ func (s *Server) drawSteps(msgs []chatMessage, session string, agent *engine.Age
 		}
 		if users <= 1 && (users == 0 || m.Role == "user") {
 			h = fnvString(h, m.Role)
-			for _, p := range m.Parts {
-				h = fnvByte(fnvString(h, p), fieldSeparator)
-			}
-			h = fnvByte(h, messageSeparator)
+			h = fnvByte(fnvUint64(h, m.Text.hash), messageSeparator)
 		}
 	}
 	return agent.ToolSteps(rand.New(rand.NewPCG(s.toolSeed^0x7374657073, h^users*0x9e3779b97f4a7c15)))

@@ -33,17 +33,17 @@ func TestStepsDrawnOncePerUserRequest(t *testing.T) {
 	s, err := New(Options{})
 	require.NoError(t, err)
 	agent := &s.opts.Profile.Agent
-	conv := []chatMessage{{Role: "system", Parts: []string{"be an agent"}}, {Role: "user", Parts: []string{"fix it"}}}
+	conv := []chatMessage{textMessage("system", "be an agent"), textMessage("user", "fix it")}
 	first := s.drawSteps(conv, "", agent)
 	for i := range 5 {
-		conv = append(conv, chatMessage{Role: "assistant", Calls: 1, CallIDs: []string{"c"}, Parts: []string{"read", "{}"}},
-			chatMessage{Role: "tool", CallID: "c", Parts: []string{"result"}})
+		conv = append(conv, withParts(chatMessage{Role: "assistant", Calls: 1, CallIDs: []string{"c"}}, "read", "{}"),
+			withParts(chatMessage{Role: "tool", CallID: "c"}, "result"))
 		assert.Equal(t, first, s.drawSteps(conv, "", agent), "after %d tool steps", i+1)
 		assert.Equal(t, i+1, toolSteps(conv))
 	}
 	draws := map[int]bool{}
 	for range 20 {
-		conv = append(conv, chatMessage{Role: "assistant", Parts: []string{"done"}}, chatMessage{Role: "user", Parts: []string{"more"}})
+		conv = append(conv, textMessage("assistant", "done"), textMessage("user", "more"))
 		assert.Zero(t, toolSteps(conv), "a new user request has had no tool steps")
 		draws[s.drawSteps(conv, "", agent)] = true
 	}

@@ -87,10 +87,10 @@ func (m *chatMessage) readToolCalls(i int, data json.RawMessage) *apiError {
 		}
 		if f := c.Function; f != nil {
 			if f.Name != nil {
-				m.Parts = append(m.Parts, *f.Name)
+				m.Text.add(*f.Name)
 			}
 			if f.Arguments != nil {
-				m.Parts = append(m.Parts, *f.Arguments)
+				m.Text.add(*f.Arguments)
 			}
 		}
 	}

@@ -40,23 +40,70 @@ func Text(seed int64, agent, round int, part string, tokens int) string {
 	if tokens <= 0 {
 		return ""
 	}
-	state := textSeed(seed, agent, round, part)
+	t := NewTextStream(seed, agent, round, part, tokens)
 	var b strings.Builder
 	b.Grow(tokens * 5) // at most 4 letters and a space per word
-	var bits uint64
-	for i := range tokens {
-		if i%8 == 0 {
-			bits = splitmix64(&state)
-		} else {
-			bits >>= 8
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(vocabulary[byte(bits)])
+	for !t.Done() {
+		b.WriteString(t.next())
 	}
 	return b.String()
 }
+
+// TextStream makes the words of Text piece by piece, so that a long text can be written as it
+// is sent without being held whole. Its zero value is an empty text.
+type TextStream struct {
+	state, bits uint64
+	i, n        int
+}
+
+// NewTextStream returns the stream of Text(seed, agent, round, part, tokens).
+func NewTextStream(seed int64, agent, round int, part string, tokens int) TextStream {
+	return TextStream{state: textSeed(seed, agent, round, part), n: max(tokens, 0)}
+}
+
+// Done reports whether every word has been made.
+func (t *TextStream) Done() bool { return t.i >= t.n }
+
+// next returns the next word, with the space before it after the first.
+func (t *TextStream) next() string {
+	i := t.i
+	t.i++
+	if i%8 == 0 {
+		t.bits = splitmix64(&t.state)
+	} else {
+		t.bits >>= 8
+	}
+	if i > 0 {
+		return spaced[byte(t.bits)]
+	}
+	return vocabulary[byte(t.bits)]
+}
+
+// Append appends the next words to dst until it holds at least limit bytes or the text ends.
+// The words need no escaping in a JSON string.
+func (t *TextStream) Append(dst []byte, limit int) []byte {
+	for len(dst) < limit && !t.Done() {
+		dst = append(dst, t.next()...)
+	}
+	return dst
+}
+
+// Len is the length in bytes of the words not yet made; it does not advance t.
+func (t TextStream) Len() int {
+	n := 0
+	for !t.Done() {
+		n += len(t.next())
+	}
+	return n
+}
+
+// spaced is the vocabulary, each word after a space.
+var spaced = func() (s [256]string) {
+	for i, w := range vocabulary {
+		s[i] = " " + w
+	}
+	return s
+}()
 
 // WordsForTokens returns how many words of Text make tokens tokens, given the server's
 // measured tokens per word (from its reported usage); a ratio ≤ 0 or not finite counts one

@@ -126,3 +126,24 @@ func BenchmarkText(b *testing.B) {
 		})
 	}
 }
+
+// TestTextStream checks that the stream, read in pieces of any size, makes Text's words, and
+// that Len is their length.
+func TestTextStream(t *testing.T) {
+	for _, words := range []int{0, 1, 7, 8, 9, 1000} {
+		want := Text(3, 4, 5, "task", words)
+		for _, piece := range []int{1, 5, 64, 1 << 20} {
+			s := NewTextStream(3, 4, 5, "task", words)
+			if n := s.Len(); n != len(want) {
+				t.Errorf("%d words: Len = %d, want %d", words, n, len(want))
+			}
+			var got []byte
+			for !s.Done() {
+				got = s.Append(got, len(got)+piece)
+			}
+			if string(got) != want {
+				t.Errorf("%d words in pieces of %d bytes: %q, want %q", words, piece, got, want)
+			}
+		}
+	}
+}

@@ -46,7 +46,10 @@ func TestExecRealClients(t *testing.T) {
 		assert.True(t, res.Verdict.Kind.Progressing(), "verdict %s: %s", res.Verdict.Kind, res.Verdict.Summary)
 	})
 	t.Run("wedge", func(t *testing.T) {
-		args := append(execFast, "--sim-fault", "long-context-wedge", "--sim-fault-param", "threshold_tokens=250")
+		// The wedge takes a request past its first tool step (the first carries 72 tokens, the
+		// second 98): how many tool steps a task takes is the simulated model's draw, and a
+		// higher threshold would wedge only the agents that drew long tasks.
+		args := append(execFast, "--sim-fault", "long-context-wedge", "--sim-fault-param", "threshold_tokens=90")
 		code, out, dir := runExec(t, args, node, script)
 		require.Equal(t, 3, code, out)
 		res, err := results.Read(dir)

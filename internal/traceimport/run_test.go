@@ -132,7 +132,9 @@ func TestRunToolsTokens(t *testing.T) {
 // requests whose replies called tools carry their count, names and tool time, and the trace
 // passes the writer's checks.
 func TestRunOfAToolLoop(t *testing.T) {
-	res := harnesstest.Run(t, harnesstest.Config{Workload: "coding-agent", Set: map[string]string{"agents": "1", "rounds": "6"}})
+	// Twelve model calls: the simulated model's first user request may take no tool step
+	// (TraceLab's median is two model calls a request), and the trace must hold replies that did.
+	res := harnesstest.Run(t, harnesstest.Config{Workload: "coding-agent", Set: map[string]string{"agents": "1", "rounds": "12"}})
 	require.Positive(t, res.Results.Tools.Calls, "the run called tools")
 	tr, err := Run(res.Dir)
 	require.NoError(t, err)
