@@ -33,7 +33,9 @@ const maxNonDataLines = 1 << 20
 // with apiKey when it is not empty. hc supplies the transport (nil: a default client); its
 // Timeout, if any, is wall time and should be 0 — Request.Timeouts bound a call in simulated
 // time. hc itself is not modified. clk times every call. stamp, when not nil, adds headers to
-// every request.
+// every request. When hc's transport is an *http.Transport, a request that the server hangs
+// up on as it arrives on a kept-alive connection, before any byte of an answer, is sent once
+// more on another, as net/http does for the requests it may replay.
 func NewClient(baseURL, apiKey string, hc *http.Client, clk *clock.Clock, stamp Stamp) *Client {
 	cfg := openai.DefaultConfig(apiKey)
 	cfg.BaseURL = baseURL

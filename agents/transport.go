@@ -36,9 +36,9 @@ type Stamp func(h http.Header, id string, sent time.Time)
 // every POST body as a onceBody, and adds the stamp's headers to every request. It sends one
 // shallow copy of the request, with its own header map when stamped: the request stays
 // referenced by its response for as long as the stream lasts, and a deep Clone, or a copy per
-// change, would be kept per stream. A POST lost to the kept-alive race (internal/keepalive: a
-// reused connection the server closed before answering) is sent once more, as the server
-// never saw it begin.
+// change, would be kept per stream. Through net/http's Transport, a POST lost to the
+// kept-alive race (internal/keepalive: a reused connection the server closed before
+// answering) is sent once more, as the server never saw it begin.
 type requestTransport struct {
 	next  http.RoundTripper
 	stamp Stamp // nil: none
@@ -84,7 +84,11 @@ func (t requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			once = &onceBody{full: body, b: body}
 			onReused = once.hold
 		}
-		ctx, attempt = keepalive.Watch(ctx, onReused)
+		if _, pooled := t.next.(*http.Transport); pooled {
+			// Only net/http's pool reuses connections; an in-process transport (the embedded
+			// simulator, internal/inproc) would only carry the watch for the whole stream.
+			ctx, attempt = keepalive.Watch(ctx, onReused)
+		}
 	}
 	out := req.WithContext(ctx) // the original must stay as it was
 	switch {
