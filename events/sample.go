@@ -121,6 +121,11 @@ type OpenStreams struct {
 	// NotSilentMaxS is the longest silence shorter than StallAfterS: the streams not silent
 	// received a byte at most that long ago.
 	NotSilentMaxS float64 `json:"not_silent_max_s"`
+	// UnlistedSilentSimLagS is the smallest own lag in the embedded simulator (Stream.SimLagS)
+	// among the streams silent ≥ StallAfterS that Sample.Streams does not name: each of them
+	// is at least that far behind the simulator's model. Only with Sample.SimLagPerRequest;
+	// absent when 0 or when every silent stream is named.
+	UnlistedSilentSimLagS float64 `json:"unlisted_silent_sim_lag_s,omitempty"`
 }
 
 // MovingWithinS is how recent, in simulated seconds, a stream's last chunk must be for
@@ -260,6 +265,17 @@ func (s *Sample) Bound(stallAfterS float64) {
 	}
 	if o.Silent < n {
 		o.NotSilentMaxS = silences[o.Silent]
+	}
+	if s.SimLagPerRequest {
+		least := math.Inf(1)
+		for _, st := range s.Streams[listed:] {
+			if st.SinceLastByteS >= stallAfterS {
+				least = min(least, st.SimLagS)
+			}
+		}
+		if !math.IsInf(least, 1) {
+			o.UnlistedSilentSimLagS = least
+		}
 	}
 	s.Streams = slices.Clip(s.Streams[:listed])
 }

@@ -104,6 +104,10 @@ func (a *Analyzer) Sample(s events.Sample) {
 // LastS returns the time of the latest event or sample fed, in simulated seconds.
 func (a *Analyzer) LastS() float64 { return a.lastS }
 
+// LastProgressS returns when a byte last arrived or a request last ended, in simulated seconds
+// since the run started (0 before any): as measured, with no lag taken off.
+func (a *Analyzer) LastProgressS() float64 { return a.lastProgressS }
+
 // Fill writes into r what the events and samples tell: counts, latencies, tokens, server
 // gauges (through results.Builder), the number of agents, the simulated duration nowS and
 // the verdict at nowS — once the harness has begun stopping the run, the verdict judged just

@@ -108,6 +108,9 @@ func (a *Analyzer) openAt(r *request, t float64) {
 	r.behindS = 0
 	r.simFromS, r.simFromPending = a.sim.opening(t)
 	r.ownFromS = r.own.nowS
+	if r.firstByteS == 0 && t-r.sentS < episodeTolerance {
+		r.ownFromS = 0 // a silence since the send began with no lag, whatever was read since
+	}
 }
 
 // boundAt records what a sample at sampleS that does not name r tells of it: its latest byte
@@ -369,7 +372,9 @@ func (a *Analyzer) onStreams(s events.Sample) {
 // longest silences (events.OpenStreams). The latest byte on any stream is progress. When more
 // streams are silent ≥ StallAfter than the sample names, the unnamed requests that have been
 // silent longest by the Analyzer's account make up the count; every other unnamed request
-// received a byte at most the longest silence among the streams not silent ago.
+// received a byte at most the longest silence among the streams not silent ago. The silent
+// unnamed ones are each at least the sample's UnlistedSilentSimLagS behind the simulator's
+// model: that is their own lag's reading.
 func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 	o := s.Open
 	if o == nil || len(s.Streams) >= s.InFlight {
@@ -412,6 +417,9 @@ func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 	for i, r := range unnamed {
 		if i < silent {
 			r.lastByteS, r.vagueS = min(r.lastByteS, s.TS-o.StallAfterS), 0
+			if s.SimLagPerRequest {
+				r.own.read(o.UnlistedSilentSimLagS) // a lag each silent unnamed one has at least
+			}
 			continue
 		}
 		a.boundAt(r, s.TS-bound, s.TS)
