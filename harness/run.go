@@ -87,7 +87,9 @@ type run struct {
 	// carried is, per agent, how much later than the embedded simulator's model its ended
 	// requests ended, summed: nanoseconds, simulated (modelBehind).
 	carried []atomic.Int64
-	metrics *runMetrics // nil without Options.Metrics
+	// sentOnce is, per agent, whether it has sent a request (modelBehind).
+	sentOnce []atomic.Bool
+	metrics  *runMetrics // nil without Options.Metrics
 	// inbox holds the events recorded and not yet written; taken is flush's buffer.
 	inbox *inbox
 	taken []recorded
@@ -151,6 +153,7 @@ func newRun(o Options) (*run, error) {
 	}
 	r.watch = newWatchdog(judged)
 	r.carried = make([]atomic.Int64, o.Workload.Agents)
+	r.sentOnce = make([]atomic.Bool, o.Workload.Agents)
 	if o.Metrics != nil {
 		var reg *prometheus.Registry
 		r.metrics, reg = newRunMetrics(o.Workload.Watchdog.StallAfter.Seconds())
@@ -193,6 +196,9 @@ func (r *run) Record(e events.Event) { r.RecordRef(&e) }
 // RecordRef is Record for an event the caller lends and does not use again: it may fill in
 // the event's simulator lag, then copies it (agents.RefRecorder).
 func (r *run) RecordRef(e *events.Event) {
+	if e.Kind == events.RequestSent && e.Agent >= 0 && e.Agent < len(r.sentOnce) && !r.sentOnce[e.Agent].Swap(true) {
+		r.sentLate(e.Agent)
+	}
 	r.recordSimLag(e)
 	if r.inbox.put(e) > assistAfter {
 		r.assist()

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/agentsim/agentsim/events"
@@ -81,23 +80,46 @@ func requestLag(sim SimLag, id string, sentAgoS float64) float64 {
 	return sentAgoS
 }
 
+// sentLate adds to what agent carries (modelBehind) how much later than start_jitter it sent
+// its first request, just now — unless it waited for a permit others held, which its model
+// would have waited for too.
+func (r *run) sentLate(agent int) {
+	st := r.pacer.Stats()
+	if st.Limit > 0 && st.InUse >= st.Limit {
+		return
+	}
+	late := r.o.Clock.Since(r.start) - r.o.Workload.StartJitter
+	r.carried[agent].Add(int64(max(0, late)))
+}
+
 // modelBehind returns how far behind its own schedule the run is now, in simulated time, the
-// largest of: how late the harness's waits fired since the last sample; an agent still
-// starting after start_jitter, by the time since; agents waiting in a pacer that has a permit
+// largest of: how late the harness's waits fired since the last sample; an agent that has
+// not sent its first request after start_jitter (unless it waits for a permit others hold),
+// by the time since; agents waiting in a pacer that has a permit
 // for each of them, by the longest wait (the harness has not yet run them); and, against the
-// embedded simulator, what each agent not done carries: every request it made ended later
-// than in the simulator's model by that request's lag at its end (carried), and its open one
-// is behind by its own lag now (all the time since it was sent, while the simulator has not
+// embedded simulator, what each agent not done carries: how much later than start_jitter it
+// sent its first request (sentLate), every request it made ended later than in the
+// simulator's model by that request's lag at its end, and its open one is behind by its own
+// lag now (all the time since it was sent, while the simulator has not
 // read it). The clock's time less this is where the run's model of the workload stands: what
 // it would have done by now on a machine that kept up.
 func (r *run) modelBehind() time.Duration {
 	now := r.o.Clock.Now()
 	behind := r.o.Clock.Lag().RecentMax()
 	states := r.board.States()
-	if slices.Contains(states, events.StateStarting) {
-		behind = max(behind, now.Sub(r.start)-r.o.Workload.StartJitter)
+	st := r.pacer.Stats()
+	// A permit for every waiter: the pacer would let them all go, so their waits are the
+	// harness's (a rate-limiting pacer, with no limit, makes its waits on purpose).
+	room := st.Limit > 0 && st.InUse+st.Waiting <= st.Limit
+	for i, s := range states {
+		// An agent that has not sent its first request after start_jitter, other than one
+		// waiting for a permit that others hold, is behind by all the time since.
+		if s != events.StateDone && !r.sentOnce[i].Load() && (s != events.StatePacerWait || room) {
+			behind = max(behind, now.Sub(r.start)-r.o.Workload.StartJitter)
+			break
+		}
 	}
-	if st := r.pacer.Stats(); st.Limit > 0 && st.Waiting > 0 && st.InUse+st.Waiting <= st.Limit {
+	if st.Waiting > 0 && room {
 		behind = max(behind, st.LongestWait)
 	}
 	sim := r.o.Target.SimLag

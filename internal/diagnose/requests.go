@@ -341,6 +341,7 @@ func (a *Analyzer) onStreams(s events.Sample) {
 	// does not count: a sampler late because a /metrics scrape took long says nothing of how
 	// late the harness read its streams.
 	a.lagNowS = s.LagS
+	a.lagMaxS = max(a.lagMaxS, s.LagS, s.SimLagS)
 	a.sim.perRequest = a.sim.perRequest || s.SimLagPerRequest
 	a.sim.sample(s)
 	for _, st := range s.Streams { // each named request's own lag, before what it settles

@@ -182,3 +182,32 @@ func TestToolTimeIsNoStall(t *testing.T) {
 	assert.NotEqual(t, results.Deadlock, r.Verdict.Kind, "%s: %s", r.Verdict.Kind, r.Verdict.Summary)
 	assert.NotEqual(t, results.StalledStreams, r.Verdict.Kind, "%s: %s", r.Verdict.Kind, r.Verdict.Summary)
 }
+
+// TestWatchDoubtsAsTheVerdictDoes: one request silent since its send, no timeout armed, in a
+// run whose samples say the harness ran 50 s behind (stall_after 20 s, hang_after 60 s). At
+// 70 s of quiet the watchdog would end the run as hung, yet the final verdict would doubt a
+// silence that the lag could explain (Doubt): so the watchdog doubts it too, and the run goes
+// on until the quiet is past hang_after plus that lag. Beside a lag of milliseconds it hangs.
+func TestWatchDoubtsAsTheVerdictDoes(t *testing.T) {
+	for _, c := range []struct {
+		lagS   float64
+		hungAt float64 // first sample at which Stall says Hang
+	}{{50, 111}, {0.04, 60}} {
+		a := New(Config{Agents: 1, Rounds: 1, StallAfter: 20 * time.Second, HangAfter: 60 * time.Second})
+		a.Event(events.Event{TS: 0, Kind: events.RequestSent, Agent: 0, Round: 1, Request: "a0-r1-0"})
+		hungAt := 0.0
+		for ts := 1.0; ts <= 120 && hungAt == 0; ts++ {
+			a.Sample(events.Sample{TS: ts, LagS: c.lagS, InFlight: 1, Agents: map[events.State]int{events.StateRequesting: 1},
+				Streams: []events.Stream{{Request: "a0-r1-0", SentAgoS: ts, SinceLastByteS: ts}}})
+			st := a.Stall(ts)
+			switch {
+			case st.Hang:
+				hungAt = ts
+			case ts >= 60:
+				assert.True(t, st.LagExplains, "t=%v s, lag %v s: %s", ts, c.lagS, st.Message)
+				assert.Contains(t, st.Message, "within the run's own lag of 50 s (simulated): the run goes on")
+			}
+		}
+		assert.Equal(t, c.hungAt, hungAt, "lag %v s", c.lagS)
+	}
+}
