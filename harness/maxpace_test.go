@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/results"
 )
 
 // paceSim is a simulator's lag as the controller reads it: its deliveries' lateness, how far
@@ -139,4 +140,23 @@ func TestDiagnosisScenariosAtSpeedupMax(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A --speedup max run's results.json says what reproduces it: --speedup max, the median rate it
+// held and the range, not the 20× it started at — which config.yaml, written at the start,
+// keeps.
+func TestMaxRunReproduces(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rp := &results.Reproduction{Server: results.Embedded,
+			Simulator: &results.SimulatorSettings{Profile: "dsv4-pd", Speedup: 20, SpeedupMax: true}}
+		res, _ := runSim(t, t.Context(), simCase{workload: "smoke", adaptive: true, speedup: 20, reproduce: rp})
+		a := res.SpeedupAchieved
+		require.NotNil(t, a)
+		sim := res.Reproduce.Simulator
+		assert.True(t, sim.SpeedupMax)
+		assert.Equal(t, a.Median, sim.Speedup)
+		assert.Equal(t, &results.SpeedupRange{Min: a.Min, Median: a.Median, Max: a.Max}, sim.Achieved)
+		assert.Equal(t, 20.0, rp.Simulator.Speedup, "the reproduction config.yaml holds is the run's start")
+		assert.Nil(t, rp.Simulator.Achieved)
+	})
 }
