@@ -66,17 +66,23 @@ func (a *Analyzer) Stall(nowS float64) Stall {
 func (a *Analyzer) message(v *view, st Stall) string {
 	pending := v.running > v.tools
 	var b strings.Builder
+	noTimeout := "no armed timeout can end the silent requests"
+	if a.exec.on {
+		// Under exec the timeouts are the harness's own, not the workload's: say what is known
+		// of them (the timeout atlas, docs/timeouts.md).
+		noTimeout = "agentsim arms no timeout on the harness's requests (" + a.execWakeLine(v.silent) + ")"
+	}
 	switch {
 	case st.Hang && st.NothingCanWake:
-		fmt.Fprintf(&b, "no progress for %s, ≥ hang_after (%s), and no armed timeout can end the silent requests", secs(st.NoProgressS), secs(a.hangS))
+		fmt.Fprintf(&b, "no progress for %s, ≥ hang_after (%s), and %s", secs(st.NoProgressS), secs(a.hangS), noTimeout)
 	case st.Hang:
 		fmt.Fprintf(&b, "no progress for %s, ≥ hang_after (%s)", secs(st.NoProgressS), secs(a.hangS))
 	case st.LagExplains:
 		fmt.Fprintf(&b, "no progress for %s, ≥ hang_after (%s), but within the run's own lag of %s (simulated): the run goes on",
 			secs(st.NoProgressS), secs(a.hangS), secs(a.lagMaxS))
 	case st.NothingCanWake:
-		fmt.Fprintf(&b, "stalled-streams: no progress for %s and no armed timeout can end the silent requests; only the server can wake the run (the run ends after %s more without progress)",
-			secs(st.NoProgressS), secs(a.hangS-st.NoProgressS))
+		fmt.Fprintf(&b, "stalled-streams: no progress for %s and %s; only the server can wake the run (the run ends after %s more without progress)",
+			secs(st.NoProgressS), noTimeout, secs(a.hangS-st.NoProgressS))
 	case st.NoProgressS >= a.stallS && pending:
 		fmt.Fprintf(&b, "no progress for %s", secs(st.NoProgressS))
 	default:
