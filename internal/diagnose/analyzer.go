@@ -37,6 +37,7 @@ type Analyzer struct {
 	queuedNow            bool        // the server's queued gauge read above 0 in the latest sample
 	lagNowS              float64     // the latest sample's lag_s or late_s, the larger, seconds
 	lagMaxS              float64     // the largest lag_s or sim_lag_s of any sample so far, seconds
+	doing                prompts     // what the requests' prompts tell of the server's work (doing.go)
 	sim                  simLag      // the embedded simulator's lag, from the samples
 	sampleS              float64     // time of the latest sample, simulated seconds
 	run                  runMarks

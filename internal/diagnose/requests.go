@@ -16,6 +16,8 @@ type request struct {
 	agent  int
 	permit uint64
 	sentS  float64
+	// ctxTokens is the prompt the request carried, as its request_sent event estimated it.
+	ctxTokens int
 	// lastByteS is when the request last received a byte (headers or a chunk), or when it
 	// was sent while nothing has arrived; chunks counts the chunks received, as samples tell.
 	lastByteS float64
@@ -208,11 +210,15 @@ func (a *Analyzer) onRequestEvent(e events.Event) {
 		}
 		v.request = e.Request
 		a.sent++
-		a.open[e.Request] = &request{id: e.Request, agent: e.Agent, permit: v.permit, sentS: e.TS, lastByteS: e.TS, queuedSeen: a.queuedNow}
+		a.open[e.Request] = &request{id: e.Request, agent: e.Agent, permit: v.permit, sentS: e.TS, lastByteS: e.TS, queuedSeen: a.queuedNow,
+			ctxTokens: e.ContextTokens}
 	case e.Kind == events.Headers || e.Kind == events.FirstReasoning || e.Kind == events.FirstContent || e.Kind == events.FirstToolCall:
 		if r := a.open[e.Request]; r != nil {
 			r.own.read(e.SimLagS)
 			a.byteAt(r, e.TS)
+			if e.Kind != events.Headers && !r.output {
+				a.doing.firstToken(r.ctxTokens, e.TS-r.sentS)
+			}
 			r.output = r.output || e.Kind != events.Headers
 			if r.firstByteS == 0 {
 				r.firstByteS = e.TS
@@ -239,6 +245,9 @@ func (a *Analyzer) endRequest(e events.Event) {
 		return
 	}
 	delete(a.open, e.Request)
+	if e.Kind == events.Done {
+		a.doing.done(r.ctxTokens)
+	}
 	r.own.read(e.SimLagS)
 	r.longest.settleOwn(r.own) // its closing byte's own lag is read again at the end
 	a.ended++

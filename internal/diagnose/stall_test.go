@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -210,4 +211,26 @@ func TestWatchDoubtsAsTheVerdictDoes(t *testing.T) {
 		}
 		assert.Equal(t, c.hungAt, hungAt, "lag %v s", c.lagS)
 	}
+}
+
+// TestSayWhatTheServerWasDoing: a 90 k-token request sent first has had no first token for
+// 150 s, and the three short requests sent after it wait too, though short prompts had their
+// first token within a second: head-of-line blocking by its prefill, said so with the prompt
+// rate the run measured, not a bare stall.
+func TestSayWhatTheServerWasDoing(t *testing.T) {
+	a := New(Config{Agents: 5, Rounds: 2, StallAfter: 60 * time.Second, HangAfter: 600 * time.Second})
+	sent := func(ts float64, agent int, id string, ctx int) events.Event {
+		return events.Event{TS: ts, Kind: events.RequestSent, Agent: agent, Round: 1, Request: id, ContextTokens: ctx}
+	}
+	// Two short requests, each 2,000 tokens with its first token 1 s on and done.
+	for i, id := range []string{"a4-r1-0", "a3-r1-0"} {
+		ts := float64(i)
+		feedAll(a, sent(ts, 4-i, id, 2000), events.Event{TS: ts + 1, Kind: events.FirstContent, Agent: 4 - i, Round: 1, Request: id},
+			events.Event{TS: ts + 2, Kind: events.Done, Agent: 4 - i, Round: 1, Request: id, LatencyS: 2, Chunks: 10, CompletionTokens: 10})
+	}
+	feedAll(a, sent(10, 0, "a0-r1-0", 90000), sent(11, 1, "a1-r1-0", 3000), sent(12, 2, "a2-r1-0", 1500), sent(13, 3, "a3-r2-0", 2500))
+	v := a.Verdict(160)
+	assert.Contains(t, strings.Join(v.Evidence, "\n"), "what the server was doing: head-of-line blocking by a 90 k-token prefill: request a0-r1-0 (sent at t=10 s) has had no first token for 150 s, "+
+		"and the 3 silent requests sent after it wait too, though their prompts are shorter (1.5–3 k tokens); "+
+		"at the prompt rate the server showed, 2000 tokens/s of time to first token over 2 requests, a 90 k-token prompt takes 45 s to prefill", v.Kind)
 }
