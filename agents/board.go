@@ -29,6 +29,16 @@ type Board struct {
 	silences []silenceOf
 	sorted   []float64
 	permits  map[uint64]bool
+	// unnamed lists the streams silent ≥ stall_after at the last snapshot that it did not
+	// name (events.NamedStreams).
+	unnamed []Sent
+}
+
+// Sent is an open request, its agent and when it was sent (simulated time).
+type Sent struct {
+	ID    string
+	Agent int
+	Sent  time.Time
 }
 
 type agentView struct {
@@ -146,6 +156,7 @@ func quantileIndex(n int, q float64) int {
 func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) *events.OpenStreams {
 	o := &events.OpenStreams{StallAfterS: stallS}
 	b.silences = b.silences[:0]
+	b.unnamed = b.unnamed[:0]
 	clear(b.permits)
 	lastByte := int64(0)
 	for _, st := range b.streams {
@@ -163,6 +174,7 @@ func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) 
 		silent := x.silence >= stallS
 		if silent {
 			o.Silent++
+			b.unnamed = append(b.unnamed, Sent{ID: st.ID, Agent: st.Agent, Sent: st.Sent})
 		}
 		if x.chunks > 0 && x.silence < events.MovingWithinS {
 			o.Moving++
@@ -211,7 +223,44 @@ func (b *Board) streamSnapshot(now time.Time, stallS float64, s *events.Sample) 
 		s.Streams[i] = events.Stream{Request: x.st.ID, Agent: x.st.Agent, Permit: x.st.Permit,
 			SentAgoS: max(0, now.Sub(x.st.Sent).Seconds()), SinceLastByteS: x.silence, Chunks: x.chunks}
 	}
+	if len(b.unnamed) > 0 {
+		named := make(map[string]bool, listed)
+		for _, st := range s.Streams {
+			named[st.Request] = true
+		}
+		b.unnamed = slices.DeleteFunc(b.unnamed, func(u Sent) bool { return named[u.ID] })
+	}
 	return o
+}
+
+// UnnamedSilent returns the streams silent ≥ stall_after at the last Snapshot that it did not
+// name: a copy, in no particular order.
+func (b *Board) UnnamedSilent() []Sent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.unnamed)
+}
+
+// States returns each agent's state now, by agent: a copy.
+func (b *Board) States() []events.State {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	states := make([]events.State, len(b.agents))
+	for i, a := range b.agents {
+		states[i] = a.state
+	}
+	return states
+}
+
+// Open returns every open stream now: a copy, in no particular order.
+func (b *Board) Open() []Sent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	open := make([]Sent, 0, len(b.streams))
+	for _, st := range b.streams {
+		open = append(open, Sent{ID: st.ID, Agent: st.Agent, Sent: st.Sent})
+	}
+	return open
 }
 
 // Permit reports whether an open stream used the pacer permit id at the last snapshot, and

@@ -121,6 +121,11 @@ type OpenStreams struct {
 	// NotSilentMaxS is the longest silence shorter than StallAfterS: the streams not silent
 	// received a byte at most that long ago.
 	NotSilentMaxS float64 `json:"not_silent_max_s"`
+	// UnlistedSilentSimLagS is the smallest own lag in the embedded simulator (Stream.SimLagS)
+	// among the streams silent ≥ StallAfterS that Sample.Streams does not name: each of them
+	// is at least that far behind the simulator's model. Only with Sample.SimLagPerRequest;
+	// absent when 0 or when every silent stream is named.
+	UnlistedSilentSimLagS float64 `json:"unlisted_silent_sim_lag_s,omitempty"`
 }
 
 // MovingWithinS is how recent, in simulated seconds, a stream's last chunk must be for
@@ -248,9 +253,24 @@ func (s *Sample) Bound(stallAfterS float64) {
 		return
 	}
 	listed := NamedStreams(n, o.Silent)
-	s.Streams = first(s.Streams, listed, func(x, y Stream) int {
+	order := func(x, y Stream) int {
 		return cmp.Or(cmp.Compare(y.SinceLastByteS, x.SinceLastByteS), x.Agent-y.Agent, strings.Compare(x.Request, y.Request))
-	})
+	}
+	named := first(s.Streams, listed, order)
+	if s.SimLagPerRequest && listed < n {
+		// The least lag of the silent streams the sample does not name: a silence among
+		// them that lag could explain is credited as the named ones are.
+		least := math.Inf(1)
+		for _, st := range s.Streams {
+			if st.SinceLastByteS >= stallAfterS && (listed == 0 || order(st, named[listed-1]) > 0) {
+				least = min(least, st.SimLagS)
+			}
+		}
+		if !math.IsInf(least, 1) {
+			o.UnlistedSilentSimLagS = least
+		}
+	}
+	s.Streams = named
 	slices.Sort(silences)
 	slices.Reverse(silences)
 	q := func(p float64) float64 { return silences[n-max(int(math.Ceil(p*float64(n))), 1)] }

@@ -25,19 +25,18 @@ func TestRunReportsHarnessLag(t *testing.T) {
 	})
 }
 
-// TestSamplerFallingBehind: a sample more than one sample interval late is warned about once,
-// with how late it was; lateness under a millisecond is not recorded.
+// TestSamplerFallingBehind: a sample more than one sample interval late because the server's
+// /metrics took long is warned about once, with how late it was; one late for the machine's
+// pace is left to the one line about the pace, which counts its tick's lateness; lateness
+// under a millisecond is not recorded.
 func TestSamplerFallingBehind(t *testing.T) {
 	w := workloads.Defaults()
 	clk, err := clock.New(300)
 	require.NoError(t, err)
 	r := &run{o: Options{Workload: &w, Clock: clk}}
-	var warnings []string
 	for _, ts := range []float64{0.75, 1.5, 2.7, 12.7, 13.45, 40} {
 		s := events.Sample{TS: ts, LateS: r.lateness(ts)}
-		if w := r.checkLate(s); w != "" {
-			warnings = append(warnings, w)
-		}
+		assert.Empty(t, r.checkLate(s), "t=%v s: no scrape made it late, the machine did", ts)
 		if ts == 1.5 {
 			assert.Zero(t, s.LateS, "on time")
 		}
@@ -45,10 +44,9 @@ func TestSamplerFallingBehind(t *testing.T) {
 			assert.InDelta(t, 0.45, s.LateS, 1e-9, "late, within one interval")
 		}
 	}
-	require.Len(t, warnings, 1, "warned once: %q", warnings)
-	r.lateWarned, r.scrapeS = false, 9
-	assert.Contains(t, r.checkLate(events.Sample{TS: 12.7, LateS: 9.2}), "; the server's /metrics took 9.0 s (simulated) to answer",
-		"a slow scrape, not the speedup, made this sample late")
-	assert.Equal(t, "warning: the sampler fell behind: the sample at t=13 s came 10 s after the previous one, 9.2 s later than due (sample_interval 750ms); "+
-		"samples.jsonl misses what happened in between; at --speedup 300 the harness cannot keep up, use a lower speedup", warnings[0])
+	r.scrapeS = 9
+	assert.Equal(t, "warning: the sampler fell behind: the sample at t=13 s came 9.9 s after the previous one, 9.2 s later than due (sample_interval 750ms); "+
+		"samples.jsonl misses what happened in between; the server's /metrics took 9.0 s (simulated) to answer",
+		r.checkLate(events.Sample{TS: 12.7, LateS: 9.2}), "a slow scrape, not the speedup, made this sample late")
+	assert.Empty(t, r.checkLate(events.Sample{TS: 40, LateS: 20}), "once")
 }

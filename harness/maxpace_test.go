@@ -10,17 +10,30 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentsim/agentsim/clock"
+	"github.com/agentsim/agentsim/results"
 )
 
-// The controller slows the clock when the harness's lag exceeds the bound, holds it while the
-// simulator's lag stays high without growing, and speeds up again once lag falls.
+// paceSim is a simulator's lag as the controller reads it: its deliveries' lateness, how far
+// behind its model it is, and the lateness it gained each window.
+type paceSim struct {
+	SimLag
+	lag            clock.Lag
+	behind, gained time.Duration
+}
+
+func (s *paceSim) Lag() *clock.Lag            { return &s.lag }
+func (s *paceSim) Behind() time.Duration      { return s.behind }
+func (s *paceSim) NewLateness() time.Duration { g := s.gained; s.gained = 0; return g }
+
+// The controller slows the clock when the harness's lag exceeds the bound or the simulator
+// gains lateness, holds it while the simulator's lag stays high without gaining, and speeds up
+// again once lag falls.
 func TestMaxPaceSlowsAndRecovers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		clk, err := clock.Adjustable(100)
+		clk, err := clock.Adjustable(1000)
 		require.NoError(t, err)
-		own, sim := new(clock.Lag), new(clock.Lag)
-		var behind time.Duration
-		p := NewMaxPace(clk, time.Second, own, sim, func() time.Duration { return behind })
+		own, sim := new(clock.Lag), new(paceSim)
+		p := NewMaxPace(clk, time.Second, own, sim)
 
 		// Lag quantiles are histogram bucket bounds, up to 12.5 % high: ratios are checked to that.
 		step := func(want float64, msg string) {
@@ -33,15 +46,18 @@ func TestMaxPaceSlowsAndRecovers(t *testing.T) {
 		step(0.25, "the harness ran 4× the bound late: down in proportion")
 		own.Record(1500 * time.Millisecond)
 		step(0.5, "1.5× the bound: at least halved")
-		sim.Record(3 * time.Second)
-		step(1.0/3, "the simulator fell behind, and that is growth")
-		sim.Record(3 * time.Second)
-		step(maxPaceUp, "the simulator as late as before, no later (a generation's carried lateness): up")
+		sim.lag.Record(3 * time.Second)
+		sim.gained = 1 * time.Second
+		step(1.0/16, "the simulator gained the bound's worth of lateness: down to where it gains a 16th")
+		sim.lag.Record(3 * time.Second)
+		step(1, "the simulator as late as before, no later (a generation's carried lateness), but above the bound: hold")
+		sim.lag.Record(500 * time.Millisecond)
+		step(maxPaceUp, "its carried lateness within the bound, gaining none: up")
 		own.Record(700 * time.Millisecond)
 		step(1, "the harness between a quarter of the bound and the bound: hold")
-		behind = 2 * time.Second
-		step(0.5, "the simulator behind its model, more than before: down")
-		behind = 0
+		sim.behind = 200 * time.Millisecond
+		step(0.3125, "the simulator fell behind its model, by more than an eighth of the bound: down to where it gains a 16th")
+		sim.behind = 0
 		for range 100 {
 			p.Step() // no lag at all: up to the ceiling
 		}
@@ -50,9 +66,33 @@ func TestMaxPaceSlowsAndRecovers(t *testing.T) {
 		a := p.Achieved()
 		assert.Equal(t, "max", a.Mode)
 		assert.Equal(t, 1.0, a.LagBoundS)
-		assert.Less(t, a.Min, 5.0)
-		assert.Equal(t, 100.0, a.Samples[0].Speedup)
+		assert.Less(t, a.Min, 10.0)
+		assert.Equal(t, 1000.0, a.Samples[0].Speedup)
 		assert.Equal(t, maxPaceCeiling, a.Samples[len(a.Samples)-1].Speedup)
+	})
+}
+
+// A simulator that gains a little lateness every window — each gain far below the growth from
+// one window's p99 to the next that the controller once answered — carries ever more: once it
+// is above the bound, every window that still gains slows the clock, until it gains no more.
+func TestMaxPaceStopsCarriedLagGrowing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.Adjustable(100)
+		require.NoError(t, err)
+		sim := new(paceSim)
+		p := NewMaxPace(clk, time.Second, new(clock.Lag), sim)
+		carried := time.Duration(0)
+		for range 40 {
+			// The simulator gains 100 ms a window at 100× and nothing at or below 12.5×: less
+			// than an eighth of the bound a window, however fast.
+			gain := time.Duration(float64(100*time.Millisecond) * max(0, clk.Speedup()-12.5) / 87.5)
+			carried += gain
+			sim.gained = gain
+			sim.lag.Record(carried)
+			p.Step()
+		}
+		assert.LessOrEqual(t, carried, 2*time.Second, "the carried lateness stopped growing near the bound")
+		assert.LessOrEqual(t, clk.Speedup(), 25.0, "the clock slowed to where the simulator gains next to nothing")
 	})
 }
 
@@ -61,7 +101,7 @@ func TestMaxPaceRunsPerWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clk, err := clock.Adjustable(10)
 		require.NoError(t, err)
-		p := NewMaxPace(clk, time.Second, new(clock.Lag), nil, nil)
+		p := NewMaxPace(clk, time.Second, new(clock.Lag), nil)
 		ctx, stop := context.WithCancel(t.Context())
 		done := make(chan struct{})
 		go func() { p.Run(ctx); close(done) }()
@@ -100,4 +140,23 @@ func TestDiagnosisScenariosAtSpeedupMax(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A --speedup max run's results.json says what reproduces it: --speedup max, the median rate it
+// held and the range, not the 20× it started at — which config.yaml, written at the start,
+// keeps.
+func TestMaxRunReproduces(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rp := &results.Reproduction{Server: results.Embedded,
+			Simulator: &results.SimulatorSettings{Profile: "dsv4-pd", Speedup: 20, SpeedupMax: true}}
+		res, _ := runSim(t, t.Context(), simCase{workload: "smoke", adaptive: true, speedup: 20, reproduce: rp})
+		a := res.SpeedupAchieved
+		require.NotNil(t, a)
+		sim := res.Reproduce.Simulator
+		assert.True(t, sim.SpeedupMax)
+		assert.Equal(t, a.Median, sim.Speedup)
+		assert.Equal(t, &results.SpeedupRange{Min: a.Min, Median: a.Median, Max: a.Max}, sim.Achieved)
+		assert.Equal(t, 20.0, rp.Simulator.Speedup, "the reproduction config.yaml holds is the run's start")
+		assert.Nil(t, rp.Simulator.Achieved)
+	})
 }

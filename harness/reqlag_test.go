@@ -32,7 +32,9 @@ func (s starvedSim) Behind() time.Duration { return max(s.SimLag.Behind(), 2*s.c
 // harness sent it (twice stall_after), while the simulator is ever further behind its model on
 // the requests that move; long-context-wedge wedges requests after their first tokens. The
 // model gives a wedged request no token, so none of its silence is the simulator's: when the
-// duration stops the run, its verdict is still stalled-streams on the wedged requests. The requests that move, their first token 40 s late
+// run stops, its verdict still blames the wedged requests — stalled-streams, or deadlock once
+// only wedged agents are left for hang_after (the duration waits for the run's model time,
+// which this simulator's lag holds still for stall_after). The requests that move, their first token 40 s late
 // by their own lag, are not counted as stalled. Credited with the simulator's largest lag, on
 // any request, the wedged silences went unseen.
 func TestWedgeUnderSimulatorLag(t *testing.T) {
@@ -45,7 +47,7 @@ func TestWedgeUnderSimulatorLag(t *testing.T) {
 		require.NoError(t, err)
 
 		v := res.Verdict
-		require.Equal(t, results.StalledStreams, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
+		require.Contains(t, []results.VerdictKind{results.StalledStreams, results.Deadlock}, v.Kind, "%s\n%s", v.Summary, strings.Join(v.Evidence, "\n"))
 		evs, err := events.ReadFile[events.Event](filepath.Join(dir, "events.jsonl"))
 		require.NoError(t, err)
 		var wedged, moved int

@@ -15,8 +15,17 @@ func (r *run) results(interrupted bool) *results.Results {
 		WallSeconds: r.o.Clock.WallNow().Sub(r.wallFrom).Seconds(), Interrupted: interrupted,
 	}
 	if r.pace != nil {
-		res.SpeedupAchieved = r.pace.Achieved()
-		res.Speedup = res.SpeedupAchieved.Median
+		a := r.pace.Achieved()
+		res.SpeedupAchieved, res.Speedup = a, a.Median
+		if rp := r.o.Reproduce; rp != nil && rp.Simulator != nil {
+			// What reproduces it is --speedup max; the rates it held are the machine's.
+			sim := *rp.Simulator
+			sim.Speedup, sim.SpeedupMax = a.Median, true
+			sim.Achieved = &results.SpeedupRange{Min: a.Min, Median: a.Median, Max: a.Max}
+			copied := *rp
+			copied.Simulator = &sim
+			res.Reproduce = &copied
+		}
 	}
 	res.Server.Metrics = r.scraper.Found()
 	if m := r.o.Model; m != nil {

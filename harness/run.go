@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -83,6 +84,11 @@ type run struct {
 	pacer    pacer.Pacer
 	scraper  *scrape.Scraper
 	watch    *watchdog
+	// carried is, per agent, how much later than the embedded simulator's model its ended
+	// requests ended, summed: nanoseconds, simulated (modelBehind).
+	carried []atomic.Int64
+	// sentOnce is, per agent, whether it has sent a request (modelBehind).
+	sentOnce []atomic.Bool
 	metrics  *runMetrics // nil without Options.Metrics
 	// inbox holds the events recorded and not yet written; taken is flush's buffer.
 	inbox *inbox
@@ -146,6 +152,8 @@ func newRun(o Options) (*run, error) {
 		judged = &w
 	}
 	r.watch = newWatchdog(judged)
+	r.carried = make([]atomic.Int64, o.Workload.Agents)
+	r.sentOnce = make([]atomic.Bool, o.Workload.Agents)
 	if o.Metrics != nil {
 		var reg *prometheus.Registry
 		r.metrics, reg = newRunMetrics(o.Workload.Watchdog.StallAfter.Seconds())
@@ -188,6 +196,9 @@ func (r *run) Record(e events.Event) { r.RecordRef(&e) }
 // RecordRef is Record for an event the caller lends and does not use again: it may fill in
 // the event's simulator lag, then copies it (agents.RefRecorder).
 func (r *run) RecordRef(e *events.Event) {
+	if e.Kind == events.RequestSent && e.Agent >= 0 && e.Agent < len(r.sentOnce) && !r.sentOnce[e.Agent].Swap(true) {
+		r.sentLate(e.Agent)
+	}
 	r.recordSimLag(e)
 	if r.inbox.put(e) > assistAfter {
 		r.assist()
@@ -230,23 +241,19 @@ func (r *run) execute(ctx context.Context) (*results.Results, error) {
 	requests, cancelRequests := context.WithCancel(context.Background())
 	defer stopRounds()
 	defer cancelRequests()
-	if w.Duration > 0 {
-		t := r.o.Clock.AfterFunc(w.Duration, func() {
-			r.stopping(events.EndDuration, fmt.Sprintf("duration %s reached: no new rounds; requests in flight have the %s grace period", w.Duration, w.Grace))
-			stopRounds()
-		})
-		defer t.Stop()
-	}
 	bg, stopBG := context.WithCancel(context.Background())
 	var bgDone sync.WaitGroup
 	bgDone.Go(func() { r.writeEvents(bg) })
+	if w.Duration > 0 {
+		bgDone.Go(func() {
+			if behind, ok := r.untilModel(bg, w.Duration); ok {
+				r.stopping(events.EndDuration, fmt.Sprintf("duration %s reached%s: no new rounds; requests in flight have the %s grace period", w.Duration, behindNote(behind), w.Grace))
+				stopRounds()
+			}
+		})
+	}
 	if r.o.Clock.Adjusts() {
-		var simLag *clock.Lag
-		var behind func() time.Duration
-		if sim := r.o.Target.SimLag; sim != nil {
-			simLag, behind = sim.Lag(), sim.Behind
-		}
-		r.pace = NewMaxPace(r.o.Clock, time.Duration(maxPaceShare*float64(w.Watchdog.StallAfter)), r.o.Clock.Lag(), simLag, behind)
+		r.pace = NewMaxPace(r.o.Clock, time.Duration(maxPaceShare*float64(w.Watchdog.StallAfter)), r.o.Clock.Lag(), r.o.Target.SimLag)
 		bgDone.Go(func() { r.pace.Run(bg) })
 	}
 	bgDone.Go(func() { r.log.FlushEvery(bg, r.o.Clock, time.Second) })
@@ -317,13 +324,23 @@ func (r *run) stopPhases(ctx context.Context, rounds context.Context, finished <
 		cancelRequests()
 		return false
 	}
-	grace := r.o.Clock.NewTimer(r.o.Workload.Grace)
-	defer grace.Stop()
+	// The grace period, too, is the model's: it ends grace after the model's time at the stop.
+	model, _ := r.modelNow()
+	waiting, stopWaiting := context.WithCancel(context.Background())
+	over := make(chan time.Duration, 1)
+	var graceDone sync.WaitGroup
+	graceDone.Go(func() {
+		if behind, ok := r.untilModel(waiting, model+r.o.Workload.Grace); ok {
+			over <- behind
+		}
+	})
+	defer graceDone.Wait()
+	defer stopWaiting()
 	select {
 	case <-finished:
 		return false
-	case <-grace.C:
-		r.stopping(events.EndGrace, fmt.Sprintf("grace period of %s over: requests in flight cancelled", r.o.Workload.Grace))
+	case behind := <-over:
+		r.stopping(events.EndGrace, fmt.Sprintf("grace period of %s over%s: requests in flight cancelled", r.o.Workload.Grace, behindNote(behind)))
 		cancelRequests()
 		return false
 	case <-ctx.Done():

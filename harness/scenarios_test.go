@@ -151,6 +151,7 @@ var scenarios = []scenario{{
 		`^30/30 running agents are inside requests that have received no byte for ≥ \d+ s \(longest \d+ s\); none waits in the pacer$`,
 		`^request a\d+-r[23]-0 \(agent \d+, permit \d+\): no byte for \d+ s, sent \d+ s ago, \d+ chunks received$`,
 		`^… and 22 more silent requests$`,
+		`^what the server was doing: the 30 silent requests carry long prompts, [\d.]+–[\d.]+ k tokens, where \d+ of the \d+ requests that finished carried as much \([\d.]+ k tokens at most\): the server stops on long contexts, mid-answer: each had begun its output; at the prompt rate the server showed, \d+ tokens/s of time to first token over \d+ requests, a [\d.]+ k-token prompt takes [\d.]+ s to prefill, and the longest silence is \d+ s$`,
 		`^no timeout is armed \(timeout, ttft_timeout and idle_timeout are 0 s\): nothing ends a silent request$`,
 		`^server decode_running = 0 for \d+ s`,
 		`^judged as the run stood at t=\d+ s, when the harness began stopping it: the stop then cancelled 30 requests in flight and 0 pacer waits$`,

@@ -47,6 +47,8 @@ type simCase struct {
 	// simulator's own and the run's clock (nil: the target does not carry it); unset, the
 	// target carries the simulator's own.
 	simLag func(own SimLag, clk *clock.Clock) SimLag
+	// reproduce, when set, is the run's reproduction (Options.Reproduce).
+	reproduce *results.Reproduction
 }
 
 // runSim runs c to its end and returns its results and run directory. Call it inside a bubble.
@@ -106,7 +108,7 @@ func runSim(t *testing.T, ctx context.Context, c simCase) (*results.Results, str
 	}
 	dir := filepath.Join(t.TempDir(), "run")
 	res, err := Run(ctx, Options{Command: "run", Workload: w, Clock: clk, Target: target,
-		Dir: dir, HTTPClient: client, Metrics: c.metrics})
+		Dir: dir, HTTPClient: client, Metrics: c.metrics, Reproduce: c.reproduce})
 	require.NoError(t, err)
 	return res, dir
 }

@@ -46,6 +46,10 @@ type SimLag interface {
 	// lateness or how far behind it is now, the larger; 0 while its model gives it no token.
 	// ok is false when the simulator does not know the request (not yet read, long ended).
 	RequestLag(id string) (lag time.Duration, ok bool)
+	// NewLateness is the p99 of the lateness the simulator's deliveries gained since the
+	// previous call, in simulated time, and starts a new window: for the --speedup max
+	// controller (MaxPace) alone.
+	NewLateness() time.Duration
 }
 
 // Server describes the target as results.json records it, credentials in the URL masked;

@@ -37,8 +37,14 @@ type SimulatorSettings struct {
 	Profile string `yaml:"profile" json:"profile"`
 	// Seed is the simulator's seed (--sim-seed).
 	Seed uint64 `yaml:"seed" json:"seed"`
-	// Speedup is how many times faster than wall time simulated time ran (--speedup).
+	// Speedup is how many times faster than wall time simulated time ran (--speedup). For a
+	// --speedup max run it is the rate the run started at in config.yaml, and the median it
+	// held in results.json.
 	Speedup float64 `yaml:"speedup" json:"speedup"`
+	// SpeedupMax is set for a --speedup max run: `--speedup max` reproduces it, the simulated
+	// figures being the same at any rate; Achieved is then, in results.json, the rates it held.
+	SpeedupMax bool          `yaml:"speedup_max,omitempty" json:"speedup_max,omitempty"`
+	Achieved   *SpeedupRange `yaml:"-" json:"achieved,omitempty"`
 	// Faults are the faults injected (--sim-fault), with their parameters (--sim-fault-param).
 	Faults      []string `yaml:"faults" json:"faults"`
 	FaultParams []string `yaml:"fault_params" json:"fault_params"`
@@ -53,4 +59,12 @@ type Build struct {
 	Revision string `yaml:"revision" json:"revision"`
 	// Go is the toolchain version.
 	Go string `yaml:"go" json:"go"`
+}
+
+// SpeedupRange is the least, median and largest speedup a --speedup max run held over its
+// control windows (SpeedupAchieved).
+type SpeedupRange struct {
+	Min    float64 `json:"min"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
 }

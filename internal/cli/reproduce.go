@@ -18,7 +18,8 @@ func newReproduction(args, env []string, seed int64, t targetConfig, embedded bo
 		Seed: seed, Server: results.External}
 	if embedded {
 		r.Server = results.Embedded
-		r.Simulator = &results.SimulatorSettings{Profile: t.SimProfile, Seed: t.SimSeed, Speedup: t.sim().Speedup,
+		sim := t.sim()
+		r.Simulator = &results.SimulatorSettings{Profile: t.SimProfile, Seed: t.SimSeed, Speedup: sim.Speedup, SpeedupMax: sim.SpeedupMax,
 			Faults: nonNil(t.SimFaults), FaultParams: nonNil(t.SimFaultParams)}
 	}
 	return r

@@ -36,6 +36,8 @@ type Analyzer struct {
 	settled              int         // stalls before this index have their lag measured
 	queuedNow            bool        // the server's queued gauge read above 0 in the latest sample
 	lagNowS              float64     // the latest sample's lag_s or late_s, the larger, seconds
+	lagMaxS              float64     // the largest lag_s or sim_lag_s of any sample so far, seconds
+	doing                prompts     // what the requests' prompts tell of the server's work (doing.go)
 	sim                  simLag      // the embedded simulator's lag, from the samples
 	sampleS              float64     // time of the latest sample, simulated seconds
 	run                  runMarks
@@ -103,6 +105,10 @@ func (a *Analyzer) Sample(s events.Sample) {
 
 // LastS returns the time of the latest event or sample fed, in simulated seconds.
 func (a *Analyzer) LastS() float64 { return a.lastS }
+
+// LastProgressS returns when a byte last arrived or a request last ended, in simulated seconds
+// since the run started (0 before any): as measured, with no lag taken off.
+func (a *Analyzer) LastProgressS() float64 { return a.lastProgressS }
 
 // Fill writes into r what the events and samples tell: counts, latencies, tokens, server
 // gauges (through results.Builder), the number of agents, the simulated duration nowS and

@@ -14,8 +14,10 @@ import (
 // netted of the lag the samples measured, but that measure misses bytes read late and a
 // process starved between two samples by up to the lag itself; a verdict within that margin
 // could be the machine's, not the server's. The summary starts "unreliable", the first
-// evidence line says why, and the run exits 4 (docs/files.md §5). Call it once r is filled
-// and its lag judged.
+// evidence line says why, and the run exits 4 (docs/files.md §5). A stuck verdict so
+// explained gives way to what the run was without it (unstuck: slow, healthy, …), the stuck
+// one following as evidence: a silence the run's own lag could explain is not blamed on the
+// server. Call it once r is filled and its lag judged.
 func (a *Analyzer) Doubt(r *results.Results) {
 	h := r.Harness
 	if h == nil || (h.Warning == "" && h.SimulatorWarning == "") || r.Verdict.Unreliable != "" {
@@ -59,9 +61,26 @@ func (a *Analyzer) Doubt(r *results.Results) {
 	if a := r.SpeedupAchieved; a != nil {
 		speedup = fmt.Sprintf("%s (median %.0f×)", a.Mode, a.Median)
 	}
-	v.Unreliable = fmt.Sprintf("the machine could not keep up with --speedup %s: the %s lag reached %s (simulated), and %s", speedup, who, secs(lag), what)
+	unreliable := fmt.Sprintf("the machine could not keep up with --speedup %s: the %s lag reached %s (simulated), and %s", speedup, who, secs(lag), what)
+	var aside []string
+	if v.Kind.Stuck() {
+		// A silence the run's own lag could explain is not stuck work: the verdict is what the
+		// run was without it, and the stuck one it set aside follows as evidence.
+		aside = append([]string{fmt.Sprintf("set aside, as the run's lag could explain it: %s: %s", v.Kind, v.Summary)}, indent(v.Evidence)...)
+		*v = a.unstuck(r.SimSeconds, r)
+	}
+	v.Unreliable = unreliable
 	v.Summary = "unreliable: " + v.Summary
-	v.Evidence = append([]string{"verdict unreliable: " + v.Unreliable + "; the run's own slowness could explain it, so it blames nothing — rerun at the --speedup the pace warning names"}, v.Evidence...)
+	v.Evidence = append(append([]string{"verdict unreliable: " + v.Unreliable + "; the run's own slowness could explain it, so it blames nothing — rerun at the --speedup the pace warning names"}, v.Evidence...), aside...)
+}
+
+// indent returns lines each indented by two spaces: evidence of a verdict quoted in another's.
+func indent(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = "  " + l
+	}
+	return out
 }
 
 // longestSilenceS is the longest stretch without a byte the Analyzer saw on any request, as

@@ -118,7 +118,10 @@ func (a *Analyzer) wakeLine(rs []*request) string {
 
 // noTimeoutPhrase says, for a summary, that no timeout can end the silent requests.
 func (a *Analyzer) noTimeoutPhrase() string {
-	if a.cfg.Timeouts.Armed() {
+	switch {
+	case a.exec.on:
+		return "agentsim arms no timeout on the harness's requests"
+	case a.cfg.Timeouts.Armed():
 		return "no armed timeout can end one"
 	}
 	return "no timeout is armed"

@@ -11,7 +11,10 @@ import (
 // only when it fails in two samples in a row. Under load the moment stretches: an agent
 // granted a permit or done with a request records it only once it runs again, which is as
 // late as the harness's scheduling lag. So a breach also has to outlast the largest lag the
-// samples measured (events.Sample.LagS) while it lasted; one that does not is counted as
+// samples measured (events.Sample.LagS) while it lasted, or before: a process that was once
+// that late can be so again between two samples that measure less (10,000 agents beside two
+// CPU hogs: a lag of 574 s, then "81 requests in flight by the events but the sample shows
+// 2848" over a streak whose own samples measured less). One that does not is counted as
 // explained by lag, not broken.
 type invariants struct {
 	inFlight   persistent // requests sent = ended + in flight, events vs samples
@@ -19,6 +22,7 @@ type invariants struct {
 	pacerSelf  persistent // the pacer's acquired = released + in_use
 	wakeUp     persistent // agents wait while permits are free (slots pacer)
 	stray      int        // terminal events for requests not in flight
+	lagS       float64    // the largest lag_s of any sample so far, seconds
 	firstStray string
 }
 
@@ -33,8 +37,9 @@ type persistent struct {
 	maxLagS   float64 // the largest lag that explained a breach
 }
 
-// observe records the check's outcome at sample s; msg describes a breach.
-func (p *persistent) observe(s events.Sample, ok bool, msg func() string) {
+// observe records the check's outcome at sample s, in a run whose samples measured a lag of up
+// to runLagS so far; msg describes a breach.
+func (p *persistent) observe(s events.Sample, runLagS float64, ok bool, msg func() string) {
 	if ok {
 		p.streak = 0
 		return
@@ -43,7 +48,7 @@ func (p *persistent) observe(s events.Sample, ok bool, msg func() string) {
 		p.sinceS, p.lagS = s.TS, 0
 	}
 	p.streak++
-	p.lagS = max(p.lagS, s.LagS)
+	p.lagS = max(p.lagS, s.LagS, runLagS)
 	if p.streak < 2 {
 		return
 	}
@@ -67,8 +72,10 @@ func (inv *invariants) strayTerminal(msg string) {
 
 // checkSample checks the run's conservation laws against one sample.
 func (a *Analyzer) checkSample(s events.Sample) {
+	a.inv.lagS = max(a.inv.lagS, s.LagS)
+	lag := a.inv.lagS
 	open := len(a.open)
-	a.inv.inFlight.observe(s, open == s.InFlight, func() string {
+	a.inv.inFlight.observe(s, lag, open == s.InFlight, func() string {
 		return fmt.Sprintf("at t=%s the events show %d requests in flight (%d sent − %d ended) but the sample shows %d",
 			secs(s.TS), open, a.sent, a.ended, s.InFlight)
 	})
@@ -77,18 +84,18 @@ func (a *Analyzer) checkSample(s events.Sample) {
 		return
 	}
 	held := len(a.ledger.held)
-	a.inv.pacerCount.observe(s, held == p.InUse, func() string {
+	a.inv.pacerCount.observe(s, lag, held == p.InUse, func() string {
 		return fmt.Sprintf("at t=%s the events show %d permits held (%d acquired − %d released) but the pacer reports %d in use",
 			secs(s.TS), held, a.ledger.acquired, a.ledger.released, p.InUse)
 	})
-	a.inv.pacerSelf.observe(s, p.Acquired == p.Released+int64(p.InUse), func() string {
+	a.inv.pacerSelf.observe(s, lag, p.Acquired == p.Released+int64(p.InUse), func() string {
 		return fmt.Sprintf("at t=%s the pacer reports %d acquired ≠ %d released + %d in use",
 			secs(s.TS), p.Acquired, p.Released, p.InUse)
 	})
 	// A waiter granted a permit that has not run yet to take it is no lost wake-up: count its
 	// permit as in use.
 	limit, waiting, inUse := a.limit(), p.Waiting-p.Granted, p.InUse+p.Granted
-	a.inv.wakeUp.observe(s, !a.cfg.PacerKind.AdmitsWhenFree() || limit == 0 || waiting <= 0 || inUse >= limit, func() string {
+	a.inv.wakeUp.observe(s, lag, !a.cfg.PacerKind.AdmitsWhenFree() || limit == 0 || waiting <= 0 || inUse >= limit, func() string {
 		return fmt.Sprintf("at t=%s %d agents waited in the pacer while only %d of %d permits were in use (a lost wake-up)",
 			secs(s.TS), waiting, inUse, limit)
 	})

@@ -107,3 +107,16 @@ func TestFiredGuard(t *testing.T) {
 	goOpenAI, _ := FamilyOf("Go-http-client/1.1")
 	assert.Equal(t, "go-openai has no default guard: a timeout the harness was configured with, ≈ 12 s, fired", goOpenAI.firedGuard(12))
 }
+
+// TestExecWatchSaysWhoseTimeouts: under exec the watchdog's line about what can end a silent
+// request speaks of the harness's own guards (the timeout atlas), not of the workload's
+// timeouts, which no request of a real harness carries.
+func TestExecWatchSaysWhoseTimeouts(t *testing.T) {
+	a := execAnalyzer()
+	feedAll(a, started(0), sent(1, 0, "a0-r1-0"),
+		events.Event{TS: 1.5, Kind: events.Headers, Agent: 0, Round: 1, Request: "a0-r1-0"})
+	st := a.Stall(40)
+	assert.True(t, st.NothingCanWake, st.Message)
+	assert.NotContains(t, st.Message, "no armed timeout")
+	assert.Contains(t, st.Message, `agentsim arms no timeout on the harness's requests (no guard of this harness (the OpenAI Node SDK, User-Agent "OpenAI/JS 7.59.0") ends a silent stream before 300 s`)
+}

@@ -16,6 +16,8 @@ type request struct {
 	agent  int
 	permit uint64
 	sentS  float64
+	// ctxTokens is the prompt the request carried, as its request_sent event estimated it.
+	ctxTokens int
 	// lastByteS is when the request last received a byte (headers or a chunk), or when it
 	// was sent while nothing has arrived; chunks counts the chunks received, as samples tell.
 	lastByteS float64
@@ -108,6 +110,9 @@ func (a *Analyzer) openAt(r *request, t float64) {
 	r.behindS = 0
 	r.simFromS, r.simFromPending = a.sim.opening(t)
 	r.ownFromS = r.own.nowS
+	if r.firstByteS == 0 && t-r.sentS < episodeTolerance {
+		r.ownFromS = 0 // a silence since the send began with no lag, whatever was read since
+	}
 }
 
 // boundAt records what a sample at sampleS that does not name r tells of it: its latest byte
@@ -205,11 +210,15 @@ func (a *Analyzer) onRequestEvent(e events.Event) {
 		}
 		v.request = e.Request
 		a.sent++
-		a.open[e.Request] = &request{id: e.Request, agent: e.Agent, permit: v.permit, sentS: e.TS, lastByteS: e.TS, queuedSeen: a.queuedNow}
+		a.open[e.Request] = &request{id: e.Request, agent: e.Agent, permit: v.permit, sentS: e.TS, lastByteS: e.TS, queuedSeen: a.queuedNow,
+			ctxTokens: e.ContextTokens}
 	case e.Kind == events.Headers || e.Kind == events.FirstReasoning || e.Kind == events.FirstContent || e.Kind == events.FirstToolCall:
 		if r := a.open[e.Request]; r != nil {
 			r.own.read(e.SimLagS)
 			a.byteAt(r, e.TS)
+			if e.Kind != events.Headers && !r.output {
+				a.doing.firstToken(r.ctxTokens, e.TS-r.sentS)
+			}
 			r.output = r.output || e.Kind != events.Headers
 			if r.firstByteS == 0 {
 				r.firstByteS = e.TS
@@ -236,6 +245,9 @@ func (a *Analyzer) endRequest(e events.Event) {
 		return
 	}
 	delete(a.open, e.Request)
+	if e.Kind == events.Done {
+		a.doing.done(r.ctxTokens)
+	}
 	r.own.read(e.SimLagS)
 	r.longest.settleOwn(r.own) // its closing byte's own lag is read again at the end
 	a.ended++
@@ -338,6 +350,7 @@ func (a *Analyzer) onStreams(s events.Sample) {
 	// does not count: a sampler late because a /metrics scrape took long says nothing of how
 	// late the harness read its streams.
 	a.lagNowS = s.LagS
+	a.lagMaxS = max(a.lagMaxS, s.LagS, s.SimLagS)
 	a.sim.perRequest = a.sim.perRequest || s.SimLagPerRequest
 	a.sim.sample(s)
 	for _, st := range s.Streams { // each named request's own lag, before what it settles
@@ -369,7 +382,9 @@ func (a *Analyzer) onStreams(s events.Sample) {
 // longest silences (events.OpenStreams). The latest byte on any stream is progress. When more
 // streams are silent ≥ StallAfter than the sample names, the unnamed requests that have been
 // silent longest by the Analyzer's account make up the count; every other unnamed request
-// received a byte at most the longest silence among the streams not silent ago.
+// received a byte at most the longest silence among the streams not silent ago. The silent
+// unnamed ones are each at least the sample's UnlistedSilentSimLagS behind the simulator's
+// model: that is their own lag's reading.
 func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 	o := s.Open
 	if o == nil || len(s.Streams) >= s.InFlight {
@@ -412,6 +427,9 @@ func (a *Analyzer) onUnlisted(s events.Sample, queued bool) {
 	for i, r := range unnamed {
 		if i < silent {
 			r.lastByteS, r.vagueS = min(r.lastByteS, s.TS-o.StallAfterS), 0
+			if s.SimLagPerRequest {
+				r.own.read(o.UnlistedSilentSimLagS) // a lag each silent unnamed one has at least
+			}
 			continue
 		}
 		a.boundAt(r, s.TS-bound, s.TS)

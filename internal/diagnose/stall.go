@@ -19,6 +19,11 @@ type Stall struct {
 	// Hang is true while NoProgressS ≥ HangAfter and agents still run: end the run with the
 	// verdict. Nothing else ends it: a silent stream may still resume.
 	Hang bool
+	// LagExplains is set instead of Hang when the run's own lag could explain the quiet, as
+	// Analyzer.Doubt would judge it: the lag of its samples is above the pace warning's level
+	// (5 % of StallAfter) and the quiet, as measured, is within HangAfter plus the largest of
+	// it. The run goes on: what the machine's slowness could have made is not ended as a hang.
+	LagExplains bool
 	// NothingCanWake is true when only the server can move the run again: every running
 	// agent is inside a request silent ≥ StallAfter or waits in the pacer for a permit held
 	// by such a request or leaked, none is in start, tool, backoff or think time, and no
@@ -50,6 +55,9 @@ func (a *Analyzer) Stall(nowS float64) Stall {
 		a.warnedFor = a.lastProgressS
 	}
 	st.Hang = pending && st.NoProgressS >= a.hangS
+	if st.Hang && a.lagMaxS > lagShare*a.stallS && nowS-a.lastProgressS <= a.hangS+a.lagMaxS {
+		st.Hang, st.LagExplains = false, true
+	}
 	st.Message = a.message(v, st)
 	return st
 }
@@ -58,14 +66,23 @@ func (a *Analyzer) Stall(nowS float64) Stall {
 func (a *Analyzer) message(v *view, st Stall) string {
 	pending := v.running > v.tools
 	var b strings.Builder
+	noTimeout := "no armed timeout can end the silent requests"
+	if a.exec.on {
+		// Under exec the timeouts are the harness's own, not the workload's: say what is known
+		// of them (the timeout atlas, docs/timeouts.md).
+		noTimeout = "agentsim arms no timeout on the harness's requests (" + a.execWakeLine(v.silent) + ")"
+	}
 	switch {
 	case st.Hang && st.NothingCanWake:
-		fmt.Fprintf(&b, "no progress for %s, ≥ hang_after (%s), and no armed timeout can end the silent requests", secs(st.NoProgressS), secs(a.hangS))
+		fmt.Fprintf(&b, "no progress for %s, ≥ hang_after (%s), and %s", secs(st.NoProgressS), secs(a.hangS), noTimeout)
 	case st.Hang:
 		fmt.Fprintf(&b, "no progress for %s, ≥ hang_after (%s)", secs(st.NoProgressS), secs(a.hangS))
+	case st.LagExplains:
+		fmt.Fprintf(&b, "no progress for %s, ≥ hang_after (%s), but within the run's own lag of %s (simulated): the run goes on",
+			secs(st.NoProgressS), secs(a.hangS), secs(a.lagMaxS))
 	case st.NothingCanWake:
-		fmt.Fprintf(&b, "stalled-streams: no progress for %s and no armed timeout can end the silent requests; only the server can wake the run (the run ends after %s more without progress)",
-			secs(st.NoProgressS), secs(a.hangS-st.NoProgressS))
+		fmt.Fprintf(&b, "stalled-streams: no progress for %s and %s; only the server can wake the run (the run ends after %s more without progress)",
+			secs(st.NoProgressS), noTimeout, secs(a.hangS-st.NoProgressS))
 	case st.NoProgressS >= a.stallS && pending:
 		fmt.Fprintf(&b, "no progress for %s", secs(st.NoProgressS))
 	default:

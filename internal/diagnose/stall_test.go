@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -181,4 +182,55 @@ func TestToolTimeIsNoStall(t *testing.T) {
 	a.Fill(&r, 500)
 	assert.NotEqual(t, results.Deadlock, r.Verdict.Kind, "%s: %s", r.Verdict.Kind, r.Verdict.Summary)
 	assert.NotEqual(t, results.StalledStreams, r.Verdict.Kind, "%s: %s", r.Verdict.Kind, r.Verdict.Summary)
+}
+
+// TestWatchDoubtsAsTheVerdictDoes: one request silent since its send, no timeout armed, in a
+// run whose samples say the harness ran 50 s behind (stall_after 20 s, hang_after 60 s). At
+// 70 s of quiet the watchdog would end the run as hung, yet the final verdict would doubt a
+// silence that the lag could explain (Doubt): so the watchdog doubts it too, and the run goes
+// on until the quiet is past hang_after plus that lag. Beside a lag of milliseconds it hangs.
+func TestWatchDoubtsAsTheVerdictDoes(t *testing.T) {
+	for _, c := range []struct {
+		lagS   float64
+		hungAt float64 // first sample at which Stall says Hang
+	}{{50, 111}, {0.04, 60}} {
+		a := New(Config{Agents: 1, Rounds: 1, StallAfter: 20 * time.Second, HangAfter: 60 * time.Second})
+		a.Event(events.Event{TS: 0, Kind: events.RequestSent, Agent: 0, Round: 1, Request: "a0-r1-0"})
+		hungAt := 0.0
+		for ts := 1.0; ts <= 120 && hungAt == 0; ts++ {
+			a.Sample(events.Sample{TS: ts, LagS: c.lagS, InFlight: 1, Agents: map[events.State]int{events.StateRequesting: 1},
+				Streams: []events.Stream{{Request: "a0-r1-0", SentAgoS: ts, SinceLastByteS: ts}}})
+			st := a.Stall(ts)
+			switch {
+			case st.Hang:
+				hungAt = ts
+			case ts >= 60:
+				assert.True(t, st.LagExplains, "t=%v s, lag %v s: %s", ts, c.lagS, st.Message)
+				assert.Contains(t, st.Message, "within the run's own lag of 50 s (simulated): the run goes on")
+			}
+		}
+		assert.Equal(t, c.hungAt, hungAt, "lag %v s", c.lagS)
+	}
+}
+
+// TestSayWhatTheServerWasDoing: a 90 k-token request sent first has had no first token for
+// 150 s, and the three short requests sent after it wait too, though short prompts had their
+// first token within a second: head-of-line blocking by its prefill, said so with the prompt
+// rate the run measured, not a bare stall.
+func TestSayWhatTheServerWasDoing(t *testing.T) {
+	a := New(Config{Agents: 5, Rounds: 2, StallAfter: 60 * time.Second, HangAfter: 600 * time.Second})
+	sent := func(ts float64, agent int, id string, ctx int) events.Event {
+		return events.Event{TS: ts, Kind: events.RequestSent, Agent: agent, Round: 1, Request: id, ContextTokens: ctx}
+	}
+	// Two short requests, each 2,000 tokens with its first token 1 s on and done.
+	for i, id := range []string{"a4-r1-0", "a3-r1-0"} {
+		ts := float64(i)
+		feedAll(a, sent(ts, 4-i, id, 2000), events.Event{TS: ts + 1, Kind: events.FirstContent, Agent: 4 - i, Round: 1, Request: id},
+			events.Event{TS: ts + 2, Kind: events.Done, Agent: 4 - i, Round: 1, Request: id, LatencyS: 2, Chunks: 10, CompletionTokens: 10})
+	}
+	feedAll(a, sent(10, 0, "a0-r1-0", 90000), sent(11, 1, "a1-r1-0", 3000), sent(12, 2, "a2-r1-0", 1500), sent(13, 3, "a3-r2-0", 2500))
+	v := a.Verdict(160)
+	assert.Contains(t, strings.Join(v.Evidence, "\n"), "what the server was doing: head-of-line blocking by a 90 k-token prefill: request a0-r1-0 (sent at t=10 s) has had no first token for 150 s, "+
+		"and the 3 silent requests sent after it wait too, though their prompts are shorter (1.5–3 k tokens); "+
+		"at the prompt rate the server showed, 2000 tokens/s of time to first token over 2 requests, a 90 k-token prompt takes 45 s to prefill", v.Kind)
 }

@@ -41,6 +41,9 @@ func (a *Analyzer) starvation(v *view) results.Verdict {
 	}
 	ev := []string{a.waitersLine(v), a.permitsLine(v)}
 	ev = append(ev, a.streamLines(v.heldSilent, v.nowS)...)
+	if d := a.doingLine(v.heldSilent, v.nowS); d != "" {
+		ev = append(ev, d)
+	}
 	ev = append(ev, leakLines(v.leaked, v.nowS)...)
 	if len(v.leaked) > 0 && a.cfg.LeakOnTimeout {
 		ev = append(ev, "pacer leak_on_timeout is set: a request that times out keeps its permit for ever")
@@ -74,6 +77,9 @@ func (a *Analyzer) deadlockRule(v *view, _ *results.Results) (results.Verdict, b
 	ev := []string{fmt.Sprintf("%d/%d running agents are inside requests that have received no byte for ≥ %s (longest %s); none waits in the pacer",
 		v.silentRequesting, v.running, secs(minSilence(v.silent, v.nowS)), secs(v.silent[0].silenceS(v.nowS)))}
 	ev = append(ev, a.streamLines(v.silent, v.nowS)...)
+	if d := a.doingLine(v.silent, v.nowS); d != "" {
+		ev = append(ev, d)
+	}
 	ev = append(ev, a.wakeLine(v.silent))
 	ev = append(ev, fmt.Sprintf("nothing has moved for %s, ≥ the hang threshold of %s: only the server could have woken the run, and it did not",
 		secs(v.quietS), secs(a.hangS)))
@@ -101,6 +107,9 @@ func (a *Analyzer) stalledRule(v *view, r *results.Results) (results.Verdict, bo
 		rest = fmt.Sprintf("and nothing else has moved for %s either", secs(quiet))
 	}
 	ev := a.streamLines(v.stalled, v.nowS)
+	if d := a.doingLine(v.stalled, v.nowS); d != "" {
+		ev = append(ev, d)
+	}
 	ev = append(ev, fmt.Sprintf("%d of %d open requests are silent; %d agents wait in the pacer", len(v.stalled), len(a.open), len(v.waiting)))
 	if len(v.queued) > 0 {
 		ev = append(ev, a.queuedLine(v))

@@ -31,6 +31,13 @@ func (a *Analyzer) judge(nowS float64, r *results.Results) results.Verdict {
 			verdict = a.watchdogVerdict(a.view(nowS), r) // a stop that cancelled nothing
 		}
 	}
+	return a.finish(nowS, r, verdict)
+}
+
+// finish adds to verdict at nowS what every verdict carries: errors leading when most finished
+// requests failed, the interruption, and the lines on the run, its invariants, the proxy and
+// exec.
+func (a *Analyzer) finish(nowS float64, r *results.Results, verdict results.Verdict) results.Verdict {
 	verdict = a.errorsLead(r, verdict)
 	if a.run.interrupted && nowS >= a.run.interruptedS {
 		verdict.Summary = fmt.Sprintf("interrupted at t=%s: %s", secs(a.run.interruptedS), verdict.Summary)
@@ -56,6 +63,23 @@ func (a *Analyzer) rules(nowS float64, r *results.Results) results.Verdict {
 		}
 	}
 	return a.healthy(v, r)
+}
+
+// unstuck is the verdict at nowS with the rules of stuck work (pacer-starvation, deadlock,
+// stalled-streams) left out: what the run was if no silence counts as stuck (Doubt).
+func (a *Analyzer) unstuck(nowS float64, r *results.Results) results.Verdict {
+	v := a.view(nowS)
+	v.ser = a.serialization(nowS, r)
+	verdict, found := results.Verdict{}, false
+	for _, try := range []rule{a.execRule, a.proxyRule, a.serializedRule, a.execExitRule, a.errorsRule, a.nothingRule, a.slowRule} {
+		if verdict, found = try(v, r); found {
+			break
+		}
+	}
+	if !found {
+		verdict = a.healthy(v, r)
+	}
+	return a.finish(nowS, r, verdict)
 }
 
 // errorsLead returns the errors verdict, with verdict as evidence after its own, when most

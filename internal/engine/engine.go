@@ -45,6 +45,12 @@ type Engine struct {
 	// behind its model each loop's generations are (see lag.go).
 	lag                         clock.Lag
 	prefillBehind, decodeBehind loopBehind
+	// gained records, per delivery, the lateness its generation gained in the current window
+	// of NewLateness (see lag.go); window counts those windows.
+	gained       clock.Lag
+	window       atomic.Int64
+	gainedMu     sync.Mutex
+	gainedWindow *clock.LagWindow
 	// overhead is simulated time each loop burns after a step, standing for the simulator's
 	// own work; only tests set it (see stepOverhead).
 	overhead time.Duration

@@ -92,6 +92,10 @@ type Gen struct {
 	late, due, oldest atomic.Int64
 	// lastLag is how late its latest delivery was (see Engine.Delivered); nanoseconds, simulated.
 	lastLag atomic.Int64
+	// window is the Engine.NewLateness window of its latest delivery, and windowLag how late
+	// its latest delivery before that window was (reader-owned, see Engine.Delivered).
+	window    int64
+	windowLag time.Duration
 
 	// Engine-owned fields: touched only by the goroutine whose queue holds the generation.
 	job      Job

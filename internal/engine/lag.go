@@ -63,6 +63,10 @@ func (e *Engine) Delivered(g *Gen) {
 	}
 	late := e.clk.Now().Sub(time.Unix(0, oldest))
 	e.lag.Record(late)
+	if w := e.window.Load(); g.window != w {
+		g.window, g.windowLag = w, time.Duration(g.lastLag.Load())
+	}
+	e.gained.Record(max(0, late-g.windowLag))
 	g.lastLag.Store(int64(late))
 	// The tokens still waiting are newer; the newest's model time stands for them (a lower
 	// bound of their lateness). A token generated meanwhile may lose its own, for a step.
@@ -71,6 +75,23 @@ func (e *Engine) Delivered(g *Gen) {
 		next = g.due.Load()
 	}
 	g.oldest.CompareAndSwap(oldest, next)
+}
+
+// NewLateness returns the p99 of the lateness the deliveries since the previous call gained
+// since then, in simulated time — how much later each came than its generation's latest
+// delivery before the window (all of its lateness, for a generation's first) — and starts a
+// new window. A generation delivered late stays late until it ends (Behind, Lag): this is the
+// part of its lateness that is new, which slowing the clock can stop. 0 when nothing was
+// delivered. It is for one reader, the --speedup max controller.
+func (e *Engine) NewLateness() time.Duration {
+	e.gainedMu.Lock()
+	defer e.gainedMu.Unlock()
+	if e.gainedWindow == nil {
+		e.gainedWindow = e.gained.Window()
+	}
+	p99 := e.gainedWindow.Next().P99
+	e.window.Add(1)
+	return p99
 }
 
 // queuedLag returns how far behind its model a generation in the inbox of loop l is at now: its

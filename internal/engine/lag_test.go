@@ -188,3 +188,38 @@ func startLateEngine(t *testing.T, clk *clock.Clock, faults *Faults) *Engine {
 	t.Cleanup(e.Stop)
 	return e
 }
+
+// TestNewLatenessIsWhatAWindowAdds: a request that reached Submit 3 s late brings all 3 s of
+// lateness into the window of its first deliveries; in the next window its tokens are as late
+// as before, no later, and that window gained nothing; a reader that then does not run for
+// half a second makes the window after gain that much.
+func TestNewLatenessIsWhatAWindowAdds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk := clock.Real()
+		e, err := NewEngine(clk, DSV4PD(), nil)
+		require.NoError(t, err)
+		e.Start()
+		defer e.Stop()
+		assert.Zero(t, e.NewLateness(), "nothing delivered yet")
+		g, err := e.Submit(Job{PromptTokens: 1000, MaxTokens: 200, IgnoreEOS: true, Key: 1, Received: clk.Now().Add(-3 * time.Second)})
+		require.NoError(t, err)
+		ctx := context.Background()
+		deliver := func(n int) {
+			for range n {
+				_, _, err := g.Next(ctx, 1)
+				require.NoError(t, err)
+				e.Delivered(g)
+			}
+		}
+		deliver(10)
+		assert.InEpsilon(t, 3.0, e.NewLateness().Seconds(), 0.13, "the first deliveries: all of their lateness is new")
+		deliver(10)
+		assert.Less(t, e.NewLateness(), time.Millisecond, "as late as before: nothing new")
+		require.NoError(t, clk.Sleep(ctx, 500*time.Millisecond)) // the reader does not run
+		_, _, err = g.Next(ctx, 1000)
+		require.NoError(t, err)
+		e.Delivered(g)
+		assert.InEpsilon(t, 0.5, e.NewLateness().Seconds(), 0.13, "the backlog came half a second later than before")
+		readAll(t, e, g)
+	})
+}
