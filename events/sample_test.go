@@ -53,10 +53,10 @@ func TestBoundNamesTheLongestSilences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, 7, 8, 9, 64, 65, 100, 3000} {
 		for range 5 {
-			s := events.Sample{InFlight: n}
+			s := events.Sample{InFlight: n, SimLagPerRequest: true}
 			for i := range n {
 				st := events.Stream{Request: fmt.Sprintf("a%d-r%d-0", rng.IntN(40), i), Agent: rng.IntN(40),
-					SentAgoS: 500, SinceLastByteS: float64(rng.IntN(60)), Chunks: 1}
+					SentAgoS: 500, SinceLastByteS: float64(rng.IntN(60)), Chunks: 1, SimLagS: float64(1 + rng.IntN(1000))}
 				s.Streams = append(s.Streams, st)
 			}
 			want := slices.Clone(s.Streams)
@@ -70,7 +70,15 @@ func TestBoundNamesTheLongestSilences(t *testing.T) {
 				}
 			}
 			s.Bound(20)
-			require.Equal(t, want[:events.NamedStreams(n, silent)], s.Streams, "%d streams", n)
+			named := events.NamedStreams(n, silent)
+			require.Equal(t, want[:named], s.Streams, "%d streams", n)
+			least := 0.0 // the least lag of the silent streams not named
+			for _, st := range want[named:] {
+				if st.SinceLastByteS >= 20 && (least == 0 || st.SimLagS < least) {
+					least = st.SimLagS
+				}
+			}
+			assert.Equal(t, least, s.Open.UnlistedSilentSimLagS, "%d streams", n)
 		}
 	}
 }
