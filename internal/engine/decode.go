@@ -297,7 +297,6 @@ func (b *batchLoop) stepTime(decode bool, chunks, prior []int) time.Duration {
 // first). Then requests that finished, paused or wedged leave the batch, and KV overflow
 // retracts the newest.
 func (b *batchLoop) apply(decode bool, prefilling []*Gen, chunks []int) {
-	e := b.e
 	for i, g := range prefilling {
 		g.computed += chunks[i]
 		if g.computed < g.target {
@@ -305,15 +304,24 @@ func (b *batchLoop) apply(decode bool, prefilling []*Gen, chunks []int) {
 		}
 		b.contextDone(g)
 	}
-	kept := b.running[:0]
-	for _, g := range b.running {
+	b.emitWhere(func(g *Gen) bool {
 		prefilled := g.prefilled
 		g.prefilled = false
-		if g.cancelled.Load() || (!prefilled && (!decode || g.computed < g.target)) {
+		return !g.cancelled.Load() && (prefilled || (decode && g.computed >= g.target))
+	})
+}
+
+// emitWhere has each running request for which emits says so emit its next token; requests
+// that finished, paused or wedged leave the batch, and KV overflow then retracts the newest.
+// emits sees every running request once, in order.
+func (b *batchLoop) emitWhere(emits func(g *Gen) bool) {
+	kept := b.running[:0]
+	for _, g := range b.running {
+		if !emits(g) {
 			kept = append(kept, g) // cancelled ones are swept, with their KV, at the top of the loop
 			continue
 		}
-		switch e.emit(g, b.due, b.late) {
+		switch b.e.emit(g, b.due, b.late) {
 		case stateWedged:
 			b.wedged = append(b.wedged, g)
 		case stateRunning:

@@ -63,13 +63,11 @@ func (b *batchLoop) scale() float64 { return b.e.knobs.StepFactor * b.e.noise() 
 // request in it emits a token. Then, as apply, requests that finished, paused or wedged leave
 // the batch, and KV overflow retracts the newest.
 func (b *batchLoop) parallelApply(at time.Time) {
-	e := b.e
 	stepDone := !b.stepEnd.IsZero() && !b.stepEnd.After(at)
 	if stepDone {
 		b.stepEnd = time.Time{}
 	}
-	kept := b.running[:0]
-	for _, g := range b.running {
+	b.emitWhere(func(g *Gen) bool {
 		emits := false
 		switch {
 		case g.cancelled.Load():
@@ -84,18 +82,6 @@ func (b *batchLoop) parallelApply(at time.Time) {
 		if stepDone {
 			g.inStep = false
 		}
-		if !emits {
-			kept = append(kept, g) // cancelled ones are swept, with their KV, at the top of the loop
-			continue
-		}
-		switch e.emit(g, b.due, b.late) {
-		case stateWedged:
-			b.wedged = append(b.wedged, g)
-		case stateRunning:
-			kept = append(kept, g)
-		}
-	}
-	clear(b.running[len(kept):])
-	b.running = kept
-	b.retract()
+		return emits
+	})
 }
