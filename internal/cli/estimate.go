@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentsim/agentsim/internal/cli/console"
 	"github.com/agentsim/agentsim/internal/plural"
+	"github.com/agentsim/agentsim/internal/shown"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/workloads"
 )
@@ -50,7 +50,7 @@ func longRunNote(w *workloads.Workload, p *simserver.Profile, speedup float64) s
 		return ""
 	}
 	return fmt.Sprintf("agentsim run: %s is %s × %s: expect about %s, a rough estimate from the profile's decode step; --rounds 1 or a higher --speedup makes it shorter",
-		w.Name, plural.Of(w.Agents, "agent"), plural.Of(w.Rounds, "round"), console.Approx(simS, speedup)+wallAtOne(speedup))
+		w.Name, plural.Of(w.Agents, "agent"), plural.Of(w.Rounds, "round"), shown.Approx(simS, speedup)+wallAtOne(speedup))
 }
 
 // wallAtOne adds, at speedup 1, that simulated and wall time are the same.

@@ -19,3 +19,21 @@ func TestElide(t *testing.T) {
 		}
 	}
 }
+
+// TestApprox rounds a wait to the unit it is read in, with its wall time at a speedup.
+func TestApprox(t *testing.T) {
+	for _, tc := range []struct {
+		simS, speedup float64
+		want          string
+	}{
+		{40, 1, "40 s"},
+		{89, 0, "89 s"},
+		{1860, 1, "31 min"},
+		{9000, 1, "2.5 h"},
+		{1860, 100, "31 min simulated (~19 s wall)"},
+	} {
+		if got := Approx(tc.simS, tc.speedup); got != tc.want {
+			t.Errorf("Approx(%v, %v) = %q, want %q", tc.simS, tc.speedup, got, tc.want)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/agentsim/agentsim/internal/cli/console"
+	"github.com/agentsim/agentsim/internal/shown"
 	"github.com/agentsim/agentsim/results"
 )
 
@@ -74,7 +74,7 @@ func (o *Outcome) left() string {
 	if !ok {
 		return ""
 	}
-	return ", ~" + console.Approx(s, 1) + " wall left"
+	return ", ~" + shown.Approx(s, 1) + " wall left"
 }
 
 // done is a finished subprocess.

@@ -2,7 +2,8 @@ package console
 
 import (
 	"fmt"
-	"time"
+
+	"github.com/agentsim/agentsim/internal/shown"
 )
 
 // left renders the rounds ended of those planned and an estimate of the time left, "rounds
@@ -22,25 +23,5 @@ func (p Plan) left(ended int, elapsedS, speedup float64) string {
 	if p.Duration > 0 {
 		leftS = min(leftS, max(p.Duration.Seconds()-elapsedS, 0))
 	}
-	return line + ", ~" + Approx(leftS, speedup) + " left"
-}
-
-// Approx renders an estimate of a simulated time as a person reads a wait: "40 s", "31 min",
-// "2.5 h", followed at a speedup other than 1 by the wall time it takes, "(~19 s wall)".
-func Approx(simS, speedup float64) string {
-	if speedup == 1 || speedup <= 0 {
-		return approx(simS)
-	}
-	return approx(simS) + " simulated (~" + approx(simS/speedup) + " wall)"
-}
-
-// approx rounds seconds to the unit a wait is read in.
-func approx(s float64) string {
-	switch d := time.Duration(s * float64(time.Second)); {
-	case d < 90*time.Second:
-		return fmt.Sprintf("%.0f s", s)
-	case d < 90*time.Minute:
-		return fmt.Sprintf("%.0f min", s/60)
-	}
-	return fmt.Sprintf("%.1f h", s/3600)
+	return line + ", ~" + shown.Approx(leftS, speedup) + " left"
 }
