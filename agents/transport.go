@@ -38,7 +38,7 @@ type Stamp func(h http.Header, id string, sent time.Time)
 // referenced by its response for as long as the stream lasts, and a deep Clone, or a copy per
 // change, would be kept per stream. Through net/http's Transport, a POST lost to the
 // kept-alive race (internal/keepalive: a reused connection the server closed before
-// answering) is sent once more, as the server never saw it begin.
+// answering) is sent again, as the server never saw it begin (internal/keepalive).
 type requestTransport struct {
 	next  http.RoundTripper
 	stamp Stamp // nil: none

@@ -1,4 +1,4 @@
-// Package keepalive resends, once, a request that failed on a kept-alive connection the server
+// Package keepalive resends a request that failed on a kept-alive connection the server
 // had closed: the race in which a server drops a connection it holds idle (its keep-alive
 // timeout) just as the client sends the next request on it, so the request meets an end of
 // file or a reset before any byte of a response.
@@ -10,8 +10,10 @@
 // so a real client meets the race as a failed request: a few in a hundred against a server
 // whose keep-alive timeout is shorter than the agents' think time (llama-server's is 5 s).
 // The server never saw such a request begin, so sending it again is what the client means;
-// the agents (package agents) and the recording proxy (internal/record) do so once, through
-// RoundTrip, and the request succeeds or fails by what the server does with the second.
+// the agents (package agents) and the recording proxy (internal/record) do so through
+// RoundTrip, on another connection each time, until an attempt is answered or goes on a new
+// connection (MaxResends at most), and the request succeeds or fails by what the server does
+// with that one.
 package keepalive
 
 import (
@@ -64,27 +66,38 @@ func (a *Attempt) Lost(ctx context.Context, err error) bool {
 	return !errors.As(err, &ne) || !ne.Timeout()
 }
 
-// RoundTrip sends req through next and, when it is lost to the kept-alive race (Lost), sends
-// it once more with its body from req.GetBody. req's context must come from Watch, giving a.
-// A request with a body and no GetBody, or whose GetBody fails, is not resent, and its
-// first error is returned.
+// MaxResends bounds how many times one request is sent again. Each resend goes on another
+// pooled connection, the failed one being gone from the pool, or on a new one, which ends the
+// resends: a server that closed every idle connection at once (its keep-alive timeout passing
+// during the agents' think time) leaves as many dead connections in the pool as it had idle,
+// and a request meets them in turn.
+const MaxResends = 16
+
+// RoundTrip sends req through next and, while it is lost to the kept-alive race (Lost), sends
+// it again with its body from req.GetBody, at most MaxResends times. req's context must come
+// from Watch, giving a. A request with a body and no GetBody, or whose GetBody fails, is not
+// resent, and its last error is returned.
 func RoundTrip(next http.RoundTripper, req *http.Request, a *Attempt) (*http.Response, error) {
 	resp, err := next.RoundTrip(req)
-	if !a.Lost(req.Context(), err) {
-		return resp, err
-	}
-	again := *req // a shallow copy: the request's own fields are not to be changed
-	if req.Body != nil && req.Body != http.NoBody {
-		if req.GetBody == nil {
-			return nil, err
+	for range MaxResends {
+		if !a.Lost(req.Context(), err) {
+			break
 		}
-		body, gerr := req.GetBody()
-		if gerr != nil {
-			return nil, err
+		again := *req // a shallow copy: the request's own fields are not to be changed
+		if req.Body != nil && req.Body != http.NoBody {
+			if req.GetBody == nil {
+				return nil, err
+			}
+			body, gerr := req.GetBody()
+			if gerr != nil {
+				return nil, err
+			}
+			again.Body = body
 		}
-		again.Body = body
+		a.reused.Store(false) // the next attempt's connection says again
+		resp, err = next.RoundTrip(&again)
 	}
-	return next.RoundTrip(&again)
+	return resp, err
 }
 
 // Transport is an http.RoundTripper that sends every request through Next by RoundTrip:

@@ -181,8 +181,38 @@ func TestBodyWithoutGetBodyNotResent(t *testing.T) {
 
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("{}")), nil }
 	_, err = keepalive.RoundTrip(next, req, a)
-	assert.ErrorIs(t, err, io.EOF, "the resend fails too: its error is returned")
-	assert.Equal(t, 3, sent, "with GetBody: sent twice, once more than before, and no more")
+	assert.ErrorIs(t, err, io.EOF, "every resend fails too: the last error is returned")
+	assert.Equal(t, 1+1+keepalive.MaxResends, sent, "with GetBody: resent while lost, MaxResends times at most")
+}
+
+// TestResendThroughDeadPool checks a pool of connections the server closed at once — its
+// keep-alive timeout passing while the agents think: the request meets them in turn and is
+// answered on a new connection, where a single resend would meet the second dead one.
+func TestResendThroughDeadPool(t *testing.T) {
+	srv := &closer{drop: func(onConn, _ int) bool { return onConn == 2 }, conns: map[string]int{}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	// Two requests at once leave two idle connections, each of which the server hangs up on
+	// at its next request.
+	var wg sync.WaitGroup
+	for _, b := range []string{"a", "b"} {
+		wg.Go(func() {
+			got, err := post(t, tr, ts.URL, b, true)
+			assert.NoError(t, err)
+			assert.Equal(t, "echo:"+b, got)
+		})
+	}
+	wg.Wait()
+	_, conns := srv.seen()
+	require.Equal(t, 2, conns, "two connections in the pool")
+	got, err := post(t, keepalive.Transport{Next: tr}, ts.URL, "c", false)
+	require.NoError(t, err)
+	assert.Equal(t, "echo:c", got)
+	requests, conns := srv.seen()
+	assert.Equal(t, 5, requests, "two answered, two lost on the dead connections, one answered")
+	assert.Equal(t, 3, conns, "the answer came on a new connection")
 }
 
 // roundTripFunc is an http.RoundTripper made of a function.

@@ -80,7 +80,7 @@ func (b *parsedBody) forget(keepText bool) {
 
 // sentBody is a request body read whole, as it goes on to the server. Until the server's
 // answer begins (release), again gives it anew, so that a request lost to the kept-alive race
-// upstream is sent once more from it (internal/keepalive); from then on it lets go of its
+// upstream is sent again from it (internal/keepalive); from then on it lets go of its
 // bytes once they have been read, so an open stream does not hold its request. A transport
 // may read it on one goroutine while the proxy releases it on another, so it is guarded.
 type sentBody struct {

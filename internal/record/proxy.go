@@ -48,8 +48,8 @@ type Options struct {
 	// Transport reaches the server; nil means a Transport (upstream.go) over a clone of
 	// http.DefaultTransport that keeps up to 1024 idle connections and never asks for
 	// compression itself. A recorded request lost to the kept-alive race (a reused
-	// connection the server closed before answering: internal/keepalive) is sent once more,
-	// and recorded once, by how the second ended.
+	// connection the server closed before answering: internal/keepalive) is sent again,
+	// and recorded once, by how the last attempt ended.
 	Transport http.RoundTripper
 	// Log receives the proxy's own problems (a trace line it could not write, a server it
 	// could not reach); nil discards them.
