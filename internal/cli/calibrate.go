@@ -21,6 +21,7 @@ import (
 	"github.com/agentsim/agentsim/harness"
 	"github.com/agentsim/agentsim/internal/calibrate"
 	"github.com/agentsim/agentsim/internal/engine"
+	"github.com/agentsim/agentsim/internal/keepalive"
 	"github.com/agentsim/agentsim/simserver"
 )
 
@@ -172,8 +173,9 @@ func baseName(path string) string {
 func serverClient(ctx context.Context, url, model, key string, conns int) (*calibrate.Client, error) {
 	url = strings.TrimSuffix(strings.TrimSuffix(url, "/"), "/v1")
 	// llama-server closes a connection idle for 5 s (cpp-httplib's keep-alive timeout), and a POST
-	// sent on one it has just closed fails: idle connections are dropped sooner.
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns + 2, IdleConnTimeout: 2 * time.Second}}
+	// sent on one it has just closed fails: idle connections are dropped sooner, and a request
+	// lost that way all the same is sent again (internal/keepalive), as the agents do.
+	hc := &http.Client{Transport: keepalive.Transport{Next: &http.Transport{MaxIdleConnsPerHost: conns + 2, IdleConnTimeout: 2 * time.Second}}}
 	served, err := harness.AskServer(ctx, hc, url, key, 30*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)

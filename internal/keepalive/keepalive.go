@@ -117,3 +117,11 @@ func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, a := Watch(req.Context(), nil)
 	return RoundTrip(t.Next, req.WithContext(ctx), a)
 }
+
+// CloseIdleConnections closes Next's idle connections, when it keeps any, so that an
+// http.Client over a Transport closes them as it would over Next.
+func (t Transport) CloseIdleConnections() {
+	if c, ok := t.Next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
