@@ -163,3 +163,48 @@ func TestCalibrateSizesThePrefixCache(t *testing.T) {
 	assert.LessOrEqual(t, hi-lo, 2100.0, "bracketed within one prompt")
 	within(t, "prefix_cache_tokens", 20000, float64(fit.Profile.PrefixCacheTokens), 0.06)
 }
+
+// TestCalibrateFindsTheUnifiedPool calibrates against a colocated truth whose prompts pay for
+// reading the other requests' KV in a unified pool (prefill_attn_pool_ns, llama.cpp's
+// --kv-unified): the context experiment's batches must recover it within 10 %, and a twin
+// without it would be too fast on them (TestCalibrateRecoversTheSimulator fits 0 on a paged
+// truth).
+func TestCalibrateFindsTheUnifiedPool(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	truth.PrefillAttnPoolNs = 0.5
+	d, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 16384,
+		ChunkTokens: truth.PrefillChunkTokens, Repeats: 1, Budget: time.Hour, Seed: 1})
+	t.Log(fit.Summary())
+	within(t, "prefill_attn_pool_ns", truth.PrefillAttnPoolNs, fit.Profile.PrefillAttnPoolNs, 0.1)
+	within(t, "prefill_attn_per_token2_ns", truth.PrefillAttnPerToken2Ns, fit.Profile.PrefillAttnPerToken2Ns, 0.1)
+	paged := *fit.Profile
+	paged.PrefillAttnPoolNs = 0
+	m := d.Of(ExpContext)[len(d.Of(ExpContext))-1]
+	prompts := make([]int, m.Point.Batch)
+	for i, o := range m.Runs[0] {
+		prompts[i] = o.PromptTokens
+	}
+	withPool, _ := batchFirstTokens(fit.Profile, prompts)
+	without, _ := batchFirstTokens(&paged, prompts)
+	t.Logf("%s: the last first token after %s with the pool's term, %s without", m.Point, withPool, without)
+	assert.Greater(t, withPool, without*11/10, "the term matters on the largest batch")
+}
+
+// TestCalibrateFindsAFailingPool calibrates against a colocated truth whose KV pool of 33 000
+// tokens fails every running request mid-stream when it fills (kv_full: fail, llama.cpp's
+// "Context size has been exceeded."): the context batches whose prompts fit but whose outputs
+// outgrow the pool (4 × 8 192, 8 × 4 096) fail whole, and the fit must still read kv_full and
+// the pool's size from them.
+func TestCalibrateFindsAFailingPool(t *testing.T) {
+	truth := engine.Ideal()
+	truth.Engine, truth.StepTokenBudget, truth.PrefillChunkTokens = engine.EngineColocatedMixed, 2048, 2048
+	truth.DecodePerSeq, truth.PrefillPerToken = time.Millisecond, 50*time.Microsecond
+	truth.KVFull, truth.KVCapacityTokens, truth.MaxRunning, truth.MaxContextTokens = engine.KVFullFail, 33000, 8, 33000
+	d, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 16384,
+		ChunkTokens: 2048, Repeats: 1, Budget: time.Hour, Seed: 1})
+	t.Log(fit.Summary())
+	assert.NotEmpty(t, d.Refused, "a context batch failed whole")
+	assert.Equal(t, engine.KVFullFail, fit.Profile.KVFull, "kv_full")
+	within(t, "kv_capacity_tokens", 33000, float64(fit.Profile.KVCapacityTokens), 0.1)
+}

@@ -65,8 +65,9 @@ func FitData(d *Data, base *engine.Profile, chunk int) *Fit {
 	f.kind(d, ratio, chunk)
 	f.transfer(d)
 	f.prefill(d, ratio, chunk)
+	poolSized := f.kv(d, ratio)
+	f.prefillPool(d, ratio)
 	f.prefixCache(d, ratio)
-	f.kv(d, ratio)
 	f.context(d, ratio)
 	for exp, reasons := range d.Skipped {
 		for _, r := range reasons {
@@ -74,7 +75,13 @@ func FitData(d *Data, base *engine.Profile, chunk int) *Fit {
 		}
 	}
 	slices.Sort(f.Notes)
-	if p.KVCapacityTokens < p.MaxContextTokens {
+	switch {
+	case p.KVCapacityTokens < p.MaxContextTokens && poolSized:
+		// The pool's size was measured where it failed requests; the base's context limit was
+		// not, and no context outgrows the pool.
+		p.MaxContextTokens = p.KVCapacityTokens
+		f.Notes = append(f.Notes, "max_context_tokens lowered to the fitted kv_capacity_tokens: no context outgrows the pool")
+	case p.KVCapacityTokens < p.MaxContextTokens:
 		p.KVCapacityTokens = p.MaxContextTokens
 		f.Notes = append(f.Notes, "kv_capacity_tokens raised to max_context_tokens, so one full context fits")
 	}

@@ -418,11 +418,11 @@ func (f *Fit) prefixCache(d *Data, ratio float64) {
 
 // kv reads the KV pool: a request failed mid-stream with llama.cpp's "Context size has been
 // exceeded." makes kv_full fail, its pool the KV running when it failed; a KV probe that
-// completed is a lower bound.
-func (f *Fit) kv(d *Data, ratio float64) {
+// completed is a lower bound. It reports whether it measured the pool's size (a failure).
+func (f *Fit) kv(d *Data, ratio float64) bool {
 	p := f.Profile
-	for i := range d.Points {
-		m := &d.Points[i]
+	// A point none of whose requests completed counts too: a pool that fills fails them all.
+	for _, m := range slices.Concat(d.Points, d.Refused) {
 		for _, run := range m.Runs {
 			at, ok := kvFailure(run)
 			if !ok {
@@ -443,13 +443,13 @@ func (f *Fit) kv(d *Data, ratio float64) {
 			p.KVFull, p.KVCapacityTokens = engine.KVFullFail, int(used)
 			f.fitted("kv_full", "fail", "-", fmt.Sprintf("%s: requests failed mid-stream with %q", m.Point, engine.ContextExceeded))
 			f.fitted("kv_capacity_tokens", fmt.Sprint(int(used)), "≈ one step's growth", "the KV running when they failed")
-			return
+			return true
 		}
 	}
 	ms := d.Of(ExpKV)
 	if len(ms) == 0 {
 		f.kept("kv_capacity_tokens, kv_full", "the KV probe did not run and no request failed for KV")
-		return
+		return false
 	}
 	bound := 0.0
 	for _, o := range ms[0].OK() {
@@ -458,9 +458,10 @@ func (f *Fit) kv(d *Data, ratio float64) {
 	if int(bound) > p.KVCapacityTokens {
 		p.KVCapacityTokens = int(bound)
 		f.fitted("kv_capacity_tokens", fmt.Sprint(int(bound)), "lower bound", fmt.Sprintf("%s held %.0f tokens without a failure", ms[0].Point, bound))
-		return
+		return false
 	}
 	f.kept("kv_capacity_tokens, kv_full", fmt.Sprintf("%s held %.0f tokens without a failure: within the base's %d", ms[0].Point, bound, p.KVCapacityTokens))
+	return false
 }
 
 // kvFailure is when the first request of a run failed for KV.

@@ -74,6 +74,9 @@ type Data struct {
 	At         time.Time
 	// Points are the points run, in order.
 	Points []Measured
+	// Refused are the points none of whose requests completed, kept for what their failures
+	// tell: a KV pool that fails every request mid-stream when it fills.
+	Refused []Measured
 	// Skipped says, per experiment, why it (or part of it) did not run.
 	Skipped map[string][]string
 	// Elapsed is the experiments' total time on the Client's clock.
@@ -309,6 +312,7 @@ func (r *runner) measure(ctx context.Context, p Point) (*Measured, string) {
 	}
 	r.printf("%s (%s; %s of about %s)\n", line, took.Round(time.Millisecond), r.o.Client.Clock.Since(r.start).Round(time.Second), r.planned.Round(time.Second))
 	if len(ok) == 0 {
+		r.d.Refused = append(r.d.Refused, m)
 		return nil, first
 	}
 	for _, o := range ok {

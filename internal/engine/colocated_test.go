@@ -142,3 +142,32 @@ func isAborted(err error, stage Stage) bool {
 	var ab *Aborted
 	return errors.As(err, &ab) && ab.Stage == stage
 }
+
+// TestPoolPairs checks the unified pool's term by hand: each chunk's tokens times the KV the
+// other requests hold when it is computed.
+func TestPoolPairs(t *testing.T) {
+	// Chunk 0 (no earlier context) sees the pool's 1 000 and request 1's 200; chunk 1 (200
+	// earlier) sees the pool's 1 000 and chunk 0's 100, computed before it.
+	assert.Equal(t, 100*1200.0+50*1100.0, PoolPairs([]int{100, 50}, []int{0, 200}, 1000))
+	assert.Zero(t, PoolPairs([]int{4096}, []int{0}, 0), "a lone prompt reads no one else's KV")
+	p := &Profile{PrefillBase: time.Millisecond, PrefillAttnPoolNs: 2}
+	assert.Equal(t, time.Millisecond+time.Duration(2*500*3000), p.PrefillStep([]int{500}, []int{0}, 3000))
+}
+
+// TestUnifiedPoolSlowsPrefill: over a unified KV pool (prefill_attn_pool_ns, llama.cpp's
+// --kv-unified) a prompt prefilled beside four decoding streams pays for reading their KV, as
+// llama-server's prompt time grew from 45 ms beside four short contexts to 187 ms beside ~5 k
+// token ones (docs/engine.md §3); over a paged KV it does not.
+func TestUnifiedPoolSlowsPrefill(t *testing.T) {
+	paged := mustProfile(t, "vllm-llama3-8b-h100")
+	unified := *paged
+	unified.PrefillAttnPoolNs = 50
+	_, _, fast := spike(t, paged, 500)
+	_, _, slow := spike(t, &unified, 500)
+	t.Logf("first token of a 500-token prompt beside four decoding streams: paged %s, unified %s", fast, slow)
+	// The four streams hold 4 × (200 prompt + their output so far) KV tokens: from 800 to
+	// 4 × 3 200 by their end; the prompt is one chunk.
+	extra := slow - fast
+	assert.GreaterOrEqual(t, extra, time.Duration(50*500*4*200), "at least the streams' prompts are read")
+	assert.LessOrEqual(t, extra, time.Duration(50*500*4*3200), "at most all they ever hold")
+}

@@ -269,20 +269,21 @@ func (b *batchLoop) plan() (chunks, prior []int, prefilling []*Gen) {
 // decode), plus the prefill chunks.
 func (b *batchLoop) stepTime(decode bool, chunks, prior []int) time.Duration {
 	e := b.e
+	n, kv := 0, 0
+	for _, g := range b.running {
+		if g.computed >= g.target {
+			n, kv = n+1, kv+g.kv
+		}
+	}
 	var d time.Duration
 	switch {
 	case !decode:
-		d = e.prof.PrefillStep(chunks, prior)
+		// The decoding requests wait, but their KV stays in the pool beside the chunks'.
+		d = e.prof.PrefillStep(chunks, prior, kv)
 		if !b.alternating {
 			d += e.prof.DecodeBase // a mixed step's forward pass has its fixed cost
 		}
 	default:
-		n, kv := 0, 0
-		for _, g := range b.running {
-			if g.computed >= g.target {
-				n, kv = n+1, kv+g.kv
-			}
-		}
 		d = e.prof.MixedStep(n, kv, chunks, prior)
 	}
 	f := e.knobs.StepFactor * e.noise()

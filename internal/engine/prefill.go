@@ -34,7 +34,7 @@ func (e *Engine) prefillLoop(ctx context.Context) {
 		}
 		batch, chunks, prior := e.prefillBatch(queue, cache)
 		e.stats.prefillRunning.Store(int64(len(batch)))
-		if !clock.step(ctx, e.prof.PrefillStep(chunks, prior)) {
+		if !clock.step(ctx, e.prof.PrefillStep(chunks, prior, 0)) {
 			return
 		}
 		e.stepOverhead(ctx)

@@ -26,8 +26,10 @@ import (
 // computed) is p_i takes
 //
 //	t_prefill = PrefillBase + PrefillPerToken·Σc_i + PrefillAttnPerToken2Ns·Σ c_i·(p_i + c_i/2)
+//	          + PrefillAttnPoolNs·Σ c_i·o_i
 //
-// — linear work per token plus attention over the context before it. Tokens found in the prefix
+// — linear work per token, attention over the context before it, and, over a unified KV pool,
+// the masked read of o_i, the KV other requests hold in the pool (PoolPairs). Tokens found in the prefix
 // cache (keyed by the conversation prefix at message boundaries, PrefixCacheTokens capacity,
 // least recently used out) are not computed.
 //
@@ -96,6 +98,11 @@ type Profile struct {
 	PrefillPerToken time.Duration `yaml:"prefill_per_token"`
 	// PrefillAttnPerToken2Ns is the attention cost in nanoseconds per (token × context token).
 	PrefillAttnPerToken2Ns float64 `yaml:"prefill_attn_per_token2_ns"`
+	// PrefillAttnPoolNs is the cost in nanoseconds per (prompt token computed × KV token that
+	// other requests hold in the pool): over one KV pool that every sequence reads whole,
+	// masked (llama.cpp's unified KV cache), a prompt's attention also passes over every other
+	// request's KV. 0 means a KV that each sequence reads only its own of (paged: vLLM, SGLang).
+	PrefillAttnPoolNs float64 `yaml:"prefill_attn_pool_ns"`
 	// PrefillChunkTokens is the most prompt tokens one prefill step computes.
 	PrefillChunkTokens int `yaml:"prefill_chunk_tokens"`
 	// PrefixCacheTokens is the prefix cache's capacity, in tokens.
@@ -235,23 +242,47 @@ type LengthProfile struct {
 }
 
 // PrefillStep returns the duration of one prefill step over chunks (tokens computed per request)
-// whose earlier contexts are prior.
-func (p *Profile) PrefillStep(chunks, prior []int) time.Duration {
+// whose earlier contexts are prior, beside pool KV tokens that requests without a chunk in the
+// step hold in the same KV pool.
+func (p *Profile) PrefillStep(chunks, prior []int, pool int) time.Duration {
 	var tokens, attn float64
 	for i, c := range chunks {
 		tokens += float64(c)
 		attn += float64(c) * (float64(prior[i]) + float64(c)/2)
 	}
-	return p.PrefillBase + time.Duration(tokens*float64(p.PrefillPerToken)+attn*p.PrefillAttnPerToken2Ns)
+	d := p.PrefillBase + time.Duration(tokens*float64(p.PrefillPerToken)+attn*p.PrefillAttnPerToken2Ns)
+	if p.PrefillAttnPoolNs > 0 {
+		d += time.Duration(PoolPairs(chunks, prior, pool) * p.PrefillAttnPoolNs)
+	}
+	return d
+}
+
+// PoolPairs is a prefill step's Σ c_i·o_i, the term PrefillAttnPoolNs prices: each chunk's
+// tokens times o_i, the KV the other requests hold when it is computed — pool (requests
+// without a chunk in the step), every other chunk's request's earlier context, and the chunks
+// before it in the step, as the server computes a batch in order.
+func PoolPairs(chunks, prior []int, pool int) float64 {
+	var priors float64
+	for _, v := range prior {
+		priors += float64(v)
+	}
+	var pairs, before float64
+	for i, c := range chunks {
+		others := float64(pool) + priors - float64(prior[i]) + before
+		pairs += float64(c) * others
+		before += float64(c)
+	}
+	return pairs
 }
 
 // MixedStep returns the duration of a colocated step that emits a token for each of decoding
 // requests holding kvTokens KV tokens and computes prefill chunks (tokens per request) whose
-// earlier contexts are prior: the decode step plus the prefill work, one forward pass.
+// earlier contexts are prior: the decode step plus the prefill work, one forward pass, in which
+// the decoding requests' KV is in the pool beside the chunks'.
 func (p *Profile) MixedStep(decoding, kvTokens int, chunks, prior []int) time.Duration {
 	d := p.DecodeStep(decoding, kvTokens)
 	if len(chunks) > 0 {
-		d += p.PrefillStep(chunks, prior)
+		d += p.PrefillStep(chunks, prior, kvTokens)
 	}
 	return d
 }
@@ -277,7 +308,7 @@ func (p *Profile) Tokens(n int) int {
 // step of its own, times the load, DecodeStep(running, 0) / DecodeStep(1, 0) — the batch slows
 // a prefill as much as it slows a decode step.
 func (p *Profile) ParallelPrefill(tokens, prior, running int) time.Duration {
-	d := p.PrefillStep([]int{tokens}, []int{prior})
+	d := p.PrefillStep([]int{tokens}, []int{prior}, 0)
 	if running <= 1 {
 		return d
 	}

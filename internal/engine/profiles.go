@@ -324,6 +324,10 @@ func (p *Profile) problems() problems {
 	ps.nonNegative("prefill_base", p.PrefillBase)
 	ps.nonNegative("prefill_per_token", p.PrefillPerToken)
 	ps.finite("prefill_attn_per_token2_ns", p.PrefillAttnPerToken2Ns)
+	ps.finite("prefill_attn_pool_ns", p.PrefillAttnPoolNs)
+	if p.engine() == EngineColocatedParallel && p.PrefillAttnPoolNs != 0 {
+		ps = append(ps, fmt.Errorf("prefill_attn_pool_ns: %v is not allowed with engine %s: want 0 (its prefills share nothing, so none reads another request's KV)", p.PrefillAttnPoolNs, p.engine()))
+	}
 	ps.atLeast("prefill_chunk_tokens", p.PrefillChunkTokens, 1)
 	ps.atLeast("prefix_cache_tokens", p.PrefixCacheTokens, 0)
 	ps.nonNegative("transfer_serial", p.TransferSerial)
@@ -422,6 +426,7 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"prefill_base", "fixed cost of a prefill step, simulated time"},
 	{"prefill_per_token", "cost per uncached prompt token, simulated time"},
 	{"prefill_attn_per_token2_ns", "ns per (token computed × context token before it)"},
+	{"prefill_attn_pool_ns", "ns per (token computed × KV token other requests hold in a unified pool; 0: a paged KV)"},
 	{"prefill_chunk_tokens", "most prompt tokens one prefill step computes"},
 	{"prefix_cache_tokens", "prefix cache capacity, tokens"},
 	{"transfer_serial", "KV transfer thread's fixed cost per request, simulated time"},

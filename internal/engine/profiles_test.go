@@ -178,7 +178,7 @@ func TestVLLMProfileFit(t *testing.T) {
 	require.NoError(t, err)
 	assert.InEpsilon(t, 6.48, ms(p.DecodeStep(1, 500)), 0.05, "TPOT at concurrency 1, ms")
 	assert.InEpsilon(t, 10.94, ms(p.DecodeStep(16, 16*500)), 0.05, "TPOT at concurrency 16, ms")
-	ttft := p.PrefillStep([]int{250}, []int{0}) + p.DecodeStep(1, 251)
+	ttft := p.PrefillStep([]int{250}, []int{0}, 0) + p.DecodeStep(1, 251)
 	assert.InEpsilon(t, 14.0, ms(ttft), 0.1, "TTFT at concurrency 1, ms")
 }
 
