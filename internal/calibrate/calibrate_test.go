@@ -208,3 +208,20 @@ func TestCalibrateFindsAFailingPool(t *testing.T) {
 	assert.Equal(t, engine.KVFullFail, fit.Profile.KVFull, "kv_full")
 	within(t, "kv_capacity_tokens", 33000, float64(fit.Profile.KVCapacityTokens), 0.1)
 }
+
+// TestHeldAtOnce: the KV probe's lower bound counts only the requests decoding together; a
+// server that queued one behind the other for KV held one at a time.
+func TestHeldAtOnce(t *testing.T) {
+	at := func(ms ...int) []time.Time {
+		var v []time.Time
+		for _, m := range ms {
+			v = append(v, time.Unix(0, 0).Add(time.Duration(m)*time.Millisecond))
+		}
+		return v
+	}
+	a := Obs{PromptTokens: 1000, Chunks: at(10, 20, 30)}
+	b := Obs{PromptTokens: 2000, Chunks: at(40, 50)}
+	assert.Equal(t, 2002.0, heldAtOnce([]Obs{a, b}, 1), "one after the other: the larger alone")
+	c := Obs{PromptTokens: 500, Chunks: at(15, 25, 35)}
+	assert.Equal(t, 1000+3+500.0+2, heldAtOnce([]Obs{a, c}, 1), "together: at a's last chunk, a's 3 and c's 2 so far")
+}

@@ -451,10 +451,7 @@ func (f *Fit) kv(d *Data, ratio float64) bool {
 		f.kept("kv_capacity_tokens, kv_full", "the KV probe did not run and no request failed for KV")
 		return false
 	}
-	bound := 0.0
-	for _, o := range ms[0].OK() {
-		bound += promptTokens(&o, ratio) + float64(o.Tokens())
-	}
+	bound := heldAtOnce(ms[0].OK(), ratio)
 	if int(bound) > p.KVCapacityTokens {
 		p.KVCapacityTokens = int(bound)
 		f.fitted("kv_capacity_tokens", fmt.Sprint(int(bound)), "lower bound", fmt.Sprintf("%s held %.0f tokens without a failure", ms[0].Point, bound))
@@ -462,6 +459,29 @@ func (f *Fit) kv(d *Data, ratio float64) bool {
 	}
 	f.kept("kv_capacity_tokens, kv_full", fmt.Sprintf("%s held %.0f tokens without a failure: within the base's %d", ms[0].Point, bound, p.KVCapacityTokens))
 	return false
+}
+
+// heldAtOnce is the most KV the requests held at one moment, a lower bound of the pool: at each
+// request's last chunk, the prompts and the chunks so far of every request decoding then. A
+// server that queued some of them for KV held only those running together, not their sum.
+func heldAtOnce(obs []Obs, ratio float64) float64 {
+	var most float64
+	for _, at := range obs {
+		t := at.Chunks[len(at.Chunks)-1]
+		var held float64
+		for _, o := range obs {
+			if o.Chunks[0].After(t) || o.Chunks[len(o.Chunks)-1].Before(t) {
+				continue
+			}
+			n, at := slices.BinarySearchFunc(o.Chunks, t, func(c, t time.Time) int { return c.Compare(t) })
+			if at {
+				n++ // the chunk at t itself
+			}
+			held += promptTokens(&o, ratio) + float64(n)
+		}
+		most = max(most, held)
+	}
+	return most
 }
 
 // kvFailure is when the first request of a run failed for KV.
