@@ -3,7 +3,9 @@ package calibrate
 import (
 	"context"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -25,7 +27,7 @@ func calibrateSim(t *testing.T, truth, base *engine.Profile, o Options) (*Data, 
 	synctest.Test(t, func(t *testing.T) {
 		s := simtest.NewLocalServer(t, simserver.Options{Profile: truth})
 		o.Client = &Client{URL: s.URL, Model: truth.Model, HTTP: s.Client(), Clock: s.Clock()}
-		if testing.Verbose() {
+		if o.Out == nil && testing.Verbose() {
 			o.Out = os.Stdout
 		}
 		var err error
@@ -153,9 +155,17 @@ func TestCalibrateSizesThePrefixCache(t *testing.T) {
 	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
 	require.NoError(t, err)
 	truth.PrefixCacheTokens = 20000
+	var out strings.Builder
 	d, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 8192,
-		ChunkTokens: truth.PrefillChunkTokens, Repeats: 1, Budget: time.Hour, Seed: 1})
+		ChunkTokens: truth.PrefillChunkTokens, Repeats: 1, Budget: time.Hour, Seed: 1, Out: &out})
+	t.Log(out.String())
 	t.Log(fit.Summary())
+	// The probe's fills are one point of the plan: the progress count never passes its total.
+	for _, m := range regexp.MustCompile(`(?m)^\[(\d+)/(\d+)\]`).FindAllStringSubmatch(out.String(), -1) {
+		n, _ := strconv.Atoi(m[1])
+		total, _ := strconv.Atoi(m[2])
+		assert.LessOrEqual(t, n, total, "progress %s", m[0])
+	}
 	lo, hi, ok := sizeBounds(d, 1)
 	require.True(t, ok, "the prefix-size probe ran")
 	assert.LessOrEqual(t, lo, 20000.0, "lower bound")

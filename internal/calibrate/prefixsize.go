@@ -44,6 +44,8 @@ func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 	lastN := 0
 	tried := map[int]bool{} // fills that missed once
 	began := r.o.Client.Clock.Now()
+	// The probe is one point of the plan, however many fills it takes.
+	r.points++
 	for n > hit && (miss == 0 || n < miss) {
 		if n > maxFill {
 			r.d.skip(ExpPrefixSize, fmt.Sprintf("stopped at %d prompts between a prefix and its repeat, still answered: the cache holds at least that", maxFill))
@@ -65,7 +67,6 @@ func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 		at := r.o.Client.Clock.Now()
 		run, err := r.fillBetween(ctx, p, n)
 		last, lastN = r.o.Client.Clock.Since(at), n
-		r.points++
 		if err != "" {
 			r.d.skip(ExpPrefixSize, fmt.Sprintf("%d prompts between: %s", n, err))
 			r.printf("[%d/%d] %s fill=%d: skipped: %s\n", r.points, r.total, p.Exp, n, err)
