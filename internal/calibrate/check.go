@@ -31,6 +31,15 @@ type Workload struct {
 // DefaultWorkload is a multi-agent run with growing contexts that no experiment sends.
 var DefaultWorkload = Workload{Agents: []int{1, 4, 8}, Rounds: 5, First: 600, Turn: 200, Output: 96, Seed: 11}
 
+// Fresh is the workload with text no other run of the check sends to the same server: its
+// own per concurrency and per server run (the twin's run takes run 0's, which its simulator
+// has not seen). Otherwise a prefix cache answers a repeat from the run before, and the
+// server's "own spread" is its cache.
+func (w Workload) Fresh(agents, run int) Workload {
+	w.Seed += int64(1000*agents + run)
+	return w
+}
+
 // Figures are one run's latencies (p50 and p90 of TTFT, ITL, TPOT, e2e) and its output
 // throughput, tokens per second.
 type Figures struct {

@@ -2,12 +2,18 @@ package calibrate
 
 import (
 	"bytes"
+	"context"
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/internal/engine"
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/simtest"
 )
 
 // TestCheckTableColumns: every column of calibrate check's table has its header, above it:
@@ -35,4 +41,26 @@ func TestCheckTableColumns(t *testing.T) {
 			assert.True(t, c[0] == head[i][0] || c[1] == head[i][1], "row %q: cell %q is not under %q", l, l[c[0]:c[1]], names[i])
 		}
 	}
+}
+
+// TestCheckRunsAreFresh: against a server with a prefix cache, check's two server runs at one
+// concurrency measure the same thing, because each sends text the server has not seen; sent
+// again, the same workload is answered from the cache (TTFT at least halved), which would
+// pass a warm cache off as the server's own spread.
+func TestCheckRunsAreFresh(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	require.Positive(t, truth.PrefixCacheTokens)
+	w := Workload{Agents: []int{4}, Rounds: 3, First: 2000, Turn: 200, Output: 16, Seed: 11}
+	synctest.Test(t, func(t *testing.T) {
+		s := simtest.NewLocalServer(t, simserver.Options{Profile: truth})
+		c := &Client{URL: s.URL, Model: truth.Model, HTTP: s.Client(), Clock: s.Clock()}
+		run1 := RunWorkload(context.Background(), c, w.Fresh(4, 0), 4)
+		run2 := RunWorkload(context.Background(), c, w.Fresh(4, 1), 4)
+		again := RunWorkload(context.Background(), c, w.Fresh(4, 1), 4)
+		t.Logf("TTFT p50: run 1 %s, run 2 %s, run 2 again %s", run1.TTFT[0], run2.TTFT[0], again.TTFT[0])
+		assert.InEpsilon(t, run1.TTFT[0].Seconds(), run2.TTFT[0].Seconds(), 0.05, "two fresh runs agree")
+		assert.Less(t, again.TTFT[0], run2.TTFT[0]/2, "a repeat is answered from the cache")
+		assert.NotEqual(t, w.Fresh(4, 0).Seed, w.Fresh(8, 0).Seed, "each concurrency has its own text")
+	})
 }
