@@ -235,3 +235,22 @@ func TestHeldAtOnce(t *testing.T) {
 	c := Obs{PromptTokens: 500, Chunks: at(15, 25, 35)}
 	assert.Equal(t, 1000+3+500.0+2, heldAtOnce([]Obs{a, c}, 1), "together: at a's last chunk, a's 3 and c's 2 so far")
 }
+
+// TestCalibrateMeasuresTheChunk calibrates a colocated-mixed truth that prefills 2 048 tokens a
+// step (llama.cpp's default --batch-size) with --chunk-tokens left at 8 192: the interference
+// probe's decoding streams see the long prompt go through in eight stretched steps, so the fit
+// takes 2 048, and the terms fitted with it come back within 10 %.
+func TestCalibrateMeasuresTheChunk(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	truth.PrefillChunkTokens, truth.StepTokenBudget = 2048, 2048
+	_, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 16384,
+		ChunkTokens: 8192, Repeats: 1, Budget: time.Hour, Seed: 1})
+	t.Log(fit.Summary())
+	p := fit.Profile
+	assert.Equal(t, 2048, p.PrefillChunkTokens, "prefill_chunk_tokens; evidence: %s", fit.Evidence)
+	assert.Equal(t, 2048, p.StepTokenBudget, "step_token_budget")
+	within(t, "prefill_per_token", truth.PrefillPerToken.Seconds(), p.PrefillPerToken.Seconds(), 0.1)
+	within(t, "prefill_attn_per_token2_ns", truth.PrefillAttnPerToken2Ns, p.PrefillAttnPerToken2Ns, 0.1)
+	within(t, "decode_base", truth.DecodeBase.Seconds(), p.DecodeBase.Seconds(), 0.1)
+}

@@ -16,6 +16,10 @@ type kindRatio struct {
 	ratio, step float64
 	window      time.Duration
 	long        float64 // the long prompt, server tokens
+	// stretched is the most gaps of one decoding stream, in the prefill's window, longer than
+	// three of its usual steps and a twentieth of the window: on colocated-mixed, the steps that
+	// carried a chunk of the long prompt.
+	stretched int
 }
 
 // interferenceRuns reads the interference probe.
@@ -28,26 +32,43 @@ func interferenceRuns(d *Data, ratio float64) []kindRatio {
 				continue
 			}
 			lo, hi := long.Start, long.Chunks[0]
+			w := hi.Sub(lo)
 			var gap time.Duration
 			var steps []float64
+			stretched := 0
 			for _, o := range run[:len(run)-1] {
 				if !o.OK() {
 					continue
 				}
 				steps = append(steps, o.TPOT().Seconds())
+				var in, usual []time.Duration
 				for i := 1; i < len(o.Chunks); i++ {
 					a, b := o.Chunks[i-1], o.Chunks[i]
 					if b.After(lo) && a.Before(hi) {
 						gap = max(gap, b.Sub(a))
+						in = append(in, b.Sub(a))
+					} else {
+						usual = append(usual, b.Sub(a))
 					}
 				}
+				if len(usual) == 0 {
+					continue
+				}
+				slices.Sort(usual)
+				over := max(3*usual[len(usual)/2], w/20)
+				n := 0
+				for _, g := range in {
+					if g > over {
+						n++
+					}
+				}
+				stretched = max(stretched, n)
 			}
-			if len(steps) == 0 || hi.Sub(lo) <= 0 {
+			if len(steps) == 0 || w <= 0 {
 				continue
 			}
 			slices.Sort(steps)
-			w := hi.Sub(lo)
-			out = append(out, kindRatio{ratio: gap.Seconds() / w.Seconds(), step: steps[len(steps)/2], window: w, long: promptTokens(long, ratio)})
+			out = append(out, kindRatio{ratio: gap.Seconds() / w.Seconds(), step: steps[len(steps)/2], window: w, long: promptTokens(long, ratio), stretched: stretched})
 		}
 	}
 	return out
@@ -100,10 +121,42 @@ func (f *Fit) kind(d *Data, ratio float64, chunk int) {
 			}
 		}
 	}
+	if best == engine.EngineColocatedMixed {
+		chunk = f.chunkOf(runs, chunk)
+	}
 	f.setKind(best, chunk)
 	f.fitted("engine", string(best), "-", source)
 	f.Errors = append(f.Errors, ExpError{Exp: ExpInterference, What: "longest gap / prefill window, absolute", Points: len(runs),
 		RMS: math.Abs(pred[best] - obs), Spread: rangeOf(runs)})
+}
+
+// chunkOf reads a colocated-mixed server's prefill batch from the interference probe: the long
+// prompt went through in as many steps as the decoding streams saw stretched, so a chunk is the
+// prompt over them, taken as the nearest power of two (llama.cpp's --batch-size of 2 048,
+// vLLM's max_num_batched_tokens of 2 048, 8 192 or 16 384): a step whose chunk was short, or a
+// gap a slow moment stretched, moves the count by one without moving the power of two. It
+// keeps given (--chunk-tokens, or the base's) when fewer than three steps were stretched (a
+// prompt of one or two chunks says little) or the runs disagree.
+func (f *Fit) chunkOf(runs []kindRatio, given int) int {
+	var sizes []int
+	var counts []string
+	for _, r := range runs {
+		if r.stretched < 3 {
+			return given
+		}
+		sizes = append(sizes, 1<<int(math.Round(math.Log2(r.long/float64(r.stretched)))))
+		counts = append(counts, fmt.Sprintf("%d steps for %.0f tokens", r.stretched, r.long))
+	}
+	if slices.Min(sizes) != slices.Max(sizes) {
+		f.Notes = append(f.Notes, fmt.Sprintf("prefill_chunk_tokens: the interference runs disagree (%s): %d kept", strings.Join(counts, ", "), given))
+		return given
+	}
+	src := fmt.Sprintf("interference probe: the decoding streams saw the long prompt go through in %s; the nearest power of two", strings.Join(counts, ", "))
+	if sizes[0] != given {
+		src += fmt.Sprintf(" (--chunk-tokens or the base gave %d)", given)
+	}
+	f.fitted("prefill_chunk_tokens", fmt.Sprint(sizes[0]), "-", src)
+	return sizes[0]
 }
 
 // staggerShared is the least stagger (see staggerOf) that says prompts sent together share a
