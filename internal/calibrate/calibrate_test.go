@@ -254,3 +254,23 @@ func TestCalibrateMeasuresTheChunk(t *testing.T) {
 	within(t, "prefill_attn_per_token2_ns", truth.PrefillAttnPerToken2Ns, p.PrefillAttnPerToken2Ns, 0.1)
 	within(t, "decode_base", truth.DecodeBase.Seconds(), p.DecodeBase.Seconds(), 0.1)
 }
+
+// TestKVFailureWhilePrefilling: llama-server failed a batch of 8 prompts of 8 k tokens when
+// the fourth did not fit its pool; the three decoding held their prompts and tokens, the one
+// prefilling part of its prompt, so the pool is between them and that prompt more.
+func TestKVFailureWhilePrefilling(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	failed := engine.ContextExceeded
+	run := []Obs{
+		{PromptTokens: 8000, Chunks: []time.Time{ms(10), ms(20)}, Done: ms(50), Err: "in stream: " + failed, MidStream: true},
+		{PromptTokens: 8000, Chunks: []time.Time{ms(30)}, Done: ms(50), Err: "in stream: " + failed, MidStream: true},
+		{PromptTokens: 8000, Chunks: []time.Time{ms(40)}, Done: ms(50), Err: "in stream: " + failed, MidStream: true},
+		{Request: Request{Estimate: 8000}, Done: ms(50), Err: "500: " + failed},
+	}
+	f := &Fit{Profile: engine.Ideal()}
+	require.True(t, f.kv(&Data{Refused: []Measured{{Point: Point{Exp: ExpKV, Batch: 4, Prompt: 8000}, Runs: [][]Obs{run}}}}, 1))
+	assert.Equal(t, engine.KVFullFail, f.Profile.KVFull)
+	// 3 × 8 000 + 4 tokens decoded, and half of the 8 000 the fourth was prefilling.
+	assert.Equal(t, 24004+4000, f.Profile.KVCapacityTokens)
+}

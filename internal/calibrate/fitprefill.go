@@ -481,7 +481,9 @@ func (f *Fit) kv(d *Data, ratio float64) bool {
 			if !ok {
 				continue
 			}
-			used := 0.0
+			// The requests decoding when the pool failed held their prompts and tokens so far;
+			// one still prefilling held part of its prompt, which is what did not fit.
+			used, pending, waiting := 0.0, 0.0, 0
 			for _, o := range run {
 				n := 0
 				for _, t := range o.Chunks {
@@ -489,13 +491,23 @@ func (f *Fit) kv(d *Data, ratio float64) bool {
 						n++
 					}
 				}
-				if n > 0 || o.OK() {
+				switch {
+				case n > 0 || o.OK():
 					used += promptTokens(&o, ratio) + float64(n)
+				case strings.Contains(o.Err, engine.ContextExceeded):
+					pending, waiting = max(pending, promptTokens(&o, ratio)), waiting+1
 				}
 			}
-			p.KVFull, p.KVCapacityTokens = engine.KVFullFail, int(used)
+			p.KVFull = engine.KVFullFail
 			f.fitted("kv_full", "fail", "-", fmt.Sprintf("%s: requests failed mid-stream with %q", m.Point, engine.ContextExceeded))
-			f.fitted("kv_capacity_tokens", fmt.Sprint(int(used)), "≈ one step's growth", "the KV running when they failed")
+			if waiting == 0 {
+				p.KVCapacityTokens = int(used)
+				f.fitted("kv_capacity_tokens", fmt.Sprint(p.KVCapacityTokens), "≈ one step's growth", "the KV running when they failed")
+				return true
+			}
+			p.KVCapacityTokens = int(used + pending/2)
+			f.fitted("kv_capacity_tokens", fmt.Sprint(p.KVCapacityTokens), fmt.Sprintf("%.0f", pending/2), fmt.Sprintf(
+				"the KV running when they failed (%.0f tokens) and half the prompt one of %d requests still prefilling had when it did not fit (up to %.0f tokens)", used, waiting, pending))
 			return true
 		}
 	}
