@@ -30,11 +30,12 @@ func Approx(simS, speedup float64) string {
 	return approx(simS) + " simulated (~" + approx(simS/speedup) + " wall)"
 }
 
-// approx rounds seconds to the unit a wait is read in.
+// approx rounds seconds to the unit a wait is read in; a wait under a second reads as one
+// ("~1 s"), never "0 s".
 func approx(s float64) string {
 	switch d := time.Duration(s * float64(time.Second)); {
 	case d < 90*time.Second:
-		return fmt.Sprintf("%.0f s", s)
+		return fmt.Sprintf("%.0f s", max(s, 1))
 	case d < 90*time.Minute:
 		return fmt.Sprintf("%.0f min", s/60)
 	}

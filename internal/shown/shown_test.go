@@ -31,6 +31,8 @@ func TestApprox(t *testing.T) {
 		{1860, 1, "31 min"},
 		{9000, 1, "2.5 h"},
 		{1860, 100, "31 min simulated (~19 s wall)"},
+		{0.3, 1, "1 s"},
+		{60, 1000, "60 s simulated (~1 s wall)"},
 	} {
 		if got := Approx(tc.simS, tc.speedup); got != tc.want {
 			t.Errorf("Approx(%v, %v) = %q, want %q", tc.simS, tc.speedup, got, tc.want)

@@ -90,6 +90,6 @@ func TestLocalTimeLeft(t *testing.T) {
 	l.Run(context.Background(), []int{0, 1, 2})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Len(t, lines, 3, out.String())
-	assert.Contains(t, lines[0], "(0.1 s wall), ~0 s wall left", "two runs of 0.1 s left")
+	assert.Contains(t, lines[0], "(0.1 s wall), ~1 s wall left", "two runs of 0.1 s left: about a second, not 0 s")
 	assert.NotContains(t, lines[2], "left", "the last run: nothing left")
 }
