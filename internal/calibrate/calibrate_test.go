@@ -274,3 +274,18 @@ func TestKVFailureWhilePrefilling(t *testing.T) {
 	// 3 × 8 000 + 4 tokens decoded, and half of the 8 000 the fourth was prefilling.
 	assert.Equal(t, 24004+4000, f.Profile.KVCapacityTokens)
 }
+
+// TestCalibrateOneChunkProbe calibrates a colocated-mixed truth of 2 048-token chunks whose
+// longest prompt is barely over a chunk (--max-prompt 2080, as a server that refused longer
+// ones): its first chunk is nearly all the prefill, which stalls the decoding streams as long as
+// an alternating engine's would, so the probe cannot tell the two apart and says so, and the fit
+// keeps colocated-mixed rather than taking the stall for alternating.
+func TestCalibrateOneChunkProbe(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	truth.PrefillChunkTokens, truth.StepTokenBudget = 2048, 2048
+	_, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 2080,
+		ChunkTokens: 2048, Repeats: 1, Budget: time.Hour, Seed: 1})
+	assert.Equal(t, engine.EngineColocatedMixed, fit.Profile.EngineMode(), "engine; evidence: %s", fit.Evidence)
+	assert.Contains(t, fit.Evidence, "cannot tell them apart")
+}

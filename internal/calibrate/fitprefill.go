@@ -76,7 +76,8 @@ func interferenceRuns(d *Data, ratio float64) []kindRatio {
 
 // kind chooses the engine kind whose prediction of the interference probe is nearest:
 // disaggregated streams keep their step, colocated-mixed ones stretch one step per chunk of the
-// long prompt, colocated-alternating ones pause for all of it.
+// long prompt (the longest gap a chunk's share of it), colocated-alternating ones pause for all
+// of it.
 func (f *Fit) kind(d *Data, ratio float64, chunk int) {
 	runs := interferenceRuns(d, ratio)
 	p := f.Profile
@@ -92,10 +93,13 @@ func (f *Fit) kind(d *Data, ratio float64, chunk int) {
 	}
 	n := float64(len(runs))
 	obs, window, step, long = obs/n, window/n, step/n, long/n
-	chunks := math.Ceil(long / float64(max(chunk-2, 1)))
+	// A mixed step carries at most a chunk, less the two decoding streams' tokens: its share of
+	// the prompt is the longest gap, one chunk over several, nearly all of a prompt barely over
+	// one chunk.
+	first := math.Min(float64(max(chunk-2, 1)), long)
 	pred := map[engine.EngineKind]float64{
 		engine.EngineDisaggregated:        math.Min(step/window, 1),
-		engine.EngineColocatedMixed:       math.Min(1/chunks+step/window, 1),
+		engine.EngineColocatedMixed:       math.Min(first/long+step/window, 1),
 		engine.EngineColocatedAlternating: 1,
 	}
 	best, bestErr := engine.EngineKind(""), math.Inf(1)
@@ -109,6 +113,12 @@ func (f *Fit) kind(d *Data, ratio float64, chunk int) {
 	}
 	f.Evidence = fmt.Sprintf("while a %.0f-token prompt was prefilled (%s), the decoding streams' longest gap was %.2f of it (their step %s); predicted: %s",
 		long, seconds(window).Round(time.Microsecond), obs, seconds(step).Round(time.Microsecond), strings.Join(parts, ", "))
+	if best != engine.EngineDisaggregated && pred[engine.EngineColocatedMixed] > 0.85 {
+		// Both pause decoding for all of a prompt of about one chunk: the probe cannot tell
+		// them apart, and for prompts up to a chunk they behave alike.
+		best = engine.EngineColocatedMixed
+		f.Evidence += fmt.Sprintf("; a %.0f-token prompt is about one chunk of %d, which colocated-mixed and colocated-alternating both prefill in one stretched step: the probe cannot tell them apart (a longer --max-prompt can), so colocated-mixed, the more common", long, chunk)
+	}
 	source := "interference probe, nearest prediction (" + fmt.Sprintf("%d runs", len(runs)) + ")"
 	if best == engine.EngineDisaggregated {
 		// Decoding goes on through a prefill on two kinds: a prefill engine of its own, which
