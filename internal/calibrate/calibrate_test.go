@@ -241,9 +241,7 @@ func TestHeldAtOnce(t *testing.T) {
 // probe's decoding streams see the long prompt go through in eight stretched steps, so the fit
 // takes 2 048, and the terms fitted with it come back within 10 %.
 func TestCalibrateMeasuresTheChunk(t *testing.T) {
-	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
-	require.NoError(t, err)
-	truth.PrefillChunkTokens, truth.StepTokenBudget = 2048, 2048
+	truth := chunkedBy2048(t)
 	_, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 16384,
 		ChunkTokens: 8192, Repeats: 1, Budget: time.Hour, Seed: 1})
 	t.Log(fit.Summary())
@@ -281,11 +279,18 @@ func TestKVFailureWhilePrefilling(t *testing.T) {
 // an alternating engine's would, so the probe cannot tell the two apart and says so, and the fit
 // keeps colocated-mixed rather than taking the stall for alternating.
 func TestCalibrateOneChunkProbe(t *testing.T) {
-	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
-	require.NoError(t, err)
-	truth.PrefillChunkTokens, truth.StepTokenBudget = 2048, 2048
+	truth := chunkedBy2048(t)
 	_, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 2080,
 		ChunkTokens: 2048, Repeats: 1, Budget: time.Hour, Seed: 1})
 	assert.Equal(t, engine.EngineColocatedMixed, fit.Profile.EngineMode(), "engine; evidence: %s", fit.Evidence)
 	assert.Contains(t, fit.Evidence, "cannot tell them apart")
+}
+
+// chunkedBy2048 is the colocated-mixed vLLM profile prefilling 2 048 tokens a step, as
+// llama.cpp's server does by default (--batch-size).
+func chunkedBy2048(t *testing.T) *engine.Profile {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	truth.PrefillChunkTokens, truth.StepTokenBudget = 2048, 2048
+	return truth
 }
