@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
 )
@@ -25,24 +26,99 @@ type chunk struct {
 	hasFinish, hasDelta                        bool
 }
 
-// scanChunk reads data, one chat chunk's JSON, and reports whether it could.
-func scanChunk(data []byte) (chunk, bool) {
+// scanChunk reads data, one chat chunk's JSON, and reports whether it could. pre, when not
+// nil, is the stream's frame prefix (see chunkPrefix): a frame that begins with it is read on
+// from its end, and a frame read whole leaves its own in pre.
+func scanChunk(data []byte, pre *chunkPrefix) (chunk, bool) {
 	var c chunk
 	s := scanner{b: data}
 	seen := 0 // bit 0 choices, 1 usage, 2 error
-	ok := s.object(func(key []byte) bool {
+	if pre != nil && len(pre.b) > 0 && bytes.HasPrefix(data, pre.b) {
+		s.i, s.depth, seen = len(pre.b), 1, pre.seen
+	} else {
+		pre = pre.reset()
+		if s.peek() != '{' {
+			return c, false
+		}
+		s.i++
+		s.depth++
+		if s.peek() == '}' {
+			s.i++
+			s.space()
+			return c, s.i == len(s.b)
+		}
+	}
+	for {
+		if s.peek() != '"' {
+			return c, false
+		}
+		at := s.i
+		key, plain, ok := s.str()
+		if !ok || !plain || s.peek() != ':' {
+			return c, false
+		}
+		s.i++
 		switch string(key) {
 		case "choices":
-			return once(&seen, 1) && s.choices(&c)
+			pre.learn(data[:at], seen)
+			ok = once(&seen, 1) && s.choices(&c)
 		case "usage":
-			return once(&seen, 2) && s.null()
+			ok = once(&seen, 2) && s.null()
 		case "error":
-			return once(&seen, 4) && s.null()
+			ok = once(&seen, 4) && s.null()
+		default:
+			ok = !foldsTo(key, "choices", "usage", "error") && s.skip()
 		}
-		return !foldsTo(key, "choices", "usage", "error") && s.skip()
-	})
-	s.space()
-	return c, ok && s.i == len(s.b)
+		if !ok {
+			return c, false
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			s.space()
+			return c, s.i == len(s.b)
+		default:
+			return c, false
+		}
+	}
+}
+
+// chunkPrefix is what a stream's frames repeat before their choices: every chunk of one
+// reply carries the same id, object, created and model, in the same bytes, so a frame that
+// begins with the previous frame's bytes up to its "choices" key is in the state that frame's
+// scan was at that key (the scan reads bytes in order, and its state there depends only on
+// the bytes before, whatever follows), and is read on from there. b is those bytes, at most
+// maxChunkPrefix; seen the fields met before them.
+type chunkPrefix struct {
+	b    []byte
+	seen int
+	// learning is set while a frame read from its start has not yet met its choices key.
+	learning bool
+}
+
+// maxChunkPrefix bounds the bytes a stream keeps of its frames' prefix.
+const maxChunkPrefix = 256
+
+// reset forgets the prefix, for a frame read from its start; it returns p.
+func (p *chunkPrefix) reset() *chunkPrefix {
+	if p != nil {
+		p.b, p.learning = p.b[:0], true
+	}
+	return p
+}
+
+// learn keeps b, the bytes before the choices key of a frame read from its start, and seen,
+// the fields met in them.
+func (p *chunkPrefix) learn(b []byte, seen int) {
+	if p == nil || !p.learning {
+		return
+	}
+	p.learning = false
+	if len(b) <= maxChunkPrefix {
+		p.b, p.seen = append(p.b[:0], b...), seen
+	}
 }
 
 // scanEvent reads data, one Responses stream event's JSON, as json.Unmarshal into a
@@ -96,7 +172,7 @@ func once(seen *int, bit int) bool {
 // encoding/json would fill that the scan leaves to it.
 func foldsTo(key []byte, names ...string) bool {
 	for _, n := range names {
-		if bytes.EqualFold(key, []byte(n)) {
+		if len(key) == len(n) && bytes.EqualFold(key, []byte(n)) {
 			return true
 		}
 	}
@@ -115,6 +191,9 @@ type scanner struct {
 
 // space skips JSON whitespace.
 func (s *scanner) space() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return // the common case: no whitespace between tokens
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -171,12 +250,18 @@ func (s *scanner) object(field func(key []byte) bool) bool {
 }
 
 // str reads a string and returns its bytes between the quotes; plain says they need no
-// unescaping and are valid UTF-8, so that they are the string's value as they stand.
+// unescaping and are valid UTF-8, so that they are the string's value as they stand. Eight
+// bytes at a time pass while none of them is a quote, a backslash, a control byte or
+// non-ASCII; the byte loop reads from the first eight that has one.
 func (s *scanner) str() (v []byte, plain, ok bool) {
 	start := s.i + 1
+	i := start
+	for i+8 <= len(s.b) && !special8(binary.LittleEndian.Uint64(s.b[i:])) {
+		i += 8
+	}
 	plain = true
 	ascii := true
-	for i := start; i < len(s.b); i++ {
+	for ; i < len(s.b); i++ {
 		switch c := s.b[i]; {
 		case c == '"':
 			s.i = i + 1
@@ -205,6 +290,16 @@ func (s *scanner) str() (v []byte, plain, ok bool) {
 		}
 	}
 	return nil, false, false
+}
+
+// special8 reports whether any of the eight bytes in w is a quote, a backslash, below 0x20 or
+// 0x80 and above (a byte that needs the string's byte loop): zero bytes of w^'"…' and
+// w^'\\…', and bytes below 0x20, found by borrows, as in "Bit Twiddling Hacks" (haszero,
+// hasless).
+func special8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	return (zero(w^('"'*ones)) | zero(w^('\\'*ones)) | ((w - 0x20*ones) & ^w & highs) | w&highs) != 0
 }
 
 // hex4 reports whether b is four hex digits.

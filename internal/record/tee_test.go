@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/url"
 	"strings"
@@ -160,7 +161,7 @@ func FuzzScanChunk(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, ok := scanChunk(data)
+		c, ok := scanChunk(data, nil)
 		if !ok {
 			return
 		}
@@ -188,6 +189,33 @@ func FuzzScanChunk(f *testing.F) {
 	})
 }
 
+// FuzzScanChunkAfter checks that a frame read on from the prefix a previous frame of the
+// stream left is read as it is from its start: the same fields, or the same refusal.
+func FuzzScanChunkAfter(f *testing.F) {
+	const head = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",`
+	for _, s := range [][2]string{
+		{head + `"choices":[{"index":0,"delta":{"content":"a"}}]}`, head + `"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"a"}}],"choices":[]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"a"}}]} x`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"Choices":[{"delta":{"content":"a"}}]}`},
+		{`{"usage":null,"choices":[]}`, `{"usage":null,"choices":[],"usage":null}`},
+		{head + `"choices":[]}`, head + `"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}`},
+		{head + `"choices":[]}`, `{"id":"chatcmpl-2","choices":[]}`},
+		{`{"choices":[]} x`, `{"choices":[{"delta":{"content":"z"}}]}`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, prev, data []byte) {
+		var pre chunkPrefix
+		scanChunk(prev, &pre)
+		got, gotOK := scanChunk(data, &pre)
+		want, wantOK := scanChunk(data, nil)
+		if gotOK != wantOK || gotOK && fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after %q (prefix %q), %q reads %+v, %t; from its start %+v, %t", prev, pre.b, data, got, gotOK, want, wantOK)
+		}
+	})
+}
+
 // TestScanChunkReadsStreamFrames: the frames a stream is made of are read by the scan, not
 // handed to encoding/json.
 func TestScanChunkReadsStreamFrames(t *testing.T) {
@@ -198,7 +226,7 @@ func TestScanChunkReadsStreamFrames(t *testing.T) {
 		`{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null}]}`,
 		`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`,
 	} {
-		if _, ok := scanChunk([]byte(s)); !ok {
+		if _, ok := scanChunk([]byte(s), nil); !ok {
 			t.Errorf("%s: not scanned", s)
 		}
 	}
