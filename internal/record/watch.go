@@ -305,14 +305,23 @@ func (w *Watcher) ended(c *told) {
 	}
 }
 
-// Run samples the proxy every sample interval until ctx ends: samples.jsonl, the analyzer,
-// and a line on Out when the verdict changes kind or a stall episode begins. It records what
-// the proxy tells as it is told, and flushes the files every second.
+// minSampleWall is the least wall time between two samples. The sample interval is the
+// server's time, so an agentsim server at --speedup 1000 asks a sample every 0.75 ms of wall
+// time, each over every open stream: at 5,000 streams that cost the proxy more CPU than the
+// frames it forwards. A tick sooner than this after the last sample is skipped; each sample
+// says when it was taken, so diagnosis reads the gaps as they are.
+const minSampleWall = 10 * time.Millisecond
+
+// Run samples the proxy every sample interval (no sooner than minSampleWall after the last)
+// until ctx ends: samples.jsonl, the analyzer, and a line on Out when the verdict changes
+// kind or a stall episode begins. It records what the proxy tells as it is told, and flushes
+// the files every second.
 func (w *Watcher) Run(ctx context.Context, p *Proxy) {
 	t := w.o.Clock.NewTicker(w.o.SampleInterval)
 	defer t.Stop()
 	flush := w.o.Clock.NewTicker(time.Second)
 	defer flush.Stop()
+	var last time.Time // wall time of the last sample
 	for {
 		select {
 		case <-ctx.Done():
@@ -324,7 +333,10 @@ func (w *Watcher) Run(ctx context.Context, p *Proxy) {
 			_ = w.evs.Flush()
 			_ = w.samples.Flush()
 		case <-t.C:
-			w.sample(ctx, p)
+			if now := w.o.Clock.WallNow(); now.Sub(last) >= minSampleWall {
+				last = now
+				w.sample(ctx, p)
+			}
 		}
 	}
 }
