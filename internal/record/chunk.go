@@ -26,17 +26,21 @@ type chunk struct {
 	hasFinish, hasDelta                        bool
 }
 
-// scanChunk reads data, one chat chunk's JSON, and reports whether it could. pre, when not
-// nil, is the stream's frame prefix (see chunkPrefix): a frame that begins with it is read on
-// from its end, and a frame read whole leaves its own in pre.
-func scanChunk(data []byte, pre *chunkPrefix) (chunk, bool) {
+// scanChunk reads data, one chat chunk's JSON, and reports whether it could. m, when not
+// nil, is what the stream's last scanned frame left (see chunkMemo): a frame that differs
+// from that one only in its content's text is read from it, one that begins with its bytes
+// up to its choices key is read on from there, and a frame read otherwise leaves its own.
+func scanChunk(data []byte, m *chunkMemo) (chunk, bool) {
+	if c, ok := m.same(data); ok {
+		return c, true
+	}
 	var c chunk
 	s := scanner{b: data}
 	seen := 0 // bit 0 choices, 1 usage, 2 error
-	if pre != nil && len(pre.b) > 0 && bytes.HasPrefix(data, pre.b) {
-		s.i, s.depth, seen = len(pre.b), 1, pre.seen
+	keyAt := 0
+	if k := m.prefix(); len(k) > 0 && bytes.HasPrefix(data, k) {
+		s.i, s.depth, seen, keyAt = len(k), 1, m.seen, len(k)
 	} else {
-		pre = pre.reset()
 		if s.peek() != '{' {
 			return c, false
 		}
@@ -48,6 +52,7 @@ func scanChunk(data []byte, pre *chunkPrefix) (chunk, bool) {
 			return c, s.i == len(s.b)
 		}
 	}
+	seenBefore := seen
 	for {
 		if s.peek() != '"' {
 			return c, false
@@ -60,7 +65,9 @@ func scanChunk(data []byte, pre *chunkPrefix) (chunk, bool) {
 		s.i++
 		switch string(key) {
 		case "choices":
-			pre.learn(data[:at], seen)
+			if seen&1 == 0 {
+				keyAt, seenBefore = at, seen
+			}
 			ok = once(&seen, 1) && s.choices(&c)
 		case "usage":
 			ok = once(&seen, 2) && s.null()
@@ -78,46 +85,83 @@ func scanChunk(data []byte, pre *chunkPrefix) (chunk, bool) {
 		case '}':
 			s.i++
 			s.space()
-			return c, s.i == len(s.b)
+			if s.i != len(s.b) {
+				return c, false
+			}
+			m.remember(data, keyAt, seenBefore, &s, c)
+			return c, true
 		default:
 			return c, false
 		}
 	}
 }
 
-// chunkPrefix is what a stream's frames repeat before their choices: every chunk of one
-// reply carries the same id, object, created and model, in the same bytes, so a frame that
-// begins with the previous frame's bytes up to its "choices" key is in the state that frame's
-// scan was at that key (the scan reads bytes in order, and its state there depends only on
-// the bytes before, whatever follows), and is read on from there. b is those bytes, at most
-// maxChunkPrefix; seen the fields met before them.
-type chunkPrefix struct {
-	b    []byte
-	seen int
-	// learning is set while a frame read from its start has not yet met its choices key.
-	learning bool
+// chunkMemo is what a stream's last scanned frame leaves for the next. Every chunk of one
+// reply repeats the same id, object, created and model, and most differ only in their
+// content's text, so a frame is mostly the bytes of the one before. The scan reads bytes in
+// order, and its state at any byte depends only on the bytes before it, so:
+//   - a frame that begins with the last one's bytes up to its choices key is in the state
+//     that one's scan was in at that key, and is read on from there;
+//   - a frame that is the last one with another plain string as its content (the same bytes
+//     before the string and after it) reads as that one did, with that content, provided the
+//     last one read nothing else that points into its bytes (no finish reason, no other
+//     text).
+//
+// frame is the last frame (when at most maxMemoFrame bytes), keyAt where its choices key
+// begins (0 when it has none), seen the fields met before it; valAt and valEnd delimit its
+// content's bytes between the quotes when it can stand for frames differing there (else
+// valEnd is 0), and read is what it read.
+type chunkMemo struct {
+	frame         []byte
+	keyAt, seen   int
+	valAt, valEnd int
+	read          chunk
 }
 
-// maxChunkPrefix bounds the bytes a stream keeps of its frames' prefix.
-const maxChunkPrefix = 256
+// maxMemoFrame bounds the bytes a stream keeps of its last frame.
+const maxMemoFrame = 512
 
-// reset forgets the prefix, for a frame read from its start; it returns p.
-func (p *chunkPrefix) reset() *chunkPrefix {
-	if p != nil {
-		p.b, p.learning = p.b[:0], true
+// same reads data when it is the memo's frame with another plain string as its content.
+func (m *chunkMemo) same(data []byte) (chunk, bool) {
+	if m == nil || m.valEnd == 0 {
+		return chunk{}, false
 	}
-	return p
+	before, after := m.frame[:m.valAt], m.frame[m.valEnd+1:]
+	if len(data) <= len(before)+len(after) || !bytes.HasPrefix(data, before) || !bytes.HasSuffix(data, after) {
+		return chunk{}, false
+	}
+	s := scanner{b: data[:len(data)-len(after)], i: m.valAt - 1} // at the opening quote
+	v, plain, ok := s.str()
+	if !ok || !plain || s.i != len(s.b) {
+		return chunk{}, false
+	}
+	c := m.read
+	c.content = v
+	return c, true
 }
 
-// learn keeps b, the bytes before the choices key of a frame read from its start, and seen,
-// the fields met in them.
-func (p *chunkPrefix) learn(b []byte, seen int) {
-	if p == nil || !p.learning {
+// prefix returns the memo frame's bytes before its choices key, or nothing.
+func (m *chunkMemo) prefix() []byte {
+	if m == nil {
+		return nil
+	}
+	return m.frame[:m.keyAt]
+}
+
+// remember keeps data, a frame read whole into c by s, as the memo's frame: keyAt is where
+// its choices key begins and seen the fields met before it.
+func (m *chunkMemo) remember(data []byte, keyAt, seen int, s *scanner, c chunk) {
+	if m == nil {
 		return
 	}
-	p.learning = false
-	if len(b) <= maxChunkPrefix {
-		p.b, p.seen = append(p.b[:0], b...), seen
+	if len(data) > maxMemoFrame {
+		m.frame, m.keyAt, m.valEnd = m.frame[:0], 0, 0
+		return
+	}
+	m.frame, m.keyAt, m.seen, m.valEnd = append(m.frame[:0], data...), keyAt, seen, 0
+	if c.choice && s.valEnd > 0 && len(c.text)+len(c.reasoningContent)+len(c.reasoning)+len(c.finish) == 0 {
+		m.valAt, m.valEnd, m.read = s.valAt, s.valEnd, c
+		m.read.content, m.read.text, m.read.reasoningContent, m.read.reasoning, m.read.finish = nil, nil, nil, nil, nil
 	}
 }
 
@@ -182,11 +226,13 @@ func foldsTo(key []byte, names ...string) bool {
 // maxDepth is the deepest nesting the scan reads, as encoding/json's.
 const maxDepth = 10000
 
-// scanner reads JSON from b at i; depth is the objects and arrays open.
+// scanner reads JSON from b at i; depth is the objects and arrays open. valAt and valEnd
+// delimit the bytes of a chat chunk's content string between its quotes, once read.
 type scanner struct {
-	b     []byte
-	i     int
-	depth int
+	b             []byte
+	i             int
+	depth         int
+	valAt, valEnd int
 }
 
 // space skips JSON whitespace.
@@ -385,7 +431,15 @@ func (s *scanner) delta(c *chunk) bool {
 	return s.object(func(key []byte) bool {
 		switch string(key) {
 		case "content":
-			return s.text(&c.content, &c.hasContent)
+			at := s.peek() == '"'
+			start := s.i + 1
+			if !s.text(&c.content, &c.hasContent) {
+				return false
+			}
+			if at {
+				s.valAt, s.valEnd = start, s.i-1
+			}
+			return true
 		case "reasoning_content":
 			return s.text(&c.reasoningContent, &c.hasRC)
 		case "reasoning":

@@ -189,8 +189,9 @@ func FuzzScanChunk(f *testing.F) {
 	})
 }
 
-// FuzzScanChunkAfter checks that a frame read on from the prefix a previous frame of the
-// stream left is read as it is from its start: the same fields, or the same refusal.
+// FuzzScanChunkAfter checks that a frame read after another, from what that one left
+// (chunkMemo), is read as it is alone: the same fields, or the same refusal, though the
+// buffer the first was read from holds other bytes by then.
 func FuzzScanChunkAfter(f *testing.F) {
 	const head = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",`
 	for _, s := range [][2]string{
@@ -202,16 +203,28 @@ func FuzzScanChunkAfter(f *testing.F) {
 		{head + `"choices":[]}`, head + `"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}`},
 		{head + `"choices":[]}`, `{"id":"chatcmpl-2","choices":[]}`},
 		{`{"choices":[]} x`, `{"choices":[{"delta":{"content":"z"}}]}`},
+		{head + `"choices":[{"index":0,"delta":{"content":"why "},"logprobs":null,"finish_reason":null}]}`, head + `"choices":[{"index":0,"delta":{"content":"put "},"logprobs":null,"finish_reason":null}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"a\"b"}}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"a","b":"c"}}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"\u00e9\xff"}}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":""}}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"b"}}]]`},
+		{head + `"choices":[{"delta":{"content":"a"},"finish_reason":"stop"}]}`, head + `"choices":[{"delta":{"content":"b"},"finish_reason":"stop"}]}`},
+		{head + `"choices":[{"text":"","delta":{"content":"a"}}]}`, head + `"choices":[{"text":"","delta":{"content":"b"}}]}`},
 	} {
 		f.Add([]byte(s[0]), []byte(s[1]))
 	}
 	f.Fuzz(func(t *testing.T, prev, data []byte) {
-		var pre chunkPrefix
-		scanChunk(prev, &pre)
+		var pre chunkMemo
+		buf := append([]byte(nil), prev...) // a read buffer, which the next read reuses
+		scanChunk(buf, &pre)
+		for i := range buf {
+			buf[i] = 'x'
+		}
 		got, gotOK := scanChunk(data, &pre)
 		want, wantOK := scanChunk(data, nil)
 		if gotOK != wantOK || gotOK && fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("after %q (prefix %q), %q reads %+v, %t; from its start %+v, %t", prev, pre.b, data, got, gotOK, want, wantOK)
+			t.Fatalf("after %q (memo %q), %q reads %+v, %t; from its start %+v, %t", prev, pre.frame, data, got, gotOK, want, wantOK)
 		}
 	})
 }
