@@ -32,8 +32,8 @@ if [ "$hard" != unlimited ] && [ "$hard" -lt "$need" ]; then
     echo "open-file limit raised from $hard to $need for $most streams through the proxy"
   else
     echo "warning: $most streams through the proxy need about $need open files, and the hard limit is $hard," \
-      "which cannot be raised here (prlimit --nofile needs CAP_SYS_RESOURCE): the proxied paths can carry" \
-      "about $(((hard - 256) / 2)) streams" >&2
+      "which cannot be raised here (prlimit --nofile needs CAP_SYS_RESOURCE): the proxy can hold about" \
+      "$(((hard - 256) / 2)) streams open at once; one beyond waits to be accepted, or fails if the proxy cannot dial the server" >&2
   fi
 fi
 ulimit -n "$(ulimit -Hn)" || true
