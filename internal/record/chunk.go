@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
 )
@@ -25,24 +26,143 @@ type chunk struct {
 	hasFinish, hasDelta                        bool
 }
 
-// scanChunk reads data, one chat chunk's JSON, and reports whether it could.
-func scanChunk(data []byte) (chunk, bool) {
+// scanChunk reads data, one chat chunk's JSON, and reports whether it could. m, when not
+// nil, is what the stream's last scanned frame left (see chunkMemo): a frame that differs
+// from that one only in its content's text is read from it, one that begins with its bytes
+// up to its choices key is read on from there, and a frame read otherwise leaves its own.
+func scanChunk(data []byte, m *chunkMemo) (chunk, bool) {
+	if c, ok := m.same(data); ok {
+		return c, true
+	}
 	var c chunk
 	s := scanner{b: data}
 	seen := 0 // bit 0 choices, 1 usage, 2 error
-	ok := s.object(func(key []byte) bool {
+	keyAt := 0
+	if k := m.prefix(); len(k) > 0 && bytes.HasPrefix(data, k) {
+		s.i, s.depth, seen, keyAt = len(k), 1, m.seen, len(k)
+	} else {
+		if s.peek() != '{' {
+			return c, false
+		}
+		s.i++
+		s.depth++
+		if s.peek() == '}' {
+			s.i++
+			s.space()
+			return c, s.i == len(s.b)
+		}
+	}
+	seenBefore := seen
+	for {
+		if s.peek() != '"' {
+			return c, false
+		}
+		at := s.i
+		key, plain, ok := s.str()
+		if !ok || !plain || s.peek() != ':' {
+			return c, false
+		}
+		s.i++
 		switch string(key) {
 		case "choices":
-			return once(&seen, 1) && s.choices(&c)
+			if seen&1 == 0 {
+				keyAt, seenBefore = at, seen
+			}
+			ok = once(&seen, 1) && s.choices(&c)
 		case "usage":
-			return once(&seen, 2) && s.null()
+			ok = once(&seen, 2) && s.null()
 		case "error":
-			return once(&seen, 4) && s.null()
+			ok = once(&seen, 4) && s.null()
+		default:
+			ok = !foldsTo(key, "choices", "usage", "error") && s.skip()
 		}
-		return !foldsTo(key, "choices", "usage", "error") && s.skip()
-	})
-	s.space()
-	return c, ok && s.i == len(s.b)
+		if !ok {
+			return c, false
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			s.space()
+			if s.i != len(s.b) {
+				return c, false
+			}
+			m.remember(data, keyAt, seenBefore, &s, c)
+			return c, true
+		default:
+			return c, false
+		}
+	}
+}
+
+// chunkMemo is what a stream's last scanned frame leaves for the next. Every chunk of one
+// reply repeats the same id, object, created and model, and most differ only in their
+// content's text, so a frame is mostly the bytes of the one before. The scan reads bytes in
+// order, and its state at any byte depends only on the bytes before it, so:
+//   - a frame that begins with the last one's bytes up to its choices key is in the state
+//     that one's scan was in at that key, and is read on from there;
+//   - a frame that is the last one with another plain string as its content (the same bytes
+//     before the string and after it) reads as that one did, with that content, provided the
+//     last one read nothing else that points into its bytes (no finish reason, no other
+//     text).
+//
+// frame is the last frame (when at most maxMemoFrame bytes), keyAt where its choices key
+// begins (0 when it has none), seen the fields met before it; valAt and valEnd delimit its
+// content's bytes between the quotes when it can stand for frames differing there (else
+// valEnd is 0), and read is what it read.
+type chunkMemo struct {
+	frame         []byte
+	keyAt, seen   int
+	valAt, valEnd int
+	read          chunk
+}
+
+// maxMemoFrame bounds the bytes a stream keeps of its last frame.
+const maxMemoFrame = 512
+
+// same reads data when it is the memo's frame with another plain string as its content.
+func (m *chunkMemo) same(data []byte) (chunk, bool) {
+	if m == nil || m.valEnd == 0 {
+		return chunk{}, false
+	}
+	before, after := m.frame[:m.valAt], m.frame[m.valEnd+1:]
+	if len(data) <= len(before)+len(after) || !bytes.HasPrefix(data, before) || !bytes.HasSuffix(data, after) {
+		return chunk{}, false
+	}
+	s := scanner{b: data[:len(data)-len(after)], i: m.valAt - 1} // at the opening quote
+	v, plain, ok := s.str()
+	if !ok || !plain || s.i != len(s.b) {
+		return chunk{}, false
+	}
+	c := m.read
+	c.content = v
+	return c, true
+}
+
+// prefix returns the memo frame's bytes before its choices key, or nothing.
+func (m *chunkMemo) prefix() []byte {
+	if m == nil {
+		return nil
+	}
+	return m.frame[:m.keyAt]
+}
+
+// remember keeps data, a frame read whole into c by s, as the memo's frame: keyAt is where
+// its choices key begins and seen the fields met before it.
+func (m *chunkMemo) remember(data []byte, keyAt, seen int, s *scanner, c chunk) {
+	if m == nil {
+		return
+	}
+	if len(data) > maxMemoFrame {
+		m.frame, m.keyAt, m.valEnd = m.frame[:0], 0, 0
+		return
+	}
+	m.frame, m.keyAt, m.seen, m.valEnd = append(m.frame[:0], data...), keyAt, seen, 0
+	if c.choice && s.valEnd > 0 && len(c.text)+len(c.reasoningContent)+len(c.reasoning)+len(c.finish) == 0 {
+		m.valAt, m.valEnd, m.read = s.valAt, s.valEnd, c
+		m.read.content, m.read.text, m.read.reasoningContent, m.read.reasoning, m.read.finish = nil, nil, nil, nil, nil
+	}
 }
 
 // scanEvent reads data, one Responses stream event's JSON, as json.Unmarshal into a
@@ -96,7 +216,7 @@ func once(seen *int, bit int) bool {
 // encoding/json would fill that the scan leaves to it.
 func foldsTo(key []byte, names ...string) bool {
 	for _, n := range names {
-		if bytes.EqualFold(key, []byte(n)) {
+		if len(key) == len(n) && bytes.EqualFold(key, []byte(n)) {
 			return true
 		}
 	}
@@ -106,15 +226,20 @@ func foldsTo(key []byte, names ...string) bool {
 // maxDepth is the deepest nesting the scan reads, as encoding/json's.
 const maxDepth = 10000
 
-// scanner reads JSON from b at i; depth is the objects and arrays open.
+// scanner reads JSON from b at i; depth is the objects and arrays open. valAt and valEnd
+// delimit the bytes of a chat chunk's content string between its quotes, once read.
 type scanner struct {
-	b     []byte
-	i     int
-	depth int
+	b             []byte
+	i             int
+	depth         int
+	valAt, valEnd int
 }
 
 // space skips JSON whitespace.
 func (s *scanner) space() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return // the common case: no whitespace between tokens
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -171,12 +296,18 @@ func (s *scanner) object(field func(key []byte) bool) bool {
 }
 
 // str reads a string and returns its bytes between the quotes; plain says they need no
-// unescaping and are valid UTF-8, so that they are the string's value as they stand.
+// unescaping and are valid UTF-8, so that they are the string's value as they stand. Eight
+// bytes at a time pass while none of them is a quote, a backslash, a control byte or
+// non-ASCII; the byte loop reads from the first eight that has one.
 func (s *scanner) str() (v []byte, plain, ok bool) {
 	start := s.i + 1
+	i := start
+	for i+8 <= len(s.b) && !special8(binary.LittleEndian.Uint64(s.b[i:])) {
+		i += 8
+	}
 	plain = true
 	ascii := true
-	for i := start; i < len(s.b); i++ {
+	for ; i < len(s.b); i++ {
 		switch c := s.b[i]; {
 		case c == '"':
 			s.i = i + 1
@@ -205,6 +336,16 @@ func (s *scanner) str() (v []byte, plain, ok bool) {
 		}
 	}
 	return nil, false, false
+}
+
+// special8 reports whether any of the eight bytes in w is a quote, a backslash, below 0x20 or
+// 0x80 and above (a byte that needs the string's byte loop): zero bytes of w^'"…' and
+// w^'\\…', and bytes below 0x20, found by borrows, as in "Bit Twiddling Hacks" (haszero,
+// hasless).
+func special8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) & ^x & highs }
+	return (zero(w^('"'*ones)) | zero(w^('\\'*ones)) | ((w - 0x20*ones) & ^w & highs) | w&highs) != 0
 }
 
 // hex4 reports whether b is four hex digits.
@@ -290,7 +431,15 @@ func (s *scanner) delta(c *chunk) bool {
 	return s.object(func(key []byte) bool {
 		switch string(key) {
 		case "content":
-			return s.text(&c.content, &c.hasContent)
+			at := s.peek() == '"'
+			start := s.i + 1
+			if !s.text(&c.content, &c.hasContent) {
+				return false
+			}
+			if at {
+				s.valAt, s.valEnd = start, s.i-1
+			}
+			return true
 		case "reasoning_content":
 			return s.text(&c.reasoningContent, &c.hasRC)
 		case "reasoning":

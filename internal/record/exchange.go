@@ -63,6 +63,7 @@ type exchange struct {
 	awaits    bool         // the reply called tools: its line waits for the session's next request
 	respID    string       // a Responses reply's id
 	callAt    map[int]int  // a Responses stream's calls by output index
+	memo      chunkMemo    // what the stream's last chat chunk leaves for the next
 
 	lastByte atomic.Uint64 // math.Float64bits of the last byte's time; the send time before
 	chunks   atomic.Int64  // reads that brought bytes
@@ -90,7 +91,7 @@ func (x *exchange) sseLine(line []byte, t float64) {
 		x.responsesData(data, t)
 		return
 	}
-	if c, ok := scanChunk(data); ok {
+	if c, ok := scanChunk(data, &x.memo); ok {
 		if c.choice {
 			x.delta(t, c.content, c.text, len(c.reasoningContent)+len(c.reasoning), nil, c.finish)
 		}

@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/url"
 	"strings"
@@ -84,12 +85,14 @@ func (p *pieces) Read(b []byte) (int, error) {
 func (*pieces) Close() error { return nil }
 
 // TestFrameSplitAcrossReads cuts a stream at every byte, and at two bytes of every pair of
-// frames: each frame is read once and whole, whatever the reads that bring it.
+// frames: each frame is read once and whole, whatever the reads that bring it, one of them from
+// the frame before (chunkMemo) though that one's read buffer has been reused.
 func TestFrameSplitAcrossReads(t *testing.T) {
-	stream := "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" +
-		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\r\n\r\n" +
+	stream := "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" +
+		"data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\r\n\r\n" +
+		"data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"}}]}\n\n" + // read from the frame before
 		": a comment\n\n" +
-		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo \\\"wörld\\\"\\n\"}}]}\n\n" +
+		"data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" \\\"wörld\\\"\\n\"}}]}\n\n" +
 		"data:{\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\n" +
 		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":4}}\n\n" +
@@ -112,8 +115,8 @@ func TestFrameSplitAcrossReads(t *testing.T) {
 		if got := x.reply.String(); got != "Hello \"wörld\"\n" {
 			t.Errorf("cut at %v: reply %q, want %q", cuts, got, "Hello \"wörld\"\n")
 		}
-		if x.outChunks != 3 || x.reasonB != 3 || x.finish != "stop" || !x.done || !x.ended {
-			t.Errorf("cut at %v: %d output chunks, %d bytes of reasoning, finish %q, done %t, ended %t; want 3, 3, stop, true, true",
+		if x.outChunks != 4 || x.reasonB != 3 || x.finish != "stop" || !x.done || !x.ended {
+			t.Errorf("cut at %v: %d output chunks, %d bytes of reasoning, finish %q, done %t, ended %t; want 4, 3, stop, true, true",
 				cuts, x.outChunks, x.reasonB, x.finish, x.done, x.ended)
 		}
 		if x.usage == nil || x.usage.PromptTokens != 7 || x.usage.CompletionTokens != 4 {
@@ -160,7 +163,7 @@ func FuzzScanChunk(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, ok := scanChunk(data)
+		c, ok := scanChunk(data, nil)
 		if !ok {
 			return
 		}
@@ -188,6 +191,46 @@ func FuzzScanChunk(f *testing.F) {
 	})
 }
 
+// FuzzScanChunkAfter checks that a frame read after another, from what that one left
+// (chunkMemo), is read as it is alone: the same fields, or the same refusal, though the
+// buffer the first was read from holds other bytes by then.
+func FuzzScanChunkAfter(f *testing.F) {
+	const head = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",`
+	for _, s := range [][2]string{
+		{head + `"choices":[{"index":0,"delta":{"content":"a"}}]}`, head + `"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"a"}}],"choices":[]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"a"}}]} x`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"Choices":[{"delta":{"content":"a"}}]}`},
+		{`{"usage":null,"choices":[]}`, `{"usage":null,"choices":[],"usage":null}`},
+		{head + `"choices":[]}`, head + `"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}`},
+		{head + `"choices":[]}`, `{"id":"chatcmpl-2","choices":[]}`},
+		{`{"choices":[]} x`, `{"choices":[{"delta":{"content":"z"}}]}`},
+		{head + `"choices":[{"index":0,"delta":{"content":"why "},"logprobs":null,"finish_reason":null}]}`, head + `"choices":[{"index":0,"delta":{"content":"put "},"logprobs":null,"finish_reason":null}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"a\"b"}}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"a","b":"c"}}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"\u00e9\xff"}}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":""}}]}`},
+		{head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[{"delta":{"content":"b"}}]]`},
+		{head + `"choices":[{"delta":{"content":"a"},"finish_reason":"stop"}]}`, head + `"choices":[{"delta":{"content":"b"},"finish_reason":"stop"}]}`},
+		{head + `"choices":[{"text":"","delta":{"content":"a"}}]}`, head + `"choices":[{"text":"","delta":{"content":"b"}}]}`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]))
+	}
+	f.Fuzz(func(t *testing.T, prev, data []byte) {
+		var pre chunkMemo
+		buf := append([]byte(nil), prev...) // a read buffer, which the next read reuses
+		scanChunk(buf, &pre)
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		got, gotOK := scanChunk(data, &pre)
+		want, wantOK := scanChunk(data, nil)
+		if gotOK != wantOK || gotOK && fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after %q (memo %q), %q reads %+v, %t; from its start %+v, %t", prev, pre.frame, data, got, gotOK, want, wantOK)
+		}
+	})
+}
+
 // TestScanChunkReadsStreamFrames: the frames a stream is made of are read by the scan, not
 // handed to encoding/json.
 func TestScanChunkReadsStreamFrames(t *testing.T) {
@@ -198,7 +241,7 @@ func TestScanChunkReadsStreamFrames(t *testing.T) {
 		`{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null}]}`,
 		`{"id":"chatcmpl-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`,
 	} {
-		if _, ok := scanChunk([]byte(s)); !ok {
+		if _, ok := scanChunk([]byte(s), nil); !ok {
 			t.Errorf("%s: not scanned", s)
 		}
 	}

@@ -305,14 +305,30 @@ func (w *Watcher) ended(c *told) {
 	}
 }
 
-// Run samples the proxy every sample interval until ctx ends: samples.jsonl, the analyzer,
-// and a line on Out when the verdict changes kind or a stall episode begins. It records what
-// the proxy tells as it is told, and flushes the files every second.
+// minSampleWall is the least wall time between two samples, and sampleShare bounds the share
+// of the wall time that sampling takes: the next sample waits at least sampleShare times the
+// last one's own work (the snapshot, the sample and the verdict, without the scrape), so the
+// samples take at most 1/sampleShare (2 %) of it. The sample interval is the server's time, so
+// an agentsim server at --speedup 1000 asks a sample every 0.75 ms of wall time, each over
+// every open stream: at 5,000 streams that cost the proxy more CPU than the frames it
+// forwards. A tick sooner than either bound after the last sample is skipped; each sample
+// says when it was taken, so diagnosis reads the gaps as they are.
+const (
+	minSampleWall = 10 * time.Millisecond
+	sampleShare   = 50
+)
+
+// Run samples the proxy every sample interval (no sooner than minSampleWall, nor than
+// sampleShare times the last sample's own work, after it) until ctx ends: samples.jsonl, the
+// analyzer, and a line on Out when the verdict changes kind or a stall episode begins. It
+// records what the proxy tells as it is told, and flushes the files every second.
 func (w *Watcher) Run(ctx context.Context, p *Proxy) {
 	t := w.o.Clock.NewTicker(w.o.SampleInterval)
 	defer t.Stop()
 	flush := w.o.Clock.NewTicker(time.Second)
 	defer flush.Stop()
+	var last time.Time      // wall time of the last sample
+	gap := time.Duration(0) // the least wall time from it to the next
 	for {
 		select {
 		case <-ctx.Done():
@@ -324,19 +340,24 @@ func (w *Watcher) Run(ctx context.Context, p *Proxy) {
 			_ = w.evs.Flush()
 			_ = w.samples.Flush()
 		case <-t.C:
-			w.sample(ctx, p)
+			if now := w.o.Clock.WallNow(); now.Sub(last) >= gap {
+				last = now
+				gap = max(minSampleWall, sampleShare*w.sample(ctx, p))
+			}
 		}
 	}
 }
 
-// sample takes one sample of the proxy and the server.
-func (w *Watcher) sample(ctx context.Context, p *Proxy) {
+// sample takes one sample of the proxy and the server, and returns the wall time of its own
+// work, after the scrape.
+func (w *Watcher) sample(ctx context.Context, p *Proxy) time.Duration {
 	var reading scrape.Reading
 	if w.scraper != nil {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		reading = w.scraper.Scrape(sctx)
 		cancel()
 	}
+	start := w.o.Clock.WallNow()
 	open, now := p.Open()
 	w.lock()
 	defer w.mu.Unlock()
@@ -363,6 +384,7 @@ func (w *Watcher) sample(ctx context.Context, p *Proxy) {
 	w.samples.Write(s)
 	w.a.Sample(s)
 	w.report(now)
+	return w.o.Clock.WallNow().Sub(start)
 }
 
 // quantities matches a number with its unit, if any, in a verdict's summary.

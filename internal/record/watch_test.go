@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +26,7 @@ import (
 	"github.com/agentsim/agentsim/internal/diagnose"
 	"github.com/agentsim/agentsim/internal/memnet"
 	"github.com/agentsim/agentsim/internal/record"
+	"github.com/agentsim/agentsim/internal/rundir"
 	"github.com/agentsim/agentsim/results"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/simtest"
@@ -197,4 +200,31 @@ func TestWatchTellsSlowFromSilentFromStopped(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestWatchSamplesAtWallPace: on a server's clock at 1,000×, a 750 ms sample interval is
+// 0.75 ms of wall time; the watch samples no more often than every 10 ms of wall time.
+func TestWatchSamplesAtWallPace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.New(1000)
+		require.NoError(t, err)
+		dir := t.TempDir()
+		w, err := record.NewWatcher(record.WatchOptions{Dir: dir, Upstream: "http://upstream", Clock: clk})
+		require.NoError(t, err)
+		up, _ := url.Parse("http://upstream")
+		p, err := record.New(record.Options{Upstream: up, Trace: io.Discard, Clock: clk, Observer: w})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx, p) }()
+		time.Sleep(time.Second)
+		cancel()
+		<-done
+		require.NoError(t, p.Close())
+		require.NoError(t, w.Close())
+		b, err := os.ReadFile(filepath.Join(dir, rundir.Samples))
+		require.NoError(t, err)
+		n := strings.Count(string(b), "\n")
+		assert.True(t, n >= 90 && n <= 101, "%d samples in 1 s of wall time at 1,000×; want 90–101 (one each 10 ms)", n)
+	})
 }

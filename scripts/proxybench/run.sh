@@ -20,6 +20,22 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 client=$work/framebench
 (cd "$here/../.." && go build -o "$client" scripts/framebench/main.go)
+# The proxy holds two descriptors a stream (the harness's connection and its own to the
+# server): raise the hard limit for the processes started here when it is short, which needs
+# CAP_SYS_RESOURCE, and say so when it cannot be raised.
+most=0
+for n in $counts; do [ "$n" -gt "$most" ] && most=$n; done
+need=$((2 * most + 256))
+hard=$(ulimit -Hn)
+if [ "$hard" != unlimited ] && [ "$hard" -lt "$need" ]; then
+  if prlimit --pid $$ --nofile="$need:$need" 2>/dev/null; then
+    echo "open-file limit raised from $hard to $need for $most streams through the proxy"
+  else
+    echo "warning: $most streams through the proxy need about $need open files, and the hard limit is $hard," \
+      "which cannot be raised here (prlimit --nofile needs CAP_SYS_RESOURCE): the proxy can hold about" \
+      "$(((hard - 256) / 2)) streams open at once; one beyond waits to be accepted, or fails if the proxy cannot dial the server" >&2
+  fi
+fi
 ulimit -n "$(ulimit -Hn)" || true
 tck=$(getconf CLK_TCK)
 
