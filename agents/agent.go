@@ -202,6 +202,9 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 	a.set(events.StatePacerWait)
 	a.record(&events.Event{Kind: events.PacerWait, Round: round})
 	start := a.env.Clock.Now()
+	ops := &a.env.Board.acquires
+	ops.began.Add(1)
+	defer ops.recorded.Add(1)
 	permit, err := a.env.Pacer.Acquire(rounds, pacer.Demand{Agent: a.ID, PromptTokens: prompt, ExpectedOutputTokens: output})
 	if err != nil {
 		if rounds.Err() == nil { // a refusal (a request larger than a tpm budget), not the run stopping
@@ -316,6 +319,9 @@ func (a *Agent) tap(res *Result, frames []time.Time) { a.env.Tap(a.ID, *res, fra
 func (a *Agent) release(round int, permit *pacer.Permit, res *Result) {
 	o := res.Outcome()
 	released := a.env.Clock.Now()
+	ops := &a.env.Board.releases
+	ops.began.Add(1)
+	defer ops.recorded.Add(1)
 	permit.Release(o)
 	leaked := o.Kind == events.RequestTimeout && a.env.Workload.Pacer.LeakOnTimeout
 	a.recordAfter(&events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: o.Kind, Leaked: leaked}, released)

@@ -18,6 +18,8 @@ import (
 type Board struct {
 	chunksIn atomic.Int64
 	tokens   atomic.Int64
+	// acquires and releases count the agents' pacer operations (see PacerRecorded).
+	acquires, releases pacerOps
 
 	mu      sync.Mutex
 	agents  []agentView

@@ -162,6 +162,11 @@ type PacerSample struct {
 	// Granted is how many of the waiting agents have been granted a permit but not yet run to
 	// take it; absent when none.
 	Granted int `json:"granted,omitempty"`
+	// Unrecorded is how many of the agents' pacer operations, not waiting, were under way
+	// while the sample was taken — begun, their events not yet recorded: the most by which
+	// InUse may differ from the permits the events up to the sample show held. Absent when
+	// none.
+	Unrecorded int64 `json:"unrecorded,omitempty"`
 	// HeldSilent counts the permits in use whose request has been silent ≥ stall_after;
 	// HeldLeaked those leaked (see Holding.Leaked). The others are held by work still moving.
 	HeldSilent int `json:"held_silent,omitempty"`
