@@ -24,8 +24,10 @@ import (
 // The controller steers by their levels: down when the harness's lag exceeds the bound (1 % of
 // stall_after), when the simulator gains more than half of it in one window, or when the
 // simulator's lag is above the bound and still gains more than a 64th of it a window; up while
-// both lags are within half the bound and the simulator gains no more than a quarter of it, by
-// the square root of the room left (at least a fifth, at most double); else it holds. A window
+// the harness's lag is within half the bound and the simulator gains no more than a quarter
+// of it (no more than a 64th while its lag is above the bound), by the square root of the room
+// left (at least a fifth, at most double); else it holds. Lateness the simulator carries from
+// before does not hold the rate down: it does not grow with it. A window
 // lowers the rate by at least half and at most to a quarter: one late wake-up, which is the
 // p99 of a window with few waits, costs one step, not the run's pace.
 const (
@@ -39,7 +41,7 @@ const (
 	maxPaceUpMost   = 2.0
 	maxPaceDown     = 0.5
 	maxPaceDownMost = 0.25
-	// maxPaceRoom is the share of the bound both lags stay within for the rate to rise.
+	// maxPaceRoom is the share of the bound the harness's lag stays within for the rate to rise.
 	maxPaceRoom = 0.5
 	// maxPaceNew, maxPaceNewUp and maxPaceStill are the simulator's new lateness a window, as
 	// fractions of the bound, that is too much at any lag, that is too much to rise, and that
@@ -114,7 +116,10 @@ func (p *MaxPace) Step() bool {
 	bound := float64(p.bound)
 	newTooMuch := float64(gained) > maxPaceNew*bound
 	still := float64(gained) <= maxPaceStill*bound
-	room := maxPaceRoom * bound / max(float64(own), float64(sim), 1)
+	// The room left: the harness's lag within half the bound, the simulator's new lateness
+	// within a quarter of it. Its carried lateness is old: it holds only when above the bound
+	// and still growing.
+	room := min(maxPaceRoom*bound/max(float64(own), 1), maxPaceNewUp*bound/max(float64(gained), 1))
 	next := s
 	switch {
 	case own > p.bound || newTooMuch || (sim > p.bound && !still):
@@ -129,7 +134,7 @@ func (p *MaxPace) Step() bool {
 			factor = min(factor, maxPaceNewAim*bound/float64(gained))
 		}
 		next = s * max(factor, maxPaceDownMost)
-	case room > 1 && float64(gained) <= maxPaceNewUp*bound:
+	case room > 1 && (sim <= p.bound || still):
 		// The square root halves, in proportion, the way to where the lags would fill the
 		// room: a lag that is a wake-up's jitter is noisy.
 		next = s * min(max(math.Sqrt(room), maxPaceUp), maxPaceUpMost)

@@ -50,14 +50,15 @@ func TestMaxPaceSlowsAndRecovers(t *testing.T) {
 		sim.gained = 1 * time.Second
 		step(maxPaceDownMost, "the simulator gained the bound's worth of lateness: down, to a quarter in one window")
 		sim.lag.Record(3 * time.Second)
-		step(1, "the simulator as late as before, no later (a generation's carried lateness), but above the bound: hold")
+		step(maxPaceUpMost, "the simulator as late as before, no later (a generation's carried lateness), above the bound: up")
 		sim.lag.Record(400 * time.Millisecond)
-		step(maxPaceUp, "its carried lateness within half the bound, gaining none: up by a fifth")
+		sim.gained = 200 * time.Millisecond
+		step(maxPaceUp, "its carried lateness within the bound, gaining less than a quarter of it: up by a fifth")
 		own.Record(700 * time.Millisecond)
 		step(1, "the harness between half the bound and the bound: hold")
 		sim.behind = 700 * time.Millisecond
 		step(maxPaceDownMost, "the simulator fell behind its model by more than half the bound in one window: down")
-		step(1, "as far behind as before, within the bound: hold")
+		step(maxPaceUpMost, "as far behind as before, within the bound, gaining nothing: up")
 		sim.behind = 0
 		for range 100 {
 			p.Step() // no lag at all: up to the ceiling
@@ -67,7 +68,7 @@ func TestMaxPaceSlowsAndRecovers(t *testing.T) {
 		a := p.Achieved()
 		assert.Equal(t, "max", a.Mode)
 		assert.Equal(t, 1.0, a.LagBoundS)
-		assert.Less(t, a.Min, 10.0)
+		assert.Less(t, a.Min, 20.0)
 		assert.Equal(t, 1000.0, a.Samples[0].Speedup)
 		assert.Equal(t, maxPaceCeiling, a.Samples[len(a.Samples)-1].Speedup)
 	})
@@ -106,6 +107,30 @@ func TestMaxPaceRisesToWhereJitterFillsTheBound(t *testing.T) {
 		assert.GreaterOrEqual(t, clk.Speedup(), 75.0, "the rate rose to where the jitter fills the room")
 		late := time.Duration(float64(2*time.Millisecond) * clk.Speedup())
 		assert.LessOrEqual(t, 3*late, bound, "the simulator's lag stays within the bound")
+	})
+}
+
+// Lateness the simulator carries from before a slow-down — above the bound, not growing —
+// does not hold the rate at the floor: it rises while the simulator gains next to nothing,
+// where it once held at 1× until every generation that carried it had ended.
+func TestMaxPaceRisesOverCarriedLateness(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.Adjustable(1)
+		require.NoError(t, err)
+		own, sim := new(clock.Lag), new(paceSim)
+		bound := 1200 * time.Millisecond
+		p := NewMaxPace(clk, bound, own, sim)
+		for range 20 {
+			late := time.Duration(float64(time.Millisecond) * clk.Speedup()) // a wake-up's jitter
+			for range 100 {
+				own.Record(late)
+				sim.lag.Record(2*time.Second + late) // carried, as late as before, and the jitter
+			}
+			sim.gained = late
+			p.Step()
+		}
+		assert.GreaterOrEqual(t, clk.Speedup(), 8.0, "up to where the simulator gains about a 64th of the bound")
+		assert.LessOrEqual(t, clk.Speedup(), 40.0, "no further while it is above the bound")
 	})
 }
 
