@@ -270,13 +270,17 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, permit uint64, 
 	a.attempts = attempt
 	a.set(events.StateRequesting)
 	sent := a.env.Clock.Now()
+	a.env.Board.opens.began.Add(1)
 	stream := a.env.Board.open(id, a.ID, permit, sent)
 	a.recordSent(round, attempt, id, req.MaxTokens, est, sent)
+	a.env.Board.opens.recorded.Add(1)
 	obs := &requestLog{a: a, round: round, id: id, stream: stream, keepFrames: a.env.Tap != nil}
 	a.env.Client.callInto(withRequest(ctx, id, sent), req, obs, res)
 	ended := a.env.Clock.Now()
+	a.env.Board.closes.began.Add(1)
 	a.env.Board.close(stream, res.Usage.Completion)
 	a.recordEnd(res, round, id, attempt, ended)
+	a.env.Board.closes.recorded.Add(1)
 	if a.env.Tap != nil {
 		a.tap(res, obs.frames)
 	}

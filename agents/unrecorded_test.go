@@ -48,19 +48,19 @@ func TestUnrecordedPacerOps(t *testing.T) {
 				}
 			}()
 			<-rec.held
-			recorded := env.Board.PacerRecorded()
+			recorded := env.Board.Recorded()
 			st := p.Stats()
-			u := Unrecorded(recorded, env.Board.PacerBegun())
+			u := Unrecorded(recorded, env.Board.Begun())
 			if kind == events.Release {
 				assert.Equal(t, 0, st.InUse, "the pacer has its permit back")
-				assert.Equal(t, PacerOps{Releases: 1}, u, "the release is under way")
+				assert.Equal(t, Changes{Releases: 1}, u, "the release is under way")
 			} else {
 				assert.Equal(t, 1, st.InUse, "the pacer has issued the permit")
-				assert.Equal(t, PacerOps{Acquires: 1}, u, "the acquisition is under way")
+				assert.Equal(t, Changes{Acquires: 1}, u, "the acquisition is under way")
 			}
 			close(rec.free)
 			synctest.Wait()
-			assert.Equal(t, PacerOps{}, Unrecorded(env.Board.PacerRecorded(), env.Board.PacerBegun()), "recorded: none under way")
+			assert.Equal(t, Changes{}, Unrecorded(env.Board.Recorded(), env.Board.Begun()), "recorded: none under way")
 		})
 	}
 }

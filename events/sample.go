@@ -40,6 +40,11 @@ type Sample struct {
 	// any of them has gone without a byte.
 	InFlight       int     `json:"in_flight"`
 	OldestSilenceS float64 `json:"oldest_silence_s"`
+	// InFlightUnrecorded is how many of the agents' requests were being opened or closed while
+	// the sample was taken — their request_sent or terminal event not yet recorded: the most
+	// by which InFlight may differ from the requests in flight by the events up to the
+	// sample. Absent when none.
+	InFlightUnrecorded int64 `json:"in_flight_unrecorded,omitempty"`
 	// TokensOut is the output tokens received so far (from completed requests' usage).
 	TokensOut int64 `json:"tokens_out"`
 	// ChunksIn is the stream chunks received so far, by every request; it moves whenever
