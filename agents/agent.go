@@ -202,6 +202,9 @@ func (a *Agent) acquire(rounds context.Context, round, prompt, output int) (*pac
 	a.set(events.StatePacerWait)
 	a.record(&events.Event{Kind: events.PacerWait, Round: round})
 	start := a.env.Clock.Now()
+	ops := &a.env.Board.acquires
+	ops.began.Add(1)
+	defer ops.recorded.Add(1)
 	permit, err := a.env.Pacer.Acquire(rounds, pacer.Demand{Agent: a.ID, PromptTokens: prompt, ExpectedOutputTokens: output})
 	if err != nil {
 		if rounds.Err() == nil { // a refusal (a request larger than a tpm budget), not the run stopping
@@ -267,13 +270,17 @@ func (a *Agent) attempt(ctx context.Context, round, attempt int, permit uint64, 
 	a.attempts = attempt
 	a.set(events.StateRequesting)
 	sent := a.env.Clock.Now()
+	a.env.Board.opens.began.Add(1)
 	stream := a.env.Board.open(id, a.ID, permit, sent)
 	a.recordSent(round, attempt, id, req.MaxTokens, est, sent)
+	a.env.Board.opens.recorded.Add(1)
 	obs := &requestLog{a: a, round: round, id: id, stream: stream, keepFrames: a.env.Tap != nil}
 	a.env.Client.callInto(withRequest(ctx, id, sent), req, obs, res)
 	ended := a.env.Clock.Now()
+	a.env.Board.closes.began.Add(1)
 	a.env.Board.close(stream, res.Usage.Completion)
 	a.recordEnd(res, round, id, attempt, ended)
+	a.env.Board.closes.recorded.Add(1)
 	if a.env.Tap != nil {
 		a.tap(res, obs.frames)
 	}
@@ -316,6 +323,9 @@ func (a *Agent) tap(res *Result, frames []time.Time) { a.env.Tap(a.ID, *res, fra
 func (a *Agent) release(round int, permit *pacer.Permit, res *Result) {
 	o := res.Outcome()
 	released := a.env.Clock.Now()
+	ops := &a.env.Board.releases
+	ops.began.Add(1)
+	defer ops.recorded.Add(1)
 	permit.Release(o)
 	leaked := o.Kind == events.RequestTimeout && a.env.Workload.Pacer.LeakOnTimeout
 	a.recordAfter(&events.Event{Kind: events.Release, Round: round, Permit: permit.ID, RequestOutcome: o.Kind, Leaked: leaked}, released)

@@ -18,6 +18,9 @@ import (
 type Board struct {
 	chunksIn atomic.Int64
 	tokens   atomic.Int64
+	// acquires, releases, opens and closes count the agents' changes of the pacer and of
+	// their streams (see Recorded).
+	acquires, releases, opens, closes changes
 
 	mu      sync.Mutex
 	agents  []agentView

@@ -102,12 +102,15 @@ func (c *Clock) ToSim(wall time.Duration) time.Duration {
 	return toSim(wall, c.Speedup())
 }
 
-// toWall converts a simulated duration to wall time at speedup s.
+// toWall converts a simulated duration to wall time at speedup s; a positive one takes at
+// least a nanosecond. A wait of a few simulated nanoseconds at a high speedup, truncated to
+// no wall time, would end where it began, before its simulated instant, to be armed again for
+// the same instant, round after round.
 func toWall(sim time.Duration, s float64) time.Duration {
 	if s == 1 || sim <= 0 {
 		return sim
 	}
-	return time.Duration(float64(sim) / s)
+	return max(time.Duration(float64(sim)/s), time.Nanosecond)
 }
 
 // toSim converts a wall duration to simulated time at speedup s.

@@ -91,3 +91,28 @@ func TestLagWindow(t *testing.T) {
 	assert.InDelta(t, 2.0, s.Max.Seconds(), 0.25)
 	assert.Equal(t, int64(0), w.Next().N)
 }
+
+// A wait shorter than a nanosecond of wall time at the speedup still ends at or after its
+// simulated instant: a loop that waits for that instant until the clock reaches it (the
+// engine's timed events) ends, where a wait truncated to no wall time ended where it began,
+// and the loop spun at one instant without end.
+func TestShortWaitReachesItsInstant(t *testing.T) {
+	for _, adjustable := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			newClock := New
+			if adjustable {
+				newClock = Adjustable
+			}
+			c, err := newClock(10000)
+			require.NoError(t, err)
+			due := c.Now().Add(7 * time.Microsecond)
+			rounds := 0
+			for c.Now().Before(due) && rounds < 100 {
+				require.NoError(t, c.Sleep(t.Context(), due.Sub(c.Now())))
+				rounds++
+			}
+			assert.False(t, c.Now().Before(due), "the clock reached the instant waited for (adjustable %v)", adjustable)
+			assert.Equal(t, 1, rounds, "one wait reaches it")
+		})
+	}
+}

@@ -40,6 +40,11 @@ type Sample struct {
 	// any of them has gone without a byte.
 	InFlight       int     `json:"in_flight"`
 	OldestSilenceS float64 `json:"oldest_silence_s"`
+	// InFlightUnrecorded is how many of the agents' requests were being opened or closed while
+	// the sample was taken — their request_sent or terminal event not yet recorded: the most
+	// by which InFlight may differ from the requests in flight by the events up to the
+	// sample. Absent when none.
+	InFlightUnrecorded int64 `json:"in_flight_unrecorded,omitempty"`
 	// TokensOut is the output tokens received so far (from completed requests' usage).
 	TokensOut int64 `json:"tokens_out"`
 	// ChunksIn is the stream chunks received so far, by every request; it moves whenever
@@ -162,6 +167,11 @@ type PacerSample struct {
 	// Granted is how many of the waiting agents have been granted a permit but not yet run to
 	// take it; absent when none.
 	Granted int `json:"granted,omitempty"`
+	// Unrecorded is how many of the agents' pacer operations, not waiting, were under way
+	// while the sample was taken — begun, their events not yet recorded: the most by which
+	// InUse may differ from the permits the events up to the sample show held. Absent when
+	// none.
+	Unrecorded int64 `json:"unrecorded,omitempty"`
 	// HeldSilent counts the permits in use whose request has been silent ≥ stall_after;
 	// HeldLeaked those leaked (see Holding.Leaked). The others are held by work still moving.
 	HeldSilent int `json:"held_silent,omitempty"`

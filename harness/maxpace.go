@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"math"
 	"slices"
 	"time"
 
@@ -16,22 +17,41 @@ import (
 // the p99 of the lateness its deliveries gained in the window (SimLag.NewLateness), or how much
 // further behind its model it fell, the larger. A generation the simulator delivered late
 // stays late by as much until it ends (docs/engine.md): slowing the clock stops new lateness,
-// it cannot take back the old, so the controller answers the new. It sets the clock's speedup
-// down, in proportion and at least by half, when the harness's lag exceeds the bound (1 % of
-// stall_after), when the simulator's new lateness exceeds an eighth of it, or when the
-// simulator's lag is above the bound and still gains more than a 64th of it a window; up by a
-// fifth when the harness's lag is below a quarter of the bound and the simulator's gains no
-// more than a 64th of it and is within the bound; else it holds.
+// it cannot take back the old, so the controller answers the new.
+//
+// Both lags are mostly wall-clock jitter — a wake-up a millisecond late is 0.3 s simulated at
+// 300× — so they grow with the speedup, and the rate the bound allows is where they reach it.
+// The controller steers by their levels: down when the harness's lag exceeds the bound (1 % of
+// stall_after), when the simulator gains more than half of it in one window, or when the
+// simulator's lag is above the bound and still gains more than a 64th of it a window; up while
+// the harness's lag is within half the bound and the simulator gains no more than a quarter
+// of it (no more than a 64th while its lag is above the bound), by the square root of the room
+// left (at least a fifth, at most double); else it holds. Lateness the simulator carries from
+// before does not hold the rate down: it does not grow with it. A window
+// lowers the rate by at least half and at most to a quarter: one late wake-up, which is the
+// p99 of a window with few waits, costs one step, not the run's pace.
 const (
 	maxPaceWindow  = 250 * time.Millisecond
 	maxPaceShare   = 0.01 // of stall_after: the lag bound
 	maxPaceMin     = 1.0
 	maxPaceCeiling = 10000.0
-	maxPaceUp      = 1.2
-	// maxPaceNew and maxPaceStill are the simulator's new lateness a window, as fractions of
-	// the bound, that is too much at any lag, and that counts as none.
-	maxPaceNew   = 1.0 / 8
+	// maxPaceUp and maxPaceUpMost are the least and the most a window raises the speedup by;
+	// maxPaceDown and maxPaceDownMost the least and the most it lowers it by, as factors.
+	maxPaceUp       = 1.2
+	maxPaceUpMost   = 2.0
+	maxPaceDown     = 0.5
+	maxPaceDownMost = 0.25
+	// maxPaceRoom is the share of the bound the harness's lag stays within for the rate to rise.
+	maxPaceRoom = 0.5
+	// maxPaceNew, maxPaceNewUp and maxPaceStill are the simulator's new lateness a window, as
+	// fractions of the bound, that is too much at any lag, that is too much to rise, and that
+	// counts as none.
+	maxPaceNew   = 1.0 / 2
+	maxPaceNewUp = 1.0 / 4
 	maxPaceStill = 1.0 / 64
+	// maxPaceNewAim is the new lateness a window, as a fraction of the bound, that a slow-down
+	// answering new lateness aims for.
+	maxPaceNewAim = 1.0 / 16
 )
 
 // MaxPace is a --speedup max run's controller of its clock's speedup.
@@ -93,24 +113,31 @@ func (p *MaxPace) Step() bool {
 		gained = max(p.sim.NewLateness(), behind-p.behindBefore)
 		p.behindBefore = behind
 	}
-	newTooMuch := float64(gained) > maxPaceNew*float64(p.bound)
-	still := float64(gained) <= maxPaceStill*float64(p.bound)
+	bound := float64(p.bound)
+	newTooMuch := float64(gained) > maxPaceNew*bound
+	still := float64(gained) <= maxPaceStill*bound
+	// The room left: the harness's lag within half the bound, the simulator's new lateness
+	// within a quarter of it. Its carried lateness is old: it holds only when above the bound
+	// and still growing.
+	room := min(maxPaceRoom*bound/max(float64(own), 1), maxPaceNewUp*bound/max(float64(gained), 1))
 	next := s
 	switch {
 	case own > p.bound || newTooMuch || (sim > p.bound && !still):
 		// Wall lag stays roughly constant as the speedup changes, and simulated lag is wall
 		// lag times the speedup: scale down to where the bound holds — the harness's lag
-		// within it, the simulator's new lateness within a 64th of it — at least by half.
-		factor := 0.5
+		// within it, the simulator's new lateness within a 16th of it — by half to a quarter.
+		factor := maxPaceDown
 		if own > p.bound {
-			factor = min(factor, float64(p.bound)/float64(own))
+			factor = min(factor, bound/float64(own))
 		}
 		if !still {
-			factor = min(factor, maxPaceNew/2*float64(p.bound)/float64(gained))
+			factor = min(factor, maxPaceNewAim*bound/float64(gained))
 		}
-		next = s * factor
-	case own < p.bound/4 && still && sim <= p.bound:
-		next = s * maxPaceUp
+		next = s * max(factor, maxPaceDownMost)
+	case room > 1 && (sim <= p.bound || still):
+		// The square root halves, in proportion, the way to where the lags would fill the
+		// room: a lag that is a wake-up's jitter is noisy.
+		next = s * min(max(math.Sqrt(room), maxPaceUp), maxPaceUpMost)
 	}
 	next = min(max(next, maxPaceMin), maxPaceCeiling)
 	if next == s || p.clk.SetSpeedup(next) != nil {

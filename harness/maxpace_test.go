@@ -48,15 +48,17 @@ func TestMaxPaceSlowsAndRecovers(t *testing.T) {
 		step(0.5, "1.5× the bound: at least halved")
 		sim.lag.Record(3 * time.Second)
 		sim.gained = 1 * time.Second
-		step(1.0/16, "the simulator gained the bound's worth of lateness: down to where it gains a 16th")
+		step(maxPaceDownMost, "the simulator gained the bound's worth of lateness: down, to a quarter in one window")
 		sim.lag.Record(3 * time.Second)
-		step(1, "the simulator as late as before, no later (a generation's carried lateness), but above the bound: hold")
-		sim.lag.Record(500 * time.Millisecond)
-		step(maxPaceUp, "its carried lateness within the bound, gaining none: up")
+		step(maxPaceUpMost, "the simulator as late as before, no later (a generation's carried lateness), above the bound: up")
+		sim.lag.Record(400 * time.Millisecond)
+		sim.gained = 200 * time.Millisecond
+		step(maxPaceUp, "its carried lateness within the bound, gaining less than a quarter of it: up by a fifth")
 		own.Record(700 * time.Millisecond)
-		step(1, "the harness between a quarter of the bound and the bound: hold")
-		sim.behind = 200 * time.Millisecond
-		step(0.3125, "the simulator fell behind its model, by more than an eighth of the bound: down to where it gains a 16th")
+		step(1, "the harness between half the bound and the bound: hold")
+		sim.behind = 700 * time.Millisecond
+		step(maxPaceDownMost, "the simulator fell behind its model by more than half the bound in one window: down")
+		step(maxPaceUpMost, "as far behind as before, within the bound, gaining nothing: up")
 		sim.behind = 0
 		for range 100 {
 			p.Step() // no lag at all: up to the ceiling
@@ -66,9 +68,89 @@ func TestMaxPaceSlowsAndRecovers(t *testing.T) {
 		a := p.Achieved()
 		assert.Equal(t, "max", a.Mode)
 		assert.Equal(t, 1.0, a.LagBoundS)
-		assert.Less(t, a.Min, 10.0)
+		assert.Less(t, a.Min, 20.0)
 		assert.Equal(t, 1000.0, a.Samples[0].Speedup)
 		assert.Equal(t, maxPaceCeiling, a.Samples[len(a.Samples)-1].Speedup)
+	})
+}
+
+// jitter is a machine whose lag is only its wake-ups' wall-clock jitter, the same at any rate:
+// simulated lag grows with the speedup. Each window records the harness's waits late by
+// wall, the simulator's deliveries late by three such wake-ups (a hand-off's, a step's and a
+// reader's), and lateness gained since the last window by one — lateness that does not last.
+func jitter(clk *clock.Clock, own *clock.Lag, sim *paceSim, wall time.Duration) {
+	late := time.Duration(float64(wall) * clk.Speedup())
+	for range 100 {
+		own.Record(late)
+		sim.lag.Record(3 * late)
+	}
+	sim.gained = late
+}
+
+// On a machine whose lag is its wake-ups' jitter, the controller rises to the rate where that
+// jitter nears the bound, where it once held wherever the simulator's lateness gained in a
+// window — the jitter itself — was above a 64th of the bound: at 20×, the start, on a machine
+// that wakes 2 ms late, with room for 100×.
+func TestMaxPaceRisesToWhereJitterFillsTheBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.Adjustable(20)
+		require.NoError(t, err)
+		own, sim := new(clock.Lag), new(paceSim)
+		bound := 1200 * time.Millisecond
+		p := NewMaxPace(clk, bound, own, sim)
+		for range 40 {
+			jitter(clk, own, sim, 2*time.Millisecond)
+			p.Step()
+		}
+		// 2 ms at 100× is 0.2 s, the simulator's lateness 0.6 s: half the bound, where the
+		// controller stops rising.
+		assert.GreaterOrEqual(t, clk.Speedup(), 75.0, "the rate rose to where the jitter fills the room")
+		late := time.Duration(float64(2*time.Millisecond) * clk.Speedup())
+		assert.LessOrEqual(t, 3*late, bound, "the simulator's lag stays within the bound")
+	})
+}
+
+// Lateness the simulator carries from before a slow-down — above the bound, not growing —
+// does not hold the rate at the floor: it rises while the simulator gains next to nothing,
+// where it once held at 1× until every generation that carried it had ended.
+func TestMaxPaceRisesOverCarriedLateness(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.Adjustable(1)
+		require.NoError(t, err)
+		own, sim := new(clock.Lag), new(paceSim)
+		bound := 1200 * time.Millisecond
+		p := NewMaxPace(clk, bound, own, sim)
+		for range 20 {
+			late := time.Duration(float64(time.Millisecond) * clk.Speedup()) // a wake-up's jitter
+			for range 100 {
+				own.Record(late)
+				sim.lag.Record(2*time.Second + late) // carried, as late as before, and the jitter
+			}
+			sim.gained = late
+			p.Step()
+		}
+		assert.GreaterOrEqual(t, clk.Speedup(), 8.0, "up to where the simulator gains about a 64th of the bound")
+		assert.LessOrEqual(t, clk.Speedup(), 40.0, "no further while it is above the bound")
+	})
+}
+
+// One late wake-up — the p99 of a window with few waits, as an idle run's are — costs one step
+// of at most a quarter, and the rate is back within a few windows: it once cut the rate in
+// proportion to the one wait, to an eighth here, and took a dozen windows to return.
+func TestMaxPaceOneLateWakeUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		clk, err := clock.Adjustable(200)
+		require.NoError(t, err)
+		own := new(clock.Lag)
+		p := NewMaxPace(clk, time.Second, own, new(paceSim))
+		own.Record(8 * time.Second) // 40 ms of wall time at 200×
+		p.Step()
+		assert.InEpsilon(t, 50.0, clk.Speedup(), 0.01, "down to a quarter, not to an eighth")
+		for range 3 {
+			own.Record(time.Duration(float64(100*time.Microsecond) * clk.Speedup()))
+			p.Step()
+		}
+		assert.GreaterOrEqual(t, clk.Speedup(), 200.0, "back within three windows")
 	})
 }
 

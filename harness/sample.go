@@ -58,6 +58,7 @@ func (r *run) sample() (events.Sample, string, bool) {
 	// The sample's instant, its snapshot and the events written before it are taken under mu,
 	// so that no event stamped after the instant is written before the sample.
 	r.mu.Lock()
+	recorded := r.board.Recorded() // before the instant; see agents.Unrecorded
 	now := r.o.Clock.Now()
 	r.scrapeS = now.Sub(before).Seconds()
 	s, waits := r.board.Snapshot(now, r.o.Workload.Watchdog.StallAfter)
@@ -74,6 +75,11 @@ func (r *run) sample() (events.Sample, string, bool) {
 	// The watchdog judges the sample against every event before it; later ones follow it.
 	r.flush(s.TS)
 	r.now.release(r.emit)
+	u := agents.Unrecorded(recorded, r.board.Begun())
+	s.InFlightUnrecorded = u.Opens + u.Closes
+	if s.Pacer != nil {
+		s.Pacer.Unrecorded = max(0, u.Acquires-int64(s.Pacer.Waiting)) + u.Releases
+	}
 	s.RoundsEnded = r.roundsEnded
 	r.samples.Write(s)
 	r.checks.Sample(s)
