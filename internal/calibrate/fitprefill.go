@@ -132,7 +132,11 @@ func (f *Fit) kind(d *Data, ratio float64, chunk int) {
 		}
 	}
 	if best == engine.EngineColocatedMixed {
-		chunk = f.chunkOf(runs, chunk)
+		if measured := f.chunkOf(runs, chunk); measured != chunk {
+			chunk = measured
+			pred[best] = math.Min(math.Min(float64(chunk-2), long)/long+step/window, 1)
+			f.Evidence += fmt.Sprintf("; with the chunk measured, %d tokens, colocated-mixed predicts %.2f", chunk, pred[best])
+		}
 	}
 	f.setKind(best, chunk)
 	f.fitted("engine", string(best), "-", source)
