@@ -15,14 +15,19 @@ import (
 // KV of those before it. The batch's last first token, less what the terms already fitted
 // predict for it (batchFirstTokens), is the pool term times the batch's pool pairs; the fit
 // is that least-squares slope through 0. It runs after the batch and KV fits: a batch larger
-// than max_running or the KV pool waits, which the step loop does not model. Only colocated engines share a pool between
-// prefill and decode; a disaggregated or parallel one keeps 0.
+// than max_running or the KV pool waits, which the step loop does not model. Only colocated
+// engines share a pool between prefill and decode; a disaggregated one keeps the base's value,
+// a parallel one (whose prefills share nothing) 0.
 func (f *Fit) prefillPool(d *Data, ratio float64) {
 	const key = "prefill_attn_pool_ns"
 	p := f.Profile
-	if k := p.EngineMode(); k != engine.EngineColocatedMixed && k != engine.EngineColocatedAlternating {
+	switch k := p.EngineMode(); k {
+	case engine.EngineColocatedParallel:
 		p.PrefillAttnPoolNs = 0
-		f.kept(key, fmt.Sprintf("engine %s: its prefills read no pool beside other requests", k))
+		f.kept(key, fmt.Sprintf("engine %s: its prefills read no other request's KV: 0", k))
+		return
+	case engine.EngineDisaggregated:
+		f.kept(key, fmt.Sprintf("engine %s: its prefill engine shares no pool with decoding requests: the base's %g kept", k, p.PrefillAttnPoolNs))
 		return
 	}
 	paged := *p
@@ -55,8 +60,7 @@ func (f *Fit) prefillPool(d *Data, ratio float64) {
 		}
 	}
 	if len(pairs) < 2 {
-		p.PrefillAttnPoolNs = 0
-		f.kept(key, fmt.Sprintf("%d context batches of 2 or more prompts completed, too few to fit: 0 kept", len(pairs)))
+		f.kept(key, fmt.Sprintf("%d context batches of 2 or more prompts completed, too few to fit: the base's %g kept", len(pairs), p.PrefillAttnPoolNs))
 		return
 	}
 	var xy, xx float64

@@ -156,8 +156,8 @@ func TestPoolPairs(t *testing.T) {
 
 // TestUnifiedPoolSlowsPrefill: over a unified KV pool (prefill_attn_pool_ns, llama.cpp's
 // --kv-unified) a prompt prefilled beside four decoding streams pays for reading their KV, as
-// llama-server's prompt time grew from 45 ms beside four short contexts to 187 ms beside ~5 k
-// token ones (docs/engine.md §3); over a paged KV it does not.
+// llama-server's prompt time for 400 tokens grew from 43–48 ms beside six streams of ~300-token
+// contexts to 187 ms beside six of ~5 k (docs/engine.md §3); over a paged KV it does not.
 func TestUnifiedPoolSlowsPrefill(t *testing.T) {
 	paged := mustProfile(t, "vllm-llama3-8b-h100")
 	unified := *paged
