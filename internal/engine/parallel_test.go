@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentsim/agentsim/clock"
 )
 
 // parallelProfile is a colocated-parallel profile with llm-d-inference-sim's per-token timing:
@@ -31,12 +29,7 @@ func TestParallelPrefillsShareNothing(t *testing.T) {
 	p := parallelProfile()
 	require.NoError(t, p.Validate())
 	synctest.Test(t, func(t *testing.T) {
-		clk, err := clock.New(1)
-		require.NoError(t, err)
-		e, err := NewEngine(clk, p, nil)
-		require.NoError(t, err)
-		e.Start()
-		defer e.Stop()
+		e, clk := startEngine(t, p)
 
 		// Four 2 000-token prompts at once: each 220 ms × (1 + 3/7), none waiting for another.
 		start := clk.Now()
