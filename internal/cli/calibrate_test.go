@@ -19,11 +19,7 @@ import (
 // 200 (whose clock it adopts), then calibrate check with the profile it wrote: the profile
 // reads back, says where it came from, and check prints its table.
 func TestCalibrateWritesAProfileAndChecksIt(t *testing.T) {
-	clk, err := clock.New(200)
-	require.NoError(t, err)
-	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
-	require.NoError(t, err)
-	sim := simtest.NewLoopbackServer(t, simserver.Options{Clock: clk, Profile: truth})
+	sim, truth := vllmAtSpeedup200(t)
 	defer sim.Close()
 	out := filepath.Join(t.TempDir(), "twin.yaml")
 	code, stdout, stderr := execute(t, "calibrate", "--server", sim.URL, "--out", out, "--base", "ideal",
@@ -74,11 +70,7 @@ func TestCalibrateFromRecordedRuns(t *testing.T) {
 // against an agentsim server at speedup 200 and a twin of its own profile: it runs the file
 // three times, keeps the runs under --out, and prints the table for the file's 2 agents.
 func TestCalibrateCheckWorkloadFile(t *testing.T) {
-	clk, err := clock.New(200)
-	require.NoError(t, err)
-	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
-	require.NoError(t, err)
-	sim := simtest.NewLoopbackServer(t, simserver.Options{Clock: clk, Profile: truth})
+	sim, _ := vllmAtSpeedup200(t)
 	defer sim.Close()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "mine.yaml")
@@ -115,4 +107,15 @@ func TestTwinLagLine(t *testing.T) {
 	loaded := twinLagLine(clock.LagStats{P50: 20 * time.Millisecond, P99: 80 * time.Millisecond, Max: 300 * time.Millisecond}, 200*time.Millisecond, 10)
 	assert.Contains(t, loaded, "check again with a lower --twin-speedup")
 	assert.NotContains(t, twinLagLine(clock.LagStats{P99: time.Second}, 200*time.Millisecond, 1), "lower --twin-speedup", "at speedup 1 there is nothing lower to advise")
+}
+
+// vllmAtSpeedup200 serves the vllm-llama3-8b-h100 profile on loopback at speedup 200, the
+// server calibrate's tests fit; it returns the server and its profile.
+func vllmAtSpeedup200(t *testing.T) (*simtest.Server, *engine.Profile) {
+	t.Helper()
+	clk, err := clock.New(200)
+	require.NoError(t, err)
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	return simtest.NewLoopbackServer(t, simserver.Options{Clock: clk, Profile: truth}), truth
 }
