@@ -311,20 +311,31 @@ func (f *Fit) transfer(d *Data) {
 		fmt.Sprintf("first tokens of a batch one transfer apart, median over %d runs", len(slopes)))
 }
 
-// prefill fits TTFT at batch 1 over the prompt lengths: per chunk a fixed cost, per token
-// prefill_per_token, and P²/2 times the attention term (Σ c_i·(p_i + c_i/2) over a prompt's
-// chunks is P²/2 however it is chunked). Disaggregated, a fixed part per request (the KV
-// transfer and the first decode step) comes on top; it is told from the per-chunk cost only
-// when the prompts span more than one chunk count.
+// prefill fits the prompt's compute at batch 1 over the prompt lengths: per chunk a fixed
+// cost, per token prefill_per_token, and the attention term times Σ c_i·(p_i + c_i/2) over a
+// prompt's chunks, which is c·(p + c/2) for c tokens computed after p cached however it is
+// chunked. Where a colocated server reports its own prompt time (llama-server's timings), the
+// compute is fitted to that, and the rest of each TTFT — the server's work outside its steps —
+// becomes request_overhead (serverOverhead); otherwise to TTFT itself, which then charges that
+// work to the compute terms. Disaggregated, a fixed part per request (the KV transfer and the
+// first decode step) comes on top; it is told from the per-chunk cost only when the prompts span
+// more than one chunk count.
 func (f *Fit) prefill(d *Data, ratio float64, chunk int) {
 	p := f.Profile
-	var tok, ttft []float64
-	byPoint := map[int][]float64{}
+	disagg := p.EngineMode() == engine.EngineDisaggregated
+	type row struct{ computed, cached, y float64 }
+	var rows, timed []row
+	var ttfts []float64
+	byPoint, timedBy := map[int][]float64{}, map[int][]float64{}
 	for i, m := range d.Of(ExpPrompt) {
 		for _, o := range m.OK() {
-			tok = append(tok, promptTokens(&o, ratio))
-			ttft = append(ttft, o.TTFT().Seconds())
+			rows = append(rows, row{promptTokens(&o, ratio), 0, o.TTFT().Seconds()})
 			byPoint[i] = append(byPoint[i], o.TTFT().Seconds())
+			if s := o.Server; s != nil && !disagg {
+				timed = append(timed, row{float64(s.Computed), float64(s.Cached), s.Prompt.Seconds()})
+				timedBy[i] = append(timedBy[i], s.Prompt.Seconds())
+				ttfts = append(ttfts, o.TTFT().Seconds())
+			}
 		}
 	}
 	keys := []string{"prefill_base", "prefill_per_token", "prefill_attn_per_token2_ns"}
@@ -334,35 +345,52 @@ func (f *Fit) prefill(d *Data, ratio float64, chunk int) {
 		}
 		return
 	}
+	src := fmt.Sprintf("TTFT of %d requests at %d prompt lengths", len(rows), len(byPoint))
+	serverTimed := len(timedBy) == len(byPoint) && len(timed) == len(rows)
+	if serverTimed {
+		rows = timed
+		src = fmt.Sprintf("the server's own prompt time (timings.prompt_ms) of %d requests at %d prompt lengths", len(rows), len(byPoint))
+	} else if disagg {
+		f.kept("request_overhead", "engine disaggregated: the first token's fixed part per request is transfer_latency's")
+	} else {
+		f.kept("request_overhead", "the server reported no prompt time of its own (llama-server's timings) for every request: its work outside the steps is in the prefill terms")
+	}
 	chunks := func(t float64) float64 { return math.Ceil(t / float64(p.PrefillChunkTokens)) }
 	if p.EngineMode() == engine.EngineColocatedParallel {
 		chunks = func(float64) float64 { return 1 } // a prompt's prefill is one of its own
 	}
-	disagg := p.EngineMode() == engine.EngineDisaggregated
-	perRequest := disagg && chunks(slices.Max(tok)) > chunks(slices.Min(tok))+1
-	cols := func(t float64, attn bool) []float64 {
-		x := []float64{chunks(t), t}
+	toks := make([]float64, len(rows))
+	for i, r := range rows {
+		toks[i] = r.computed
+	}
+	perRequest := disagg && chunks(slices.Max(toks)) > chunks(slices.Min(toks))+1
+	cols := func(r row, attn bool) []float64 {
+		x := []float64{chunks(r.computed), r.computed}
 		if disagg && !perRequest {
 			x[0] = 1
 		}
 		if attn {
-			x = append(x, t*t/2)
+			x = append(x, r.computed*(r.cached+r.computed/2))
 		}
 		if perRequest {
 			x = append(x, 1)
 		}
 		return x
 	}
+	y := make([]float64, len(rows))
+	for i, r := range rows {
+		y[i] = r.y
+	}
 	fitWith := func(attn bool) (lsq, [][]float64, error) {
-		x := make([][]float64, len(tok))
-		for i, t := range tok {
-			x[i] = cols(t, attn)
+		x := make([][]float64, len(rows))
+		for i, r := range rows {
+			x[i] = cols(r, attn)
 		}
-		fit, err := fitLSQ(x, ttft)
+		fit, err := fitLSQ(x, y)
 		return fit, x, err
 	}
 	fit, x, err := fitWith(true)
-	if err == nil && (fit.beta[2] <= 2*fit.se[2] || fit.beta[2]*slices.Max(tok)*slices.Max(tok)/2 < 0.02*slices.Max(ttft)) {
+	if err == nil && (fit.beta[2] <= 2*fit.se[2] || fit.beta[2]*slices.Max(toks)*slices.Max(toks)/2 < 0.02*slices.Max(y)) {
 		// The attention term is not seen: fit without it.
 		if fit, x, err = fitWith(false); err == nil {
 			fit.beta = slices.Insert(fit.beta, 2, 0)
@@ -376,15 +404,41 @@ func (f *Fit) prefill(d *Data, ratio float64, chunk int) {
 		f.Notes = append(f.Notes, "prefill fit: "+err.Error())
 		return
 	}
-	src := fmt.Sprintf("TTFT of %d requests at %d prompt lengths", len(ttft), len(byPoint))
 	f.setPrefill(fit, perRequest, src)
-	pred := make([]float64, len(ttft))
-	for i := range ttft {
+	pred := make([]float64, len(y))
+	for i := range y {
 		for j, b := range fit.beta {
 			pred[i] += b * x[i][j]
 		}
 	}
-	f.Errors = append(f.Errors, ExpError{Exp: ExpPrompt, What: "TTFT at batch 1", Points: len(byPoint), RMS: rmsRel(pred, ttft), Spread: spread(byPoint)})
+	if !serverTimed {
+		f.Errors = append(f.Errors, ExpError{Exp: ExpPrompt, What: "TTFT at batch 1", Points: len(byPoint), RMS: rmsRel(pred, y), Spread: spread(byPoint)})
+		return
+	}
+	f.Errors = append(f.Errors, ExpError{Exp: ExpPrompt, What: "server prompt time at batch 1", Points: len(byPoint), RMS: rmsRel(pred, y), Spread: spread(timedBy)})
+	f.serverOverhead(ttfts, y, len(byPoint))
+	for i := range pred {
+		pred[i] += p.RequestOverhead.Seconds()
+	}
+	f.Errors = append(f.Errors, ExpError{Exp: ExpPrompt, What: "TTFT at batch 1", Points: len(byPoint), RMS: rmsRel(pred, ttfts), Spread: spread(byPoint)})
+}
+
+// serverOverhead fits request_overhead: the median over the prompt experiment's requests of
+// their TTFT less the server's own prompt time, the work the server does for a request outside
+// its steps (reading it, the chat template, tokenizing, sending the first chunk). Its
+// uncertainty is the median's, from the values' spread.
+func (f *Fit) serverOverhead(ttft, prompt []float64, points int) {
+	rest := make([]float64, len(ttft))
+	for i := range ttft {
+		rest[i] = max(ttft[i]-prompt[i], 0)
+	}
+	slices.Sort(rest)
+	mid := rest[len(rest)/2]
+	se := 1.2533 * stddev(rest) / math.Sqrt(float64(len(rest)))
+	f.Profile.RequestOverhead = seconds(mid)
+	f.fitted("request_overhead", f.Profile.RequestOverhead.String(), seconds(se).String(), fmt.Sprintf(
+		"TTFT less the server's own prompt time (timings.prompt_ms), median of %d requests at %d prompt lengths (%s–%s)",
+		len(rest), points, seconds(rest[0]).Round(time.Microsecond), seconds(rest[len(rest)-1]).Round(time.Microsecond)))
 }
 
 // setPrefill writes the prefill fit (per chunk, per token, attention, and with perRequest a

@@ -52,12 +52,24 @@ type Obs struct {
 	Done   time.Time
 	// PromptTokens and CompletionTokens are usage's, 0 when the server sent none.
 	PromptTokens, CompletionTokens int
+	// Server is the server's own account of the prompt's work, when its stream gave one
+	// (llama-server's timings); nil when it gave none.
+	Server *ServerTimings
 	// Status is the HTTP status (0: no response).
 	Status int
 	// Err says how it failed ("" when it did not); MidStream that it failed after its stream
 	// had begun.
 	Err       string
 	MidStream bool
+}
+
+// ServerTimings is what a server said of its own work for a request's prompt: llama-server's
+// last stream chunk carries timings.prompt_n (the prompt tokens it computed), cache_n (those it
+// found in its cache) and prompt_ms (its time from starting the prompt to sampling the first
+// token; tools/server/server-common.cpp, server_slot_stats::to_json).
+type ServerTimings struct {
+	Computed, Cached int
+	Prompt           time.Duration
 }
 
 // OK reports whether the request completed with at least one token.
@@ -147,7 +159,12 @@ type chunk struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Error   json.RawMessage `json:"error"`
+	Timings *struct {
+		CacheN   int     `json:"cache_n"`
+		PromptN  int     `json:"prompt_n"`
+		PromptMs float64 `json:"prompt_ms"`
+	} `json:"timings"`
 }
 
 // read reads a stream's SSE frames into o.
@@ -178,6 +195,9 @@ func (c *Client) read(body io.Reader, o *Obs) {
 			}
 			if ch.Usage != nil {
 				o.PromptTokens, o.CompletionTokens = ch.Usage.PromptTokens, ch.Usage.CompletionTokens
+			}
+			if t := ch.Timings; t != nil && t.PromptN > 0 && t.PromptMs > 0 {
+				o.Server = &ServerTimings{Computed: t.PromptN, Cached: t.CacheN, Prompt: seconds(t.PromptMs / 1e3)}
 			}
 		}
 		if err != nil {

@@ -171,3 +171,59 @@ func TestUnifiedPoolSlowsPrefill(t *testing.T) {
 	assert.GreaterOrEqual(t, extra, time.Duration(50*500*4*200), "at least the streams' prompts are read")
 	assert.LessOrEqual(t, extra, time.Duration(50*500*4*3200), "at most all they ever hold")
 }
+
+// firstToken is the simulated time from one request's submission to its first token, alone on
+// a fresh engine of the profile.
+func firstToken(t *testing.T, p *Profile, prompt int) (ttft time.Duration) {
+	synctest.Test(t, func(t *testing.T) {
+		e, clk := startEngine(t, p)
+		at := clk.Now()
+		g, err := e.Submit(Job{PromptTokens: prompt, MaxTokens: 4, IgnoreEOS: true, Key: 1})
+		require.NoError(t, err)
+		_, _, err = g.Next(context.Background(), 1)
+		require.NoError(t, err)
+		ttft = clk.Since(at)
+	})
+	return ttft
+}
+
+// TestRequestOverheadDelaysAdmission checks request_overhead: a request reaches its scheduler
+// that long after it arrives, so its first token comes that much later, on a colocated engine
+// and on a disaggregated pair alike.
+func TestRequestOverheadDelaysAdmission(t *testing.T) {
+	for _, name := range []string{"vllm-llama3-8b-h100", "dsv4-pd"} {
+		t.Run(name, func(t *testing.T) {
+			p := mustProfile(t, name)
+			slow := *p
+			slow.RequestOverhead = 12 * time.Millisecond
+			plain, late := firstToken(t, p, 1000), firstToken(t, &slow, 1000)
+			t.Logf("first token of a 1 000-token prompt: %s without, %s with 12 ms of overhead", plain, late)
+			assert.InDelta(t, float64(plain+slow.RequestOverhead), float64(late), float64(10*time.Microsecond))
+		})
+	}
+}
+
+// TestRequestOverheadHoldsNothing checks that a request in its overhead holds nothing: one whose
+// client leaves then ends aborted without reaching the prefill queue, and the next request,
+// behind it on an engine of one slot, runs.
+func TestRequestOverheadHoldsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := *mustProfile(t, "vllm-llama3-8b-h100")
+		p.RequestOverhead = 50 * time.Millisecond
+		p.MaxRunning = 1
+		e, clk := startEngine(t, &p)
+		start := clk.Now()
+		gone, err := e.Submit(Job{PromptTokens: 100, MaxTokens: 4, IgnoreEOS: true, Key: 1})
+		require.NoError(t, err)
+		e.Cancel(gone)
+		g, err := e.Submit(Job{PromptTokens: 100, MaxTokens: 4, IgnoreEOS: true, Key: 2})
+		require.NoError(t, err)
+		synctest.Wait()
+		assert.Equal(t, int64(1), e.Stats().Aborted, "the request whose client left ended")
+		assert.Zero(t, e.Stats().PrefillQueued, "and never queued")
+		_, err = drain(clk, g, start)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, clk.Since(start), p.RequestOverhead, "the other waited its overhead")
+		assert.Equal(t, int64(1), e.Stats().Finished)
+	})
+}

@@ -12,7 +12,8 @@ import (
 type delayKind int
 
 const (
-	delayTransfer         delayKind = iota // KV transfer complete: the request enters decode
+	delayAdmit            delayKind = iota // the server's own work for a request is done: its scheduler takes it
+	delayTransfer                          // KV transfer complete: the request enters decode
 	delayResume                            // a stalled stream resumes
 	delayAbort                             // the abort delay after a client's disconnect has passed
 	delayBootstrapTimeout                  // a request waiting for its KV reservation times out
@@ -125,6 +126,15 @@ func (q *delayQueue) sleep(ctx context.Context, e *Engine, next time.Time, pendi
 func (e *Engine) deliver(d delayed) {
 	g := d.g
 	switch d.kind {
+	case delayAdmit:
+		if g.cancelled.Load() {
+			e.finish(g) // it held nothing yet
+			return
+		}
+		e.mu.Lock()
+		e.admitLocked(g)
+		e.mu.Unlock()
+		return
 	case delayAbort:
 		e.abandon(g)
 		return

@@ -190,24 +190,36 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 		return nil, &Rejection{Reason: QueueFull, MaxQueued: e.knobs.MaxQueued}
 	}
 	e.stats.promptTokens.Add(int64(j.PromptTokens))
+	if d := e.prof.RequestOverhead; d > 0 {
+		e.mu.Unlock()
+		e.delays.push(g.Submitted.Add(d), g, delayAdmit)
+		return g, nil
+	}
+	e.admitLocked(g)
+	e.mu.Unlock()
+	return g, nil
+}
+
+// admitLocked hands a submitted generation to its scheduler: the prefill queue of a colocated
+// engine, or a disaggregated one's wait for its decode KV reservation. It is called with e.mu
+// held.
+func (e *Engine) admitLocked(g *Gen) {
+	now := e.clk.Now()
 	if e.prof.engine() != EngineDisaggregated {
 		e.stats.prefillQueued.Add(1)
-		g.queuedAt = g.Submitted
+		g.queuedAt = now
 		e.prefill.items = append(e.prefill.items, g)
-		e.mu.Unlock()
 		e.prefill.signal()
-		return g, nil
+		return
 	}
 	// Disaggregated: the decode engine reserves the request's KV before prefill runs.
 	g.phase.Store(int32(phasePrealloc))
 	e.prealloc = append(e.prealloc, g)
 	e.preallocWaiting.Add(1)
 	e.reserveLocked()
-	e.mu.Unlock()
 	if phase(g.phase.Load()) == phasePrealloc && e.prof.BootstrapTimeout > 0 {
 		e.delays.push(g.Submitted.Add(e.prof.BootstrapTimeout), g, delayBootstrapTimeout)
 	}
-	return g, nil
 }
 
 // drainPrealloc reserves decode KV for the requests waiting for it, in order.

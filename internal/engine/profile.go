@@ -56,6 +56,10 @@ import (
 // Noise. Each decode step's duration is multiplied by a seeded draw: lognormal with mean 1
 // and sigma StepJitterSigma, times SlowStepFactor with probability SlowStepProbability.
 //
+// Admission. A request reaches the scheduler RequestOverhead after it arrives: the server's own
+// work for it outside the engine's steps (reading it, the chat template, tokenizing), which
+// holds no slot, KV or step (llama-server: TTFT less its own prompt_ms, docs/calibrate.md §2).
+//
 // Streaming. FirstByte says when a stream's head and role chunk go out; StreamInterval how many
 // tokens a chunk carries; StreamCoalesceTokens how many a chunk may carry when the writer falls
 // behind.
@@ -91,6 +95,11 @@ type Profile struct {
 	// tokens; more coalesces it, for raw-throughput runs. Either way the server counts the
 	// chunks written behind and the chunks coalesced (see the agentsim_stream_* metrics).
 	StreamCoalesceTokens int `yaml:"stream_coalesce_tokens"`
+
+	// RequestOverhead is the time from a request's arrival to its scheduler taking it, simulated
+	// time: the server's own work for it outside the engine's steps (reading it, the chat
+	// template, tokenizing). It holds no slot or KV and delays no other request. 0 means none.
+	RequestOverhead time.Duration `yaml:"request_overhead"`
 
 	// PrefillBase is the fixed cost of a prefill step, simulated time.
 	PrefillBase time.Duration `yaml:"prefill_base"`
