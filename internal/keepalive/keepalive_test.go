@@ -31,6 +31,10 @@ type closer struct {
 	reset bool
 	// partial writes the start of a status line before hanging up.
 	partial bool
+	// together, when set, holds the first requests until as many have arrived as it counts
+	// (sync.WaitGroup.Add before the requests), so they are in flight at once.
+	together *sync.WaitGroup
+	held     int // how many the together group counts
 
 	mu       sync.Mutex
 	requests int
@@ -43,7 +47,12 @@ func (c *closer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.requests++
 	c.conns[r.RemoteAddr]++
 	drop := c.drop(c.conns[r.RemoteAddr], c.requests)
+	first := c.requests <= c.held
 	c.mu.Unlock()
+	if first {
+		c.together.Done()
+		c.together.Wait()
+	}
 	if !drop {
 		_, _ = w.Write(append([]byte("echo:"), body...))
 		return
@@ -189,13 +198,15 @@ func TestBodyWithoutGetBodyNotResent(t *testing.T) {
 // keep-alive timeout passing while the agents think: the request meets them in turn and is
 // answered on a new connection, where a single resend would meet the second dead one.
 func TestResendThroughDeadPool(t *testing.T) {
-	srv := &closer{drop: func(onConn, _ int) bool { return onConn == 2 }, conns: map[string]int{}}
+	together := &sync.WaitGroup{}
+	together.Add(2)
+	srv := &closer{drop: func(onConn, _ int) bool { return onConn == 2 }, conns: map[string]int{}, together: together, held: 2}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	// Two requests at once leave two idle connections, each of which the server hangs up on
-	// at its next request.
+	// Two requests at once (the server answers neither before both have arrived) leave two
+	// idle connections, each of which the server hangs up on at its next request.
 	var wg sync.WaitGroup
 	for _, b := range []string{"a", "b"} {
 		wg.Go(func() {
