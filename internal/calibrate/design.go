@@ -2,7 +2,8 @@
 // experiments (docs/calibrate.md): a concurrency sweep at short prompts (the decode step's
 // cost per sequence), fixed batches at growing context (its cost per KV token, and per batch ×
 // context token), prompt-length steps (the prefill cost, its quadratic term, TTFT), a
-// repeated-prefix probe (the prefix cache) and a prefix-size probe (its size), the largest
+// repeated-prefix probe (the prefix cache), next turns of conversations (a cached context's
+// cost to a turn's prefill, where the server reports its own prompt time), a prefix-size probe (its size), the largest
 // batch the server runs (max_running), an interference probe (which engine kind the server is,
 // with the context experiment's first tokens) and a KV probe (its pool). Every
 // point sends fresh prompts, so a prompt cache cannot answer, and is repeated to measure the
@@ -23,6 +24,7 @@ const (
 	ExpContext      = "context"
 	ExpPrompt       = "prompt-length"
 	ExpPrefix       = "repeated-prefix"
+	ExpTurn         = "next-turn"
 	ExpPrefixSize   = "prefix-size"
 	ExpInterference = "interference"
 	ExpKV           = "kv-pool"

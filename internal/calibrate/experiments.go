@@ -15,6 +15,9 @@ const (
 	batchOutput  = 48
 	ttftOutput   = 2
 	prefixPrompt = 2048
+	// turnTokens is a next turn's new user message, agentsim's estimate: an agent's tool
+	// result or a user's reply.
+	turnTokens = 256
 )
 
 // plan designs the experiments within the options' limits.
@@ -44,6 +47,11 @@ func (r *runner) plan() map[string][]Point {
 	for _, p := range []int{64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536} {
 		if p <= o.MaxPrompt {
 			plan[ExpPrompt] = append(plan[ExpPrompt], Point{Exp: ExpPrompt, Batch: 1, Prompt: p, Output: ttftOutput, Repeats: rep})
+		}
+	}
+	for _, p := range []int{1024, 4096, 8192} {
+		if p <= o.MaxPrompt/2 {
+			plan[ExpTurn] = append(plan[ExpTurn], Point{Exp: ExpTurn, Batch: 1, Prompt: p, Output: ttftOutput, Repeats: rep})
 		}
 	}
 	return plan
@@ -92,6 +100,38 @@ func (r *runner) prefix(ctx context.Context, ps []Point) {
 		}
 		fresh, again := prefixTTFTs(&m)
 		r.printf("[%d/%d] %s: TTFT fresh %s, repeated prefix %s (%s; %s of about %s)\n", r.points, r.total, p,
+			fresh.Round(time.Microsecond), again.Round(time.Microsecond), r.o.Client.Clock.Since(at).Round(time.Millisecond),
+			r.o.Client.Clock.Since(r.start).Round(time.Second), r.planned.Round(time.Second))
+		r.d.Points = append(r.d.Points, m)
+	}
+}
+
+// turns runs the next-turn probe: a fresh first message, then the same conversation with a
+// reply and a new user message of turnTokens, as an agent's next request. A prefix cache
+// answers the first message, so the turn computes the new tokens over a cached context: what
+// an agent's requests mostly are, and, where the server reports its own prompt time, what the
+// prefill fit needs to price the attention over a cached context (fitprefill.go, prefill).
+func (r *runner) turns(ctx context.Context, ps []Point) {
+	for _, p := range ps {
+		if r.over(p) {
+			return
+		}
+		m := Measured{Point: p}
+		at := r.o.Client.Clock.Now()
+		for range p.Repeats {
+			text, est := prompt(r.o.Seed, r.next, p.Prompt)
+			turn, turnEst := prompt(r.o.Seed, r.next+1, turnTokens)
+			r.next += 2
+			first := r.o.Client.Send(ctx, Request{Messages: []string{text}, Estimate: est, MaxTokens: p.Output})
+			next := r.o.Client.Send(ctx, Request{Messages: []string{text, "ok", turn}, Estimate: est + turnEst - promptPriming + messageFraming + 1, MaxTokens: p.Output})
+			m.Runs = append(m.Runs, []Obs{first, next})
+		}
+		r.points++
+		if !r.keepWhole(&m) {
+			return
+		}
+		fresh, again := prefixTTFTs(&m)
+		r.printf("[%d/%d] %s: TTFT fresh %s, next turn %s (%s; %s of about %s)\n", r.points, r.total, p,
 			fresh.Round(time.Microsecond), again.Round(time.Microsecond), r.o.Client.Clock.Since(at).Round(time.Millisecond),
 			r.o.Client.Clock.Since(r.start).Round(time.Second), r.planned.Round(time.Second))
 		r.d.Points = append(r.d.Points, m)

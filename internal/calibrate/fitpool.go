@@ -115,8 +115,8 @@ func batchSizes(d *Data) []int {
 }
 
 // batchFirstTokens steps a colocated batch loop over prompts (server tokens) sent at once, as
-// the engine's does (internal/engine/decode.go, plan and stepTime), from the end of their
-// request_overhead: each step computes chunks in order, within prefill_chunk_tokens and, mixed,
+// the engine's does (internal/engine/decode.go, plan and stepTime), from the end of the
+// longest one's request overhead (Profile.Admission): each step computes chunks in order, within prefill_chunk_tokens and, mixed,
 // what step_token_budget leaves after one token for each decoding request; a mixed step also
 // decodes the prompts done, an alternating one pauses them. It returns when the last prompt's
 // first token comes and the steps' engine.PoolPairs summed, the pairs prefill_attn_pool_ns
@@ -175,5 +175,5 @@ func batchFirstTokens(p *engine.Profile, prompts []int) (time.Duration, float64)
 			}
 		}
 	}
-	return t + p.RequestOverhead, pairs
+	return t + p.Admission(slices.Max(prompts)), pairs
 }

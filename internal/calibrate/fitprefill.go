@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentsim/agentsim/internal/engine"
+	"github.com/agentsim/agentsim/internal/plural"
 )
 
 // kindRatio is one interference run: the longest gap in the decoding streams while the long
@@ -325,7 +326,8 @@ func (f *Fit) prefill(d *Data, ratio float64, chunk int) {
 	disagg := p.EngineMode() == engine.EngineDisaggregated
 	type row struct{ computed, cached, y float64 }
 	var rows, timed []row
-	var ttfts []float64
+	var ttfts, totals []float64
+	turns, turnTTFT := 0, map[int][]float64{} // the next turns among the timed rows, after the prompt lengths'
 	byPoint, timedBy := map[int][]float64{}, map[int][]float64{}
 	for i, m := range d.Of(ExpPrompt) {
 		for _, o := range m.OK() {
@@ -334,7 +336,7 @@ func (f *Fit) prefill(d *Data, ratio float64, chunk int) {
 			if s := o.Server; s != nil && !disagg {
 				timed = append(timed, row{float64(s.Computed), float64(s.Cached), s.Prompt.Seconds()})
 				timedBy[i] = append(timedBy[i], s.Prompt.Seconds())
-				ttfts = append(ttfts, o.TTFT().Seconds())
+				ttfts, totals = append(ttfts, o.TTFT().Seconds()), append(totals, promptTokens(&o, ratio))
 			}
 		}
 	}
@@ -348,8 +350,25 @@ func (f *Fit) prefill(d *Data, ratio float64, chunk int) {
 	src := fmt.Sprintf("TTFT of %d requests at %d prompt lengths", len(rows), len(byPoint))
 	serverTimed := len(timedBy) == len(byPoint) && len(timed) == len(rows)
 	if serverTimed {
+		// The next turns price the attention over a cached context; each turn is a point of
+		// its own for the spread.
+		for i, m := range d.Of(ExpTurn) {
+			for _, run := range m.Runs {
+				if o := run[len(run)-1]; o.OK() && o.Server != nil {
+					s := o.Server
+					timed = append(timed, row{float64(s.Computed), float64(s.Cached), s.Prompt.Seconds()})
+					timedBy[-1-i] = append(timedBy[-1-i], s.Prompt.Seconds())
+					ttfts, totals = append(ttfts, o.TTFT().Seconds()), append(totals, promptTokens(&o, ratio))
+					turnTTFT[i] = append(turnTTFT[i], o.TTFT().Seconds())
+					turns++
+				}
+			}
+		}
 		rows = timed
-		src = fmt.Sprintf("the server's own prompt time (timings.prompt_ms) of %d requests at %d prompt lengths", len(rows), len(byPoint))
+		src = fmt.Sprintf("the server's own prompt time (timings.prompt_ms) of %d requests at %d prompt lengths", len(rows)-turns, len(byPoint))
+		if turns > 0 {
+			src += fmt.Sprintf(" and of %d next turns over a cached context", turns)
+		}
 	} else if disagg {
 		f.kept("request_overhead", "engine disaggregated: the first token's fixed part per request is transfer_latency's")
 	} else {
@@ -415,30 +434,76 @@ func (f *Fit) prefill(d *Data, ratio float64, chunk int) {
 		f.Errors = append(f.Errors, ExpError{Exp: ExpPrompt, What: "TTFT at batch 1", Points: len(byPoint), RMS: rmsRel(pred, y), Spread: spread(byPoint)})
 		return
 	}
-	f.Errors = append(f.Errors, ExpError{Exp: ExpPrompt, What: "server prompt time at batch 1", Points: len(byPoint), RMS: rmsRel(pred, y), Spread: spread(timedBy)})
-	f.serverOverhead(ttfts, y, len(byPoint))
+	f.serverOverhead(ttfts, y, totals, strings.TrimPrefix(src, "the server's own prompt time (timings.prompt_ms) of "))
+	ttftPred := make([]float64, len(pred))
 	for i := range pred {
-		pred[i] += p.RequestOverhead.Seconds()
+		ttftPred[i] = pred[i] + p.Admission(int(totals[i])).Seconds()
 	}
-	f.Errors = append(f.Errors, ExpError{Exp: ExpPrompt, What: "TTFT at batch 1", Points: len(byPoint), RMS: rmsRel(pred, ttfts), Spread: spread(byPoint)})
+	n := len(rows) - turns // the prompt lengths' rows, then the turns'
+	f.Errors = append(f.Errors,
+		ExpError{Exp: ExpPrompt, What: "server prompt time at batch 1", Points: len(byPoint), RMS: rmsRel(pred[:n], y[:n]), Spread: spread(onlyPoints(timedBy, true))},
+		ExpError{Exp: ExpPrompt, What: "TTFT at batch 1", Points: len(byPoint), RMS: rmsRel(ttftPred[:n], ttfts[:n]), Spread: spread(byPoint)})
+	if turns > 0 {
+		f.Errors = append(f.Errors,
+			ExpError{Exp: ExpTurn, What: "server prompt time of the turn", Points: len(turnTTFT), RMS: rmsRel(pred[n:], y[n:]), Spread: spread(onlyPoints(timedBy, false))},
+			ExpError{Exp: ExpTurn, What: "TTFT of the turn", Points: len(turnTTFT), RMS: rmsRel(ttftPred[n:], ttfts[n:]), Spread: spread(turnTTFT)})
+	}
 }
 
-// serverOverhead fits request_overhead: the median over the prompt experiment's requests of
-// their TTFT less the server's own prompt time, the work the server does for a request outside
-// its steps (reading it, the chat template, tokenizing, sending the first chunk). Its
-// uncertainty is the median's, from the values' spread.
-func (f *Fit) serverOverhead(ttft, prompt []float64, points int) {
+// onlyPoints keeps the prompt lengths' points of timedBy (keys ≥ 0) or the next turns' (< 0).
+func onlyPoints(by map[int][]float64, prompts bool) map[int][]float64 {
+	out := map[int][]float64{}
+	for k, v := range by {
+		if (k >= 0) == prompts {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// serverOverhead fits request_overhead and request_overhead_per_token: each prompt-length
+// request's TTFT less the server's own prompt time is the work the server does for it outside
+// its steps (reading it, the chat template, tokenizing, sending the first chunk), which grows
+// with the whole prompt, cached or not (llama-server: about 4 ms at 60 tokens to 20–30 ms at
+// 6 700 on this project's machine, docs/calibrate.md §2). A request whose rest is more than
+// twice the first fit's is a slow moment of the machine's and is left out of the second. A
+// slope under two standard errors is not seen: the rest is then a median, per request.
+func (f *Fit) serverOverhead(ttft, prompt, tokens []float64, of string) {
+	p := f.Profile
 	rest := make([]float64, len(ttft))
 	for i := range ttft {
-		rest[i] = max(ttft[i]-prompt[i], 0)
+		rest[i] = max(ttft[i]-prompt[i], 1e-6)
 	}
-	slices.Sort(rest)
-	mid := rest[len(rest)/2]
-	se := 1.2533 * stddev(rest) / math.Sqrt(float64(len(rest)))
-	f.Profile.RequestOverhead = seconds(mid)
-	f.fitted("request_overhead", f.Profile.RequestOverhead.String(), seconds(se).String(), fmt.Sprintf(
-		"TTFT less the server's own prompt time (timings.prompt_ms), median of %d requests at %d prompt lengths (%s–%s)",
-		len(rest), points, seconds(rest[0]).Round(time.Microsecond), seconds(rest[len(rest)-1]).Round(time.Microsecond)))
+	src := "TTFT less the server's own prompt time (timings.prompt_ms) of " + of
+	fitRest := func(use func(i int) bool) (lsq, int, error) {
+		var x [][]float64
+		var y []float64
+		for i := range rest {
+			if use(i) {
+				x, y = append(x, []float64{1, tokens[i]}), append(y, rest[i])
+			}
+		}
+		fit, err := fitLSQ(x, y)
+		return fit, len(y), err
+	}
+	fit, n, err := fitRest(func(int) bool { return true })
+	if err == nil {
+		fit, n, err = fitRest(func(i int) bool { return rest[i] <= 2*(fit.beta[0]+fit.beta[1]*tokens[i]) })
+	}
+	if err != nil || fit.beta[1] <= 2*fit.se[1] || fit.beta[0] < 0 {
+		sorted := slices.Sorted(slices.Values(rest))
+		p.RequestOverhead, p.RequestOverheadPerToken = seconds(sorted[len(sorted)/2]), 0
+		f.fitted("request_overhead", p.RequestOverhead.String(), seconds(1.2533*stddev(rest)/math.Sqrt(float64(len(rest)))).String(),
+			fmt.Sprintf("%s, their median (%s–%s): no growth with the prompt seen", src, seconds(sorted[0]).Round(time.Microsecond), seconds(sorted[len(sorted)-1]).Round(time.Microsecond)))
+		f.fitted("request_overhead_per_token", "0", "-", src+": no growth with the prompt seen")
+		return
+	}
+	if n < len(rest) {
+		src += fmt.Sprintf(", %s left out", plural.Of(len(rest)-n, "slow request"))
+	}
+	p.RequestOverhead, p.RequestOverheadPerToken = seconds(fit.beta[0]), seconds(fit.beta[1])
+	f.fitted("request_overhead", p.RequestOverhead.String(), seconds(fit.se[0]).String(), src+": fixed part")
+	f.fitted("request_overhead_per_token", p.RequestOverheadPerToken.String(), seconds(fit.se[1]).String(), src+": per prompt token")
 }
 
 // setPrefill writes the prefill fit (per chunk, per token, attention, and with perRequest a

@@ -204,8 +204,14 @@ func (c *Client) read(body io.Reader, o *Obs) {
 			break
 		}
 	}
-	if !done && o.CompletionTokens == 0 {
+	switch {
+	case !done && o.CompletionTokens == 0:
 		o.Err, o.MidStream = "stream cut before its end", len(o.Chunks) > 0
+	case len(o.Chunks) == 0:
+		// Nothing to time a first token or a step by: a model whose tokens show no text (a
+		// random-weight one's greedy output can repeat a token of part of a character, which
+		// llama-server holds back).
+		o.Err = fmt.Sprintf("the reply carried no text (%d tokens by its usage)", o.CompletionTokens)
 	}
 }
 

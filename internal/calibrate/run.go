@@ -163,6 +163,7 @@ func Run(ctx context.Context, o Options) (*Data, error) {
 		r.series(ctx, exp, plan[exp])
 	}
 	r.prefix(ctx, plan[ExpPrefix])
+	r.turns(ctx, plan[ExpTurn])
 	// The prefix-size probe goes on while it must, but leaves the experiments after it their
 	// planned time.
 	r.reserve = 0
@@ -206,6 +207,10 @@ func (r *runner) send(ctx context.Context, tokens, output int) Obs {
 func (r *runner) guess(p Point) time.Duration {
 	prefill := time.Duration(p.Batch*p.Prompt) * r.perTok
 	decode := time.Duration(p.Output) * r.step * time.Duration(1+p.Batch/8)
+	if p.Exp == ExpTurn {
+		// The turn after the fresh prompt: its new tokens, over a cached context.
+		prefill += r.ttft + turnTokens*r.perTok + decode
+	}
 	return (r.ttft + prefill + decode) * time.Duration(p.Repeats)
 }
 

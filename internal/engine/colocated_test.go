@@ -187,18 +187,18 @@ func firstToken(t *testing.T, p *Profile, prompt int) (ttft time.Duration) {
 	return ttft
 }
 
-// TestRequestOverheadDelaysAdmission checks request_overhead: a request reaches its scheduler
-// that long after it arrives, so its first token comes that much later, on a colocated engine
-// and on a disaggregated pair alike.
+// TestRequestOverheadDelaysAdmission checks request_overhead and its part per prompt token: a
+// request reaches its scheduler that long after it arrives, so its first token comes that much
+// later, on a colocated engine and on a disaggregated pair alike.
 func TestRequestOverheadDelaysAdmission(t *testing.T) {
 	for _, name := range []string{"vllm-llama3-8b-h100", "dsv4-pd"} {
 		t.Run(name, func(t *testing.T) {
 			p := mustProfile(t, name)
 			slow := *p
-			slow.RequestOverhead = 12 * time.Millisecond
+			slow.RequestOverhead, slow.RequestOverheadPerToken = 2*time.Millisecond, 10*time.Microsecond
 			plain, late := firstToken(t, p, 1000), firstToken(t, &slow, 1000)
-			t.Logf("first token of a 1 000-token prompt: %s without, %s with 12 ms of overhead", plain, late)
-			assert.InDelta(t, float64(plain+slow.RequestOverhead), float64(late), float64(10*time.Microsecond))
+			t.Logf("first token of a 1 000-token prompt: %s without, %s with 2 ms + 10 µs/token of overhead", plain, late)
+			assert.InDelta(t, float64(plain+12*time.Millisecond), float64(late), float64(10*time.Microsecond))
 		})
 	}
 }

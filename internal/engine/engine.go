@@ -190,7 +190,7 @@ func (e *Engine) Submit(j Job) (*Gen, error) {
 		return nil, &Rejection{Reason: QueueFull, MaxQueued: e.knobs.MaxQueued}
 	}
 	e.stats.promptTokens.Add(int64(j.PromptTokens))
-	if d := e.prof.RequestOverhead; d > 0 {
+	if d := e.prof.Admission(j.PromptTokens); d > 0 {
 		e.mu.Unlock()
 		e.delays.push(g.Submitted.Add(d), g, delayAdmit)
 		return g, nil

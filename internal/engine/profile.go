@@ -56,9 +56,9 @@ import (
 // Noise. Each decode step's duration is multiplied by a seeded draw: lognormal with mean 1
 // and sigma StepJitterSigma, times SlowStepFactor with probability SlowStepProbability.
 //
-// Admission. A request reaches the scheduler RequestOverhead after it arrives: the server's own
-// work for it outside the engine's steps (reading it, the chat template, tokenizing), which
-// holds no slot, KV or step (llama-server: TTFT less its own prompt_ms, docs/calibrate.md §2).
+// Admission. A request reaches the scheduler RequestOverhead + RequestOverheadPerToken·prompt
+// after it arrives (Admission): the server's own work for it outside the engine's steps
+// (reading it, the chat template, tokenizing the whole prompt), which holds no slot, KV or step (llama-server: TTFT less its own prompt_ms, docs/calibrate.md §2).
 //
 // Streaming. FirstByte says when a stream's head and role chunk go out; StreamInterval how many
 // tokens a chunk carries; StreamCoalesceTokens how many a chunk may carry when the writer falls
@@ -100,6 +100,9 @@ type Profile struct {
 	// time: the server's own work for it outside the engine's steps (reading it, the chat
 	// template, tokenizing). It holds no slot or KV and delays no other request. 0 means none.
 	RequestOverhead time.Duration `yaml:"request_overhead"`
+	// RequestOverheadPerToken is that work's cost per prompt token, cached or not (the whole
+	// prompt is templated and tokenized), simulated time.
+	RequestOverheadPerToken time.Duration `yaml:"request_overhead_per_token"`
 
 	// PrefillBase is the fixed cost of a prefill step, simulated time.
 	PrefillBase time.Duration `yaml:"prefill_base"`
@@ -250,9 +253,16 @@ type LengthProfile struct {
 	ReasoningFraction float64 `yaml:"reasoning_fraction"`
 }
 
+// Admission returns the time from a request's arrival to its scheduler taking it, for a
+// prompt of promptTokens: RequestOverhead + RequestOverheadPerToken·promptTokens.
+func (p *Profile) Admission(promptTokens int) time.Duration {
+	return p.RequestOverhead + time.Duration(promptTokens)*p.RequestOverheadPerToken
+}
+
 // PrefillStep returns the duration of one prefill step over chunks (tokens computed per request)
 // whose earlier contexts are prior, beside pool KV tokens that requests without a chunk in the
 // step hold in the same KV pool.
+
 func (p *Profile) PrefillStep(chunks, prior []int, pool int) time.Duration {
 	var tokens, attn float64
 	for i, c := range chunks {

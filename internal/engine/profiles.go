@@ -322,6 +322,7 @@ func (p *Profile) problems() problems {
 	ps.atLeast("stream_interval", p.StreamInterval, 0)
 	ps.atLeast("stream_coalesce_tokens", p.StreamCoalesceTokens, 0)
 	ps.nonNegative("request_overhead", p.RequestOverhead)
+	ps.nonNegative("request_overhead_per_token", p.RequestOverheadPerToken)
 	ps.nonNegative("prefill_base", p.PrefillBase)
 	ps.nonNegative("prefill_per_token", p.PrefillPerToken)
 	ps.finite("prefill_attn_per_token2_ns", p.PrefillAttnPerToken2Ns)
@@ -425,6 +426,7 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"stream_interval", "tokens per stream chunk (0: 1)"},
 	{"stream_coalesce_tokens", "most tokens per chunk when the writer falls behind (≤ stream_interval: never coalesce)"},
 	{"request_overhead", "arrival → the scheduler takes the request (HTTP, chat template, tokenizing; holds nothing), simulated time"},
+	{"request_overhead_per_token", "that work's cost per prompt token, cached or not, simulated time"},
 	{"prefill_base", "fixed cost of a prefill step, simulated time"},
 	{"prefill_per_token", "cost per uncached prompt token, simulated time"},
 	{"prefill_attn_per_token2_ns", "ns per (token computed × context token before it)"},
