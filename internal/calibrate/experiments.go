@@ -77,33 +77,15 @@ func dedupe(v ...int) []int {
 // prefix runs the repeated-prefix probe: a fresh long first message with a question, then the
 // same first message with another question. A prefix cache answers the second's first message.
 func (r *runner) prefix(ctx context.Context, ps []Point) {
-	for _, p := range ps {
-		if r.over(p) {
-			return
+	r.pairs(ctx, ps, "repeated prefix", func(p Point) [2]Request {
+		text, est := prompt(r.o.Seed, r.next, p.Prompt)
+		r.next++
+		var reqs [2]Request
+		for i, q := range []string{"and the first question", "and the second question"} {
+			reqs[i] = Request{Messages: []string{text, "ok", q}, Estimate: est + 2*messageFraming + 1 + 4, MaxTokens: p.Output}
 		}
-		m := Measured{Point: p}
-		at := r.o.Client.Clock.Now()
-		for range p.Repeats {
-			text, est := prompt(r.o.Seed, r.next, p.Prompt)
-			r.next++
-			var run []Obs
-			for _, q := range []string{"and the first question", "and the second question"} {
-				msgs := []string{text, "ok", q}
-				e := est + 2*messageFraming + 1 + 4
-				run = append(run, r.o.Client.Send(ctx, Request{Messages: msgs, Estimate: e, MaxTokens: p.Output}))
-			}
-			m.Runs = append(m.Runs, run)
-		}
-		r.points++
-		if !r.keepWhole(&m) {
-			return
-		}
-		fresh, again := prefixTTFTs(&m)
-		r.printf("[%d/%d] %s: TTFT fresh %s, repeated prefix %s (%s; %s of about %s)\n", r.points, r.total, p,
-			fresh.Round(time.Microsecond), again.Round(time.Microsecond), r.o.Client.Clock.Since(at).Round(time.Millisecond),
-			r.o.Client.Clock.Since(r.start).Round(time.Second), r.planned.Round(time.Second))
-		r.d.Points = append(r.d.Points, m)
-	}
+		return reqs
+	})
 }
 
 // turns runs the next-turn probe: a fresh first message, then the same conversation with a
@@ -112,6 +94,21 @@ func (r *runner) prefix(ctx context.Context, ps []Point) {
 // an agent's requests mostly are, and, where the server reports its own prompt time, what the
 // prefill fit needs to price the attention over a cached context (fitprefill.go, prefill).
 func (r *runner) turns(ctx context.Context, ps []Point) {
+	r.pairs(ctx, ps, "next turn", func(p Point) [2]Request {
+		text, est := prompt(r.o.Seed, r.next, p.Prompt)
+		turn, turnEst := prompt(r.o.Seed, r.next+1, turnTokens)
+		r.next += 2
+		return [2]Request{
+			{Messages: []string{text}, Estimate: est, MaxTokens: p.Output},
+			{Messages: []string{text, "ok", turn}, Estimate: est + turnEst - promptPriming + messageFraming + 1, MaxTokens: p.Output},
+		}
+	})
+}
+
+// pairs runs a probe of two requests sent one after the other, each repeat a fresh pair from
+// pair, and records each point with its repeats whose requests all completed; second names the
+// second request in the progress line.
+func (r *runner) pairs(ctx context.Context, ps []Point, second string, pair func(Point) [2]Request) {
 	for _, p := range ps {
 		if r.over(p) {
 			return
@@ -119,20 +116,16 @@ func (r *runner) turns(ctx context.Context, ps []Point) {
 		m := Measured{Point: p}
 		at := r.o.Client.Clock.Now()
 		for range p.Repeats {
-			text, est := prompt(r.o.Seed, r.next, p.Prompt)
-			turn, turnEst := prompt(r.o.Seed, r.next+1, turnTokens)
-			r.next += 2
-			first := r.o.Client.Send(ctx, Request{Messages: []string{text}, Estimate: est, MaxTokens: p.Output})
-			next := r.o.Client.Send(ctx, Request{Messages: []string{text, "ok", turn}, Estimate: est + turnEst - promptPriming + messageFraming + 1, MaxTokens: p.Output})
-			m.Runs = append(m.Runs, []Obs{first, next})
+			reqs := pair(p)
+			m.Runs = append(m.Runs, []Obs{r.o.Client.Send(ctx, reqs[0]), r.o.Client.Send(ctx, reqs[1])})
 		}
 		r.points++
 		if !r.keepWhole(&m) {
 			return
 		}
 		fresh, again := prefixTTFTs(&m)
-		r.printf("[%d/%d] %s: TTFT fresh %s, next turn %s (%s; %s of about %s)\n", r.points, r.total, p,
-			fresh.Round(time.Microsecond), again.Round(time.Microsecond), r.o.Client.Clock.Since(at).Round(time.Millisecond),
+		r.printf("[%d/%d] %s: TTFT fresh %s, %s %s (%s; %s of about %s)\n", r.points, r.total, p,
+			fresh.Round(time.Microsecond), second, again.Round(time.Microsecond), r.o.Client.Clock.Since(at).Round(time.Millisecond),
 			r.o.Client.Clock.Since(r.start).Round(time.Second), r.planned.Round(time.Second))
 		r.d.Points = append(r.d.Points, m)
 	}
