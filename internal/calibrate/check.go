@@ -40,6 +40,30 @@ func (w Workload) Fresh(agents, run int) Workload {
 	return w
 }
 
+// Flush sends n short requests of fresh text at once and waits for them to end, so that a run
+// starts from the server's state the twin starts from. A server whose idle slots keep their KV
+// in one unified pool (llama-server's --kv-unified) reads every cell in use, masked, for every
+// token it computes, so the KV the run before left in idle slots slows the next run's prompts:
+// a turn of 306 tokens over 1 011 cached took 22–26 ms on a fresh server and up to 49 ms with
+// calibrate's long prompts still held (docs/calibrate.md §3). n fresh prompts at once take
+// every slot, each of which lets go of what it held. The twin's pool holds no idle requests'
+// KV (docs/engine.md §3), and its flush costs it nothing.
+func Flush(ctx context.Context, c *Client, n int, seed int64) {
+	n = min(n, MaxFlush)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			text, est := prompt(seed, i, shortPrompt)
+			c.Send(ctx, Request{Messages: []string{fmt.Sprintf("flush %d %s", seed, text)}, Estimate: est + 2, MaxTokens: 1})
+		})
+	}
+	wg.Wait()
+}
+
+// MaxFlush bounds a flush's requests: llama-server's slots (-np) are a few to a few dozen, and
+// a server with hundreds of sequences keeps a paged KV, which idle requests do not slow.
+const MaxFlush = 64
+
 // Figures are one run's latencies (p50 and p90 of TTFT, ITL, TPOT, e2e) and its output
 // throughput, tokens per second.
 type Figures struct {

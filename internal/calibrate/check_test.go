@@ -3,14 +3,21 @@ package calibrate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/internal/engine"
 	"github.com/agentsim/agentsim/simserver"
 	"github.com/agentsim/agentsim/simserver/simtest"
@@ -63,4 +70,63 @@ func TestCheckRunsAreFresh(t *testing.T) {
 		assert.Less(t, again.TTFT[0], run2.TTFT[0]/2, "a repeat is answered from the cache")
 		assert.NotEqual(t, w.Fresh(4, 0).Seed, w.Fresh(8, 0).Seed, "each concurrency has its own text")
 	})
+}
+
+// TestFlushTakesEverySlot checks that a flush before a check's run sends its requests at once
+// (each on a slot of its own, so every slot lets go of what it held), each of fresh text and
+// one token, and that flushes with other seeds send other text.
+func TestFlushTakesEverySlot(t *testing.T) {
+	const n = 8
+	var mu sync.Mutex
+	firsts := map[string]int{}
+	inFlight, most := 0, 0
+	all := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages  []struct{ Content string } `json:"messages"`
+			MaxTokens int                        `json:"max_tokens"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Messages) != 1 || body.MaxTokens != 1 {
+			http.Error(w, fmt.Sprintf("want one message and max_tokens 1: %+v %v", body, err), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		firsts[body.Messages[0].Content]++
+		inFlight++
+		most = max(most, inFlight)
+		wait := all
+		if most == n && len(firsts)%n == 0 {
+			close(all)
+			all = make(chan struct{})
+		}
+		mu.Unlock()
+		select { // the requests of one flush are all in flight at once, or the test fails
+		case <-wait:
+		case <-time.After(5 * time.Second):
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" x\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n")
+	}))
+	defer s.Close()
+	clk, err := clock.New(1)
+	require.NoError(t, err)
+	c := &Client{URL: s.URL, Model: "m", HTTP: s.Client(), Clock: clk}
+	Flush(context.Background(), c, n, 1)
+	mu.Lock()
+	assert.Equal(t, n, most, "every request of the flush in flight at once")
+	assert.Len(t, firsts, n, "each request has text of its own")
+	most = 0
+	mu.Unlock()
+	Flush(context.Background(), c, n, 2)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, n, most)
+	assert.Len(t, firsts, 2*n, "another seed's flush sends other text")
+	for text, times := range firsts {
+		assert.Equal(t, 1, times, "sent once: %q", text)
+	}
 }

@@ -18,6 +18,12 @@ const (
 	// turnTokens is a next turn's new user message, agentsim's estimate: an agent's tool
 	// result or a user's reply.
 	turnTokens = 256
+	// turnReply is the reply a next turn follows, in tokens: the first request decodes it
+	// and the turn carries a reply of that length, as an agent's next request carries the
+	// one it got. llama-server re-tokenizes the reply's text, so the turn computes it again,
+	// and a turn's prompt after a decoded reply took a median 42 ms where the same turns after
+	// a 2-token reply took 29 ms (docs/calibrate.md §2).
+	turnReply = sweepOutput
 )
 
 // plan designs the experiments within the options' limits.
@@ -49,9 +55,10 @@ func (r *runner) plan() map[string][]Point {
 			plan[ExpPrompt] = append(plan[ExpPrompt], Point{Exp: ExpPrompt, Batch: 1, Prompt: p, Output: ttftOutput, Repeats: rep})
 		}
 	}
-	for _, p := range []int{1024, 4096, 8192} {
+	for _, p := range []int{1024, 2048, 4096, 8192} {
 		if p <= o.MaxPrompt/2 {
-			plan[ExpTurn] = append(plan[ExpTurn], Point{Exp: ExpTurn, Batch: 1, Prompt: p, Output: ttftOutput, Repeats: rep})
+			// Output is the first request's, the reply the turn follows.
+			plan[ExpTurn] = append(plan[ExpTurn], Point{Exp: ExpTurn, Batch: 1, Prompt: p, Output: turnReply, Repeats: rep})
 		}
 	}
 	return plan
@@ -88,19 +95,21 @@ func (r *runner) prefix(ctx context.Context, ps []Point) {
 	})
 }
 
-// turns runs the next-turn probe: a fresh first message, then the same conversation with a
-// reply and a new user message of turnTokens, as an agent's next request. A prefix cache
-// answers the first message, so the turn computes the new tokens over a cached context: what
-// an agent's requests mostly are, and, where the server reports its own prompt time, what the
-// prefill fit needs to price the attention over a cached context (fitprefill.go, prefill).
+// turns runs the next-turn probe: a fresh first message whose reply decodes turnReply tokens,
+// then the same conversation with a reply of that length and a new user message of turnTokens,
+// as an agent's next request. A prefix cache answers the first message, so the turn computes
+// the new tokens over a cached context: what an agent's requests mostly are, and, where the
+// server reports its own prompt time, what the prefill fit needs to price the attention over a
+// cached context (fitprefill.go, prefill).
 func (r *runner) turns(ctx context.Context, ps []Point) {
 	r.pairs(ctx, ps, "next turn", func(p Point) [2]Request {
 		text, est := prompt(r.o.Seed, r.next, p.Prompt)
-		turn, turnEst := prompt(r.o.Seed, r.next+1, turnTokens)
-		r.next += 2
+		reply, replyEst := prompt(r.o.Seed, r.next+1, p.Output)
+		turn, turnEst := prompt(r.o.Seed, r.next+2, turnTokens)
+		r.next += 3
 		return [2]Request{
 			{Messages: []string{text}, Estimate: est, MaxTokens: p.Output},
-			{Messages: []string{text, "ok", turn}, Estimate: est + turnEst - promptPriming + messageFraming + 1, MaxTokens: p.Output},
+			{Messages: []string{text, reply, turn}, Estimate: est + replyEst + turnEst - 2*promptPriming, MaxTokens: ttftOutput},
 		}
 	})
 }

@@ -208,8 +208,8 @@ func (r *runner) guess(p Point) time.Duration {
 	prefill := time.Duration(p.Batch*p.Prompt) * r.perTok
 	decode := time.Duration(p.Output) * r.step * time.Duration(1+p.Batch/8)
 	if p.Exp == ExpTurn {
-		// The turn after the fresh prompt: its new tokens, over a cached context.
-		prefill += r.ttft + turnTokens*r.perTok + decode
+		// The turn after the fresh prompt and its reply: their new tokens, over a cached context.
+		prefill += r.ttft + (turnTokens+time.Duration(p.Output))*r.perTok
 	}
 	return (r.ttft + prefill + decode) * time.Duration(p.Repeats)
 }

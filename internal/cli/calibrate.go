@@ -305,7 +305,9 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 		for i, who := range []*calibrate.Client{server, server, twin} {
 			name := [3]string{"server run 1", "server run 2", "twin"}[i]
 			fmt.Fprintf(out, "%s, %d agents × %d rounds ...\n", name, n, w.Rounds)
-			got[i] = calibrate.RunWorkload(ctx, who, w.Fresh(n, i%2), n)
+			fresh := w.Fresh(n, i%2)
+			calibrate.Flush(ctx, who, min(max(p.MaxRunning, n), calibrate.MaxFlush), fresh.Seed+int64(i))
+			got[i] = calibrate.RunWorkload(ctx, who, fresh, n)
 			if line := got[i].FailureLine(name); line != "" {
 				fmt.Fprintln(out, line)
 			}

@@ -1,0 +1,45 @@
+package calibrate
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/internal/engine"
+	"github.com/agentsim/agentsim/simserver"
+	"github.com/agentsim/agentsim/simserver/simtest"
+)
+
+// TestNextTurnFollowsADecodedReply checks the next-turn probe's shape: a fresh first message
+// whose reply decodes turnReply tokens, then the conversation with a reply of that length and a
+// new user message, asking the first token only.
+func TestNextTurnFollowsADecodedReply(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		s := simtest.NewLocalServer(t, simserver.Options{Profile: truth})
+		c := &Client{URL: s.URL, Model: truth.Model, HTTP: s.Client(), Clock: s.Clock()}
+		r := &runner{o: Options{Client: c, Seed: 3, Budget: time.Hour}, d: &Data{}, start: c.Clock.Now()}
+		r.turns(context.Background(), []Point{{Exp: ExpTurn, Batch: 1, Prompt: 1024, Output: turnReply, Repeats: 2}})
+		require.Len(t, r.d.Points, 1)
+		runs := r.d.Points[0].Runs
+		require.Len(t, runs, 2)
+		for _, run := range runs {
+			first, turn := run[0], run[1]
+			require.True(t, first.OK(), first.Err)
+			require.True(t, turn.OK(), turn.Err)
+			assert.Equal(t, turnReply, first.CompletionTokens, "the first message's reply decodes")
+			require.Len(t, turn.Request.Messages, 3)
+			assert.Equal(t, first.Request.Messages[0], turn.Request.Messages[0], "the turn carries the first message")
+			assert.InDelta(t, turnReply, simserver.CountTokens(turn.Request.Messages[1]), 8, "a reply as long as the one decoded")
+			assert.Equal(t, ttftOutput, turn.Request.MaxTokens)
+			grew := turn.PromptTokens - first.PromptTokens
+			assert.InDelta(t, turnReply+turnTokens, grew, 16, "the turn's prompt grows by the reply and the new message")
+		}
+		assert.EqualValues(t, 2*2, s.Sim.Engine().Stats().Finished, "two repeats of a pair")
+	})
+}
