@@ -3,7 +3,6 @@ package simserver_test
 import (
 	"context"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentsim/agentsim/internal/bubbled"
 	"github.com/agentsim/agentsim/internal/engine"
 	"github.com/agentsim/agentsim/simserver"
 )
@@ -124,14 +124,14 @@ func TestNoGoroutinePerWaitingStream(t *testing.T) {
 		ts := startServer(t, simserver.Options{Faults: faults}) // dsv4-pd: the head comes with the first token
 		ctx, cancel := context.WithCancel(t.Context())
 		ts.wait(time.Second)
-		before := runtime.NumGoroutine()
+		before := bubbled.Count()
 		const n = 20
 		done := make(chan error, n)
 		for range n {
 			go ts.awaitHead(ctx, done)
 		}
 		ts.wait(30 * time.Second)
-		assert.Equal(t, before+n, runtime.NumGoroutine(), "the %d clients' goroutines, and none of the simulator's", n)
+		assert.Equal(t, before+n, bubbled.Count(), "the %d clients' goroutines, and none of the simulator's", n)
 		cancel()
 		for range n {
 			assert.ErrorIs(t, <-done, context.Canceled)

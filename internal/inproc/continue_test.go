@@ -6,7 +6,6 @@ import (
 	"io"
 	"log"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentsim/agentsim/internal/bubbled"
 )
 
 // continuer is a handler that sends its head and hands the rest of the response to a step
@@ -337,13 +338,13 @@ func TestRunsOnTheCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var during int
 		tr := &Transport{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			during = runtime.NumGoroutine()
+			during = bubbled.Count()
 			w.(http.Flusher).Flush()
 			time.Sleep(time.Second)
 			_, _ = w.Write([]byte("whole"))
 		})}
 		defer tr.Close()
-		before := runtime.NumGoroutine()
+		before := bubbled.Count()
 		start := time.Now()
 		resp, err := get(t.Context(), tr)
 		require.NoError(t, err)
