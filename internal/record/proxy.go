@@ -235,7 +235,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The deferred end runs whether the copy ends normally or the proxy aborts the
 	// connection (a server that failed mid-stream): the harness then sees the same failure.
 	defer p.end(x)
-	p.rp.ServeHTTP(headFirst{w}, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
+	x.hw = newHeadFirst(w)
+	p.rp.ServeHTTP(x.hw, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 }
 
 // headFirst is the harness's ResponseWriter for a recorded request: it sends the response
@@ -244,18 +245,48 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // httputil.ReverseProxy writes the head, after it has copied the server's headers: a head
 // flushed before (from ModifyResponse) goes out without them, its body in another framing
 // (TestHeadersBeforeFirstByte).
-type headFirst struct{ http.ResponseWriter }
+//
+// A pumped body (tee.pump) is written to the harness from the handler's goroutine, past
+// httputil.ReverseProxy's own writer and the lock it keeps; mu serializes those writes with
+// the flush ReverseProxy's timer makes on a goroutine of its own when the body begins.
+type headFirst struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	mu sync.Mutex
+}
+
+// newHeadFirst returns w as a headFirst.
+func newHeadFirst(w http.ResponseWriter) *headFirst {
+	return &headFirst{ResponseWriter: w, rc: http.NewResponseController(w)}
+}
 
 // WriteHeader implements http.ResponseWriter.
-func (h headFirst) WriteHeader(code int) {
+func (h *headFirst) WriteHeader(code int) {
 	h.ResponseWriter.WriteHeader(code)
 	if code >= http.StatusOK { // an informational head is not the response's
-		_ = http.NewResponseController(h.ResponseWriter).Flush()
+		_ = h.FlushError()
 	}
 }
 
+// FlushError flushes what was written to the harness (http.ResponseController finds it).
+func (h *headFirst) FlushError() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rc.Flush()
+}
+
+// writeFlush writes p to the harness and flushes it.
+func (h *headFirst) writeFlush(p []byte) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, err := h.ResponseWriter.Write(p); err != nil {
+		return err
+	}
+	return h.rc.Flush()
+}
+
 // Unwrap returns the harness's ResponseWriter, for http.ResponseController.
-func (h headFirst) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+func (h *headFirst) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // begin reads a recorded request, places it in a session and tells the observer.
 func (p *Proxy) begin(r *http.Request) (*exchange, error) {

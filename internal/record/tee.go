@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 
@@ -29,10 +30,19 @@ type tee struct {
 	jsonBuf []byte // a JSON body so far, up to maxJSONBody
 	jsonLen int64  // bytes of the JSON body seen
 	wantLen int64  // its Content-Length, −1 when unknown
+	began   bool   // Read was called
+	wrote   error  // how a pumped write to the harness failed
 }
 
-// Read implements io.Reader.
+// Read implements io.Reader. A body Transport carries is pumped on the first Read (see
+// pump); any other is read through p.
 func (t *tee) Read(p []byte) (int, error) {
+	if !t.began {
+		t.began = true
+		if b, ok := t.body.(*upBody); ok && t.x.hw != nil && b.canPump() {
+			return 0, t.pump(b)
+		}
+	}
 	n, err := t.body.Read(p)
 	now := t.x.p.now()
 	if n > 0 {
@@ -50,6 +60,33 @@ func (t *tee) Read(p []byte) (int, error) {
 
 // Close implements io.Closer.
 func (t *tee) Close() error { return t.body.Close() }
+
+// pump carries the whole body to the harness from within httputil.ReverseProxy's first Read,
+// which then has nothing left to copy: each read of the server's connection (upBody.pump) is
+// parsed, as Read parses one, and written and flushed to the harness at once. It returns
+// io.EOF at the body's end and how reading it failed otherwise, as Read would; a write to
+// the harness that failed comes back as context.Canceled, which ReverseProxy does not log as
+// a read error, and aborts the harness's connection on, as it does on its own write's error.
+func (t *tee) pump(b *upBody) error {
+	err := b.pump(func(p []byte) error {
+		now := t.x.p.now()
+		t.x.byteAt(now)
+		if t.parse(p, now) {
+			t.x.complete(now)
+		}
+		if werr := t.x.hw.writeFlush(p); werr != nil {
+			t.wrote = werr
+			return werr
+		}
+		return nil
+	})
+	if t.wrote != nil {
+		return context.Canceled
+	}
+	t.finishJSON()
+	t.x.readEnded(t.x.p.now(), err)
+	return err
+}
 
 // parse parses b, the bytes of a read that arrived at t, and reports whether they end the
 // response: an event stream's end (see exchange.sseLine), or a JSON body's last byte by its
