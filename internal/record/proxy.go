@@ -246,13 +246,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // flushed before (from ModifyResponse) goes out without them, its body in another framing
 // (TestHeadersBeforeFirstByte).
 //
-// A pumped body (tee.pump) is written to the harness from the handler's goroutine, past
-// httputil.ReverseProxy's own writer and the lock it keeps; mu serializes those writes with
-// the flush ReverseProxy's timer makes on a goroutine of its own when the body begins.
+// A pumped body (tee.pump) is written and flushed to the harness by the pump, from the
+// handler's goroutine, past httputil.ReverseProxy's own writer: ReverseProxy's flushes,
+// one from a timer on a goroutine of its own as the body begins, then have nothing to add,
+// and are not made. When the server's first body bytes arrived with its head, the head waits
+// for them, which the pump writes at once, so that the two go out in one write.
 type headFirst struct {
 	http.ResponseWriter
 	rc *http.ResponseController
-	mu sync.Mutex
+	// pumped: the body is pumped. deferHead: the head goes out with the first body bytes,
+	// which came with it; headPending: it has not gone out yet.
+	pumped, deferHead, headPending bool
 }
 
 // newHeadFirst returns w as a headFirst.
@@ -263,22 +267,36 @@ func newHeadFirst(w http.ResponseWriter) *headFirst {
 // WriteHeader implements http.ResponseWriter.
 func (h *headFirst) WriteHeader(code int) {
 	h.ResponseWriter.WriteHeader(code)
-	if code >= http.StatusOK { // an informational head is not the response's
-		_ = h.FlushError()
+	if code < http.StatusOK { // an informational head is not the response's
+		return
 	}
+	if h.deferHead {
+		h.headPending = true
+		return
+	}
+	_ = h.rc.Flush()
 }
 
-// FlushError flushes what was written to the harness (http.ResponseController finds it).
+// FlushError flushes what was written to the harness (http.ResponseController finds it),
+// unless the body is pumped, which flushes every write itself.
 func (h *headFirst) FlushError() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	if h.pumped {
+		return nil
+	}
 	return h.rc.Flush()
 }
 
-// writeFlush writes p to the harness and flushes it.
+// flushHead sends a head that waited for the body's first bytes, when none came with it.
+func (h *headFirst) flushHead() {
+	if h.headPending {
+		h.headPending = false
+		_ = h.rc.Flush()
+	}
+}
+
+// writeFlush writes p to the harness and flushes it, with the head if it waited.
 func (h *headFirst) writeFlush(p []byte) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.headPending = false
 	if _, err := h.ResponseWriter.Write(p); err != nil {
 		return err
 	}
@@ -438,7 +456,11 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	x.body.releaseSent() // answered: never sent again
 	p.observe(func(o Observer) { o.Headers(x.seen(), x.headersS, x.status) })
 	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	resp.Body = &tee{body: resp.Body, x: x, sse: sse, wantLen: resp.ContentLength}
+	t := &tee{body: resp.Body, x: x, sse: sse, wantLen: resp.ContentLength}
+	if b, ok := resp.Body.(*upBody); ok && x.hw != nil && b.canPump() {
+		t.up, x.hw.pumped, x.hw.deferHead = b, true, b.c.br.Buffered() > 0
+	}
+	resp.Body = t
 	return nil
 }
 

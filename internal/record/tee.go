@@ -24,24 +24,22 @@ var doneMarker = []byte("[DONE]")
 type tee struct {
 	body    io.ReadCloser
 	x       *exchange
-	sse     bool   // an event stream, else a JSON body
-	line    []byte // an SSE line cut by a read boundary
-	tooLong bool   // a line passed events.MaxStreamLineBytes: the rest is passed on unread
-	jsonBuf []byte // a JSON body so far, up to maxJSONBody
-	jsonLen int64  // bytes of the JSON body seen
-	wantLen int64  // its Content-Length, −1 when unknown
-	began   bool   // Read was called
-	wrote   error  // how a pumped write to the harness failed
+	sse     bool    // an event stream, else a JSON body
+	line    []byte  // an SSE line cut by a read boundary
+	tooLong bool    // a line passed events.MaxStreamLineBytes: the rest is passed on unread
+	jsonBuf []byte  // a JSON body so far, up to maxJSONBody
+	jsonLen int64   // bytes of the JSON body seen
+	wantLen int64   // its Content-Length, −1 when unknown
+	up      *upBody // the body, when it is pumped (see pump)
+	wrote   error   // how a pumped write to the harness failed
 }
 
-// Read implements io.Reader. A body Transport carries is pumped on the first Read (see
+// Read implements io.Reader. A body Transport carried is pumped on the first Read (see
 // pump); any other is read through p.
 func (t *tee) Read(p []byte) (int, error) {
-	if !t.began {
-		t.began = true
-		if b, ok := t.body.(*upBody); ok && t.x.hw != nil && b.canPump() {
-			return 0, t.pump(b)
-		}
+	if b := t.up; b != nil {
+		t.up = nil
+		return 0, t.pump(b)
 	}
 	n, err := t.body.Read(p)
 	now := t.x.p.now()
@@ -67,8 +65,10 @@ func (t *tee) Close() error { return t.body.Close() }
 // io.EOF at the body's end and how reading it failed otherwise, as Read would; a write to
 // the harness that failed comes back as context.Canceled, which ReverseProxy does not log as
 // a read error, and aborts the harness's connection on, as it does on its own write's error.
+// A head that waited for the body's first bytes (headFirst) goes out with them, or, when
+// what came with it held no data, before the pump waits for more.
 func (t *tee) pump(b *upBody) error {
-	err := b.pump(func(p []byte) error {
+	err := b.pump(t.x.hw.flushHead, func(p []byte) error {
 		now := t.x.p.now()
 		t.x.byteAt(now)
 		if t.parse(p, now) {

@@ -325,7 +325,9 @@ var pumpBuffers = sync.Pool{New: func() any { return new([pumpBufferSize]byte) }
 // pumpBufferSize, so that the frames the server sent while the proxy was busy elsewhere cost
 // one read and one write; and the connection's buffer goes back to a pool once the head is
 // read, so an open stream holds no read buffer at all.
-func (b *upBody) pump(each func([]byte) error) error {
+//
+// headDone is called once what came with the head has been handed to each, before any wait.
+func (b *upBody) pump(headDone func(), each func([]byte) error) error {
 	b.pumped = true
 	c := b.c
 	var d dechunker
@@ -337,9 +339,11 @@ func (b *upBody) pump(each func([]byte) error) error {
 		err := b.pumpRead(&d, buf[:k], each)
 		pumpBuffers.Put(buf)
 		if err != nil {
+			headDone()
 			return err
 		}
 	}
+	headDone()
 	c.br.Reset(nil)
 	headReaders.Put(c.br)
 	c.br = nil
