@@ -38,6 +38,7 @@ type exchange struct {
 	endedC    chan struct{}
 	api       string // trace.APIChat, APICompletions or APIResponses, by the path
 	userAgent string
+	hw        *headFirst // the harness's ResponseWriter
 
 	// The response, as the tee has read it so far.
 	status    int

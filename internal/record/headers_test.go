@@ -1,6 +1,7 @@
 package record_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -97,4 +98,70 @@ func TestHeadersBeforeFirstByte(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestHeadWithoutData: a head that arrived with the first bytes of the body waits to go out
+// with them; when those bytes hold no data (a chunk's size line cut short), it goes out at
+// once all the same, before the server sends the rest.
+func TestHeadWithoutData(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const frame = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"
+		release := make(chan struct{})
+		upLn := memnet.Listen()
+		go func() {
+			c, err := upLn.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			br := bufio.NewReader(c)
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, req.Body)
+			_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
+				strconv.FormatInt(int64(len(frame)), 16)[:1]) // the head, and half a size line
+			<-release
+			_, _ = io.WriteString(c, strconv.FormatInt(int64(len(frame)), 16)[1:]+"\r\n"+frame+"\r\n0\r\n\r\n")
+		}()
+		u, _ := url.Parse("http://upstream")
+		p, err := record.New(record.Options{Upstream: u, Trace: io.Discard, Transport: ownTransport(upLn.Client().Transport)})
+		require.NoError(t, err)
+		pxLn := memnet.Listen()
+		px := &http.Server{Handler: p}
+		go func() { _ = px.Serve(pxLn) }()
+		defer func() { _ = px.Close(); _ = p.Close() }()
+		client := pxLn.Client()
+		defer client.CloseIdleConnections()
+		got := make(chan *http.Response, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://proxy/v1/chat/completions",
+				strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`))
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Error(err)
+				close(got)
+				return
+			}
+			got <- resp
+		}()
+		synctest.Wait() // the server holds the rest of the size line
+		var resp *http.Response
+		select {
+		case resp = <-got:
+		default:
+		}
+		close(release)
+		if resp == nil {
+			if resp = <-got; resp != nil {
+				resp.Body.Close()
+			}
+			t.Fatal("the harness had no response head while the server held its first data byte")
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, frame, string(b))
+	})
 }

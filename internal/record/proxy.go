@@ -235,7 +235,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The deferred end runs whether the copy ends normally or the proxy aborts the
 	// connection (a server that failed mid-stream): the harness then sees the same failure.
 	defer p.end(x)
-	p.rp.ServeHTTP(headFirst{w}, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
+	x.hw = newHeadFirst(w)
+	p.rp.ServeHTTP(x.hw, r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x)))
 }
 
 // headFirst is the harness's ResponseWriter for a recorded request: it sends the response
@@ -244,18 +245,66 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // httputil.ReverseProxy writes the head, after it has copied the server's headers: a head
 // flushed before (from ModifyResponse) goes out without them, its body in another framing
 // (TestHeadersBeforeFirstByte).
-type headFirst struct{ http.ResponseWriter }
+//
+// A pumped body (tee.pump) is written and flushed to the harness by the pump, from the
+// handler's goroutine, past httputil.ReverseProxy's own writer: ReverseProxy's flushes,
+// one from a timer on a goroutine of its own as the body begins, then have nothing to add,
+// and are not made. When the server's first body bytes arrived with its head, the head waits
+// for them, which the pump writes at once, so that the two go out in one write.
+type headFirst struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	// pumped: the body is pumped. deferHead: the head goes out with the first body bytes,
+	// which came with it; headPending: it has not gone out yet.
+	pumped, deferHead, headPending bool
+}
+
+// newHeadFirst returns w as a headFirst.
+func newHeadFirst(w http.ResponseWriter) *headFirst {
+	return &headFirst{ResponseWriter: w, rc: http.NewResponseController(w)}
+}
 
 // WriteHeader implements http.ResponseWriter.
-func (h headFirst) WriteHeader(code int) {
+func (h *headFirst) WriteHeader(code int) {
 	h.ResponseWriter.WriteHeader(code)
-	if code >= http.StatusOK { // an informational head is not the response's
-		_ = http.NewResponseController(h.ResponseWriter).Flush()
+	if code < http.StatusOK { // an informational head is not the response's
+		return
+	}
+	if h.deferHead {
+		h.headPending = true
+		return
+	}
+	_ = h.rc.Flush()
+}
+
+// FlushError flushes what was written to the harness (http.ResponseController finds it),
+// unless the body is pumped, which flushes every write itself.
+func (h *headFirst) FlushError() error {
+	if h.pumped {
+		return nil
+	}
+	return h.rc.Flush()
+}
+
+// flushHead sends a head that waited for the body's first bytes, when none came with it.
+func (h *headFirst) flushHead() {
+	if h.headPending {
+		h.headPending = false
+		_ = h.rc.Flush()
 	}
 }
 
+// writeFlush writes p to the harness and flushes it, with the head if it waited.
+func (h *headFirst) writeFlush(p []byte) error {
+	h.headPending = false
+	if _, err := h.ResponseWriter.Write(p); err != nil {
+		return err
+	}
+	return h.rc.Flush()
+}
+
 // Unwrap returns the harness's ResponseWriter, for http.ResponseController.
-func (h headFirst) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+func (h *headFirst) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // begin reads a recorded request, places it in a session and tells the observer.
 func (p *Proxy) begin(r *http.Request) (*exchange, error) {
@@ -407,7 +456,11 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	x.body.releaseSent() // answered: never sent again
 	p.observe(func(o Observer) { o.Headers(x.seen(), x.headersS, x.status) })
 	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	resp.Body = &tee{body: resp.Body, x: x, sse: sse, wantLen: resp.ContentLength}
+	t := &tee{body: resp.Body, x: x, sse: sse, wantLen: resp.ContentLength}
+	if b, ok := resp.Body.(*upBody); ok && x.hw != nil && b.canPump() {
+		t.up, x.hw.pumped, x.hw.deferHead = b, true, b.c.br.Buffered() > 0
+	}
+	resp.Body = t
 	return nil
 }
 

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 
@@ -23,16 +24,23 @@ var doneMarker = []byte("[DONE]")
 type tee struct {
 	body    io.ReadCloser
 	x       *exchange
-	sse     bool   // an event stream, else a JSON body
-	line    []byte // an SSE line cut by a read boundary
-	tooLong bool   // a line passed events.MaxStreamLineBytes: the rest is passed on unread
-	jsonBuf []byte // a JSON body so far, up to maxJSONBody
-	jsonLen int64  // bytes of the JSON body seen
-	wantLen int64  // its Content-Length, −1 when unknown
+	sse     bool    // an event stream, else a JSON body
+	line    []byte  // an SSE line cut by a read boundary
+	tooLong bool    // a line passed events.MaxStreamLineBytes: the rest is passed on unread
+	jsonBuf []byte  // a JSON body so far, up to maxJSONBody
+	jsonLen int64   // bytes of the JSON body seen
+	wantLen int64   // its Content-Length, −1 when unknown
+	up      *upBody // the body, when it is pumped (see pump)
+	wrote   error   // how a pumped write to the harness failed
 }
 
-// Read implements io.Reader.
+// Read implements io.Reader. A body Transport carried is pumped on the first Read (see
+// pump); any other is read through p.
 func (t *tee) Read(p []byte) (int, error) {
+	if b := t.up; b != nil {
+		t.up = nil
+		return 0, t.pump(b)
+	}
 	n, err := t.body.Read(p)
 	now := t.x.p.now()
 	if n > 0 {
@@ -50,6 +58,35 @@ func (t *tee) Read(p []byte) (int, error) {
 
 // Close implements io.Closer.
 func (t *tee) Close() error { return t.body.Close() }
+
+// pump carries the whole body to the harness from within httputil.ReverseProxy's first Read,
+// which then has nothing left to copy: each read of the server's connection (upBody.pump) is
+// parsed, as Read parses one, and written and flushed to the harness at once. It returns
+// io.EOF at the body's end and how reading it failed otherwise, as Read would; a write to
+// the harness that failed comes back as context.Canceled, which ReverseProxy does not log as
+// a read error, and aborts the harness's connection on, as it does on its own write's error.
+// A head that waited for the body's first bytes (headFirst) goes out with them, or, when
+// what came with it held no data, before the pump waits for more.
+func (t *tee) pump(b *upBody) error {
+	err := b.pump(t.x.hw.flushHead, func(p []byte) error {
+		now := t.x.p.now()
+		t.x.byteAt(now)
+		if t.parse(p, now) {
+			t.x.complete(now)
+		}
+		if werr := t.x.hw.writeFlush(p); werr != nil {
+			t.wrote = werr
+			return werr
+		}
+		return nil
+	})
+	if t.wrote != nil {
+		return context.Canceled
+	}
+	t.finishJSON()
+	t.x.readEnded(t.x.p.now(), err)
+	return err
+}
 
 // parse parses b, the bytes of a read that arrived at t, and reports whether they end the
 // response: an event stream's end (see exchange.sseLine), or a JSON body's last byte by its

@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -45,11 +47,17 @@ func NewTransport(std *http.Transport) *Transport {
 	return &Transport{Std: std, MaxIdlePerHost: n, idle: map[string][]*upConn{}}
 }
 
-// upConn is a connection of Transport's to the server, and its read buffer.
+// upConn is a connection of Transport's to the server, and its read buffer while it has
+// one: a connection whose last response was pumped (upBody.pump) gave its buffer back, and
+// is lent one again for the next response's head.
 type upConn struct {
 	net.Conn
-	br *bufio.Reader
+	br  *bufio.Reader
+	raw syscall.RawConn // the socket, when the connection has one: pump waits on it with no buffer
 }
+
+// headReaders lend the read buffers of connections whose responses are pumped.
+var headReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, upstreamReadBuffer) }}
 
 // headWriters lend the buffers requests are written through: a request's head is a few
 // hundred bytes, and its body, larger than the buffer, is written past it.
@@ -67,6 +75,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c, reused, err := t.get(req.Context(), addr)
 	if err != nil {
 		return nil, err
+	}
+	if c.br == nil {
+		c.br = headReaders.Get().(*bufio.Reader)
+		c.br.Reset(c.Conn)
 	}
 	// A client trace is told what net/http's Transport tells it of the connection and the
 	// answer's first byte: internal/keepalive resends a request lost on a reused connection
@@ -89,7 +101,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	resp.Body = &upBody{body: resp.Body, t: t, c: c, addr: addr, stop: stop, written: written,
+	resp.Body = &upBody{body: resp.Body, resp: resp, t: t, c: c, addr: addr, stop: stop, written: written,
 		keep: !resp.Close && !req.Close}
 	return resp, nil
 }
@@ -164,7 +176,13 @@ func (t *Transport) get(ctx context.Context, addr string) (*upConn, bool, error)
 	if err != nil {
 		return nil, false, err
 	}
-	return &upConn{Conn: nc, br: bufio.NewReaderSize(nc, upstreamReadBuffer)}, false, nil
+	c := &upConn{Conn: nc, br: bufio.NewReaderSize(nc, upstreamReadBuffer)}
+	if sc, ok := nc.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			c.raw = raw
+		}
+	}
+	return c, false, nil
 }
 
 // longAgo is a read deadline already past: a read then returns at once.
@@ -174,10 +192,18 @@ var longAgo = time.Unix(1, 0)
 // closed it nor sent anything unasked since its last response. A read that can only time out
 // tells, without waiting.
 func (c *upConn) open() bool {
-	if c.br.Buffered() > 0 || c.SetReadDeadline(longAgo) != nil {
+	if c.br != nil && c.br.Buffered() > 0 || c.SetReadDeadline(longAgo) != nil {
 		return false
 	}
-	_, err := c.br.Peek(1)
+	var err error
+	if c.br != nil {
+		_, err = c.br.Peek(1)
+	} else {
+		var one [1]byte
+		if n, rerr := c.Conn.Read(one[:]); n == 0 {
+			err = rerr
+		}
+	}
 	if c.SetReadDeadline(time.Time{}) != nil {
 		return false
 	}
@@ -214,6 +240,7 @@ func (t *Transport) CloseIdleConnections() {
 // connection goes back to the pool or is closed, once the request's write has ended.
 type upBody struct {
 	body    io.ReadCloser
+	resp    *http.Response
 	t       *Transport
 	c       *upConn
 	addr    string
@@ -221,10 +248,13 @@ type upBody struct {
 	written chan error  // the request's write, once it has ended
 	keep    bool        // neither side asked to close the connection after this exchange
 	done    bool
+	read    bool // Read was called: the body is read through body
+	pumped  bool // pump was called: body, and the connection's buffer, are not read
 }
 
 // Read implements io.Reader.
 func (b *upBody) Read(p []byte) (int, error) {
+	b.read = true
 	n, err := b.body.Read(p)
 	if err == io.EOF {
 		b.release(true)
@@ -236,6 +266,9 @@ func (b *upBody) Read(p []byte) (int, error) {
 // the rest of the response (a stream the harness left) would otherwise be read to its end.
 func (b *upBody) Close() error {
 	b.release(false)
+	if b.pumped {
+		return nil // body would read the rest from a buffer the connection no longer has
+	}
 	return b.body.Close()
 }
 
@@ -263,4 +296,150 @@ func (b *upBody) release(whole bool) {
 	}
 	b.c.Close()
 	<-b.written
+}
+
+// canPump reports whether pump can carry the body: a chunked body no Read has begun.
+func (b *upBody) canPump() bool {
+	te := b.resp.TransferEncoding
+	return !b.read && !b.pumped && !b.done && b.body != http.NoBody && len(te) == 1 && te[0] == "chunked"
+}
+
+// pumpBufferSize is the buffer a pumped read is made into, in bytes. It is lent for the
+// read, the parse and the write to the harness, and held by no open stream: a read brings
+// all that the server sent since the last, however many frames, in one system call, and it
+// goes to the harness in one write.
+const pumpBufferSize = 32 << 10
+
+// pumpBuffers lend the buffers pumped reads are made into.
+var pumpBuffers = sync.Pool{New: func() any { return new([pumpBufferSize]byte) }}
+
+// pump reads the body to its end, straight from the connection, and hands each read's data,
+// its chunked framing removed, to each; it returns io.EOF at the body's end (the connection
+// then released, see release), or how reading it failed, or each's error. The response's
+// trailer, if any, is in b.resp.Trailer at the end, as net/http's body leaves it.
+//
+// It replaces body's reads, for the responses the proxy records: net/http's chunked reader
+// reads a chunk at a time through the connection's 2 KiB buffer, one frame a chunk, and a
+// read of the connection brings at most that buffer's worth. Here a read waits for the
+// socket with no buffer (upConn.readLent) and then takes what it holds, up to
+// pumpBufferSize, so that the frames the server sent while the proxy was busy elsewhere cost
+// one read and one write; and the connection's buffer goes back to a pool once the head is
+// read, so an open stream holds no read buffer at all.
+//
+// headDone is called once what came with the head has been handed to each, before any wait.
+func (b *upBody) pump(headDone func(), each func([]byte) error) error {
+	b.pumped = true
+	c := b.c
+	var d dechunker
+	// What the head's read brought of the body comes first (the buffer is smaller than a
+	// pump buffer), and the connection's buffer goes back to its pool.
+	if n := c.br.Buffered(); n > 0 {
+		buf := pumpBuffers.Get().(*[pumpBufferSize]byte)
+		k, _ := c.br.Read(buf[:n])
+		err := b.pumpRead(&d, buf[:k], each)
+		pumpBuffers.Put(buf)
+		if err != nil {
+			headDone()
+			return err
+		}
+	}
+	headDone()
+	c.br.Reset(nil)
+	headReaders.Put(c.br)
+	c.br = nil
+	for !d.done() {
+		buf, n, err := c.readLent()
+		if n > 0 {
+			perr := b.pumpRead(&d, buf[:n], each)
+			pumpBuffers.Put(buf)
+			if perr != nil {
+				return perr
+			}
+		}
+		if err != nil && !d.done() {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	tr, err := d.trailers()
+	if err != nil {
+		return err
+	}
+	for k, vv := range tr {
+		if b.resp.Trailer == nil {
+			b.resp.Trailer = http.Header{}
+		}
+		b.resp.Trailer[k] = vv
+	}
+	b.release(true)
+	return io.EOF
+}
+
+// pumpRead decodes one read of the body and hands its data, if any, to each.
+func (b *upBody) pumpRead(d *dechunker, p []byte, each func([]byte) error) error {
+	n, extra, err := d.decode(p)
+	if extra > 0 {
+		b.keep = false // the server sent more than its response: the connection is not reused
+	}
+	if n > 0 {
+		if werr := each(p[:n]); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+// readLent reads what the connection holds into a lent buffer, once there is something to
+// read: the socket's readiness is waited for with no buffer, so an open stream between two
+// reads holds none. It returns the buffer (nil when n is 0), which the caller gives back to
+// pumpBuffers, and io.EOF when the server has closed the connection.
+func (c *upConn) readLent() (*[pumpBufferSize]byte, int, error) {
+	if c.raw == nil {
+		buf := pumpBuffers.Get().(*[pumpBufferSize]byte)
+		for {
+			n, err := c.Conn.Read(buf[:])
+			if n > 0 {
+				return buf, n, nil // an error with bytes comes again on the next read
+			}
+			if err != nil {
+				pumpBuffers.Put(buf)
+				return nil, 0, err
+			}
+		}
+	}
+	var (
+		buf  *[pumpBufferSize]byte
+		n    int
+		serr error
+	)
+	err := c.raw.Read(func(fd uintptr) bool {
+		buf = pumpBuffers.Get().(*[pumpBufferSize]byte)
+		for {
+			n, serr = syscall.Read(int(fd), buf[:])
+			if serr != syscall.EINTR {
+				break
+			}
+		}
+		if serr == syscall.EAGAIN {
+			pumpBuffers.Put(buf)
+			buf = nil
+			return false // nothing yet: wait for the socket, holding no buffer
+		}
+		return true
+	})
+	if err == nil && serr != nil {
+		err = os.NewSyscallError("read", serr)
+	}
+	if err != nil || n <= 0 {
+		if buf != nil {
+			pumpBuffers.Put(buf)
+		}
+		if err == nil {
+			return nil, 0, io.EOF
+		}
+		return nil, 0, &net.OpError{Op: "read", Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	}
+	return buf, n, nil
 }
