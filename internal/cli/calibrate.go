@@ -293,7 +293,7 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 	}
 	defer local.Close()
 	if cfg.Workload != "" {
-		return k.workloadRuns(c, ctx, cfg)
+		return k.workloadRuns(c, ctx, cfg, server, min(max(p.MaxRunning, 1), calibrate.MaxFlush))
 	}
 	twin := &calibrate.Client{URL: simserver.LocalURL, Model: p.Model, HTTP: local.Client(), Clock: twinClk}
 	w := calibrate.Workload{Agents: cfg.Agents, Rounds: cfg.Rounds, First: cfg.First, Turn: cfg.Turn, Output: cfg.Output, Seed: calibrate.DefaultWorkload.Seed}
@@ -335,7 +335,10 @@ func twinLagLine(l clock.LagStats, ttft time.Duration, speedup float64) string {
 // workloadRuns is calibrate check --workload: the user's workload run twice against the server
 // and once against the twin, each by agentsim run into a directory of its own, compared from
 // their events.
-func (k *calibrateCheckCmd) workloadRuns(c *cobra.Command, ctx context.Context, cfg calibrateCheckConfig) error {
+//
+// Each server run starts with a flush of slots requests (calibrate.Flush), as the default
+// workload's do; the twin's run starts a simulator of its own, with nothing left in it.
+func (k *calibrateCheckCmd) workloadRuns(c *cobra.Command, ctx context.Context, cfg calibrateCheckConfig, server *calibrate.Client, slots int) error {
 	dir := cfg.Out
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "agentsim-check-")
@@ -368,6 +371,9 @@ func (k *calibrateCheckCmd) workloadRuns(c *cobra.Command, ctx context.Context, 
 			args = append(args, "--model", cfg.Model)
 		}
 		fmt.Fprintf(out, "%s: agentsim %s ...\n", r.name, strings.Join(redactKey(args), " "))
+		if i < 2 {
+			calibrate.Flush(ctx, server, slots, calibrate.DefaultWorkload.Seed+int64(1000+i))
+		}
 		root := newRoot(io.Discard, c.ErrOrStderr(), k.env, args)
 		root.SetArgs(args)
 		if code := exitCode(root.ExecuteContext(ctx)); code != ExitOK && code != ExitVerdict && code != ExitUnreliable {
