@@ -48,12 +48,16 @@ func TestSupervisorExits(t *testing.T) {
 // children included, and never starts an agent whose start was still to come.
 func TestSupervisorStop(t *testing.T) {
 	var rec recorder
-	spec := Spec{Command: []string{"sh", "-c", `trap "" TERM; sleep 600 & wait`}, Agents: 2, Dir: t.TempDir(),
+	// The process says when it ignores SIGTERM: a stop that came before its trap would end
+	// it by SIGTERM, and the test would not see the kill.
+	ready := filepath.Join(t.TempDir(), "ready")
+	spec := Spec{Command: []string{"sh", "-c", `trap "" TERM; touch "$0"; sleep 600 & wait`, ready}, Agents: 2, Dir: t.TempDir(),
 		Vars: func(int) Vars { return vars }, Offsets: []time.Duration{0, time.Hour}, Grace: 100 * time.Millisecond}
 	s, err := New(spec, clock.Real(), &rec)
 	require.NoError(t, err)
 	s.Start()
 	require.Eventually(t, func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.started) == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 10*time.Second, 5*time.Millisecond, "the process ignores SIGTERM")
 	s.Stop()
 	s.Stop() // twice is safe
 	require.Len(t, rec.exited, 1, "the agent not yet started never starts")
