@@ -42,12 +42,12 @@ func (w Workload) Fresh(agents, run int) Workload {
 
 // Flush sends n short requests of fresh text at once and waits for them to end, so that a run
 // starts from the server's state the twin starts from. A server whose idle slots keep their KV
-// in one unified pool (llama-server's --kv-unified) reads every cell in use, masked, for every
-// token it computes, so the KV the run before left in idle slots slows the next run's prompts:
-// a turn of 306 tokens over 1 011 cached took 22–26 ms on a fresh server and up to 49 ms with
-// calibrate's long prompts still held (docs/calibrate.md §3). n fresh prompts at once take
-// every slot, each of which lets go of what it held. The twin's pool holds no idle requests'
-// KV (docs/engine.md §3), and its flush costs it nothing.
+// in one unified pool (llama-server's --kv-unified) reads every cell up to the last one in use,
+// masked or not, for every token it computes, so what the run before left in idle slots is
+// read by the next run's prompts (docs/calibrate.md §3). n fresh prompts at once take every
+// slot, each of which lets go of what it held. The twin's pool holds no idle requests' KV
+// (docs/engine.md §3), and its flush costs it nothing. A flush request that fails changes
+// nothing the run measures; the run reports the server's failures itself.
 func Flush(ctx context.Context, c *Client, n int, seed int64) {
 	n = min(n, MaxFlush)
 	var wg sync.WaitGroup
