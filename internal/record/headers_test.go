@@ -50,42 +50,9 @@ func TestHeadersBeforeFirstByte(t *testing.T) {
 				})}
 				go func() { _ = up.Serve(upLn) }()
 				defer up.Close()
-				u, _ := url.Parse("http://upstream")
-				p, err := record.New(record.Options{Upstream: u, Trace: io.Discard, Transport: ownTransport(upLn.Client().Transport)})
-				require.NoError(t, err)
-				pxLn := memnet.Listen()
-				px := &http.Server{Handler: p}
-				go func() { _ = px.Serve(pxLn) }()
-				defer func() { _ = px.Close(); _ = p.Close() }()
-				client := pxLn.Client()
-				defer client.CloseIdleConnections()
-
-				got := make(chan *http.Response, 1)
-				go func() {
-					body := `{"model":"m","stream":` + tc.stream + `,"messages":[{"role":"user","content":"x"}]}`
-					req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://proxy/v1/chat/completions", strings.NewReader(body))
-					resp, err := client.Do(req)
-					if err != nil {
-						t.Error(err)
-						close(got)
-						return
-					}
-					got <- resp
-				}()
-				synctest.Wait() // everything blocks: the server on its prefill
-				var resp *http.Response
-				select {
-				case resp = <-got:
-				default:
-				}
-				close(release)
-				if resp == nil {
-					resp = <-got
-					if resp != nil {
-						resp.Body.Close()
-					}
-					t.Fatal("the harness had no response head while the server held its first body byte")
-				}
+				client := proxyTo(t, upLn)
+				resp := headWhileHeld(t, client, `{"model":"m","stream":`+tc.stream+`,"messages":[{"role":"user","content":"x"}]}`, release,
+					"the harness had no response head while the server held its first body byte")
 				defer resp.Body.Close()
 				assert.Equal(t, http.StatusOK, resp.StatusCode)
 				assert.Equal(t, tc.contentType, resp.Header.Get("Content-Type"))
@@ -125,43 +92,57 @@ func TestHeadWithoutData(t *testing.T) {
 			<-release
 			_, _ = io.WriteString(c, strconv.FormatInt(int64(len(frame)), 16)[1:]+"\r\n"+frame+"\r\n0\r\n\r\n")
 		}()
-		u, _ := url.Parse("http://upstream")
-		p, err := record.New(record.Options{Upstream: u, Trace: io.Discard, Transport: ownTransport(upLn.Client().Transport)})
-		require.NoError(t, err)
-		pxLn := memnet.Listen()
-		px := &http.Server{Handler: p}
-		go func() { _ = px.Serve(pxLn) }()
-		defer func() { _ = px.Close(); _ = p.Close() }()
-		client := pxLn.Client()
-		defer client.CloseIdleConnections()
-		got := make(chan *http.Response, 1)
-		go func() {
-			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://proxy/v1/chat/completions",
-				strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`))
-			resp, err := client.Do(req)
-			if err != nil {
-				t.Error(err)
-				close(got)
-				return
-			}
-			got <- resp
-		}()
-		synctest.Wait() // the server holds the rest of the size line
-		var resp *http.Response
-		select {
-		case resp = <-got:
-		default:
-		}
-		close(release)
-		if resp == nil {
-			if resp = <-got; resp != nil {
-				resp.Body.Close()
-			}
-			t.Fatal("the harness had no response head while the server held its first data byte")
-		}
+		client := proxyTo(t, upLn)
+		resp := headWhileHeld(t, client, `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`, release,
+			"the harness had no response head while the server held its first data byte")
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
 		assert.Equal(t, frame, string(b))
 	})
+}
+
+// proxyTo serves a recording proxy to the server listening on upLn, reached through the
+// proxy's own Transport, and returns a client of it; all of it ends with the test.
+func proxyTo(t *testing.T, upLn *memnet.Listener) *http.Client {
+	u, _ := url.Parse("http://upstream")
+	p, err := record.New(record.Options{Upstream: u, Trace: io.Discard, Transport: ownTransport(upLn.Client().Transport)})
+	require.NoError(t, err)
+	pxLn := memnet.Listen()
+	px := &http.Server{Handler: p}
+	go func() { _ = px.Serve(pxLn) }()
+	client := pxLn.Client()
+	t.Cleanup(func() { client.CloseIdleConnections(); _ = px.Close(); _ = p.Close() })
+	return client
+}
+
+// headWhileHeld posts a chat completion of body through client and returns its response, which
+// must have come while the server holds the rest of it until release is closed: once every
+// goroutine of the bubble blocks, the head is there, or the test fails with missing.
+func headWhileHeld(t *testing.T, client *http.Client, body string, release chan struct{}, missing string) *http.Response {
+	got := make(chan *http.Response, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, "http://proxy/v1/chat/completions", strings.NewReader(body))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Error(err)
+			close(got)
+			return
+		}
+		got <- resp
+	}()
+	synctest.Wait() // everything blocks: the server on what it holds
+	var resp *http.Response
+	select {
+	case resp = <-got:
+	default:
+	}
+	close(release)
+	if resp == nil {
+		if resp = <-got; resp != nil {
+			resp.Body.Close()
+		}
+		t.Fatal(missing)
+	}
+	return resp
 }
