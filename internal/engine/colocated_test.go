@@ -227,3 +227,64 @@ func TestRequestOverheadHoldsNothing(t *testing.T) {
 		assert.Equal(t, int64(1), e.Stats().Finished)
 	})
 }
+
+// TestIdleSlotsStayInThePool checks kv_idle_slots: a finished request's KV stays in the pool,
+// where a later prompt's attention reads it at prefill_attn_pool_ns, until its slot is taken —
+// by its conversation's next request, which continues it and does not read it as another's,
+// or, once the running requests and the idle slots fill max_running, by any request, which
+// lets the least recently used one go. Each first token is measured against the same run
+// without idle slots: the difference is the pool term over what the idle slots hold.
+func TestIdleSlotsStayInThePool(t *testing.T) {
+	base := *mustProfile(t, "vllm-llama3-8b-h100")
+	base.PrefillAttnPoolNs, base.MaxRunning, base.PrefixCacheTokens = 50, 3, 1<<20
+	idle := base
+	idle.KVIdleSlots = true
+	require.NoError(t, idle.Validate())
+	// B and A finish (holding 800 + 4 and 1 000 + 4); C, fresh, reads both; A's next turn
+	// takes A's slot back, though B's is the least recently used, and reads B's and C's (504);
+	// D, fresh, finds the three slots taken (B, C, A' idle) and lets B's go, reading C's and
+	// A''s (1 304).
+	jobs := []Job{
+		{PromptTokens: 800, Prefix: []PrefixBlock{{Hash: 2, Tokens: 800}}},
+		{PromptTokens: 1000, Prefix: []PrefixBlock{{Hash: 1, Tokens: 1000}}},
+		{PromptTokens: 500, Prefix: []PrefixBlock{{Hash: 3, Tokens: 500}}},
+		{PromptTokens: 1300, Prefix: []PrefixBlock{{Hash: 1, Tokens: 1000}, {Hash: 11, Tokens: 1300}}},
+		{PromptTokens: 200, Prefix: []PrefixBlock{{Hash: 4, Tokens: 200}}},
+	}
+	plain, kept := inTurn(t, &base, jobs), inTurn(t, &idle, jobs)
+	read := []int{0, 804, 804 + 1004, 804 + 504, 504 + 1304} // the idle KV each job's prompt reads
+	computed := []int{800, 1000, 500, 300, 200}
+	for i := range jobs {
+		want := time.Duration(50 * float64(computed[i]) * float64(read[i]))
+		assert.InDelta(t, float64(want), float64(kept[i]-plain[i]), float64(time.Microsecond),
+			"job %d: first token %s with idle slots, %s without", i, kept[i], plain[i])
+	}
+	bad := base
+	bad.Engine, bad.KVIdleSlots = EngineColocatedParallel, true
+	bad.PrefillAttnPoolNs = 0
+	assert.ErrorContains(t, bad.Validate(), "kv_idle_slots: true is not allowed with engine colocated-parallel")
+}
+
+// inTurn runs jobs one after another on a fresh engine of p, each to its end, and returns
+// each one's time to its first token.
+func inTurn(t *testing.T, p *Profile, jobs []Job) []time.Duration {
+	ttfts := make([]time.Duration, len(jobs))
+	synctest.Test(t, func(t *testing.T) {
+		e, clk := startEngine(t, p)
+		for i, j := range jobs {
+			j.MaxTokens, j.IgnoreEOS, j.Key = 4, true, uint64(i+1)
+			at := clk.Now()
+			g, err := e.Submit(j)
+			require.NoError(t, err)
+			_, _, err = g.Next(context.Background(), 1)
+			require.NoError(t, err)
+			ttfts[i] = clk.Since(at)
+			for done := false; !done; {
+				_, done, err = g.Next(context.Background(), 16)
+				require.NoError(t, err)
+			}
+			synctest.Wait()
+		}
+	})
+	return ttfts
+}

@@ -32,6 +32,58 @@ type batchLoop struct {
 	late time.Duration
 	// stepEnd is, parallel, when the decode step in progress ends (zero: none is).
 	stepEnd time.Time
+	// idle holds the KV of finished requests that their slots keep (Profile.KVIdleSlots),
+	// least recently used first.
+	idle []idleSlot
+}
+
+// idleSlot is a finished request's KV, kept in its slot.
+type idleSlot struct {
+	hash uint64 // the request's last message boundary: a request whose prefix holds it continues its conversation
+	kv   int
+}
+
+// keepIdle keeps the KV of g, which finished holding kv tokens, in its slot, when the profile
+// says the pool does.
+func (b *batchLoop) keepIdle(g *Gen, kv int) {
+	if !b.e.prof.KVIdleSlots {
+		return
+	}
+	var hash uint64
+	if n := len(g.job.Prefix); n > 0 {
+		hash = g.job.Prefix[n-1].Hash
+	}
+	b.idle = append(b.idle, idleSlot{hash: hash, kv: kv})
+	if len(b.idle) > b.e.running {
+		b.idle = slices.Delete(b.idle, 0, 1)
+	}
+}
+
+// takeSlot gives a newly admitted request g a slot: its conversation's idle one, whose KV it
+// continues, or, once the running requests and the idle slots fill the slots, the least
+// recently used idle one, whose KV goes.
+func (b *batchLoop) takeSlot(g *Gen) {
+	if len(b.idle) == 0 {
+		return
+	}
+	for i, s := range b.idle {
+		if s.hash != 0 && slices.ContainsFunc(g.job.Prefix, func(p PrefixBlock) bool { return p.Hash == s.hash }) {
+			b.idle = slices.Delete(b.idle, i, i+1)
+			return
+		}
+	}
+	if len(b.running)+1+len(b.idle) > b.e.running {
+		b.idle = slices.Delete(b.idle, 0, 1)
+	}
+}
+
+// idleKV is the KV the idle slots hold.
+func (b *batchLoop) idleKV() int {
+	n := 0
+	for _, s := range b.idle {
+		n += s.kv
+	}
+	return n
 }
 
 // newBatchLoop builds the loop for the engine's profile.
@@ -214,6 +266,7 @@ func (b *batchLoop) admit() {
 		}
 		if phase(g.phase.Load()) == phasePrefillQueue {
 			if g.computed == 0 && g.CachedTokens() == 0 {
+				b.takeSlot(g)
 				hit := min(b.cache.lookup(g.job.Prefix), g.Prompt-1)
 				g.cached.Store(int64(hit))
 				g.computed = hit
@@ -275,16 +328,22 @@ func (b *batchLoop) stepTime(decode bool, chunks, prior []int) time.Duration {
 			n, kv = n+1, kv+g.kv
 		}
 	}
+	// The prompts' attention reads the idle slots' KV beside the running requests'; the
+	// decode step's terms are over the running requests' only.
+	pool := kv + b.idleKV()
 	var d time.Duration
 	switch {
 	case !decode:
 		// The decoding requests wait, but their KV stays in the pool beside the chunks'.
-		d = e.prof.PrefillStep(chunks, prior, kv)
+		d = e.prof.PrefillStep(chunks, prior, pool)
 		if !b.alternating {
 			d += e.prof.DecodeBase // a mixed step's forward pass has its fixed cost
 		}
 	default:
-		d = e.prof.MixedStep(n, kv, chunks, prior)
+		d = e.prof.DecodeStep(n, kv) // Profile.MixedStep, with the idle slots in the pool
+		if len(chunks) > 0 {
+			d += e.prof.PrefillStep(chunks, prior, pool)
+		}
 	}
 	f := e.knobs.StepFactor * e.noise()
 	if f != 1 {
@@ -322,7 +381,10 @@ func (b *batchLoop) emitWhere(emits func(g *Gen) bool) {
 			kept = append(kept, g) // cancelled ones are swept, with their KV, at the top of the loop
 			continue
 		}
+		held := g.kv + 1 // with the token it emits
 		switch b.e.emit(g, b.due, b.late) {
+		case stateDone:
+			b.keepIdle(g, held)
 		case stateWedged:
 			b.wedged = append(b.wedged, g)
 		case stateRunning:

@@ -115,6 +115,15 @@ type Profile struct {
 	// masked (llama.cpp's unified KV cache), a prompt's attention also passes over every other
 	// request's KV. 0 means a KV that each sequence reads only its own of (paged: vLLM, SGLang).
 	PrefillAttnPoolNs float64 `yaml:"prefill_attn_pool_ns"`
+	// KVIdleSlots keeps a finished request's KV in the pool, in its slot, until a later request
+	// takes the slot: one that continues its conversation (its prefix holds the finished
+	// request's last message boundary) takes that slot back, any other the least recently used
+	// idle one once the running requests and the idle slots fill MaxRunning. PrefillAttnPoolNs
+	// prices what idle slots hold as it prices the running requests' KV (llama-server, whose
+	// attention spans every KV cell in use). Idle KV is not counted against KVCapacityTokens:
+	// the server clears a slot's KV when the slot takes another prompt. Colocated-mixed and
+	// colocated-alternating engines only.
+	KVIdleSlots bool `yaml:"kv_idle_slots"`
 	// PrefillChunkTokens is the most prompt tokens one prefill step computes.
 	PrefillChunkTokens int `yaml:"prefill_chunk_tokens"`
 	// PrefixCacheTokens is the prefix cache's capacity, in tokens.

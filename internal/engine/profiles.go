@@ -327,6 +327,9 @@ func (p *Profile) problems() problems {
 	ps.nonNegative("prefill_per_token", p.PrefillPerToken)
 	ps.finite("prefill_attn_per_token2_ns", p.PrefillAttnPerToken2Ns)
 	ps.finite("prefill_attn_pool_ns", p.PrefillAttnPoolNs)
+	if k := p.engine(); p.KVIdleSlots && (k == EngineColocatedParallel || k == EngineDisaggregated) {
+		ps = append(ps, fmt.Errorf("kv_idle_slots: true is not allowed with engine %s: want false (only %s and %s share a pool between prefill and decode)", k, EngineColocatedMixed, EngineColocatedAlternating))
+	}
 	if p.engine() == EngineColocatedParallel && p.PrefillAttnPoolNs != 0 {
 		ps = append(ps, fmt.Errorf("prefill_attn_pool_ns: %v is not allowed with engine %s: want 0 (its prefills share nothing, so none reads another request's KV)", p.PrefillAttnPoolNs, p.engine()))
 	}
@@ -431,6 +434,7 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"prefill_per_token", "cost per uncached prompt token, simulated time"},
 	{"prefill_attn_per_token2_ns", "ns per (token computed × context token before it)"},
 	{"prefill_attn_pool_ns", "ns per (token computed × KV token other requests hold in a unified pool; 0: a paged KV)"},
+	{"kv_idle_slots", "a finished request's KV stays in the unified pool, read at prefill_attn_pool_ns, until its slot takes another request (llama-server)"},
 	{"prefill_chunk_tokens", "most prompt tokens one prefill step computes"},
 	{"prefix_cache_tokens", "prefix cache capacity, tokens"},
 	{"transfer_serial", "KV transfer thread's fixed cost per request, simulated time"},
