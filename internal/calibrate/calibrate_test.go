@@ -199,6 +199,22 @@ func TestCalibrateFindsTheUnifiedPool(t *testing.T) {
 	without, _ := batchFirstTokens(&paged, prompts)
 	t.Logf("%s: the last first token after %s with the pool's term, %s without", m.Point, withPool, without)
 	assert.Greater(t, withPool, without*11/10, "the term matters on the largest batch")
+	assert.False(t, fit.Profile.KVIdleSlots, "the truth keeps no idle slots' KV")
+}
+
+// TestCalibrateFindsIdleSlots calibrates against a colocated truth whose unified pool keeps
+// finished requests' KV in their slots (kv_idle_slots): the turn-after probe must find it,
+// from TTFTs (the simulator reports no prompt time of its own), and the pool term must still
+// come back.
+func TestCalibrateFindsIdleSlots(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	truth.PrefillAttnPoolNs, truth.KVIdleSlots, truth.MaxRunning = 5, true, 8 // eight slots, as llama-server -np 8
+	_, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 16384,
+		ChunkTokens: truth.PrefillChunkTokens, Repeats: 1, Budget: time.Hour, Seed: 1})
+	t.Log(fit.Summary())
+	assert.True(t, fit.Profile.KVIdleSlots)
+	within(t, "prefill_attn_pool_ns", truth.PrefillAttnPoolNs, fit.Profile.PrefillAttnPoolNs, 0.2)
 }
 
 // TestCalibrateFindsAFailingPool calibrates against a colocated truth whose KV pool of 33 000

@@ -45,8 +45,8 @@ func (w Workload) Fresh(agents, run int) Workload {
 // in one unified pool (llama-server's --kv-unified) reads every cell up to the last one in use,
 // masked or not, for every token it computes, so what the run before left in idle slots is
 // read by the next run's prompts (docs/calibrate.md §3). n fresh prompts at once take every
-// slot, each of which lets go of what it held. The twin's pool holds no idle requests' KV
-// (docs/engine.md §3), and its flush costs it nothing. A flush request that fails changes
+// slot, each of which lets go of what it held, as the twin's slots do when its profile keeps
+// idle slots' KV (kv_idle_slots, docs/engine.md §3); a twin that keeps none loses nothing. A flush request that fails changes
 // nothing the run measures; the run reports the server's failures itself.
 func Flush(ctx context.Context, c *Client, n int, seed int64) {
 	n = min(n, MaxFlush)

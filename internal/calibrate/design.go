@@ -3,7 +3,9 @@
 // cost per sequence), fixed batches at growing context (its cost per KV token, and per batch ×
 // context token), prompt-length steps (the prefill cost, its quadratic term, TTFT), a
 // repeated-prefix probe (the prefix cache), next turns of conversations (a cached context's
-// cost to a turn's prefill, where the server reports its own prompt time), a prefix-size probe (its size), the largest
+// cost to a turn's prefill, where the server reports its own prompt time), next turns beside
+// decoding streams (what the other requests' KV in a unified pool costs it) and after streams
+// that ended (whether their KV stays in the pool), a prefix-size probe (its size), the largest
 // batch the server runs (max_running), an interference probe (which engine kind the server is,
 // with the context experiment's first tokens) and a KV probe (its pool). Every
 // point sends fresh prompts, so a prompt cache cannot answer, and is repeated to measure the
@@ -25,6 +27,8 @@ const (
 	ExpPrompt       = "prompt-length"
 	ExpPrefix       = "repeated-prefix"
 	ExpTurn         = "next-turn"
+	ExpTurnBeside   = "turn-beside-streams"
+	ExpTurnIdle     = "turn-after-streams"
 	ExpPrefixSize   = "prefix-size"
 	ExpInterference = "interference"
 	ExpKV           = "kv-pool"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,6 +25,12 @@ const (
 	// and a turn's prompt after a decoded reply took a median 42 ms where the same turns after
 	// a 2-token reply took 29 ms (docs/calibrate.md §2).
 	turnReply = sweepOutput
+	// besidePrompt is the first message of the turn-beside probe's conversation and of each
+	// of its streams.
+	besidePrompt = 1024
+	// turnIdleOutput is what each stream of the turn-after probe asks: they end before the
+	// conversation's reply does.
+	turnIdleOutput = 16
 )
 
 // plan designs the experiments within the options' limits.
@@ -59,6 +66,13 @@ func (r *runner) plan() map[string][]Point {
 		if p <= o.MaxPrompt/2 {
 			// Output is the first request's, the reply the turn follows.
 			plan[ExpTurn] = append(plan[ExpTurn], Point{Exp: ExpTurn, Batch: 1, Prompt: p, Output: turnReply, Repeats: rep})
+		}
+	}
+	// Beside a few streams and beside as many as the server runs with the conversation.
+	for _, b := range dedupe(min(3, o.MaxConcurrency-1), min(7, o.MaxConcurrency-1)) {
+		if b >= 1 {
+			plan[ExpTurnBeside] = append(plan[ExpTurnBeside], Point{Exp: ExpTurnBeside, Batch: b, Prompt: min(besidePrompt, o.MaxPrompt/4), Output: turnReply, Repeats: rep})
+			plan[ExpTurnIdle] = append(plan[ExpTurnIdle], Point{Exp: ExpTurnIdle, Batch: b, Prompt: min(besidePrompt, o.MaxPrompt/4), Output: turnReply, Repeats: rep})
 		}
 	}
 	return plan
@@ -114,6 +128,140 @@ func (r *runner) turns(ctx context.Context, ps []Point) {
 	})
 }
 
+// turnsBeside runs the turn-beside probe (ExpTurnBeside) or the turn-after probe (ExpTurnIdle).
+// Beside: Batch streams of fresh prompts and the first message
+// of a conversation, sent at once, so that the conversation's reply decodes beside the streams
+// as an agent's does beside the others'; once it has, the conversation's next turn (the reply
+// and turnTokens of new text, as the next-turn probe's), sent while the streams still decode.
+// The turn's prompt is computed over its cached context in a step beside the streams, which
+// hold their KV in the same pool: on a unified KV (llama-server) its attention reads theirs
+// too (prefillPool). The streams are cancelled once the turn's first token has come. A run
+// is {first, turn, streams...}; it is kept when the first and the turn completed and every
+// stream was still decoding when the turn's first token came. After: the same, but the
+// streams ask turnIdleOutput tokens, and the turn is sent once they and the first have ended:
+// whether what they held is still in the pool, read by the turn's attention, shows in the
+// turn's prompt time (kv_idle_slots, fitpool.go); a run is kept when every request completed.
+func (r *runner) turnsBeside(ctx context.Context, ps []Point) {
+	for _, p := range ps {
+		if r.running > 0 && p.Batch+1 > r.running {
+			p.Batch = r.running - 1
+		}
+		if p.Batch < 1 {
+			r.d.skip(p.Exp, fmt.Sprintf("%s: the server runs one request at a time, so no stream decodes beside the conversation", p))
+			continue
+		}
+		if slices.ContainsFunc(r.d.Of(p.Exp), func(m *Measured) bool { return m.Point.Batch == p.Batch }) || r.over(p) {
+			continue
+		}
+		idle := p.Exp == ExpTurnIdle
+		m := Measured{Point: p}
+		at := r.o.Client.Clock.Now()
+		// The streams outlast the conversation's prefill beside theirs, its reply and its turn.
+		prefill := r.ttft + time.Duration((p.Batch+1)*p.Prompt)*r.perTok
+		out := r.outputFor(2*prefill + 4*time.Duration(p.Output*(1+p.Batch))*r.step)
+		if idle {
+			out = turnIdleOutput
+		}
+		var dropped int
+		var why string
+		for range p.Repeats {
+			run := r.besideRun(ctx, p, out, idle)
+			if reason := besideKept(run, idle); reason != "" {
+				dropped, why = dropped+1, reason
+				continue
+			}
+			m.Runs = append(m.Runs, run)
+		}
+		r.points++
+		took := r.o.Client.Clock.Since(at)
+		r.done += took
+		if dropped > 0 {
+			r.d.skip(p.Exp, fmt.Sprintf("%s: %d of %d repeats left out: %s", p, dropped, p.Repeats, why))
+		}
+		if len(m.Runs) == 0 {
+			r.printf("[%d/%d] %s: skipped: %s\n", r.points, r.total, p, why)
+			continue
+		}
+		turns := make([]Obs, len(m.Runs))
+		for i, run := range m.Runs {
+			turns[i] = run[1]
+		}
+		where := "beside"
+		if idle {
+			where = "after"
+		}
+		r.printf("[%d/%d] %s: turn's TTFT %s %s %d streams of %d tokens (%s; %s of about %s)\n", r.points, r.total, p,
+			median(turns, (*Obs).TTFT).Round(time.Microsecond), where, p.Batch, out, took.Round(time.Millisecond),
+			r.o.Client.Clock.Since(r.start).Round(time.Second), r.planned.Round(time.Second))
+		r.d.Points = append(r.d.Points, m)
+	}
+}
+
+// besideRun runs one repeat of a turn-beside point, or with idle of a turn-after one:
+// {first, turn, streams...}.
+func (r *runner) besideRun(ctx context.Context, p Point, out int, idle bool) []Obs {
+	// What the streams hold is then all the pool holds beside the conversation.
+	r.flush(ctx)
+	run := make([]Obs, 2+p.Batch)
+	streams, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range p.Batch {
+		text, est := prompt(r.o.Seed, r.next, p.Prompt)
+		r.next++
+		wg.Go(func() {
+			run[2+i] = r.o.Client.Send(streams, Request{Messages: []string{text}, Estimate: est, MaxTokens: out})
+		})
+	}
+	text, est := prompt(r.o.Seed, r.next, p.Prompt)
+	reply, replyEst := prompt(r.o.Seed, r.next+1, p.Output)
+	turn, turnEst := prompt(r.o.Seed, r.next+2, turnTokens)
+	r.next += 3
+	run[0] = r.o.Client.Send(ctx, Request{Messages: []string{text}, Estimate: est, MaxTokens: p.Output})
+	if idle {
+		wg.Wait()
+	}
+	if run[0].OK() {
+		run[1] = r.o.Client.Send(ctx, Request{Messages: []string{text, reply, turn}, Estimate: est + replyEst + turnEst - 2*promptPriming, MaxTokens: ttftOutput})
+	} else {
+		run[1] = Obs{Err: "not sent: the first message failed"}
+	}
+	cancel()
+	wg.Wait()
+	return run
+}
+
+// besideKept says why a turn-beside run (or with idle a turn-after one) cannot be used, ""
+// when it can.
+func besideKept(run []Obs, idle bool) string {
+	for _, o := range run[:2] {
+		if !o.OK() {
+			return o.Err
+		}
+	}
+	if idle {
+		for _, s := range run[2:] {
+			if !s.OK() {
+				return "a stream failed: " + s.Err
+			}
+		}
+		return ""
+	}
+	// A stream still decoding when the turn was sent, and cut by the cancel rather than ended,
+	// decoded through the turn's step (its token from that step can arrive just before the
+	// turn's first one).
+	sent := run[1].Start
+	for _, s := range run[2:] {
+		switch {
+		case len(s.Chunks) == 0 || strings.HasPrefix(s.Err, "in stream: "):
+			return "a stream failed: " + s.Err
+		case s.Err == "" || s.Chunks[len(s.Chunks)-1].Before(sent):
+			return "a stream had ended before the turn was computed"
+		}
+	}
+	return ""
+}
+
 // pairs runs a probe of two requests sent one after the other, each repeat a fresh pair from
 // pair, and records each point with its repeats whose requests all completed; second names the
 // second request in the progress line.
@@ -125,6 +273,7 @@ func (r *runner) pairs(ctx context.Context, ps []Point, second string, pair func
 		m := Measured{Point: p}
 		at := r.o.Client.Clock.Now()
 		for range p.Repeats {
+			r.flush(ctx)
 			reqs := pair(p)
 			m.Runs = append(m.Runs, []Obs{r.o.Client.Send(ctx, reqs[0]), r.o.Client.Send(ctx, reqs[1])})
 		}

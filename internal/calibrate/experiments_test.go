@@ -43,3 +43,39 @@ func TestNextTurnFollowsADecodedReply(t *testing.T) {
 		assert.EqualValues(t, 2*2, s.Sim.Engine().Stats().Finished, "two repeats of a pair")
 	})
 }
+
+// TestTurnBesideStreams checks the turn-beside probe's shape against the simulator: the
+// conversation's reply decodes while the streams do, its turn carries the first message and
+// the reply, every stream is still decoding when the turn's first token comes, and the streams
+// are cancelled then rather than run to their end.
+func TestTurnBesideStreams(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	synctest.Test(t, func(t *testing.T) {
+		s := simtest.NewLocalServer(t, simserver.Options{Profile: truth})
+		c := &Client{URL: s.URL, Model: truth.Model, HTTP: s.Client(), Clock: s.Clock()}
+		r := &runner{o: Options{Client: c, Seed: 5, Budget: time.Hour}, d: &Data{}, start: c.Clock.Now(),
+			running: 4, step: truth.DecodeBase, ttft: 20 * time.Millisecond, perTok: truth.PrefillPerToken}
+		r.turnsBeside(context.Background(), []Point{{Exp: ExpTurnBeside, Batch: 7, Prompt: 1024, Output: turnReply, Repeats: 2}})
+		require.Len(t, r.d.Points, 1)
+		m := r.d.Points[0]
+		assert.Equal(t, 3, m.Point.Batch, "as many streams as the server runs beside the conversation")
+		require.Equal(t, 2, len(m.Runs), "runs kept; left out: %v", r.d.Skipped)
+		for _, run := range m.Runs {
+			require.Equal(t, 2+3, len(run))
+			first, turn := run[0], run[1]
+			require.True(t, first.OK(), first.Err)
+			require.True(t, turn.OK(), turn.Err)
+			assert.Equal(t, turnReply, first.CompletionTokens)
+			require.Len(t, turn.Request.Messages, 3)
+			assert.Equal(t, first.Request.Messages[0], turn.Request.Messages[0])
+			for _, st := range run[2:] {
+				require.NotEmpty(t, st.Chunks)
+				assert.True(t, st.Chunks[0].Before(first.Chunks[len(first.Chunks)-1]), "the streams decode while the reply does")
+				assert.False(t, st.Chunks[len(st.Chunks)-1].Before(turn.Chunks[0]), "still decoding at the turn's first token")
+				assert.Less(t, len(st.Chunks), st.Request.MaxTokens, "cancelled before its end")
+			}
+			assert.Empty(t, besideKept(run, false))
+		}
+	})
+}

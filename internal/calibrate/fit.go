@@ -68,6 +68,7 @@ func FitData(d *Data, base *engine.Profile, chunk int) *Fit {
 	poolSized := f.kv(d, ratio)
 	f.prefillPool(d, ratio)
 	f.prefixCache(d, ratio)
+	f.idleSlots(d)
 	f.context(d, ratio)
 	for exp, reasons := range d.Skipped {
 		for _, r := range reasons {

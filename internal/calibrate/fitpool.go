@@ -10,14 +10,18 @@ import (
 )
 
 // prefillPool fits prefill_attn_pool_ns, the cost of a prompt's attention passing over the
-// KV other requests hold in a unified pool (docs/engine.md §3), from the context experiment's
-// batches: B fresh prompts sent at once are prefilled one after another, so each reads the
-// KV of those before it. The batch's last first token, less what the terms already fitted
-// predict for it (batchFirstTokens), is the pool term times the batch's pool pairs; the fit
-// is that least-squares slope through 0. It runs after the batch and KV fits: a batch larger
-// than max_running or the KV pool waits, which the step loop does not model. Only colocated
-// engines share a pool between prefill and decode; a disaggregated one keeps the base's value,
-// a parallel one (whose prefills share nothing) 0.
+// KV other requests hold in a unified pool (docs/engine.md §3), from two shapes of traffic.
+// The turn-beside probe's turns (poolFromTurns) are an agent's requests: a few hundred new
+// tokens over a cached context, computed beside streams decoding. The context experiment's
+// batches (poolFromBatches) are fresh prompts sent at once. Where the turns identify the term
+// they set it: llama-server's CPU attention skips a block of KV cells only when all of it is
+// masked, and KV written by several sequences decoding together is interleaved cell by cell,
+// so the streams' KV costs a turn more per pair than fresh prompts' contiguous KV costs the
+// batch after them (docs/calibrate.md §2). Otherwise the batches do, and the turns' error is
+// still reported. It runs after the batch and KV fits: a batch larger than max_running or
+// the KV pool waits, which the step loop does not model. Only colocated engines share a pool
+// between prefill and decode; a disaggregated one keeps the base's value, a parallel one
+// (whose prefills share nothing) 0.
 func (f *Fit) prefillPool(d *Data, ratio float64) {
 	const key = "prefill_attn_pool_ns"
 	p := f.Profile
@@ -32,8 +36,104 @@ func (f *Fit) prefillPool(d *Data, ratio float64) {
 	}
 	paged := *p
 	paged.PrefillAttnPoolNs = 0
-	var pairs, resid, obs, pred0 []float64
-	byPoint := map[int][]float64{}
+	batches, turns := poolFromBatches(d, &paged, ratio), poolFromTurns(d, &paged, ratio)
+	use := batches
+	switch {
+	case turns.identified():
+		if batches.n >= 2 {
+			turns.src += fmt.Sprintf(" (%s alone: %.3g ± %.2g ns)", batches.src, batches.e*1e9, batches.se*1e9)
+		}
+		use = turns
+	case turns.n >= 2 && batches.n >= 2:
+		batches.src += fmt.Sprintf(" (%s: %.3g ± %.2g ns, not identified)", turns.src, turns.e*1e9, turns.se*1e9)
+		use = batches
+	case turns.n == 1 && batches.n >= 2:
+		batches.src += " (one turn beside streams carried the server's prompt time, too few to fit)"
+		use = batches
+	}
+	switch {
+	case use.n < 2:
+		f.kept(key, fmt.Sprintf("%d context batches of 2 or more prompts completed and %d turns beside streams carried the server's prompt time, too few to fit: the base's %g kept",
+			batches.n, turns.n, p.PrefillAttnPoolNs))
+		return
+	case !use.identified():
+		p.PrefillAttnPoolNs = 0
+		f.fitted(key, "0", "-", fmt.Sprintf("%s: indistinguishable from 0 (%.3g ± %.2g ns)", use.src, use.e*1e9, use.se*1e9))
+	default:
+		p.PrefillAttnPoolNs = round(use.e*1e9, 4)
+		f.fitted(key, fmt.Sprintf("%.4g", use.e*1e9), fmt.Sprintf("%.2g", use.se*1e9), use.src)
+	}
+	for _, est := range []poolEstimate{batches, turns} {
+		if est.n > 0 {
+			f.Errors = append(f.Errors, est.errorAt(p.PrefillAttnPoolNs*1e-9))
+		}
+	}
+}
+
+// poolEstimate is one shape of traffic's estimate of prefill_attn_pool_ns: per observation,
+// what the profile without the term predicts (pred0, seconds), what was observed (obs) and the
+// pool pairs the term prices; e and se the least-squares slope through 0, in seconds a pair.
+type poolEstimate struct {
+	exp, what, src   string
+	n                int
+	pred0, obs, pair []float64
+	byPoint          map[int][]float64
+	e, se            float64
+}
+
+// add records one observation.
+func (est *poolEstimate) add(point int, pred0, obs, pairs float64) {
+	est.pred0, est.obs, est.pair = append(est.pred0, pred0), append(est.obs, obs), append(est.pair, pairs)
+	est.byPoint[point] = append(est.byPoint[point], obs)
+	est.n++
+}
+
+// solve fits the slope of what the profile did not predict on the pairs.
+func (est *poolEstimate) solve() {
+	if est.n < 2 {
+		return
+	}
+	var xy, xx float64
+	for i, x := range est.pair {
+		xy, xx = xy+x*(est.obs[i]-est.pred0[i]), xx+x*x
+	}
+	if xx == 0 {
+		return
+	}
+	est.e = xy / xx
+	var ss float64
+	for i, x := range est.pair {
+		r := est.obs[i] - est.pred0[i] - est.e*x
+		ss += r * r
+	}
+	est.se = math.Sqrt(ss / float64(est.n-1) / xx)
+}
+
+// identified reports whether the slope is over two standard errors and, on the observation
+// with the most pairs, over 5 % of what was observed.
+func (est *poolEstimate) identified() bool {
+	if est.n < 2 {
+		return false
+	}
+	at := slices.Index(est.pair, slices.Max(est.pair))
+	return est.e > 2*est.se && est.e*est.pair[at] >= 0.05*est.obs[at]
+}
+
+// errorAt is the estimate's observations' error with the term at e, seconds a pair.
+func (est *poolEstimate) errorAt(e float64) ExpError {
+	pred := make([]float64, est.n)
+	for i := range pred {
+		pred[i] = est.pred0[i] + e*est.pair[i]
+	}
+	return ExpError{Exp: est.exp, What: est.what, Points: len(est.byPoint), RMS: rmsRel(pred, est.obs), Spread: spread(est.byPoint)}
+}
+
+// poolFromBatches reads the term from the context experiment's batches: B fresh prompts sent
+// at once are prefilled one after another, so each reads the KV of those before it. The
+// batch's last first token, less what paged (the fitted terms, without this one) predicts
+// for it (batchFirstTokens), is the term times the batch's pool pairs.
+func poolFromBatches(d *Data, paged *engine.Profile, ratio float64) poolEstimate {
+	est := poolEstimate{exp: ExpContext, what: "last first token of a batch", byPoint: map[int][]float64{}}
 	for i, m := range d.Of(ExpContext) {
 		if m.Point.Batch < 2 {
 			continue
@@ -50,50 +150,140 @@ func (f *Fit) prefillPool(d *Data, ratio float64) {
 			if len(prompts) != len(run) {
 				continue // a failed request changes what the others read
 			}
-			if len(prompts) > p.MaxRunning || sum(prompts) > p.KVCapacityTokens {
+			if len(prompts) > paged.MaxRunning || sum(prompts) > paged.KVCapacityTokens {
 				continue // some waited for a slot or for KV, which the step loop does not model
 			}
-			t, x := batchFirstTokens(&paged, prompts)
-			pairs, obs, pred0 = append(pairs, x), append(obs, last.Seconds()), append(pred0, t.Seconds())
-			resid = append(resid, last.Seconds()-t.Seconds())
-			byPoint[i] = append(byPoint[i], last.Seconds())
+			t, x := batchFirstTokens(paged, prompts)
+			est.add(i, t.Seconds(), last.Seconds(), x)
 		}
 	}
-	if len(pairs) < 2 {
-		f.kept(key, fmt.Sprintf("%d context batches of 2 or more prompts completed, too few to fit: the base's %g kept", len(pairs), p.PrefillAttnPoolNs))
-		return
+	if est.n > 0 {
+		est.src = fmt.Sprintf("the last first token of %d context batches of 2–%d prompts sent at once, beyond what the other terms predict",
+			est.n, slices.Max(batchSizes(d)))
 	}
-	var xy, xx float64
-	for i, x := range pairs {
-		xy, xx = xy+x*resid[i], xx+x*x
-	}
-	e := xy / xx
-	var ss float64
-	for i, x := range pairs {
-		ss += (resid[i] - e*x) * (resid[i] - e*x)
-	}
-	se := math.Sqrt(ss / float64(len(pairs)-1) / xx)
-	src := fmt.Sprintf("the last first token of %d context batches of 2–%d prompts sent at once, beyond what the other terms predict",
-		len(pairs), slices.Max(batchSizes(d)))
-	at := slices.Index(pairs, slices.Max(pairs))
-	if e <= 2*se || e*pairs[at] < 0.05*obs[at] {
-		p.PrefillAttnPoolNs = 0
-		f.fitted(key, "0", "-", fmt.Sprintf("%s: indistinguishable from 0 (%.3g ± %.2g ns)", src, e*1e9, se*1e9))
-		f.poolError(pred0, obs, byPoint, 0, pairs)
-		return
-	}
-	p.PrefillAttnPoolNs = round(e*1e9, 4)
-	f.fitted(key, fmt.Sprintf("%.4g", e*1e9), fmt.Sprintf("%.2g", se*1e9), src)
-	f.poolError(pred0, obs, byPoint, e, pairs)
+	est.solve()
+	return est
 }
 
-// poolError records the fit's error on the context batches' last first tokens.
-func (f *Fit) poolError(pred0, obs []float64, byPoint map[int][]float64, e float64, pairs []float64) {
-	pred := make([]float64, len(obs))
-	for i := range obs {
-		pred[i] = pred0[i] + e*pairs[i]
+// poolFromTurns reads the term from the turn-beside probe, where the server reports its own
+// prompt time: a turn's prompt_ms is the step that computed it (its prompt_n tokens over its
+// cache_n cached) beside the streams decoding, each holding its prompt and the tokens it had
+// streamed when the step began. That time, less what paged predicts for the step
+// (Profile.MixedStep), is the term times the turn's tokens × the streams' KV. A server that
+// reports no prompt time leaves the turns out: their TTFT adds the wait for the step under
+// way, as long as the term's share.
+func poolFromTurns(d *Data, paged *engine.Profile, ratio float64) poolEstimate {
+	est := poolEstimate{exp: ExpTurnBeside, what: "server prompt time of the turn", byPoint: map[int][]float64{}}
+	fewest, most := 0, 0
+	for i, m := range d.Of(ExpTurnBeside) {
+		for _, run := range m.Runs {
+			turn := run[1]
+			if turn.Server == nil || turn.Server.Computed <= 0 {
+				continue
+			}
+			began := turn.Chunks[0].Add(-turn.Server.Prompt)
+			kv := 0
+			for _, s := range run[2:] {
+				kv += int(promptTokens(&s, ratio))
+				for _, at := range s.Chunks {
+					if at.Before(began) {
+						kv++
+					}
+				}
+			}
+			chunks, prior := []int{turn.Server.Computed}, []int{turn.Server.Cached}
+			pred0 := paged.MixedStep(len(run)-2, kv, chunks, prior)
+			est.add(i, pred0.Seconds(), turn.Server.Prompt.Seconds(), engine.PoolPairs(chunks, prior, kv))
+			if n := len(run) - 2; fewest == 0 || n < fewest {
+				fewest = n
+			}
+			most = max(most, len(run)-2)
+		}
 	}
-	f.Errors = append(f.Errors, ExpError{Exp: ExpContext, What: "last first token of a batch", Points: len(byPoint), RMS: rmsRel(pred, obs), Spread: spread(byPoint)})
+	if est.n > 0 {
+		est.src = fmt.Sprintf("the server's own prompt time (timings.prompt_ms) of %d turns of a conversation beside %s streams decoding, beyond what the other terms predict", est.n, span(fewest, most))
+	}
+	est.solve()
+	return est
+}
+
+// idleSlots decides kv_idle_slots, whether a finished request's KV stays in the pool, read by
+// later prompts (docs/engine.md §3), from the turn-after probe: a turn sent once the streams
+// beside its conversation had ended is computed alone, over its cached context, while their
+// slots hold what they did or nothing. Its prompt time — the server's own where it reports
+// one, else its TTFT less the request overhead (nothing else runs) — is set beside the step
+// priced without their KV and with it at prefill_attn_pool_ns; the nearer, by the median
+// ratio, decides. It needs the pool term, so it runs after prefillPool, and the prefix cache
+// (a turn without timings computes what the cache did not hold), so after prefixCache.
+func (f *Fit) idleSlots(d *Data) {
+	const key = "kv_idle_slots"
+	p := f.Profile
+	switch k := p.EngineMode(); {
+	case k == engine.EngineColocatedParallel || k == engine.EngineDisaggregated:
+		p.KVIdleSlots = false
+		f.kept(key, fmt.Sprintf("engine %s shares no pool between prefill and decode: false", k))
+		return
+	case p.PrefillAttnPoolNs == 0:
+		p.KVIdleSlots = false
+		f.kept(key, "prefill_attn_pool_ns is 0: no request reads another's KV, so what idle slots hold costs nothing: false")
+		return
+	}
+	var without, with []float64
+	idleMost := 0
+	for _, m := range d.Of(ExpTurnIdle) {
+		for _, run := range m.Runs {
+			first, turn := run[0], run[1]
+			idle := 0
+			for _, s := range run[2:] {
+				idle += s.PromptTokens + s.Tokens()
+			}
+			var obs time.Duration
+			var computed, cached int
+			switch {
+			case turn.Server != nil && turn.Server.Computed > 0:
+				obs, computed, cached = turn.Server.Prompt, turn.Server.Computed, turn.Server.Cached
+			case turn.PromptTokens > 0 && first.PromptTokens > 0:
+				obs = turn.TTFT() - p.Admission(turn.PromptTokens)
+				if p.PrefixCacheTokens > 0 {
+					cached = first.PromptTokens
+				}
+				computed = turn.PromptTokens - cached
+			default:
+				continue
+			}
+			if obs <= 0 || computed <= 0 {
+				continue
+			}
+			step := p.MixedStep(0, 0, []int{computed}, []int{cached})
+			read := time.Duration(p.PrefillAttnPoolNs * float64(computed) * float64(idle))
+			without, with = append(without, obs.Seconds()/step.Seconds()), append(with, obs.Seconds()/(step+read).Seconds())
+			idleMost = max(idleMost, idle)
+		}
+	}
+	if len(without) == 0 {
+		f.kept(key, fmt.Sprintf("no turn after streams that had ended completed: the base's %t kept", p.KVIdleSlots))
+		return
+	}
+	r0, r1 := medianOf(without), medianOf(with)
+	p.KVIdleSlots = math.Abs(math.Log(r1)) < math.Abs(math.Log(r0))
+	f.fitted(key, fmt.Sprint(p.KVIdleSlots), "-", fmt.Sprintf(
+		"%d turns after streams that had ended (up to %d KV tokens between them): prompt time %.2f× the step priced without their KV, %.2f× with it read at prefill_attn_pool_ns",
+		len(without), idleMost, r0, r1))
+}
+
+// medianOf is the median of v (the upper one of an even count).
+func medianOf(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// span writes a range of counts: "3" or "3–7".
+func span(lo, hi int) string {
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
 }
 
 // sum adds v.

@@ -206,3 +206,146 @@ func paramSources(f *Fit) []string {
 	}
 	return s
 }
+
+// besideData is the turn-beside probe as a server with truth's steps would report it: each
+// turn's prompt_ms is the mixed step that computed it beside the streams, whose KV is their
+// prompt and the tokens they had streamed when it began; the context experiment adds batches
+// whose last first tokens price the pool at batchNs.
+func besideData(truth *engine.Profile, batchNs float64) *Data {
+	at := time.Unix(0, 0)
+	d := &Data{}
+	for i, b := range []int{3, 7} {
+		m := Measured{Point: Point{Exp: ExpTurnBeside, Batch: b, Prompt: 1024, Output: turnReply}}
+		for rep := range 2 {
+			streamed := 40 + 30*rep + 10*i
+			kv := b * (1024 + streamed)
+			computed, cached := 330+rep, 1024+turnReply
+			step := truth.MixedStep(b, kv, []int{computed}, []int{cached})
+			first := at.Add(time.Second)
+			turn := Obs{Start: first.Add(-50 * time.Millisecond), Chunks: []time.Time{first}, PromptTokens: computed + cached,
+				Server: &ServerTimings{Computed: computed, Cached: cached, Prompt: step}}
+			run := []Obs{{Chunks: []time.Time{at}}, turn}
+			for range b {
+				chunks := make([]time.Time, streamed+5)
+				for k := range chunks {
+					// streamed of them before the step began, the rest after it
+					if k < streamed {
+						chunks[k] = first.Add(-step - time.Duration(streamed-k)*time.Millisecond)
+					} else {
+						chunks[k] = first.Add(time.Duration(k) * time.Microsecond)
+					}
+				}
+				run = append(run, Obs{Request: Request{Estimate: 1024}, Chunks: chunks, Err: "stream cut before its end"})
+			}
+			m.Runs = append(m.Runs, run)
+		}
+		d.Points = append(d.Points, m)
+	}
+	batched := *truth
+	batched.PrefillAttnPoolNs = batchNs
+	for _, b := range []int{4, 8} {
+		m := Measured{Point: Point{Exp: ExpContext, Batch: b, Prompt: 2048}}
+		for range 2 {
+			prompts := make([]int, b)
+			for k := range prompts {
+				prompts[k] = 2048
+			}
+			last, _ := batchFirstTokens(&batched, prompts)
+			run := make([]Obs, b)
+			for k := range run {
+				run[k] = Obs{Start: at, Chunks: []time.Time{at.Add(last)}, PromptTokens: 2048}
+			}
+			m.Runs = append(m.Runs, run)
+		}
+		d.Points = append(d.Points, m)
+	}
+	return d
+}
+
+// TestPoolFromTurnsBesideStreams checks that turns beside decoding streams set
+// prefill_attn_pool_ns where they identify it, over the context batches' estimate (a truth
+// whose turns pay 30 ns a pair and whose fresh batches pay 10), that the batches' value is
+// in the source, that both shapes' errors are reported; and that without the server's prompt
+// time the batches set it.
+func TestPoolFromTurnsBesideStreams(t *testing.T) {
+	truth := colocatedBase(t)
+	truth.Engine, truth.StepTokenBudget = engine.EngineColocatedMixed, 2048
+	truth.PrefillAttnPoolNs = 30
+	d := besideData(truth, 10)
+	f := &Fit{Profile: func() *engine.Profile { p := *truth; p.PrefillAttnPoolNs = 0; return &p }()}
+	f.prefillPool(d, 1)
+	within(t, "prefill_attn_pool_ns", 30, f.Profile.PrefillAttnPoolNs, 0.01)
+	src := strings.Join(paramSources(f), "\n")
+	assert.Contains(t, src, "4 turns of a conversation beside 3–7 streams decoding")
+	assert.Contains(t, src, "context batches of 2–8 prompts sent at once, beyond what the other terms predict alone: 10")
+	require.Len(t, f.Errors, 2)
+	assert.Equal(t, ExpContext, f.Errors[0].Exp)
+	assert.Greater(t, f.Errors[0].RMS, 0.05, "the batches, priced at the turns' value, are off")
+	assert.Equal(t, ExpTurnBeside, f.Errors[1].Exp)
+	assert.Less(t, f.Errors[1].RMS, 0.01)
+
+	for _, m := range d.Of(ExpTurnBeside) {
+		for _, run := range m.Runs {
+			run[1].Server = nil
+		}
+	}
+	untimed := &Fit{Profile: func() *engine.Profile { p := *truth; p.PrefillAttnPoolNs = 0; return &p }()}
+	untimed.prefillPool(d, 1)
+	within(t, "prefill_attn_pool_ns from the batches", 10, untimed.Profile.PrefillAttnPoolNs, 0.01)
+	require.Len(t, untimed.Errors, 1)
+}
+
+// idleData is the turn-after probe as a server with truth's steps would report it: each turn
+// is computed alone over its cached context, after streams holding 1 024 + 16 tokens each
+// ended, and its prompt_ms reads their KV when truth keeps idle slots.
+func idleData(truth *engine.Profile) *Data {
+	d := &Data{}
+	at := time.Unix(0, 0)
+	for _, b := range []int{3, 7} {
+		m := Measured{Point: Point{Exp: ExpTurnIdle, Batch: b, Prompt: 1024, Output: turnReply}}
+		for rep := range 2 {
+			computed, cached := 330+rep, 1024+turnReply
+			step := truth.MixedStep(0, 0, []int{computed}, []int{cached})
+			if truth.KVIdleSlots {
+				step += time.Duration(truth.PrefillAttnPoolNs * float64(computed) * float64(b*(1024+16)))
+			}
+			run := []Obs{{Chunks: []time.Time{at}, PromptTokens: cached},
+				{Start: at, Chunks: []time.Time{at.Add(step + truth.Admission(computed+cached))}, PromptTokens: computed + cached,
+					Server: &ServerTimings{Computed: computed, Cached: cached, Prompt: step}}}
+			for range b {
+				run = append(run, Obs{Chunks: []time.Time{at}, PromptTokens: 1024, CompletionTokens: 16})
+			}
+			m.Runs = append(m.Runs, run)
+		}
+		d.Points = append(d.Points, m)
+	}
+	return d
+}
+
+// TestIdleSlotsFromTurnsAfterStreams checks kv_idle_slots: true where a turn after streams
+// that ended paid for their KV at the pool's rate, false where it did not, kept false with
+// its reason where no request reads another's KV.
+func TestIdleSlotsFromTurnsAfterStreams(t *testing.T) {
+	for _, keeps := range []bool{true, false} {
+		truth := colocatedBase(t)
+		truth.Engine, truth.StepTokenBudget, truth.PrefillAttnPoolNs, truth.KVIdleSlots = engine.EngineColocatedMixed, 2048, 30, keeps
+		fitted := *truth
+		fitted.KVIdleSlots = !keeps
+		f := &Fit{Profile: &fitted}
+		f.idleSlots(idleData(truth))
+		assert.Equal(t, keeps, f.Profile.KVIdleSlots)
+		src := strings.Join(paramSources(f), "\n")
+		assert.Contains(t, src, "4 turns after streams that had ended (up to 7280 KV tokens between them)")
+		if keeps {
+			assert.Contains(t, src, "1.00× with it")
+		} else {
+			assert.Contains(t, src, "1.00× the step priced without their KV")
+		}
+	}
+	paged := colocatedBase(t)
+	paged.Engine, paged.StepTokenBudget, paged.KVIdleSlots = engine.EngineColocatedMixed, 2048, true
+	f := &Fit{Profile: paged}
+	f.idleSlots(idleData(paged))
+	assert.False(t, f.Profile.KVIdleSlots)
+	assert.Contains(t, strings.Join(f.Kept, "\n"), "kv_idle_slots: prefill_attn_pool_ns is 0")
+}

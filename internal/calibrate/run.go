@@ -164,6 +164,8 @@ func Run(ctx context.Context, o Options) (*Data, error) {
 	}
 	r.prefix(ctx, plan[ExpPrefix])
 	r.turns(ctx, plan[ExpTurn])
+	r.turnsBeside(ctx, plan[ExpTurnBeside])
+	r.turnsBeside(ctx, plan[ExpTurnIdle])
 	// The prefix-size probe goes on while it must, but leaves the experiments after it their
 	// planned time.
 	r.reserve = 0
@@ -207,9 +209,14 @@ func (r *runner) send(ctx context.Context, tokens, output int) Obs {
 func (r *runner) guess(p Point) time.Duration {
 	prefill := time.Duration(p.Batch*p.Prompt) * r.perTok
 	decode := time.Duration(p.Output) * r.step * time.Duration(1+p.Batch/8)
-	if p.Exp == ExpTurn {
+	switch p.Exp {
+	case ExpTurn:
 		// The turn after the fresh prompt and its reply: their new tokens, over a cached context.
 		prefill += r.ttft + (turnTokens+time.Duration(p.Output))*r.perTok
+	case ExpTurnBeside, ExpTurnIdle:
+		// The streams' prompts beside the conversation's, its reply and turn beside them.
+		prefill = time.Duration((p.Batch+1)*p.Prompt)*r.perTok + r.ttft + (turnTokens+time.Duration(p.Output))*r.perTok
+		decode = time.Duration(p.Output) * r.step * time.Duration(1+p.Batch)
 	}
 	return (r.ttft + prefill + decode) * time.Duration(p.Repeats)
 }
@@ -278,6 +285,16 @@ func (r *runner) over(p Point) bool {
 	return true
 }
 
+// flush has every slot let go of what the point before left in it (Flush), once the largest
+// batch is known: a server that keeps finished requests' KV in its pool (kv_idle_slots) would
+// otherwise have each point's prompts read what earlier points left, which no fit models.
+func (r *runner) flush(ctx context.Context) {
+	if r.running > 0 {
+		Flush(ctx, r.o.Client, r.running, r.o.Seed<<20+int64(r.next))
+		r.next++
+	}
+}
+
 // batchOf sends n fresh requests at once and returns them in order.
 func (r *runner) batchOf(ctx context.Context, n, tokens, output int) []Obs {
 	reqs := make([]Request, n)
@@ -301,6 +318,7 @@ func (r *runner) measure(ctx context.Context, p Point) (*Measured, string) {
 	m := Measured{Point: p}
 	at := r.o.Client.Clock.Now()
 	for range p.Repeats {
+		r.flush(ctx)
 		m.Runs = append(m.Runs, r.batchOf(ctx, p.Batch, p.Prompt, p.Output))
 	}
 	r.points++
