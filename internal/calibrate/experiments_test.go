@@ -21,9 +21,7 @@ func TestNextTurnFollowsADecodedReply(t *testing.T) {
 	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
-		s := simtest.NewLocalServer(t, simserver.Options{Profile: truth})
-		c := &Client{URL: s.URL, Model: truth.Model, HTTP: s.Client(), Clock: s.Clock()}
-		r := &runner{o: Options{Client: c, Seed: 3, Budget: time.Hour}, d: &Data{}, start: c.Clock.Now()}
+		r, s := simRunner(t, truth, 3)
 		r.turns(context.Background(), []Point{{Exp: ExpTurn, Batch: 1, Prompt: 1024, Output: turnReply, Repeats: 2}})
 		require.Len(t, r.d.Points, 1)
 		runs := r.d.Points[0].Runs
@@ -52,10 +50,8 @@ func TestTurnBesideStreams(t *testing.T) {
 	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
 	require.NoError(t, err)
 	synctest.Test(t, func(t *testing.T) {
-		s := simtest.NewLocalServer(t, simserver.Options{Profile: truth})
-		c := &Client{URL: s.URL, Model: truth.Model, HTTP: s.Client(), Clock: s.Clock()}
-		r := &runner{o: Options{Client: c, Seed: 5, Budget: time.Hour}, d: &Data{}, start: c.Clock.Now(),
-			running: 4, step: truth.DecodeBase, ttft: 20 * time.Millisecond, perTok: truth.PrefillPerToken}
+		r, _ := simRunner(t, truth, 5)
+		r.running, r.step, r.ttft, r.perTok = 4, truth.DecodeBase, 20*time.Millisecond, truth.PrefillPerToken
 		r.turnsBeside(context.Background(), []Point{{Exp: ExpTurnBeside, Batch: 7, Prompt: 1024, Output: turnReply, Repeats: 2}})
 		require.Len(t, r.d.Points, 1)
 		m := r.d.Points[0]
@@ -78,4 +74,12 @@ func TestTurnBesideStreams(t *testing.T) {
 			assert.Empty(t, besideKept(run, false))
 		}
 	})
+}
+
+// simRunner is a runner of the experiments against a simulator of truth, started in the
+// caller's synctest bubble.
+func simRunner(t *testing.T, truth *engine.Profile, seed int64) (*runner, *simtest.Server) {
+	s := simtest.NewLocalServer(t, simserver.Options{Profile: truth})
+	c := &Client{URL: s.URL, Model: truth.Model, HTTP: s.Client(), Clock: s.Clock()}
+	return &runner{o: Options{Client: c, Seed: seed, Budget: time.Hour}, d: &Data{}, start: c.Clock.Now()}, s
 }
