@@ -129,10 +129,10 @@ func (r *runner) turns(ctx context.Context, ps []Point) {
 }
 
 // turnsBeside runs the turn-beside probe (ExpTurnBeside) or the turn-after probe (ExpTurnIdle).
-// Beside: Batch streams of fresh prompts and the first message
-// of a conversation, sent at once, so that the conversation's reply decodes beside the streams
-// as an agent's does beside the others'; once it has, the conversation's next turn (the reply
-// and turnTokens of new text, as the next-turn probe's), sent while the streams still decode.
+// Beside: Batch streams of fresh prompts and the first message of a conversation, sent at
+// once, so that the conversation's reply decodes beside the streams as an agent's does beside
+// the others'; once it has, the conversation's next turn (the reply and turnTokens of new
+// text, as the next-turn probe's), sent while the streams still decode.
 // The turn's prompt is computed over its cached context in a step beside the streams, which
 // hold their KV in the same pool: on a unified KV (llama-server) its attention reads theirs
 // too (prefillPool). The streams are cancelled once the turn's first token has come. A run
