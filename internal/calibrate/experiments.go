@@ -156,9 +156,12 @@ func (r *runner) turnsBeside(ctx context.Context, ps []Point) {
 		idle := p.Exp == ExpTurnIdle
 		m := Measured{Point: p}
 		at := r.o.Client.Clock.Now()
-		// The streams outlast the conversation's prefill beside theirs, its reply and its turn.
+		// The streams outlast the conversation's prefill beside theirs (at most a step-long
+		// token each meanwhile), its reply (decoded in their batch, a token of theirs a token
+		// of its) and its turn, twice over: a server that does not stop a request whose client
+		// went runs them to their end, and the next point's flush waits for their slots.
 		prefill := r.ttft + time.Duration((p.Batch+1)*p.Prompt)*r.perTok
-		out := r.outputFor(2*prefill + 4*time.Duration(p.Output*(1+p.Batch))*r.step)
+		out := min(max(2*(int(prefill/r.step)+p.Output+16), batchOutput), 4096)
 		if idle {
 			out = turnIdleOutput
 		}
