@@ -13,14 +13,18 @@ func TestCountsOnlyItsBubble(t *testing.T) {
 	assert.Zero(t, Count(), "outside a bubble")
 	other := make(chan struct{})
 	otherDone := make(chan struct{})
-	go synctest.Test(t, func(t *testing.T) {
-		for range 5 {
-			go func() { <-other }()
-		}
-		synctest.Wait()
-		<-other
-		close(otherDone)
-	})
+	go func() {
+		// Waiting for synctest.Test itself to return, not only for its function: the test's
+		// own bookkeeping ends after the function does, and must before this test ends.
+		defer close(otherDone)
+		synctest.Test(t, func(t *testing.T) {
+			for range 5 {
+				go func() { <-other }()
+			}
+			synctest.Wait()
+			<-other
+		})
+	}()
 	synctest.Test(t, func(t *testing.T) {
 		// The bubble's own (its root, the test's runner, the test) are a few; the other
 		// bubble's five waiting goroutines and its own are not among them.
