@@ -350,8 +350,9 @@ var pumpBuffers = sync.Pool{New: func() any { return new([pumpBufferSize]byte) }
 // one read and one write; and the connection's buffer goes back to a pool once the head is
 // read, so an open stream holds no read buffer at all.
 //
-// headDone is called once what came with the head has been handed to each, before any wait.
-func (b *upBody) pump(headDone func(), each func([]byte) error) error {
+// headDone is called once what came with the head has been handed to each, before any wait;
+// each is told whether its data ends the body (last).
+func (b *upBody) pump(headDone func(), each func(p []byte, last bool) error) error {
 	b.pumped = true
 	c := b.c
 	var d dechunker
@@ -402,13 +403,15 @@ func (b *upBody) pump(headDone func(), each func([]byte) error) error {
 }
 
 // pumpRead decodes one read of the body and hands its data, if any, to each.
-func (b *upBody) pumpRead(d *dechunker, p []byte, each func([]byte) error) error {
+func (b *upBody) pumpRead(d *dechunker, p []byte, each func(p []byte, last bool) error) error {
 	n, extra, err := d.decode(p)
 	if extra > 0 {
 		b.keep = false // the server sent more than its response: the connection is not reused
 	}
 	if n > 0 {
-		if werr := each(p[:n]); werr != nil {
+		// The last data, when no trailer follows it that could yet fail to parse.
+		last := err == nil && d.done() && len(d.trailer) == 0
+		if werr := each(p[:n], last); werr != nil {
 			return werr
 		}
 	}
