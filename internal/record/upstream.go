@@ -90,7 +90,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The harness going away closes the connection, which ends a read or write in progress.
 	stop := context.AfterFunc(req.Context(), func() { c.Close() })
 	written := make(chan error, 1)
-	go func() { written <- writeRequest(c, req) }() // beside the read: a server may answer before it has read the body
+	if req.ContentLength >= 0 && req.ContentLength <= inlineBody && req.GetBody != nil {
+		// A body held whole and small enough for the socket's buffer: the write ends at once,
+		// whether or not the server reads, and needs no goroutine of its own.
+		written <- writeRequest(c, req)
+	} else {
+		go func() { written <- writeRequest(c, req) }() // beside the read: a server may answer before it has read the body
+	}
 	resp, err := readResponse(c.br, req, trace)
 	if err != nil {
 		stop()
@@ -105,6 +111,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		keep: !resp.Close && !req.Close}
 	return resp, nil
 }
+
+// inlineBody is the largest request body, in bytes, that RoundTrip writes before it reads
+// the response, on its own goroutine: a write that size goes into the socket's send buffer
+// (at least 16 KiB on Linux) without waiting for the server to read it.
+const inlineBody = 8 << 10
 
 // carries reports whether t carries req itself: a recorded request to a plain-HTTP server
 // that the environment names no proxy for.
