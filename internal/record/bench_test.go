@@ -397,7 +397,14 @@ func BenchmarkTTFB(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
 	defer client.CloseIdleConnections()
 	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"bench"}]}`
+	// Each probe asks its own message: one that repeated an open stream's would be taken for
+	// a harness re-sending it, and wait up to 250 ms for that stream to end (resendWait).
+	var probes atomic.Int64
 	post := func(ctx context.Context, base, q string) (*http.Response, error) {
+		body := body
+		if q != "" {
+			body = strings.Replace(body, "bench", fmt.Sprintf("probe %d", probes.Add(1)), 1)
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions"+q, bytes.NewBufferString(body))
 		if err != nil {
 			return nil, err
