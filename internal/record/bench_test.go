@@ -397,7 +397,14 @@ func BenchmarkTTFB(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
 	defer client.CloseIdleConnections()
 	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"bench"}]}`
+	// Each probe asks its own message: one that repeated an open stream's would be taken for
+	// a harness re-sending it, and wait up to 250 ms for that stream to end (resendWait).
+	var probes atomic.Int64
 	post := func(ctx context.Context, base, q string) (*http.Response, error) {
+		body := body
+		if q != "" {
+			body = strings.Replace(body, "bench", fmt.Sprintf("probe %d", probes.Add(1)), 1)
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat/completions"+q, bytes.NewBufferString(body))
 		if err != nil {
 			return nil, err
@@ -588,5 +595,74 @@ func BenchmarkOpenStreamMemory(b *testing.B) {
 			}
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+// BenchmarkProxyRequest is what a request costs the proxy beyond its frames: 32 concurrent
+// clients send short streams (4 frames each) one after another, straight to the server and
+// through the proxy, server, proxy and client in this process. b.N is the requests;
+// cpu-µs/request is the process's CPU per request, and allocs/op and B/op are per request,
+// so the proxy's own are the difference between the two paths. conn=reused keeps the
+// client's connections alive; conn=new opens one per request, as scripts/framebench does.
+// Profile the proxy with -bench 'ProxyRequest/conn=new/path=proxy' -cpuprofile.
+func BenchmarkProxyRequest(b *testing.B) {
+	const clients, frames = 32, 4
+	up := frameServer()
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	p, err := record.New(record.Options{Upstream: u, Trace: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	px := httptest.NewServer(p)
+	defer func() { px.Close(); _ = p.Close() }()
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"bench"}]}`
+	for _, conn := range []string{"reused", "new"} {
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true,
+			DisableKeepAlives: conn == "new"}}
+		read := func(base string) error {
+			resp, err := client.Post(base+fmt.Sprintf("/v1/chat/completions?n=%d", frames), "application/json", strings.NewReader(body))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			got := 0
+			for {
+				line, err := br.ReadSlice('\n')
+				if bytes.HasPrefix(line, []byte("data: {")) {
+					got++
+				}
+				if err == io.EOF && got == frames {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("%d of %d frames: %w", got, frames, err)
+				}
+			}
+		}
+		for _, path := range []struct{ name, base string }{{"direct", up.URL}, {"proxy", px.URL}} {
+			b.Run("conn="+conn+"/path="+path.name, func(b *testing.B) {
+				var next atomic.Int64
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := cpuTime()
+				var wg sync.WaitGroup
+				for range clients {
+					wg.Go(func() {
+						for next.Add(1) <= int64(b.N) {
+							if err := read(path.base); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				b.ReportMetric((cpuTime()-cpu0).Seconds()*1e6/float64(b.N), "cpu-µs/request")
+			})
+		}
+		client.CloseIdleConnections()
 	}
 }

@@ -247,16 +247,22 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // (TestHeadersBeforeFirstByte).
 //
 // A pumped body (tee.pump) is written and flushed to the harness by the pump, from the
-// handler's goroutine, past httputil.ReverseProxy's own writer: ReverseProxy's flushes,
-// one from a timer on a goroutine of its own as the body begins, then have nothing to add,
-// and are not made. When the server's first body bytes arrived with its head, the head waits
-// for them, which the pump writes at once, so that the two go out in one write.
+// handler's goroutine, past httputil.ReverseProxy's own writer, as soon as the head is
+// written (WriteHeader): ReverseProxy's copy of the body, which takes a buffer from its
+// BufferPool and sets a timer to flush, then begins with the body already ended, so an open
+// stream holds neither; its flushes have nothing to add, and are not made. When the server's
+// first body bytes arrived with its head, the head waits for them, which the pump writes at
+// once, so that the two go out in one write. The read that ends the body is written without
+// a flush once the head has gone out: net/http sends it with the body's last chunk when the
+// handler returns, in one write rather than two.
 type headFirst struct {
 	http.ResponseWriter
 	rc *http.ResponseController
 	// pumped: the body is pumped. deferHead: the head goes out with the first body bytes,
 	// which came with it; headPending: it has not gone out yet.
 	pumped, deferHead, headPending bool
+	// body is the pumped body, until WriteHeader has carried it.
+	body *tee
 }
 
 // newHeadFirst returns w as a headFirst.
@@ -272,9 +278,13 @@ func (h *headFirst) WriteHeader(code int) {
 	}
 	if h.deferHead {
 		h.headPending = true
-		return
+	} else {
+		_ = h.rc.Flush()
 	}
-	_ = h.rc.Flush()
+	if t := h.body; t != nil {
+		h.body = nil
+		t.pumpNow()
+	}
 }
 
 // FlushError flushes what was written to the harness (http.ResponseController finds it),
@@ -294,11 +304,18 @@ func (h *headFirst) flushHead() {
 	}
 }
 
-// writeFlush writes p to the harness and flushes it, with the head if it waited.
-func (h *headFirst) writeFlush(p []byte) error {
+// writeFlush writes p to the harness and flushes it, with the head if it waited; p that ends
+// the body (last) is flushed only when the head waited for it (a body that came whole with
+// its head: unflushed, net/http would frame it by its length), and goes out otherwise with
+// the body's last chunk as the handler returns.
+func (h *headFirst) writeFlush(p []byte, last bool) error {
+	pending := h.headPending
 	h.headPending = false
 	if _, err := h.ResponseWriter.Write(p); err != nil {
 		return err
+	}
+	if last && !pending {
+		return nil
 	}
 	return h.rc.Flush()
 }
@@ -458,7 +475,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	t := &tee{body: resp.Body, x: x, sse: sse, wantLen: resp.ContentLength}
 	if b, ok := resp.Body.(*upBody); ok && x.hw != nil && b.canPump() {
-		t.up, x.hw.pumped, x.hw.deferHead = b, true, b.c.br.Buffered() > 0
+		t.up, x.hw.body, x.hw.pumped, x.hw.deferHead = b, t, true, b.c.br.Buffered() > 0
 	}
 	resp.Body = t
 	return nil

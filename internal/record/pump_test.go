@@ -106,3 +106,56 @@ func TestPumpOverTCP(t *testing.T) {
 	}
 	assert.True(t, strings.HasPrefix(reqs[2].Error, "cancelled: "), "error %q", reqs[2].Error)
 }
+
+// TestPumpEndsInOneWrite: over loopback TCP, the read that ends a pumped body goes to the
+// harness in the same write as the body's last chunk (net/http's, when the handler returns),
+// not in a write of its own before it; and the trace still records the reply whole.
+func TestPumpEndsInOneWrite(t *testing.T) {
+	const frame = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"
+	sent := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, frame)
+		w.(http.Flusher).Flush()
+		<-sent // the harness has the first frame
+		_, _ = io.WriteString(w, frame+"data: [DONE]\n\n")
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	buf := &syncBuffer{}
+	p, err := record.New(record.Options{Upstream: u, Trace: buf})
+	require.NoError(t, err)
+	px := httptest.NewServer(p)
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`
+	c, err := net.Dial("tcp", px.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: proxy\r\nContent-Type: application/json\r\n"+
+		"Connection: close\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	require.NoError(t, err)
+	var got strings.Builder
+	var reads []string
+	rd := make([]byte, 64<<10)
+	released := false
+	for !strings.Contains(got.String(), "[DONE]") {
+		n, err := c.Read(rd)
+		got.Write(rd[:n])
+		reads = append(reads, string(rd[:n]))
+		if strings.Contains(got.String(), "hi") && !released {
+			close(sent)
+			released = true
+		}
+		require.NoError(t, err, "after %q", got.String())
+	}
+	last := reads[len(reads)-1]
+	assert.Contains(t, last, "data: [DONE]")
+	assert.True(t, strings.HasSuffix(last, "\r\n0\r\n\r\n"), "the body's end came apart from its last data: %q", last)
+	c.Close()
+	px.Close()
+	require.NoError(t, p.Close())
+	_, reqs := readTrace(t, buf.String())
+	require.Len(t, reqs, 1)
+	assert.Empty(t, reqs[0].Error)
+	assert.Equal(t, 2, reqs[0].OutputTokens, "two frames of one token each")
+}

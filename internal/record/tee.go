@@ -30,16 +30,21 @@ type tee struct {
 	jsonBuf []byte  // a JSON body so far, up to maxJSONBody
 	jsonLen int64   // bytes of the JSON body seen
 	wantLen int64   // its Content-Length, −1 when unknown
-	up      *upBody // the body, when it is pumped (see pump)
+	up      *upBody // the body, when it is pumped (see pump) and has not been yet
 	wrote   error   // how a pumped write to the harness failed
+	pumped  bool    // the body was pumped: Read returns pumpErr
+	pumpErr error
 }
 
-// Read implements io.Reader. A body Transport carried is pumped on the first Read (see
-// pump); any other is read through p.
+// Read implements io.Reader. A body Transport carried is pumped once its head is written
+// (headFirst.WriteHeader), or else on the first Read, and Read then returns how the pump
+// ended; any other body is read through p.
 func (t *tee) Read(p []byte) (int, error) {
-	if b := t.up; b != nil {
-		t.up = nil
-		return 0, t.pump(b)
+	if t.up != nil {
+		t.pumpNow()
+	}
+	if t.pumped {
+		return 0, t.pumpErr
 	}
 	n, err := t.body.Read(p)
 	now := t.x.p.now()
@@ -59,22 +64,24 @@ func (t *tee) Read(p []byte) (int, error) {
 // Close implements io.Closer.
 func (t *tee) Close() error { return t.body.Close() }
 
-// pump carries the whole body to the harness from within httputil.ReverseProxy's first Read,
-// which then has nothing left to copy: each read of the server's connection (upBody.pump) is
-// parsed, as Read parses one, and written and flushed to the harness at once. It returns
-// io.EOF at the body's end and how reading it failed otherwise, as Read would; a write to
+// pump carries the whole body to the harness as its head is written (headFirst.WriteHeader),
+// before httputil.ReverseProxy's copy, which then has nothing left to copy and returns what
+// pump did: each read of the server's connection (upBody.pump) is parsed, as Read parses
+// one, and written and flushed to the harness at once, the read that ends the body with the
+// body's last chunk (headFirst.writeFlush). It returns io.EOF at the body's end and how
+// reading it failed otherwise, as Read would; a write to
 // the harness that failed comes back as context.Canceled, which ReverseProxy does not log as
 // a read error, and aborts the harness's connection on, as it does on its own write's error.
 // A head that waited for the body's first bytes (headFirst) goes out with them, or, when
 // what came with it held no data, before the pump waits for more.
 func (t *tee) pump(b *upBody) error {
-	err := b.pump(t.x.hw.flushHead, func(p []byte) error {
+	err := b.pump(t.x.hw.flushHead, func(p []byte, last bool) error {
 		now := t.x.p.now()
 		t.x.byteAt(now)
 		if t.parse(p, now) {
 			t.x.complete(now)
 		}
-		if werr := t.x.hw.writeFlush(p); werr != nil {
+		if werr := t.x.hw.writeFlush(p, last); werr != nil {
 			t.wrote = werr
 			return werr
 		}
@@ -86,6 +93,14 @@ func (t *tee) pump(b *upBody) error {
 	t.finishJSON()
 	t.x.readEnded(t.x.p.now(), err)
 	return err
+}
+
+// pumpNow pumps the body, once, keeping how it ended for Read.
+func (t *tee) pumpNow() {
+	if b := t.up; b != nil {
+		t.up = nil
+		t.pumped, t.pumpErr = true, t.pump(b)
+	}
 }
 
 // parse parses b, the bytes of a read that arrived at t, and reports whether they end the

@@ -90,7 +90,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The harness going away closes the connection, which ends a read or write in progress.
 	stop := context.AfterFunc(req.Context(), func() { c.Close() })
 	written := make(chan error, 1)
-	go func() { written <- writeRequest(c, req) }() // beside the read: a server may answer before it has read the body
+	if req.ContentLength >= 0 && req.ContentLength <= inlineBody && req.GetBody != nil {
+		// A body held whole and small enough for the socket's buffer: the write ends at once,
+		// whether or not the server reads, and needs no goroutine of its own.
+		written <- writeRequest(c, req)
+	} else {
+		go func() { written <- writeRequest(c, req) }() // beside the read: a server may answer before it has read the body
+	}
 	resp, err := readResponse(c.br, req, trace)
 	if err != nil {
 		stop()
@@ -105,6 +111,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		keep: !resp.Close && !req.Close}
 	return resp, nil
 }
+
+// inlineBody is the largest request body, in bytes, that RoundTrip writes before it reads
+// the response, on its own goroutine: a write that size goes into the socket's send buffer
+// (at least 16 KiB on Linux) without waiting for the server to read it.
+const inlineBody = 8 << 10
 
 // carries reports whether t carries req itself: a recorded request to a plain-HTTP server
 // that the environment names no proxy for.
@@ -350,8 +361,9 @@ var pumpBuffers = sync.Pool{New: func() any { return new([pumpBufferSize]byte) }
 // one read and one write; and the connection's buffer goes back to a pool once the head is
 // read, so an open stream holds no read buffer at all.
 //
-// headDone is called once what came with the head has been handed to each, before any wait.
-func (b *upBody) pump(headDone func(), each func([]byte) error) error {
+// headDone is called once what came with the head has been handed to each, before any wait;
+// each is told whether its data ends the body (last).
+func (b *upBody) pump(headDone func(), each func(p []byte, last bool) error) error {
 	b.pumped = true
 	c := b.c
 	var d dechunker
@@ -402,13 +414,15 @@ func (b *upBody) pump(headDone func(), each func([]byte) error) error {
 }
 
 // pumpRead decodes one read of the body and hands its data, if any, to each.
-func (b *upBody) pumpRead(d *dechunker, p []byte, each func([]byte) error) error {
+func (b *upBody) pumpRead(d *dechunker, p []byte, each func(p []byte, last bool) error) error {
 	n, extra, err := d.decode(p)
 	if extra > 0 {
 		b.keep = false // the server sent more than its response: the connection is not reused
 	}
 	if n > 0 {
-		if werr := each(p[:n]); werr != nil {
+		// The last data, when no trailer follows it that could yet fail to parse.
+		last := err == nil && d.done() && len(d.trailer) == 0
+		if werr := each(p[:n], last); werr != nil {
 			return werr
 		}
 	}
