@@ -291,38 +291,9 @@ func frameServer() *httptest.Server {
 // -bench 'ProxyStream/path=proxy' -cpuprofile.
 func BenchmarkProxyStream(b *testing.B) {
 	const streams, frames = 64, 256
-	up := frameServer()
-	defer up.Close()
-	u, _ := url.Parse(up.URL)
-	p, err := record.New(record.Options{Upstream: u, Trace: io.Discard})
-	if err != nil {
-		b.Fatal(err)
-	}
-	px := httptest.NewServer(p)
-	defer func() { px.Close(); _ = p.Close() }()
+	up, px := frameProxy(b)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams, DisableCompression: true}}
-	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"bench"}]}`
-	read := func(base string) error {
-		resp, err := client.Post(base+fmt.Sprintf("/v1/chat/completions?n=%d", frames), "application/json", bytes.NewBufferString(body))
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		br := bufio.NewReader(resp.Body)
-		got := 0
-		for {
-			line, err := br.ReadSlice('\n')
-			if bytes.HasPrefix(line, []byte("data: {")) {
-				got++
-			}
-			if err == io.EOF && got == frames {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("%d of %d frames: %w", got, frames, err)
-			}
-		}
-	}
+	read := func(base string) error { return readFrames(client, base, frames) }
 	for _, path := range []struct{ name, base string }{{"direct", up.URL}, {"proxy", px.URL}} {
 		b.Run("path="+path.name, func(b *testing.B) {
 			requests := (b.N + frames - 1) / frames
@@ -607,40 +578,11 @@ func BenchmarkOpenStreamMemory(b *testing.B) {
 // Profile the proxy with -bench 'ProxyRequest/conn=new/path=proxy' -cpuprofile.
 func BenchmarkProxyRequest(b *testing.B) {
 	const clients, frames = 32, 4
-	up := frameServer()
-	defer up.Close()
-	u, _ := url.Parse(up.URL)
-	p, err := record.New(record.Options{Upstream: u, Trace: io.Discard})
-	if err != nil {
-		b.Fatal(err)
-	}
-	px := httptest.NewServer(p)
-	defer func() { px.Close(); _ = p.Close() }()
-	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"bench"}]}`
+	up, px := frameProxy(b)
 	for _, conn := range []string{"reused", "new"} {
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true,
 			DisableKeepAlives: conn == "new"}}
-		read := func(base string) error {
-			resp, err := client.Post(base+fmt.Sprintf("/v1/chat/completions?n=%d", frames), "application/json", strings.NewReader(body))
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			br := bufio.NewReader(resp.Body)
-			got := 0
-			for {
-				line, err := br.ReadSlice('\n')
-				if bytes.HasPrefix(line, []byte("data: {")) {
-					got++
-				}
-				if err == io.EOF && got == frames {
-					return nil
-				}
-				if err != nil {
-					return fmt.Errorf("%d of %d frames: %w", got, frames, err)
-				}
-			}
-		}
+		read := func(base string) error { return readFrames(client, base, frames) }
 		for _, path := range []struct{ name, base string }{{"direct", up.URL}, {"proxy", px.URL}} {
 			b.Run("conn="+conn+"/path="+path.name, func(b *testing.B) {
 				var next atomic.Int64
@@ -665,4 +607,42 @@ func BenchmarkProxyRequest(b *testing.B) {
 		}
 		client.CloseIdleConnections()
 	}
+}
+
+// readFrames asks base, through client, for a stream of frames frames and reads them all.
+func readFrames(client *http.Client, base string, frames int) error {
+	const body = `{"model":"m","stream":true,"messages":[{"role":"user","content":"bench"}]}`
+	resp, err := client.Post(base+fmt.Sprintf("/v1/chat/completions?n=%d", frames), "application/json", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	got := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if bytes.HasPrefix(line, []byte("data: {")) {
+			got++
+		}
+		if err == io.EOF && got == frames {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%d of %d frames: %w", got, frames, err)
+		}
+	}
+}
+
+// frameProxy starts frameServer and a recording proxy in front of it that records nothing,
+// both stopped when b ends.
+func frameProxy(b *testing.B) (up, px *httptest.Server) {
+	up = frameServer()
+	u, _ := url.Parse(up.URL)
+	p, err := record.New(record.Options{Upstream: u, Trace: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	px = httptest.NewServer(p)
+	b.Cleanup(func() { px.Close(); _ = p.Close(); up.Close() })
+	return up, px
 }

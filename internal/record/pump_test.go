@@ -63,11 +63,7 @@ func TestPumpOverTCP(t *testing.T) {
 	}
 	up.Start()
 	defer up.Close()
-	u, _ := url.Parse(up.URL)
-	buf := &syncBuffer{}
-	p, err := record.New(record.Options{Upstream: u, Trace: buf})
-	require.NoError(t, err)
-	px := httptest.NewServer(p)
+	px, ended := recordOver(t, up)
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	post := func(ctx context.Context, q string) *http.Response {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, px.URL+"/v1/chat/completions"+q,
@@ -89,16 +85,14 @@ func TestPumpOverTCP(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	resp := post(ctx, "?leave")
-	_, err = bufio.NewReader(resp.Body).ReadSlice('\n')
+	_, err := bufio.NewReader(resp.Body).ReadSlice('\n')
 	require.NoError(t, err)
 	cancel()
 	resp.Body.Close()
 	<-left // the server saw the request end
 
 	client.CloseIdleConnections()
-	px.Close()
-	require.NoError(t, p.Close())
-	_, reqs := readTrace(t, buf.String())
+	_, reqs := readTrace(t, ended())
 	require.Len(t, reqs, 3)
 	for _, r := range reqs[:2] {
 		assert.Empty(t, r.Error)
@@ -122,11 +116,7 @@ func TestPumpEndsInOneWrite(t *testing.T) {
 		_, _ = io.WriteString(w, frame+"data: [DONE]\n\n")
 	}))
 	defer up.Close()
-	u, _ := url.Parse(up.URL)
-	buf := &syncBuffer{}
-	p, err := record.New(record.Options{Upstream: u, Trace: buf})
-	require.NoError(t, err)
-	px := httptest.NewServer(p)
+	px, ended := recordOver(t, up)
 	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`
 	c, err := net.Dial("tcp", px.Listener.Addr().String())
 	require.NoError(t, err)
@@ -152,10 +142,23 @@ func TestPumpEndsInOneWrite(t *testing.T) {
 	assert.Contains(t, last, "data: [DONE]")
 	assert.True(t, strings.HasSuffix(last, "\r\n0\r\n\r\n"), "the body's end came apart from its last data: %q", last)
 	c.Close()
-	px.Close()
-	require.NoError(t, p.Close())
-	_, reqs := readTrace(t, buf.String())
+	_, reqs := readTrace(t, ended())
 	require.Len(t, reqs, 1)
 	assert.Empty(t, reqs[0].Error)
 	assert.Equal(t, 2, reqs[0].OutputTokens, "two frames of one token each")
+}
+
+// recordOver starts a recording proxy in front of up over loopback; ended stops it and
+// returns the trace it wrote.
+func recordOver(t *testing.T, up *httptest.Server) (px *httptest.Server, ended func() string) {
+	u, _ := url.Parse(up.URL)
+	buf := &syncBuffer{}
+	p, err := record.New(record.Options{Upstream: u, Trace: buf})
+	require.NoError(t, err)
+	px = httptest.NewServer(p)
+	return px, func() string {
+		px.Close()
+		require.NoError(t, p.Close())
+		return buf.String()
+	}
 }
