@@ -40,21 +40,21 @@ func (f *Fit) prefillPool(d *Data, ratio float64) {
 	use := batches
 	switch {
 	case turns.identified():
-		if batches.n >= 2 {
+		if batches.n() >= 2 {
 			turns.src += fmt.Sprintf(" (%s alone: %.3g ± %.2g ns)", batches.src, batches.e*1e9, batches.se*1e9)
 		}
 		use = turns
-	case turns.n >= 2 && batches.n >= 2:
+	case turns.n() >= 2 && batches.n() >= 2:
 		batches.src += fmt.Sprintf(" (%s: %.3g ± %.2g ns, not identified)", turns.src, turns.e*1e9, turns.se*1e9)
 		use = batches
-	case turns.n == 1 && batches.n >= 2:
+	case turns.n() == 1 && batches.n() >= 2:
 		batches.src += " (one turn beside streams carried the server's prompt time, too few to fit)"
 		use = batches
 	}
 	switch {
-	case use.n < 2:
+	case use.n() < 2:
 		f.kept(key, fmt.Sprintf("%d context batches of 2 or more prompts completed and %d turns beside streams carried the server's prompt time, too few to fit: the base's %g kept",
-			batches.n, turns.n, p.PrefillAttnPoolNs))
+			batches.n(), turns.n(), p.PrefillAttnPoolNs))
 		return
 	case !use.identified():
 		p.PrefillAttnPoolNs = 0
@@ -64,7 +64,7 @@ func (f *Fit) prefillPool(d *Data, ratio float64) {
 		f.fitted(key, fmt.Sprintf("%.4g", use.e*1e9), fmt.Sprintf("%.2g", use.se*1e9), use.src)
 	}
 	for _, est := range []poolEstimate{batches, turns} {
-		if est.n > 0 {
+		if est.n() > 0 {
 			f.Errors = append(f.Errors, est.errorAt(p.PrefillAttnPoolNs*1e-9))
 		}
 	}
@@ -75,7 +75,6 @@ func (f *Fit) prefillPool(d *Data, ratio float64) {
 // pool pairs the term prices; e and se the least-squares slope through 0, in seconds a pair.
 type poolEstimate struct {
 	exp, what, src   string
-	n                int
 	pred0, obs, pair []float64
 	byPoint          map[int][]float64
 	e, se            float64
@@ -85,12 +84,14 @@ type poolEstimate struct {
 func (est *poolEstimate) add(point int, pred0, obs, pairs float64) {
 	est.pred0, est.obs, est.pair = append(est.pred0, pred0), append(est.obs, obs), append(est.pair, pairs)
 	est.byPoint[point] = append(est.byPoint[point], obs)
-	est.n++
 }
 
-// solve fits the slope of what the profile did not predict on the pairs.
-func (est *poolEstimate) solve() {
-	if est.n < 2 {
+// n is how many observations it has.
+func (est *poolEstimate) n() int { return len(est.obs) }
+
+// fit fits the slope of what the profile did not predict on the pairs.
+func (est *poolEstimate) fit() {
+	if est.n() < 2 {
 		return
 	}
 	var xy, xx float64
@@ -106,13 +107,13 @@ func (est *poolEstimate) solve() {
 		r := est.obs[i] - est.pred0[i] - est.e*x
 		ss += r * r
 	}
-	est.se = math.Sqrt(ss / float64(est.n-1) / xx)
+	est.se = math.Sqrt(ss / float64(est.n()-1) / xx)
 }
 
 // identified reports whether the slope is over two standard errors and, on the observation
 // with the most pairs, over 5 % of what was observed.
 func (est *poolEstimate) identified() bool {
-	if est.n < 2 {
+	if est.n() < 2 {
 		return false
 	}
 	at := slices.Index(est.pair, slices.Max(est.pair))
@@ -121,7 +122,7 @@ func (est *poolEstimate) identified() bool {
 
 // errorAt is the estimate's observations' error with the term at e, seconds a pair.
 func (est *poolEstimate) errorAt(e float64) ExpError {
-	pred := make([]float64, est.n)
+	pred := make([]float64, est.n())
 	for i := range pred {
 		pred[i] = est.pred0[i] + e*est.pair[i]
 	}
@@ -157,11 +158,11 @@ func poolFromBatches(d *Data, paged *engine.Profile, ratio float64) poolEstimate
 			est.add(i, t.Seconds(), last.Seconds(), x)
 		}
 	}
-	if est.n > 0 {
+	if est.n() > 0 {
 		est.src = fmt.Sprintf("the last first token of %d context batches of 2–%d prompts sent at once, beyond what the other terms predict",
-			est.n, slices.Max(batchSizes(d)))
+			est.n(), slices.Max(batchSizes(d)))
 	}
-	est.solve()
+	est.fit()
 	return est
 }
 
@@ -174,7 +175,7 @@ func poolFromBatches(d *Data, paged *engine.Profile, ratio float64) poolEstimate
 // way, as long as the term's share.
 func poolFromTurns(d *Data, paged *engine.Profile, ratio float64) poolEstimate {
 	est := poolEstimate{exp: ExpTurnBeside, what: "server prompt time of the turn", byPoint: map[int][]float64{}}
-	fewest, most := 0, 0
+	var streams []int
 	for i, m := range d.Of(ExpTurnBeside) {
 		for _, run := range m.Runs {
 			turn := run[1]
@@ -194,16 +195,13 @@ func poolFromTurns(d *Data, paged *engine.Profile, ratio float64) poolEstimate {
 			chunks, prior := []int{turn.Server.Computed}, []int{turn.Server.Cached}
 			pred0 := paged.MixedStep(len(run)-2, kv, chunks, prior)
 			est.add(i, pred0.Seconds(), turn.Server.Prompt.Seconds(), engine.PoolPairs(chunks, prior, kv))
-			if n := len(run) - 2; fewest == 0 || n < fewest {
-				fewest = n
-			}
-			most = max(most, len(run)-2)
+			streams = append(streams, len(run)-2)
 		}
 	}
-	if est.n > 0 {
-		est.src = fmt.Sprintf("the server's own prompt time (timings.prompt_ms) of %d turns of a conversation beside %s streams decoding, beyond what the other terms predict", est.n, span(fewest, most))
+	if est.n() > 0 {
+		est.src = fmt.Sprintf("the server's own prompt time (timings.prompt_ms) of %d turns of a conversation beside %s streams decoding, beyond what the other terms predict", est.n(), span(slices.Min(streams), slices.Max(streams)))
 	}
-	est.solve()
+	est.fit()
 	return est
 }
 
