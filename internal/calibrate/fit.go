@@ -69,6 +69,7 @@ func FitData(d *Data, base *engine.Profile, chunk int) *Fit {
 	f.prefillPool(d, ratio)
 	f.prefixCache(d, ratio)
 	f.idleSlots(d)
+	f.launchWork(d)
 	f.context(d, ratio)
 	for exp, reasons := range d.Skipped {
 		for _, r := range reasons {

@@ -297,7 +297,8 @@ func TestPoolFromTurnsBesideStreams(t *testing.T) {
 
 // idleData is the turn-after probe as a server with truth's steps would report it: each turn
 // is computed alone over its cached context, after streams holding 1 024 + 16 tokens each
-// ended, and its prompt_ms reads their KV when truth keeps idle slots.
+// ended, and its prompt_ms reads their KV when truth keeps idle slots; its TTFT adds truth's
+// launch work on the streams' slots.
 func idleData(truth *engine.Profile) *Data {
 	d := &Data{}
 	at := time.Unix(0, 0)
@@ -310,7 +311,7 @@ func idleData(truth *engine.Profile) *Data {
 				step += time.Duration(truth.PrefillAttnPoolNs * float64(computed) * float64(b*(1024+16)))
 			}
 			run := []Obs{{Chunks: []time.Time{at}, PromptTokens: cached},
-				{Start: at, Chunks: []time.Time{at.Add(step + truth.Admission(computed+cached))}, PromptTokens: computed + cached,
+				{Start: at, Chunks: []time.Time{at.Add(step + truth.Admission(computed+cached) + time.Duration(b*(1024+16))*truth.LaunchPerIdleToken)}, PromptTokens: computed + cached,
 					Server: &ServerTimings{Computed: computed, Cached: cached, Prompt: step}}}
 			for range b {
 				run = append(run, Obs{Chunks: []time.Time{at}, PromptTokens: 1024, CompletionTokens: 16})
@@ -348,4 +349,48 @@ func TestIdleSlotsFromTurnsAfterStreams(t *testing.T) {
 	f.idleSlots(idleData(paged))
 	assert.False(t, f.Profile.KVIdleSlots)
 	assert.Contains(t, strings.Join(f.Kept, "\n"), "kv_idle_slots: prefill_attn_pool_ns is 0")
+}
+
+// TestLaunchWorkFromTurnsAfterStreams checks launch_per_idle_token: recovered from the turns'
+// TTFT less their prompt time where the truth does that work, 0 where it does not, the base's
+// kept where the server reports no prompt time, and 0 on an engine that does not launch from
+// its loop.
+func TestLaunchWorkFromTurnsAfterStreams(t *testing.T) {
+	for _, per := range []time.Duration{6 * time.Microsecond, 0} {
+		truth := colocatedBase(t)
+		truth.Engine, truth.StepTokenBudget, truth.LaunchPerIdleToken = engine.EngineColocatedMixed, 2048, per
+		truth.RequestOverhead, truth.RequestOverheadPerToken = 3*time.Millisecond, 400
+		fitted := *truth
+		fitted.LaunchPerIdleToken = time.Millisecond
+		f := &Fit{Profile: &fitted}
+		f.launchWork(idleData(truth))
+		assert.Equal(t, per, f.Profile.LaunchPerIdleToken)
+		src := strings.Join(paramSources(f), "\n")
+		assert.Contains(t, src, "launch_per_idle_token: 4 turns after streams that had ended (up to 7280 tokens in their slots)")
+		if per == 0 {
+			assert.Contains(t, src, "indistinguishable from 0")
+		} else {
+			assert.NotContains(t, src, "indistinguishable")
+		}
+	}
+	truth := colocatedBase(t)
+	truth.Engine, truth.StepTokenBudget, truth.LaunchPerIdleToken = engine.EngineColocatedMixed, 2048, 6*time.Microsecond
+	untimed := idleData(truth)
+	for _, m := range untimed.Points {
+		for _, run := range m.Runs {
+			run[1].Server = nil
+		}
+	}
+	base := *truth
+	base.LaunchPerIdleToken = 0
+	f := &Fit{Profile: &base}
+	f.launchWork(untimed)
+	assert.Zero(t, f.Profile.LaunchPerIdleToken)
+	assert.Contains(t, strings.Join(f.Kept, "\n"), "launch_per_idle_token: the server reports no prompt time of its own")
+	parallel := *truth
+	parallel.Engine, parallel.LaunchPerIdleToken = engine.EngineColocatedParallel, time.Millisecond
+	f = &Fit{Profile: &parallel}
+	f.launchWork(idleData(truth))
+	assert.Zero(t, f.Profile.LaunchPerIdleToken)
+	assert.Contains(t, strings.Join(f.Kept, "\n"), "launch_per_idle_token: engine colocated-parallel")
 }

@@ -288,3 +288,65 @@ func inTurn(t *testing.T, p *Profile, jobs []Job) []time.Duration {
 	})
 	return ttfts
 }
+
+// TestLaunchHoldsTheLoop checks launch_per_idle_token: four conversations end together, and
+// their next turns arrive half a millisecond apart. The first turn's launch deals with the
+// other three's slots (104 tokens each, 10 µs a token) and holds the loop meanwhile, so the
+// four turns are computed in one step; without it, the first turn is computed alone.
+func TestLaunchHoldsTheLoop(t *testing.T) {
+	base := *mustProfile(t, "vllm-llama3-8b-h100")
+	base.MaxRunning, base.PrefixCacheTokens = 4, 0
+	launching := base
+	launching.LaunchPerIdleToken = 10 * time.Microsecond
+	require.NoError(t, launching.Validate())
+	turns := func(p *Profile) []time.Duration {
+		firsts := make([]time.Duration, 4)
+		synctest.Test(t, func(t *testing.T) {
+			e, clk := startEngine(t, p)
+			var gens []*Gen
+			for i := range 4 {
+				g, err := e.Submit(Job{PromptTokens: 100, MaxTokens: 4, IgnoreEOS: true, Key: uint64(i + 1),
+					Prefix: []PrefixBlock{{Hash: uint64(i + 1), Tokens: 100}}})
+				require.NoError(t, err)
+				gens = append(gens, g)
+			}
+			for _, g := range gens {
+				for done := false; !done; {
+					var err error
+					_, done, err = g.Next(context.Background(), 16)
+					require.NoError(t, err)
+				}
+			}
+			synctest.Wait()
+			start := clk.Now()
+			var wg sync.WaitGroup
+			for i := range 4 {
+				g, err := e.Submit(Job{PromptTokens: 300, MaxTokens: 4, IgnoreEOS: true, Key: uint64(i + 11),
+					Prefix: []PrefixBlock{{Hash: uint64(i + 1), Tokens: 100}, {Hash: uint64(i + 11), Tokens: 300}}})
+				require.NoError(t, err)
+				wg.Go(func() {
+					_, _, err := g.Next(context.Background(), 1)
+					assert.NoError(t, err)
+					firsts[i] = clk.Since(start)
+				})
+				time.Sleep(500 * time.Microsecond)
+			}
+			wg.Wait()
+		})
+		return firsts
+	}
+	four := base.MixedStep(0, 0, []int{300, 300, 300, 300}, []int{0, 0, 0, 0})
+	held := turns(&launching)
+	for i, at := range held {
+		assert.InDelta(t, float64(3*104*10*time.Microsecond+four), float64(at), float64(time.Microsecond),
+			"turn %d: first token at %s, want the launch (3 slots × 104 tokens × 10µs) and one step of the four turns (%s)", i, at, four)
+	}
+	alone := turns(&base)
+	assert.InDelta(t, float64(base.MixedStep(0, 0, []int{300}, []int{0})), float64(alone[0]), float64(time.Microsecond),
+		"without launch work the first turn is computed alone")
+	assert.Less(t, alone[0], alone[3])
+
+	bad := base
+	bad.Engine, bad.LaunchPerIdleToken = EngineColocatedParallel, time.Microsecond
+	assert.ErrorContains(t, bad.Validate(), "launch_per_idle_token: 1µs is not allowed with engine colocated-parallel")
+}

@@ -35,6 +35,9 @@ type batchLoop struct {
 	// idle holds the KV of finished requests that their slots keep (Profile.KVIdleSlots),
 	// least recently used first.
 	idle []idleSlot
+	// unsaved holds the KV of requests that finished since the scheduler last launched one,
+	// which its next launch deals with (Profile.LaunchPerIdleToken).
+	unsaved []idleSlot
 }
 
 // idleSlot is a finished request's KV, kept in its slot.
@@ -49,14 +52,56 @@ func (b *batchLoop) keepIdle(g *Gen, kv int) {
 	if !b.e.prof.KVIdleSlots {
 		return
 	}
-	var hash uint64
-	if n := len(g.job.Prefix); n > 0 {
-		hash = g.job.Prefix[n-1].Hash
-	}
-	b.idle = append(b.idle, idleSlot{hash: hash, kv: kv})
+	b.idle = append(b.idle, idleSlot{hash: lastBoundary(g), kv: kv})
 	if len(b.idle) > b.e.running {
 		b.idle = slices.Delete(b.idle, 0, 1)
 	}
+}
+
+// finished notes that g finished holding kv tokens: its slot keeps them, in the pool when the
+// profile says so (keepIdle), and until the next launch's work on them (launch).
+func (b *batchLoop) finished(g *Gen, kv int) {
+	b.keepIdle(g, kv)
+	if b.e.prof.LaunchPerIdleToken == 0 {
+		return
+	}
+	b.unsaved = append(b.unsaved, idleSlot{hash: lastBoundary(g), kv: kv})
+	if len(b.unsaved) > b.e.running {
+		b.unsaved = slices.Delete(b.unsaved, 0, 1)
+	}
+}
+
+// lastBoundary is the hash of g's last message boundary, which a request continuing its
+// conversation holds in its prefix; 0 when g has none.
+func lastBoundary(g *Gen) uint64 {
+	if n := len(g.job.Prefix); n > 0 {
+		return g.job.Prefix[n-1].Hash
+	}
+	return 0
+}
+
+// continues reports whether g continues the conversation whose slot is s.
+func (s idleSlot) continues(g *Gen) bool {
+	return s.hash != 0 && slices.ContainsFunc(g.job.Prefix, func(p PrefixBlock) bool { return p.Hash == s.hash })
+}
+
+// launch is the scheduler's work on launching the first of taken, new requests it takes
+// from its queue: Profile.LaunchPerIdleToken for each token the slots of the requests that
+// finished since the last launch hold, but the one whose conversation that request continues
+// (llama-server saves every idle slot to its prompt cache as it launches a task,
+// docs/engine.md §4). Later launches find those slots dealt with.
+func (b *batchLoop) launch(taken []*Gen) time.Duration {
+	if len(taken) == 0 || len(b.unsaved) == 0 {
+		return 0
+	}
+	g, tokens := taken[0], 0
+	for _, s := range b.unsaved {
+		if !s.continues(g) {
+			tokens += s.kv
+		}
+	}
+	b.unsaved = b.unsaved[:0]
+	return time.Duration(tokens) * b.e.prof.LaunchPerIdleToken
 }
 
 // takeSlot gives a newly admitted request g a slot: its conversation's idle one, whose KV it
@@ -67,7 +112,7 @@ func (b *batchLoop) takeSlot(g *Gen) {
 		return
 	}
 	for i, s := range b.idle {
-		if s.hash != 0 && slices.ContainsFunc(g.job.Prefix, func(p PrefixBlock) bool { return p.Hash == s.hash }) {
+		if s.continues(g) {
 			b.idle = slices.Delete(b.idle, i, i+1)
 			return
 		}
@@ -120,12 +165,21 @@ func (b *batchLoop) run(ctx context.Context) {
 		} else {
 			e.drainPrealloc()
 		}
+		launched := len(taken)
 		taken = append(taken, e.take(&e.decode)...)
 		e.joined(taken, clock.late(), idle)
 		idle = false
 		b.waiting = append(b.waiting, taken...)
 		if len(taken) > 0 {
 			e.decodeBehind.publish(b.running, b.waiting)
+		}
+		if d := b.launch(taken[:launched]); d > 0 {
+			// The launch holds the loop: no step runs, and what arrives meanwhile is taken
+			// before the next one.
+			if !clock.step(ctx, d) {
+				return
+			}
+			continue
 		}
 		b.sweep()
 		b.admit()
@@ -384,7 +438,7 @@ func (b *batchLoop) emitWhere(emits func(g *Gen) bool) {
 		held := g.kv + 1 // with the token it emits
 		switch b.e.emit(g, b.due, b.late) {
 		case stateDone:
-			b.keepIdle(g, held)
+			b.finished(g, held)
 		case stateWedged:
 			b.wedged = append(b.wedged, g)
 		case stateRunning:

@@ -124,6 +124,14 @@ type Profile struct {
 	// the server clears a slot's KV when the slot takes another prompt. Colocated-mixed and
 	// colocated-alternating engines only.
 	KVIdleSlots bool `yaml:"kv_idle_slots"`
+	// LaunchPerIdleToken is the scheduler's own work when it takes a new request, per token
+	// that finished requests' slots hold and no earlier launch has dealt with, simulated time:
+	// llama-server, by default (--cache-idle-slots), saves every idle slot to its RAM prompt
+	// cache, and clears it, as it launches a task, before its next step. No step runs
+	// meanwhile, and the requests that arrive meanwhile join the step after it. The launched
+	// request's own conversation's slot is not idle and costs nothing. 0 means none.
+	// Colocated-mixed and colocated-alternating engines only.
+	LaunchPerIdleToken time.Duration `yaml:"launch_per_idle_token"`
 	// PrefillChunkTokens is the most prompt tokens one prefill step computes.
 	PrefillChunkTokens int `yaml:"prefill_chunk_tokens"`
 	// PrefixCacheTokens is the prefix cache's capacity, in tokens.
