@@ -60,6 +60,56 @@ func Flush(ctx context.Context, c *Client, n int, seed int64) {
 	wg.Wait()
 }
 
+// The reference request: a fresh prompt of ReferencePrompt tokens (agentsim's estimate),
+// alone, with ReferenceOutput tokens out, a shape calibrate's experiments measure (the
+// context experiment's first point, the next-turn probe's first message).
+const (
+	ReferencePrompt = 1024
+	ReferenceOutput = 64
+)
+
+// Reference sends the reference request and returns what it showed. calibrate check sends it
+// before each run, to the server and to the twin, between two flushes (the first so that it
+// finds the server as the calibration's points did, the second so that the run does): where
+// the twin's fit saw the server, the twin's error on it is the fit's own there plus how far the
+// server's speed has moved since it was calibrated, which the workload's errors carry too
+// (docs/calibrate.md §3).
+func Reference(ctx context.Context, c *Client, seed int64) Obs {
+	text, est := prompt(seed, 0, ReferencePrompt)
+	return c.Send(ctx, Request{Messages: []string{"reference " + text}, Estimate: est + 1, MaxTokens: ReferenceOutput})
+}
+
+// ReferenceLine compares the reference requests sent to the server with those sent to the
+// twin: TTFT and TPOT, the server's median and range over its requests, the twin's median,
+// and the twin's error against the server's median.
+func ReferenceLine(server, twin []Obs) string {
+	ok := func(obs []Obs) []Obs {
+		var kept []Obs
+		for _, o := range obs {
+			if o.OK() && len(o.Chunks) > 1 {
+				kept = append(kept, o)
+			}
+		}
+		return kept
+	}
+	s, tw := ok(server), ok(twin)
+	head := fmt.Sprintf("reference (a fresh %d-token prompt alone after a flush, %d tokens out, before each run; a shape the calibration measured)", ReferencePrompt, ReferenceOutput)
+	if len(s) == 0 || len(tw) == 0 {
+		return fmt.Sprintf("%s: %d of %d server and %d of %d twin requests completed: no comparison", head, len(s), len(server), len(tw), len(twin))
+	}
+	figure := func(name string, of func(o *Obs) time.Duration) string {
+		sm, tm := median(s, of), median(tw, of)
+		lo, hi := of(&s[0]), of(&s[0])
+		for i := range s {
+			lo, hi = min(lo, of(&s[i])), max(hi, of(&s[i]))
+		}
+		return fmt.Sprintf("%s server %s (%s–%s over %d), twin %s (%+.1f %%)", name, sm.Round(10*time.Microsecond),
+			lo.Round(10*time.Microsecond), hi.Round(10*time.Microsecond), len(s), tm.Round(10*time.Microsecond), 100*(tm.Seconds()/sm.Seconds()-1))
+	}
+	return head + ": " + figure("TTFT", (*Obs).TTFT) + "; " + figure("TPOT", (*Obs).TPOT) +
+		": an error here is the fit's own on a shape it saw, or the server's speed moved since it was calibrated; either is in the figures above too"
+}
+
 // MaxFlush bounds a flush's requests: llama-server's slots (-np) are a few to a few dozen, and
 // a server with hundreds of sequences keeps a paged KV, which idle requests do not slow.
 const MaxFlush = 64

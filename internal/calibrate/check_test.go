@@ -130,3 +130,46 @@ func TestFlushTakesEverySlot(t *testing.T) {
 		assert.Equal(t, 1, times, "sent once: %q", text)
 	}
 }
+
+// TestReferenceLine checks the reference comparison under check's table: against a twin a
+// quarter slower than the server in every term, its TTFT and TPOT come out +25 %; against
+// the server's own profile, 0; with no twin request completed, it says there is nothing to
+// compare.
+func TestReferenceLine(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	slow := *truth
+	for _, d := range []*time.Duration{&slow.PrefillBase, &slow.PrefillPerToken, &slow.DecodeBase, &slow.DecodePerSeq} {
+		*d = *d * 5 / 4
+	}
+	slow.PrefillAttnPerToken2Ns *= 1.25
+	slow.DecodePerKVTokenNs *= 1.25
+	refs := func(p *engine.Profile) []Obs {
+		var obs []Obs
+		synctest.Test(t, func(t *testing.T) {
+			s := simtest.NewLocalServer(t, simserver.Options{Profile: p})
+			c := &Client{URL: s.URL, Model: p.Model, HTTP: s.Client(), Clock: s.Clock()}
+			for i := range 3 {
+				obs = append(obs, Reference(context.Background(), c, int64(i)))
+			}
+		})
+		return obs
+	}
+	server := refs(truth)
+	pct := regexp.MustCompile(`TTFT server [^,]+ \(([^)]+) over 3\), twin [^ ]+ \(([-+][0-9.]+) %\); TPOT server [^,]+, twin [^ ]+ \(([-+][0-9.]+) %\)`)
+	for _, c := range []struct {
+		twin *engine.Profile
+		want float64
+	}{{&slow, 25}, {truth, 0}} {
+		line := ReferenceLine(server, refs(c.twin))
+		m := pct.FindStringSubmatch(line)
+		require.NotNil(t, m, line)
+		for _, got := range m[2:] {
+			var v float64
+			_, err := fmt.Sscan(got, &v)
+			require.NoError(t, err)
+			assert.InDelta(t, c.want, v, 0.5, line)
+		}
+	}
+	assert.Contains(t, ReferenceLine(server, []Obs{{Err: "refused"}}), "3 of 3 server and 0 of 1 twin requests completed: no comparison")
+}

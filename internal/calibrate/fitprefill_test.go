@@ -394,3 +394,22 @@ func TestLaunchWorkFromTurnsAfterStreams(t *testing.T) {
 	assert.Zero(t, f.Profile.LaunchPerIdleToken)
 	assert.Contains(t, strings.Join(f.Kept, "\n"), "launch_per_idle_token: engine colocated-parallel")
 }
+
+// TestPrefillLeavesOutASlowPromptTime: a prompt time three times its repeats' (a slow moment
+// of the machine's) is left out of the prefill fit, which then recovers the truth's terms as
+// without it.
+func TestPrefillLeavesOutASlowPromptTime(t *testing.T) {
+	d := promptData(true)
+	o := &d.Points[3].Runs[1][0] // 1 000 tokens
+	o.Server.Prompt *= 3
+	o.Chunks[0] = o.Chunks[0].Add(2 * o.Server.Prompt / 3)
+	o.Done = o.Chunks[0]
+	f := &Fit{Profile: colocatedBase(t)}
+	f.prefill(d, 1, 2048)
+	p := f.Profile
+	t.Logf("per chunk %s, per token %s, attention %.4g ns", p.PrefillBase+p.DecodeBase, p.PrefillPerToken, p.PrefillAttnPerToken2Ns)
+	within(t, "per chunk", 8e-3, (p.PrefillBase + p.DecodeBase).Seconds(), 0.02)
+	within(t, "prefill_per_token", 17e-6, p.PrefillPerToken.Seconds(), 0.02)
+	within(t, "prefill_attn_per_token2_ns", 60, p.PrefillAttnPerToken2Ns, 0.02)
+	assert.Contains(t, strings.Join(paramSources(f), "\n"), "1 slow request left out (over twice the first fit's time)")
+}

@@ -299,6 +299,7 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 	w := calibrate.Workload{Agents: cfg.Agents, Rounds: cfg.Rounds, First: cfg.First, Turn: cfg.Turn, Output: cfg.Output, Seed: calibrate.DefaultWorkload.Seed}
 	out := c.OutOrStdout()
 	var rows []calibrate.Row
+	var refs [2][]calibrate.Obs             // the reference requests: the server's, the twin's
 	fastest := time.Duration(math.MaxInt64) // the twin's shortest TTFT p50
 	for _, n := range w.Agents {
 		var got [3]calibrate.Figures
@@ -306,7 +307,10 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 			name := [3]string{"server run 1", "server run 2", "twin"}[i]
 			fmt.Fprintf(out, "%s, %d agents × %d rounds ...\n", name, n, w.Rounds)
 			fresh := w.Fresh(n, i%2)
-			calibrate.Flush(ctx, who, min(max(p.MaxRunning, n), calibrate.MaxFlush), fresh.Seed+int64(i))
+			slots := min(max(p.MaxRunning, n), calibrate.MaxFlush)
+			calibrate.Flush(ctx, who, slots, fresh.Seed+int64(i)+500)
+			refs[i/2] = append(refs[i/2], calibrate.Reference(ctx, who, fresh.Seed+int64(i)+500))
+			calibrate.Flush(ctx, who, slots, fresh.Seed+int64(i))
 			got[i] = calibrate.RunWorkload(ctx, who, fresh, n)
 			if line := got[i].FailureLine(name); line != "" {
 				fmt.Fprintln(out, line)
@@ -316,6 +320,7 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 		fastest = min(fastest, got[2].TTFT[0])
 	}
 	calibrate.PrintRows(out, rows)
+	fmt.Fprintln(out, calibrate.ReferenceLine(refs[0], refs[1]))
 	fmt.Fprintln(out, twinLagLine(sim.Engine().Lag().Stats(), fastest, cfg.TwinSpeedup))
 	return nil
 }
