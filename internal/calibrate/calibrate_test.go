@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -215,6 +216,23 @@ func TestCalibrateFindsIdleSlots(t *testing.T) {
 	t.Log(fit.Summary())
 	assert.True(t, fit.Profile.KVIdleSlots)
 	within(t, "prefill_attn_pool_ns", truth.PrefillAttnPoolNs, fit.Profile.PrefillAttnPoolNs, 0.2)
+}
+
+// TestCalibrateFindsTheMultiSeqStep calibrates against a colocated truth whose decode step of
+// two or more requests costs 1.5 ms more than the line through one request's (decode_multi_seq,
+// a CPU backend's batched kernels): the fit must find it beside the other decode terms, and
+// the twin's step at one request and at eight must be the truth's within 3 %.
+func TestCalibrateFindsTheMultiSeqStep(t *testing.T) {
+	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
+	require.NoError(t, err)
+	truth.DecodeMultiSeq, truth.MaxRunning = 1500*time.Microsecond, 8
+	_, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 8, MaxPrompt: 8192,
+		ChunkTokens: truth.PrefillChunkTokens, Repeats: 1, Budget: time.Hour, Seed: 1})
+	t.Log(fit.Summary())
+	within(t, "decode_multi_seq", truth.DecodeMultiSeq.Seconds(), fit.Profile.DecodeMultiSeq.Seconds(), 0.1)
+	for _, b := range []int{1, 8} {
+		within(t, fmt.Sprintf("decode step at %d × 1 000 tokens", b), truth.DecodeStep(b, 1000*b).Seconds(), fit.Profile.DecodeStep(b, 1000*b).Seconds(), 0.03)
+	}
 }
 
 // TestCalibrateFindsAFailingPool calibrates against a colocated truth whose KV pool of 33 000

@@ -219,9 +219,15 @@ var decodeTerms = []struct {
 	{"decode_per_seq", func(r decodeRow) float64 { return r.b }},
 	{"decode_per_kv_token_ns", func(r decodeRow) float64 { return r.k }},
 	{"decode_per_seq_kv_token_ns", func(r decodeRow) float64 { return r.b * r.k }},
+	{"decode_multi_seq", func(r decodeRow) float64 {
+		if r.b >= 2 {
+			return 1
+		}
+		return 0
+	}},
 }
 
-// decode fits the decode step a + b·B + c·K + d·B·K, dropping each term the data cannot tell
+// decode fits the decode step a + b·B + c·K + d·B·K (+ e when B ≥ 2), dropping each term the data cannot tell
 // from zero (its estimate under two standard errors, or under 2 % of every step it is in).
 func (f *Fit) decode(d *Data, ratio float64) { f.decodeFrom(decodeRows(d, ratio)) }
 
@@ -233,7 +239,7 @@ func (f *Fit) decodeFrom(rows []decodeRow) {
 		}
 		return
 	}
-	use := []int{0, 1, 2, 3}
+	use := []int{0, 1, 2, 3, 4}
 	var fit lsq
 	for {
 		x := make([][]float64, len(rows))
@@ -276,7 +282,7 @@ func (f *Fit) decodeFrom(rows []decodeRow) {
 // setDecode writes the decode fit into the profile.
 func (f *Fit) setDecode(rows []decodeRow, use []int, fit lsq) {
 	p := f.Profile
-	p.DecodeBase, p.DecodePerSeq, p.DecodePerKVTokenNs, p.DecodePerSeqKVTokenNs = time.Millisecond, 0, 0, 0
+	p.DecodeBase, p.DecodePerSeq, p.DecodePerKVTokenNs, p.DecodePerSeqKVTokenNs, p.DecodeMultiSeq = time.Millisecond, 0, 0, 0, 0
 	src := fmt.Sprintf("%d decode windows (concurrency and context experiments)", len(rows))
 	if rows[0].exp == ExpRecorded {
 		src = fmt.Sprintf("%d recorded requests' decode", len(rows))
@@ -297,6 +303,9 @@ func (f *Fit) setDecode(rows []decodeRow, use []int, fit lsq) {
 		case 3:
 			p.DecodePerSeqKVTokenNs = round(v*1e9, 6)
 			f.fitted(key, fmt.Sprintf("%.4g", v*1e9), fmt.Sprintf("%.2g", se*1e9), src)
+		case 4:
+			p.DecodeMultiSeq = max(seconds(v), 0)
+			f.fitted(key, p.DecodeMultiSeq.String(), seconds(se).String(), src+": a step of two or more requests, beyond what the other terms give it")
 		}
 	}
 	for j, t := range decodeTerms {

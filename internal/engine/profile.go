@@ -155,6 +155,12 @@ type Profile struct {
 	// token in the batch: attention over one KV pool that every sequence of the batch reads
 	// whole, masked (llama.cpp's unified KV cache). 0 means none.
 	DecodePerSeqKVTokenNs float64 `yaml:"decode_per_seq_kv_token_ns"`
+	// DecodeMultiSeq is added to a decode step of two or more sequences, simulated time: a
+	// CPU backend computes one sequence's token by matrix-vector kernels and a batch of them by
+	// matrix-matrix ones (llama.cpp's ggml on this project's machine: 3.3 ms of compute at one
+	// sequence, 4.9–5.1 at two, 5.0–5.7 at four), so the step does not grow from one sequence
+	// to two as it does after. 0 means none.
+	DecodeMultiSeq time.Duration `yaml:"decode_multi_seq"`
 	// MaxRunning is the decode batch limit, in requests.
 	MaxRunning int `yaml:"max_running"`
 	// KVCapacityTokens is the decode engine's KV capacity, in tokens.
@@ -326,8 +332,12 @@ func (p *Profile) MixedStep(decoding, kvTokens int, chunks, prior []int) time.Du
 // DecodeStep returns the duration of one decode step for a batch of running requests holding
 // kvTokens tokens in all.
 func (p *Profile) DecodeStep(running, kvTokens int) time.Duration {
-	return p.DecodeBase + time.Duration(running)*p.DecodePerSeq +
+	d := p.DecodeBase + time.Duration(running)*p.DecodePerSeq +
 		time.Duration(float64(kvTokens)*p.DecodePerKVTokenNs+float64(running)*float64(kvTokens)*p.DecodePerSeqKVTokenNs)
+	if running >= 2 {
+		d += p.DecodeMultiSeq
+	}
+	return d
 }
 
 // Tokens converts a length in agentsim's token estimate to the server's tokens: n ×

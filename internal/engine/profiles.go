@@ -346,6 +346,7 @@ func (p *Profile) problems() problems {
 	ps.nonNegative("decode_per_seq", p.DecodePerSeq)
 	ps.finite("decode_per_kv_token_ns", p.DecodePerKVTokenNs)
 	ps.finite("decode_per_seq_kv_token_ns", p.DecodePerSeqKVTokenNs)
+	ps.nonNegative("decode_multi_seq", p.DecodeMultiSeq)
 	ps.oneOf("kv_full", string(p.kvFull()), string(KVFullRetract), string(KVFullFail))
 	if p.TokenizerRatio != 0 {
 		ps.between("tokenizer_ratio", p.TokenizerRatio, 0.1, 10)
@@ -449,6 +450,7 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"decode_per_seq", "cost per running request in a decode step, simulated time"},
 	{"decode_per_kv_token_ns", "cost per KV token in the batch, ns"},
 	{"decode_per_seq_kv_token_ns", "cost per running request × KV token in the batch, ns (a unified KV every sequence reads; 0: none)"},
+	{"decode_multi_seq", "added to a decode step of two or more requests (a CPU backend's batched kernels), simulated time"},
 	{"max_running", "decode batch limit, requests"},
 	{"kv_capacity_tokens", "decode KV capacity, tokens"},
 	{"kv_full", "when the running KV outgrows the capacity: retract (newest requeued, recomputed) or fail (every running request fails mid-stream, llama.cpp)"},

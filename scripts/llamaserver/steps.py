@@ -61,7 +61,7 @@ def profile(path):
         return float(p.get(key, "0")) * 1e-9
 
     return dict(db=dur("decode_base"), dps=dur("decode_per_seq"), dkv=ns("decode_per_kv_token_ns"),
-                dskv=ns("decode_per_seq_kv_token_ns"), pb=dur("prefill_base"), ppt=dur("prefill_per_token"),
+                dskv=ns("decode_per_seq_kv_token_ns"), dms=dur("decode_multi_seq"), pb=dur("prefill_base"), ppt=dur("prefill_per_token"),
                 pat=ns("prefill_attn_per_token2_ns"), pool=ns("prefill_attn_pool_ns"))
 
 
@@ -77,7 +77,7 @@ def price(p, step):
     chunks = [(toks[q], start[q]) for q in toks if toks[q] > 1]
     kv = sum(mem.get(q, 0) for q in dec)
     b = len(dec)
-    t = p["db"] + p["dps"] * b + p["dkv"] * kv + p["dskv"] * b * kv
+    t = p["db"] + p["dps"] * b + p["dkv"] * kv + p["dskv"] * b * kv + (p["dms"] if b >= 2 else 0)
     pairs = 0.0
     if chunks:
         t += p["pb"] + p["ppt"] * sum(c for c, _ in chunks) + p["pat"] * sum(c * (pos + c / 2) for c, pos in chunks)
