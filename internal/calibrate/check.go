@@ -230,6 +230,28 @@ func Compare(s1, s2, twin Figures) []Row {
 	return rows
 }
 
+// ReferenceRows are one concurrency's reference rows ("ref TTFT", "ref TPOT"): the reference
+// requests sent before the server's two runs and before the twin's (Reference), compared as
+// the workload's figures are; none when one of them did not complete. Beside that
+// concurrency's rows they tell how far the twin is off where its fit saw the server, at the
+// time the rows were measured.
+func ReferenceRows(agents int, s1, s2, twin Obs) []Row {
+	if !s1.OK() || !s2.OK() || !twin.OK() || len(s1.Chunks) < 2 || len(s2.Chunks) < 2 || len(twin.Chunks) < 2 {
+		return nil
+	}
+	var rows []Row
+	for _, fg := range []struct {
+		name string
+		of   func(o *Obs) time.Duration
+	}{{"ref TTFT", (*Obs).TTFT}, {"ref TPOT", (*Obs).TPOT}} {
+		a, b, t := fg.of(&s1).Seconds(), fg.of(&s2).Seconds(), fg.of(&twin).Seconds()
+		mean := (a + b) / 2
+		rows = append(rows, Row{Agents: agents, Figure: fg.name, Server1: a, Server2: b, Twin: t,
+			Error: (t - mean) / mean, Spread: math.Abs(a-b) / mean})
+	}
+	return rows
+}
+
 // columns are the check table's: each header, its width, and whether it is right-aligned.
 var columns = []struct {
 	name  string

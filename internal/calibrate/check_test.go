@@ -131,10 +131,10 @@ func TestFlushTakesEverySlot(t *testing.T) {
 	}
 }
 
-// TestReferenceLine checks the reference comparison under check's table: against a twin a
-// quarter slower than the server in every term, its TTFT and TPOT come out +25 %; against
-// the server's own profile, 0; with no twin request completed, it says there is nothing to
-// compare.
+// TestReferenceLine checks the reference comparison in check's table (ReferenceRows) and under
+// it: against a twin a quarter slower than the server in every term, its TTFT and TPOT come
+// out +25 %; against the server's own profile, 0; with no twin request completed, there are
+// no rows and the line says there is nothing to compare.
 func TestReferenceLine(t *testing.T) {
 	truth, err := engine.LookupProfile("vllm-llama3-8b-h100")
 	require.NoError(t, err)
@@ -161,7 +161,15 @@ func TestReferenceLine(t *testing.T) {
 		twin *engine.Profile
 		want float64
 	}{{&slow, 25}, {truth, 0}} {
-		line := ReferenceLine(server, refs(c.twin))
+		twin := refs(c.twin)
+		rows := ReferenceRows(4, server[0], server[1], twin[0])
+		require.Len(t, rows, 2)
+		for i, name := range []string{"ref TTFT", "ref TPOT"} {
+			assert.Equal(t, name, rows[i].Figure)
+			assert.Equal(t, 4, rows[i].Agents)
+			assert.InDelta(t, c.want/100, rows[i].Error, 0.005, "%s: %+v", name, rows[i])
+		}
+		line := ReferenceLine(server, twin)
 		m := pct.FindStringSubmatch(line)
 		require.NotNil(t, m, line)
 		for _, got := range m[2:] {
@@ -172,4 +180,5 @@ func TestReferenceLine(t *testing.T) {
 		}
 	}
 	assert.Contains(t, ReferenceLine(server, []Obs{{Err: "refused"}}), "3 of 3 server and 0 of 1 twin requests completed: no comparison")
+	assert.Nil(t, ReferenceRows(4, server[0], server[1], Obs{Err: "refused"}), "no rows without the twin's reference")
 }

@@ -303,13 +303,15 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 	fastest := time.Duration(math.MaxInt64) // the twin's shortest TTFT p50
 	for _, n := range w.Agents {
 		var got [3]calibrate.Figures
+		var ref [3]calibrate.Obs
 		for i, who := range []*calibrate.Client{server, server, twin} {
 			name := [3]string{"server run 1", "server run 2", "twin"}[i]
 			fmt.Fprintf(out, "%s, %d agents × %d rounds ...\n", name, n, w.Rounds)
 			fresh := w.Fresh(n, i%2)
 			slots := min(max(p.MaxRunning, n), calibrate.MaxFlush)
 			calibrate.Flush(ctx, who, slots, fresh.Seed+int64(i)+500)
-			refs[i/2] = append(refs[i/2], calibrate.Reference(ctx, who, fresh.Seed+int64(i)+500))
+			ref[i] = calibrate.Reference(ctx, who, fresh.Seed+int64(i)+500)
+			refs[i/2] = append(refs[i/2], ref[i])
 			calibrate.Flush(ctx, who, slots, fresh.Seed+int64(i))
 			got[i] = calibrate.RunWorkload(ctx, who, fresh, n)
 			if line := got[i].FailureLine(name); line != "" {
@@ -317,6 +319,7 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 			}
 		}
 		rows = append(rows, calibrate.Compare(got[0], got[1], got[2])...)
+		rows = append(rows, calibrate.ReferenceRows(n, ref[0], ref[1], ref[2])...)
 		fastest = min(fastest, got[2].TTFT[0])
 	}
 	calibrate.PrintRows(out, rows)

@@ -39,6 +39,8 @@ func TestCalibrateWritesAProfileAndChecksIt(t *testing.T) {
 		assert.Contains(t, stdout, fig)
 	}
 	assert.Contains(t, stdout, "twin's own lag", "check says how late its twin delivered tokens")
+	assert.Regexp(t, `(?m)^2 +ref TTFT +\S+ +\S+ +\S+ +[-+]`, stdout, "each concurrency's reference rows")
+	assert.Regexp(t, `(?m)^2 +ref TPOT `, stdout)
 	assert.Regexp(t, `reference \(a fresh 1024-token prompt alone after a flush, .*\): TTFT server .* over 2\), twin .*; TPOT server`, stdout,
 		"check compares the twin with the server on a shape the fit saw, before each of its two server runs")
 }
