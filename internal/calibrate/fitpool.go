@@ -80,6 +80,12 @@ type poolEstimate struct {
 	pred0, obs, pair []float64
 	byPoint          map[int][]float64
 	e, se            float64
+	// line fits a line with an intercept instead, where the observations span two or more
+	// values of pair and leave a degree of freedom: the intercept takes what the profile
+	// misprices of every observation alike (the server's speed at the moment the probe ran,
+	// the other terms' error on its shape), which a slope through 0 would read as the term.
+	line  bool
+	alpha float64 // the line's intercept, seconds
 }
 
 // add records one observation.
@@ -96,6 +102,10 @@ func (est *poolEstimate) fit() {
 	if est.n() < 2 {
 		return
 	}
+	if est.line && est.n() >= 3 && slices.Min(est.pair) < slices.Max(est.pair) {
+		est.fitLine()
+		return
+	}
 	var xy, xx float64
 	for i, x := range est.pair {
 		xy, xx = xy+x*(est.obs[i]-est.pred0[i]), xx+x*x
@@ -110,6 +120,27 @@ func (est *poolEstimate) fit() {
 		ss += r * r
 	}
 	est.se = math.Sqrt(ss / float64(est.n()-1) / xx)
+}
+
+// fitLine is fit with an intercept (see poolEstimate.line).
+func (est *poolEstimate) fitLine() {
+	n := float64(est.n())
+	var mx, my float64
+	for i, x := range est.pair {
+		mx, my = mx+x/n, my+(est.obs[i]-est.pred0[i])/n
+	}
+	var sxy, sxx float64
+	for i, x := range est.pair {
+		sxy, sxx = sxy+(x-mx)*(est.obs[i]-est.pred0[i]-my), sxx+(x-mx)*(x-mx)
+	}
+	est.e = sxy / sxx
+	est.alpha = my - est.e*mx
+	var ss float64
+	for i, x := range est.pair {
+		r := est.obs[i] - est.pred0[i] - est.alpha - est.e*x
+		ss += r * r
+	}
+	est.se = math.Sqrt(ss / (n - 2) / sxx)
 }
 
 // identified reports whether the slope is over two standard errors and, on the observation
@@ -176,7 +207,7 @@ func poolFromBatches(d *Data, paged *engine.Profile, ratio float64) poolEstimate
 // reports no prompt time leaves the turns out: their TTFT adds the wait for the step under
 // way, as long as the term's share.
 func poolFromTurns(d *Data, paged *engine.Profile, ratio float64) poolEstimate {
-	est := poolEstimate{exp: ExpTurnBeside, what: "server prompt time of the turn", byPoint: map[int][]float64{}}
+	est := poolEstimate{exp: ExpTurnBeside, what: "server prompt time of the turn", byPoint: map[int][]float64{}, line: true}
 	var streams []int
 	for i, m := range d.Of(ExpTurnBeside) {
 		for _, run := range m.Runs {
@@ -200,10 +231,13 @@ func poolFromTurns(d *Data, paged *engine.Profile, ratio float64) poolEstimate {
 			streams = append(streams, len(run)-2)
 		}
 	}
+	est.fit()
 	if est.n() > 0 {
 		est.src = fmt.Sprintf("the server's own prompt time (timings.prompt_ms) of %d turns of a conversation beside %s streams decoding, beyond what the other terms predict", est.n(), span(slices.Min(streams), slices.Max(streams)))
+		if est.alpha != 0 {
+			est.src += fmt.Sprintf(", the slope of a line whose intercept (%s a turn) is what they misprice of every turn alike", seconds(est.alpha).Round(10*time.Microsecond))
+		}
 	}
-	est.fit()
 	return est
 }
 

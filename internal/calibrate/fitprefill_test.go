@@ -413,3 +413,30 @@ func TestPrefillLeavesOutASlowPromptTime(t *testing.T) {
 	within(t, "prefill_attn_per_token2_ns", 60, p.PrefillAttnPerToken2Ns, 0.02)
 	assert.Contains(t, strings.Join(paramSources(f), "\n"), "1 slow request left out (over twice the first fit's time)")
 }
+
+// TestPoolFromTurnsReadsPastADrift: turns beside streams measured while the server ran a fifth
+// slower than when the other terms were fitted give the pool term as the server then priced
+// it (the truth's 10 ns, a fifth higher: 12 ns) within 5 %, as a line whose intercept takes
+// what every turn is mispriced by alike; a slope through 0 reads the drift of the turn's own
+// work (100 µs a token here) as the term, and is 30 % off.
+func TestPoolFromTurnsReadsPastADrift(t *testing.T) {
+	truth := colocatedBase(t)
+	truth.Engine, truth.StepTokenBudget, truth.PrefillAttnPoolNs = engine.EngineColocatedMixed, 2048, 10
+	truth.PrefillPerToken = 100 * time.Microsecond
+	d := besideData(truth, 5)
+	for _, m := range d.Of(ExpTurnBeside) {
+		for _, run := range m.Runs {
+			run[1].Server.Prompt = run[1].Server.Prompt * 6 / 5
+		}
+	}
+	paged := *truth
+	paged.PrefillAttnPoolNs = 0
+	est := poolFromTurns(d, &paged, 1)
+	t.Logf("line: %.3g ± %.2g ns, intercept %s", est.e*1e9, est.se*1e9, seconds(est.alpha))
+	within(t, "prefill_attn_pool_ns past a drift", 12, est.e*1e9, 0.05)
+	assert.Contains(t, est.src, "the slope of a line whose intercept")
+	est.line = false
+	est.fit()
+	t.Logf("through 0: %.3g ns", est.e*1e9)
+	assert.Greater(t, math.Abs(est.e*1e9/12-1), 0.25, "through 0, the drift of the turn's own work is read as the term")
+}
