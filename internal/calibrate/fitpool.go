@@ -70,11 +70,11 @@ func (f *Fit) prefillPool(d *Data, ratio float64) {
 	}
 }
 
-// poolEstimate is one shape of traffic's estimate of a term that is a slope through 0:
-// prefill_attn_pool_ns (prefillPool), launch_per_idle_token (launchWork). Per observation, what
+// poolEstimate is one shape of traffic's estimate of a term that is a slope (through 0, or of
+// a line, see line): prefill_attn_pool_ns (prefillPool), launch_per_idle_token (launchWork). Per observation, what
 // the profile without the term predicts (pred0, seconds), what was observed (obs) and what the
-// term prices (the pool pairs, the idle tokens); e and se the least-squares slope through 0,
-// in seconds a pair (a token).
+// term prices (the pool pairs, the idle tokens); e and se the least-squares slope, in seconds
+// a pair (a token).
 type poolEstimate struct {
 	exp, what, src   string
 	pred0, obs, pair []float64

@@ -411,8 +411,9 @@ func (f *Fit) prefill(d *Data, ratio float64, chunk int) {
 	fit, x, err := fitWith(true)
 	if err == nil {
 		// A request that took more than twice what the first fit predicts met a slow moment of
-		// the machine's (on this project's llama-server one next turn took 180 ms where its
-		// repeat and its neighbours took under 80): it is left out of the fit.
+		// the machine's (on this project's llama-server a next turn over 1 024 tokens took
+		// 180 ms where the slower of two over 2 048 took 79, docs/calibrate.md §2): it is left
+		// out of the fit.
 		var slow []int
 		for i := range rows {
 			if pred := dot(fit.beta, x[i]); y[i] > 2*pred {
