@@ -287,6 +287,34 @@ func TestCalibrateMeasuresTheChunk(t *testing.T) {
 	within(t, "decode_base", truth.DecodeBase.Seconds(), p.DecodeBase.Seconds(), 0.1)
 }
 
+// TestChunkKeptSaysWhy: where the interference runs cannot measure the chunk — a run saw fewer
+// than three stretched steps, or the runs disagree — the given chunk is kept and the profile
+// says why, with each run's count; where they agree, it is fitted.
+func TestChunkKeptSaysWhy(t *testing.T) {
+	for _, c := range []struct {
+		stretched []int
+		want      int
+		says      string
+	}{
+		{[]int{8, 2}, 8192, "prefill_chunk_tokens: the interference probe's decoding streams saw the long prompt go through in 8 steps for 16389 tokens, 2 steps for 16389 tokens: fewer than three stretched steps in a run say little of the chunk, 8192 (--chunk-tokens or the base's) kept"},
+		{[]int{8, 4}, 8192, "prefill_chunk_tokens: the interference runs disagree (8 steps for 16389 tokens, 4 steps for 16389 tokens): 8192 (--chunk-tokens or the base's) kept"},
+		{[]int{8, 7}, 2048, ""},
+	} {
+		var runs []kindRatio
+		for _, n := range c.stretched {
+			runs = append(runs, kindRatio{long: 16389, stretched: n})
+		}
+		f := &Fit{Profile: engine.Ideal()}
+		assert.Equal(t, c.want, f.chunkOf(runs, 8192), "%v", c.stretched)
+		if c.says != "" {
+			assert.Contains(t, f.Kept, c.says)
+		} else {
+			assert.Empty(t, f.Kept)
+			assert.Contains(t, strings.Join(paramSources(f), "\n"), "prefill_chunk_tokens: interference probe: the decoding streams saw the long prompt go through in 8 steps for 16389 tokens, 7 steps for 16389 tokens")
+		}
+	}
+}
+
 // TestKVFailureWhilePrefilling: llama-server failed a batch of 8 prompts of 8 k tokens when
 // the fourth did not fit its pool; the three decoding held their prompts and tokens, the one
 // prefilling part of its prompt, so the pool is between them and that prompt more.

@@ -155,15 +155,24 @@ func (f *Fit) kind(d *Data, ratio float64, chunk int) {
 func (f *Fit) chunkOf(runs []kindRatio, given int) int {
 	var sizes []int
 	var counts []string
+	few := false
 	for _, r := range runs {
+		counts = append(counts, fmt.Sprintf("%d steps for %.0f tokens", r.stretched, r.long))
 		if r.stretched < 3 {
-			return given
+			few = true
+			continue
 		}
 		sizes = append(sizes, 1<<int(math.Round(math.Log2(r.long/float64(r.stretched)))))
-		counts = append(counts, fmt.Sprintf("%d steps for %.0f tokens", r.stretched, r.long))
 	}
-	if slices.Min(sizes) != slices.Max(sizes) {
-		f.Notes = append(f.Notes, fmt.Sprintf("prefill_chunk_tokens: the interference runs disagree (%s): %d kept", strings.Join(counts, ", "), given))
+	switch {
+	case len(runs) == 0:
+		return given
+	case few:
+		f.kept("prefill_chunk_tokens", fmt.Sprintf("the interference probe's decoding streams saw the long prompt go through in %s: fewer than three stretched steps in a run say little of the chunk, %d (--chunk-tokens or the base's) kept",
+			strings.Join(counts, ", "), given))
+		return given
+	case slices.Min(sizes) != slices.Max(sizes):
+		f.kept("prefill_chunk_tokens", fmt.Sprintf("the interference runs disagree (%s): %d (--chunk-tokens or the base's) kept", strings.Join(counts, ", "), given))
 		return given
 	}
 	src := fmt.Sprintf("interference probe: the decoding streams saw the long prompt go through in %s; the nearest power of two", strings.Join(counts, ", "))
