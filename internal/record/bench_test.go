@@ -297,24 +297,8 @@ func BenchmarkProxyStream(b *testing.B) {
 	for _, path := range []struct{ name, base string }{{"direct", up.URL}, {"proxy", px.URL}} {
 		b.Run("path="+path.name, func(b *testing.B) {
 			requests := (b.N + frames - 1) / frames
-			var next atomic.Int64
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := cpuTime()
-			var wg sync.WaitGroup
-			for range streams {
-				wg.Go(func() {
-					for next.Add(1) <= int64(requests) {
-						if err := read(path.base); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			b.StopTimer()
-			b.ReportMetric((cpuTime()-cpu0).Seconds()*1e6/float64(requests*frames), "cpu-µs/frame")
+			cpu := readConcurrently(b, streams, requests, func() error { return read(path.base) })
+			b.ReportMetric(cpu.Seconds()*1e6/float64(requests*frames), "cpu-µs/frame")
 		})
 	}
 }
@@ -585,28 +569,36 @@ func BenchmarkProxyRequest(b *testing.B) {
 		read := func(base string) error { return readFrames(client, base, frames) }
 		for _, path := range []struct{ name, base string }{{"direct", up.URL}, {"proxy", px.URL}} {
 			b.Run("conn="+conn+"/path="+path.name, func(b *testing.B) {
-				var next atomic.Int64
-				b.ReportAllocs()
-				b.ResetTimer()
-				cpu0 := cpuTime()
-				var wg sync.WaitGroup
-				for range clients {
-					wg.Go(func() {
-						for next.Add(1) <= int64(b.N) {
-							if err := read(path.base); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
-				b.StopTimer()
-				b.ReportMetric((cpuTime()-cpu0).Seconds()*1e6/float64(b.N), "cpu-µs/request")
+				cpu := readConcurrently(b, clients, b.N, func() error { return read(path.base) })
+				b.ReportMetric(cpu.Seconds()*1e6/float64(b.N), "cpu-µs/request")
 			})
 		}
 		client.CloseIdleConnections()
 	}
+}
+
+// readConcurrently times requests calls of read shared by workers goroutines, each taking the
+// next until they are all taken (a failed one ends its goroutine), with b's timer and
+// allocation count running, and returns the process's CPU time they took.
+func readConcurrently(b *testing.B, workers, requests int, read func() error) time.Duration {
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for next.Add(1) <= int64(requests) {
+				if err := read(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	return cpuTime() - cpu0
 }
 
 // readFrames asks base, through client, for a stream of frames frames and reads them all.
