@@ -287,18 +287,20 @@ func TestCalibrateMeasuresTheChunk(t *testing.T) {
 	within(t, "decode_base", truth.DecodeBase.Seconds(), p.DecodeBase.Seconds(), 0.1)
 }
 
-// TestChunkKeptSaysWhy: where the interference runs cannot measure the chunk — a run saw fewer
-// than three stretched steps, or the runs disagree — the given chunk is kept and the profile
-// says why, with each run's count; where they agree, it is fitted.
+// TestChunkKeptSaysWhy: where the interference runs cannot measure the chunk — no run saw three
+// stretched steps, or the runs that did disagree — the given chunk is kept and the profile says
+// why, with each run's count; where the runs that saw three or more agree, it is fitted, and a
+// run that saw fewer is named as set aside.
 func TestChunkKeptSaysWhy(t *testing.T) {
 	for _, c := range []struct {
 		stretched []int
 		want      int
-		says      string
+		says      string // kept, or the fitted source
 	}{
-		{[]int{8, 2}, 8192, "prefill_chunk_tokens: the interference probe's decoding streams saw the long prompt go through in 8 steps for 16389 tokens, 2 steps for 16389 tokens: fewer than three stretched steps in a run say little of the chunk, 8192 (--chunk-tokens or the base's) kept"},
+		{[]int{2, 1}, 8192, "prefill_chunk_tokens: the interference probe's decoding streams saw the long prompt go through in 2 steps for 16389 tokens, 1 steps for 16389 tokens: fewer than three stretched steps in a run say little of the chunk, 8192 (--chunk-tokens or the base's) kept"},
 		{[]int{8, 4}, 8192, "prefill_chunk_tokens: the interference runs disagree (8 steps for 16389 tokens, 4 steps for 16389 tokens): 8192 (--chunk-tokens or the base's) kept"},
-		{[]int{8, 7}, 2048, ""},
+		{[]int{8, 7}, 2048, "prefill_chunk_tokens: interference probe: the decoding streams saw the long prompt go through in 8 steps for 16389 tokens, 7 steps for 16389 tokens; the nearest power of two (--chunk-tokens or the base gave 8192)"},
+		{[]int{8, 2}, 2048, "prefill_chunk_tokens: interference probe: the decoding streams saw the long prompt go through in 8 steps for 16389 tokens, 2 steps for 16389 tokens; the nearest power of two, from the runs that saw three steps or more (2 steps for 16389 tokens set aside)"},
 	} {
 		var runs []kindRatio
 		for _, n := range c.stretched {
@@ -306,11 +308,11 @@ func TestChunkKeptSaysWhy(t *testing.T) {
 		}
 		f := &Fit{Profile: engine.Ideal()}
 		assert.Equal(t, c.want, f.chunkOf(runs, 8192), "%v", c.stretched)
-		if c.says != "" {
+		if c.want == 8192 {
 			assert.Contains(t, f.Kept, c.says)
 		} else {
 			assert.Empty(t, f.Kept)
-			assert.Contains(t, strings.Join(paramSources(f), "\n"), "prefill_chunk_tokens: interference probe: the decoding streams saw the long prompt go through in 8 steps for 16389 tokens, 7 steps for 16389 tokens")
+			assert.Contains(t, strings.Join(paramSources(f), "\n"), c.says)
 		}
 	}
 }

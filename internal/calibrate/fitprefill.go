@@ -149,17 +149,18 @@ func (f *Fit) kind(d *Data, ratio float64, chunk int) {
 // prompt went through in as many steps as the decoding streams saw stretched, so a chunk is the
 // prompt over them, taken as the nearest power of two (llama.cpp's --batch-size of 2 048,
 // vLLM's max_num_batched_tokens of 2 048, 8 192 or 16 384): a step whose chunk was short, or a
-// gap a slow moment stretched, moves the count by one without moving the power of two. It
-// keeps given (--chunk-tokens, or the base's) when fewer than three steps were stretched (a
-// prompt of one or two chunks says little) or the runs disagree.
+// gap a slow moment stretched, moves the count by one without moving the power of two. A run
+// that saw fewer than three steps stretched says little (a prompt of one or two chunks, or
+// gaps a noisy server hid), so it is set aside; the runs left decide when they agree. It keeps
+// given (--chunk-tokens, or the base's) when no run is left or they disagree.
 func (f *Fit) chunkOf(runs []kindRatio, given int) int {
 	var sizes []int
-	var counts []string
-	few := false
+	var counts, aside []string
 	for _, r := range runs {
-		counts = append(counts, fmt.Sprintf("%d steps for %.0f tokens", r.stretched, r.long))
+		count := fmt.Sprintf("%d steps for %.0f tokens", r.stretched, r.long)
+		counts = append(counts, count)
 		if r.stretched < 3 {
-			few = true
+			aside = append(aside, count)
 			continue
 		}
 		sizes = append(sizes, 1<<int(math.Round(math.Log2(r.long/float64(r.stretched)))))
@@ -167,7 +168,7 @@ func (f *Fit) chunkOf(runs []kindRatio, given int) int {
 	switch {
 	case len(runs) == 0:
 		return given
-	case few:
+	case len(sizes) == 0:
 		f.kept("prefill_chunk_tokens", fmt.Sprintf("the interference probe's decoding streams saw the long prompt go through in %s: fewer than three stretched steps in a run say little of the chunk, %d (--chunk-tokens or the base's) kept",
 			strings.Join(counts, ", "), given))
 		return given
@@ -176,6 +177,9 @@ func (f *Fit) chunkOf(runs []kindRatio, given int) int {
 		return given
 	}
 	src := fmt.Sprintf("interference probe: the decoding streams saw the long prompt go through in %s; the nearest power of two", strings.Join(counts, ", "))
+	if len(aside) > 0 {
+		src += fmt.Sprintf(", from the runs that saw three steps or more (%s set aside)", strings.Join(aside, ", "))
+	}
 	if sizes[0] != given {
 		src += fmt.Sprintf(" (--chunk-tokens or the base gave %d)", given)
 	}
