@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -82,7 +83,7 @@ Exit codes: 0 written, 1 the server answered no request, 2 bad flags.`,
 	f.Int("chunk-tokens", 0, "the server's prefill batch in tokens (llama.cpp --batch-size, 2048 by default; vLLM max_num_batched_tokens); 0: the base's prefill_chunk_tokens")
 	f.Int("repeats", calibrate.DefaultRepeats, "times each point runs, to measure the server's own spread")
 	f.Duration("budget", calibrate.DefaultBudget, "most time the experiments may take")
-	f.Int64("seed", 1, "seed of the prompts")
+	f.Int64("seed", 0, seedHelp)
 	f.StringSlice("from", nil, "fit from these recorded run directories (run, replay, record --watch) instead of experiments")
 	c.Flags().AddFlagSet(f)
 	k.settings, k.v = f, newViper(f)
@@ -116,11 +117,11 @@ func (k *calibrateCmd) run(c *cobra.Command, _ []string) error {
 	}
 	out := c.OutOrStdout()
 	o := calibrate.Options{Client: client, MaxConcurrency: cfg.MaxConcurrency, MaxPrompt: cfg.MaxPrompt,
-		ChunkTokens: chunk, Repeats: cfg.Repeats, Budget: cfg.Budget, Seed: cfg.Seed, Out: out}
+		ChunkTokens: chunk, Repeats: cfg.Repeats, Budget: cfg.Budget, Seed: freshSeed(cfg.Seed), Out: out}
 	if err := o.Validate(); err != nil {
 		return usageError(fmt.Errorf("calibrate: %w", err))
 	}
-	fmt.Fprintf(out, "calibrating against %s, model %s, from profile %s\n", cfg.Server, client.Model, base.Name)
+	fmt.Fprintf(out, "calibrating against %s, model %s, from profile %s, %s\n", cfg.Server, client.Model, base.Name, seedLine(o.Seed))
 	d, err := calibrate.Run(c.Context(), o)
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
@@ -219,6 +220,7 @@ type calibrateCheckConfig struct {
 	Timeout     time.Duration `mapstructure:"timeout"`
 	Workload    string        `mapstructure:"workload"`
 	Out         string        `mapstructure:"out"`
+	Seed        int64         `mapstructure:"seed"`
 }
 
 func (k *calibrateCheckCmd) command() *cobra.Command {
@@ -255,6 +257,7 @@ mean gap between chunks).`,
 	f.Duration("timeout", 30*time.Minute, "most time the whole check may take")
 	f.String("workload", "", "run this workload (a YAML file or a built-in's name) instead of the growing-context one")
 	f.String("out", "", "with --workload: the directory that keeps the three runs (default: a temporary one, removed)")
+	f.Int64("seed", 0, seedHelp)
 	c.Flags().AddFlagSet(f)
 	k.settings, k.v = f, newViper(f)
 	return c
@@ -296,8 +299,9 @@ func (k *calibrateCheckCmd) run(c *cobra.Command, _ []string) error {
 		return k.workloadRuns(c, ctx, cfg, server, min(max(p.MaxRunning, 1), calibrate.MaxFlush))
 	}
 	twin := &calibrate.Client{URL: simserver.LocalURL, Model: p.Model, HTTP: local.Client(), Clock: twinClk}
-	w := calibrate.Workload{Agents: cfg.Agents, Rounds: cfg.Rounds, First: cfg.First, Turn: cfg.Turn, Output: cfg.Output, Seed: calibrate.DefaultWorkload.Seed}
+	w := calibrate.Workload{Agents: cfg.Agents, Rounds: cfg.Rounds, First: cfg.First, Turn: cfg.Turn, Output: cfg.Output, Seed: freshSeed(cfg.Seed)}
 	out := c.OutOrStdout()
+	fmt.Fprintf(out, "checking %s against %s, %s\n", cfg.Profile, cfg.Server, seedLine(w.Seed))
 	var rows []calibrate.Row
 	var refs [2][]calibrate.Obs             // the reference requests: the server's, the twin's
 	fastest := time.Duration(math.MaxInt64) // the twin's shortest TTFT p50
@@ -359,6 +363,8 @@ func (k *calibrateCheckCmd) workloadRuns(c *cobra.Command, ctx context.Context, 
 		return fmt.Errorf("calibrate check: --out: %w", err)
 	}
 	out := c.OutOrStdout()
+	seed := freshSeed(cfg.Seed) // of the flushes' text; the workload's is its own
+	fmt.Fprintf(out, "checking %s against %s with workload %s, flushes' %s\n", cfg.Profile, cfg.Server, cfg.Workload, seedLine(seed))
 	speedup := strconv.FormatFloat(cfg.TwinSpeedup, 'g', -1, 64)
 	runs := []struct {
 		name, sub string
@@ -380,7 +386,7 @@ func (k *calibrateCheckCmd) workloadRuns(c *cobra.Command, ctx context.Context, 
 		}
 		fmt.Fprintf(out, "%s: agentsim %s ...\n", r.name, strings.Join(redactKey(args), " "))
 		if i < 2 {
-			calibrate.Flush(ctx, server, slots, calibrate.DefaultWorkload.Seed+int64(1000+i))
+			calibrate.Flush(ctx, server, slots, seed+int64(1000+i))
 		}
 		root := newRoot(io.Discard, c.ErrOrStderr(), k.env, args)
 		root.SetArgs(args)
@@ -412,4 +418,23 @@ func redactKey(args []string) []string {
 		}
 	}
 	return shown
+}
+
+// seedHelp describes calibrate's and calibrate check's --seed.
+const seedHelp = "seed of the prompts' text; 0: a new one each invocation, printed (the same seed sends the same prompts again, which a server's prompt cache answers)"
+
+// freshSeed is seed, or a new one when it is 0. Every prompt calibrate and calibrate check send
+// is text no earlier request had, so that a prompt cache cannot answer it (docs/calibrate.md
+// §1); a seed fixed across invocations would send a long-running server the text it cached
+// the last time (a second check's reference request took 12 ms where the first's took 70).
+func freshSeed(seed int64) int64 {
+	for seed == 0 {
+		seed = rand.Int64N(1 << 40)
+	}
+	return seed
+}
+
+// seedLine says which seed a run's prompts came from and how to send them again.
+func seedLine(seed int64) string {
+	return fmt.Sprintf("prompts from seed %d (--seed %d sends the same again)", seed, seed)
 }

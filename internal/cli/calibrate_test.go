@@ -1,8 +1,18 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +53,79 @@ func TestCalibrateWritesAProfileAndChecksIt(t *testing.T) {
 	assert.Regexp(t, `(?m)^2 +ref TPOT `, stdout)
 	assert.Regexp(t, `reference \(a fresh 1024-token prompt alone after a flush, .*\): TTFT server .* over 2\), twin .*; TPOT server`, stdout,
 		"check compares the twin with the server on a shape the fit saw, before each of its two server runs")
+}
+
+// TestCalibrateCheckSendsFreshText: a second calibrate check against the same server sends no
+// text the first sent (the server's prefix cache holds the first's, and would answer it at a
+// fraction of its prefill), and --seed with the seed the first printed sends it all again.
+func TestCalibrateCheckSendsFreshText(t *testing.T) {
+	sim, _ := vllmAtSpeedup200(t)
+	defer sim.Close()
+	target, err := url.Parse(sim.URL)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var sent []string // the message texts of every request, in the order received
+	rp := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		var req struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if json.Unmarshal(body, &req) == nil {
+			mu.Lock()
+			for _, m := range req.Messages {
+				sent = append(sent, m.Content)
+			}
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rp.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	check := func(extra ...string) (string, map[string]bool) {
+		mu.Lock()
+		sent = nil
+		mu.Unlock()
+		args := append([]string{"calibrate", "check", "--profile", "vllm-llama3-8b-h100", "--server", front.URL, "--agents", "1", "--rounds", "2"}, extra...)
+		code, stdout, stderr := execute(t, args...)
+		require.Equal(t, ExitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		mu.Lock()
+		defer mu.Unlock()
+		texts := map[string]bool{}
+		for _, s := range sent {
+			texts[s] = true
+		}
+		require.NotEmpty(t, texts)
+		return stdout, texts
+	}
+	shared := func(a, b map[string]bool) int {
+		n := 0
+		for s := range a {
+			if b[s] {
+				n++
+			}
+		}
+		return n
+	}
+	out1, first := check()
+	out2, second := check()
+	assert.NotEqual(t, seedOf(t, out1), seedOf(t, out2), "each check draws its own seed")
+	assert.Zero(t, shared(first, second), "the second check sends none of the first's texts")
+	_, again := check("--seed", strconv.FormatInt(seedOf(t, out1), 10))
+	assert.Equal(t, len(first), shared(first, again), "--seed sends the first check's texts again")
+}
+
+// seedOf reads the seed calibrate check printed.
+func seedOf(t *testing.T, stdout string) int64 {
+	t.Helper()
+	m := regexp.MustCompile(`prompts from seed (\d+) `).FindStringSubmatch(stdout)
+	require.NotNil(t, m, "no seed in:\n%s", stdout)
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	require.NoError(t, err)
+	return n
 }
 
 // TestCalibrateNeedsServerAndOut checks the usage error of a calibrate without its targets.
