@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentsim/agentsim/clock"
 	"github.com/agentsim/agentsim/events"
+	"github.com/agentsim/agentsim/internal/freshstack"
 	"github.com/agentsim/agentsim/internal/keepalive"
 	"github.com/agentsim/agentsim/internal/redact"
 	"github.com/agentsim/agentsim/internal/wire"
@@ -279,7 +280,7 @@ func (h *headFirst) WriteHeader(code int) {
 	if h.deferHead {
 		h.headPending = true
 	} else {
-		_ = h.rc.Flush()
+		h.flushOnFreshStack()
 	}
 	if t := h.body; t != nil {
 		h.body = nil
@@ -300,8 +301,17 @@ func (h *headFirst) FlushError() error {
 func (h *headFirst) flushHead() {
 	if h.headPending {
 		h.headPending = false
-		_ = h.rc.Flush()
+		h.flushOnFreshStack()
 	}
+}
+
+// flushOnFreshStack flushes what was written to the harness, the head with it, on a goroutine
+// of its own: net/http writes a head through its sorted headers, kilobytes deep, and under
+// httputil.ReverseProxy and the pump that takes the handler's stack past 8 KiB, a size it
+// then keeps for as long as the stream stays open (internal/freshstack, docs/speed.md).
+func (h *headFirst) flushOnFreshStack() (err error) {
+	freshstack.Run(func() { err = h.rc.Flush() })
+	return err
 }
 
 // writeFlush writes p to the harness and flushes it, with the head if it waited; p that ends
@@ -309,12 +319,22 @@ func (h *headFirst) flushHead() {
 // its head: unflushed, net/http would frame it by its length), and goes out otherwise with
 // the body's last chunk as the handler returns.
 func (h *headFirst) writeFlush(p []byte, last bool) error {
-	pending := h.headPending
-	h.headPending = false
+	if h.headPending {
+		// The head goes out with p: both on a fresh stack (flushOnFreshStack), since a write
+		// of p larger than net/http's buffer writes the head itself.
+		h.headPending = false
+		var err error
+		freshstack.Run(func() {
+			if _, err = h.ResponseWriter.Write(p); err == nil {
+				err = h.rc.Flush()
+			}
+		})
+		return err
+	}
 	if _, err := h.ResponseWriter.Write(p); err != nil {
 		return err
 	}
-	if last && !pending {
+	if last {
 		return nil
 	}
 	return h.rc.Flush()
