@@ -308,10 +308,10 @@ func (h *headFirst) flushHead() {
 // flushOnFreshStack flushes what was written to the harness, the head with it, on a goroutine
 // of its own: net/http writes a head through its sorted headers, kilobytes deep, and under
 // httputil.ReverseProxy and the pump that takes the handler's stack past 8 KiB, a size it
-// then keeps for as long as the stream stays open (internal/freshstack, docs/speed.md).
-func (h *headFirst) flushOnFreshStack() (err error) {
-	freshstack.Run(func() { err = h.rc.Flush() })
-	return err
+// then keeps for as long as the stream stays open (internal/freshstack, docs/speed.md). A
+// flush that fails is not reported here: the next write to the harness fails too.
+func (h *headFirst) flushOnFreshStack() {
+	freshstack.Run(func() { _ = h.rc.Flush() })
 }
 
 // writeFlush writes p to the harness and flushes it, with the head if it waited; p that ends
@@ -320,8 +320,8 @@ func (h *headFirst) flushOnFreshStack() (err error) {
 // the body's last chunk as the handler returns.
 func (h *headFirst) writeFlush(p []byte, last bool) error {
 	if h.headPending {
-		// The head goes out with p: both on a fresh stack (flushOnFreshStack), since a write
-		// of p larger than net/http's buffer writes the head itself.
+		// The head goes out with p, both on a fresh stack (see flushOnFreshStack): a write of
+		// p larger than net/http's buffer writes the head itself.
 		h.headPending = false
 		var err error
 		freshstack.Run(func() {
