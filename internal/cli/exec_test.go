@@ -72,8 +72,8 @@ func TestExecHealthy(t *testing.T) {
 		assert.Contains(t, string(b), "done after", "agent %d's stdout", i)
 	}
 
-	code, out, _ = execute(t, "diagnose", dir)
-	require.Equal(t, 0, code, out)
+	code, out, diagErr := execute(t, "diagnose", dir)
+	require.Equal(t, 0, code, out+diagErr)
 	assert.Contains(t, out, string(res.Verdict.Kind))
 	trace := filepath.Join(t.TempDir(), "from-run.jsonl")
 	code, out, errOut := execute(t, "trace", "import", "--from", "run", dir, "-o", trace)
