@@ -200,6 +200,7 @@ func TestCalibrateFindsTheUnifiedPool(t *testing.T) {
 	without, _ := batchFirstTokens(&paged, prompts)
 	t.Logf("%s: the last first token after %s with the pool's term, %s without", m.Point, withPool, without)
 	assert.Greater(t, withPool, without*11/10, "the term matters on the largest batch")
+	assert.Contains(t, strings.Join(paramSources(fit), "\n"), "kv_idle_slots: 2 turns after streams that had ended", "decided from the turns, not kept")
 	assert.False(t, fit.Profile.KVIdleSlots, "the truth keeps no idle slots' KV")
 }
 

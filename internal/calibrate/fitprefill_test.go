@@ -324,7 +324,8 @@ func idleData(truth *engine.Profile) *Data {
 }
 
 // TestIdleSlotsFromTurnsAfterStreams checks kv_idle_slots: true where a turn after streams
-// that ended paid for their KV at the pool's rate, false where it did not, kept false with
+// that ended paid for their KV at the pool's rate, and prefill_attn_idle_ns that rate; false
+// where it did not, kept false with
 // its reason where no request reads another's KV.
 func TestIdleSlotsFromTurnsAfterStreams(t *testing.T) {
 	for _, keeps := range []bool{true, false} {
@@ -339,8 +340,10 @@ func TestIdleSlotsFromTurnsAfterStreams(t *testing.T) {
 		assert.Contains(t, src, "4 turns after streams that had ended (up to 7280 KV tokens between them)")
 		if keeps {
 			assert.Contains(t, src, "1.00× with it")
+			within(t, "prefill_attn_idle_ns: the pool's price", 30, f.Profile.PrefillAttnIdleNs, 0.01)
 		} else {
 			assert.Contains(t, src, "1.00× the step priced without their KV")
+			assert.Zero(t, f.Profile.PrefillAttnIdleNs)
 		}
 	}
 	paged := colocatedBase(t)
@@ -349,6 +352,49 @@ func TestIdleSlotsFromTurnsAfterStreams(t *testing.T) {
 	f.idleSlots(idleData(paged))
 	assert.False(t, f.Profile.KVIdleSlots)
 	assert.Contains(t, strings.Join(f.Kept, "\n"), "kv_idle_slots: prefill_attn_pool_ns is 0")
+}
+
+// TestIdleSlotsFromAPartialPrice checks kv_idle_slots where the server pays for part of the
+// idle KV the pool's term prices, as this project's llama-server did (docs/calibrate.md §4):
+// the turns cost more than their step alone and less than with the idle KV at the pool's
+// full price, nearer the latter. True, with the price the turns paid, when the excess is beyond
+// the prefill fit's error on turns alone and beyond 5 %; false when that error is as wide.
+func TestIdleSlotsFromAPartialPrice(t *testing.T) {
+	truth := colocatedBase(t)
+	truth.Engine, truth.StepTokenBudget, truth.PrefillAttnPoolNs, truth.KVIdleSlots = engine.EngineColocatedMixed, 2048, 1, true
+	d := idleData(truth) // the turns cost 1.20× their step alone: 0.76× at 5 ns
+	for _, c := range []struct {
+		name   string
+		errs   []ExpError
+		want   bool
+		phrase string
+	}{
+		{"excess beyond the turns' error", []ExpError{{Exp: ExpTurn, What: "server prompt time of the turn", Points: 4, RMS: 0.03}}, true,
+			"exceeds the larger of the prefill fit's error on the next-turn probe's server prompt time of the turn (3.0 %) and 5 %"},
+		{"excess within the turns' error", []ExpError{{Exp: ExpTurn, What: "server prompt time of the turn", Points: 4, RMS: 9}}, false,
+			"is within the larger of the prefill fit's error on the next-turn probe's server prompt time of the turn (900.0 %)"},
+		{"the prompt lengths' error where no turn's", []ExpError{{Exp: ExpPrompt, What: "TTFT at batch 1", Points: 7, RMS: 0.01}}, true,
+			"the prompt-length probe's TTFT at batch 1 (1.0 %)"},
+		{"no error: the floor alone", nil, true, "exceeds 5 % (the prefill fit gave no error of a prompt alone)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fitted := *truth
+			fitted.PrefillAttnPoolNs = 5 * truth.PrefillAttnPoolNs // a fifth of the price paid
+			f := &Fit{Profile: &fitted, Errors: c.errs}
+			f.idleSlots(d)
+			assert.Equal(t, c.want, f.Profile.KVIdleSlots)
+			src := strings.Join(paramSources(f), "\n")
+			assert.Contains(t, src, "prompt time 1.20× the step priced without their KV, 0.76× with it")
+			assert.Contains(t, src, c.phrase)
+			if c.want {
+				within(t, "prefill_attn_idle_ns: the truth's price of the idle KV", truth.PrefillAttnPoolNs, f.Profile.PrefillAttnIdleNs, 0.01)
+				assert.Contains(t, src, "prefill_attn_idle_ns: the same 4 turns' prompt time beyond their step alone")
+			} else {
+				assert.Zero(t, f.Profile.PrefillAttnIdleNs)
+			}
+			assert.NoError(t, f.Profile.Validate())
+		})
+	}
 }
 
 // TestLaunchWorkFromTurnsAfterStreams checks launch_per_idle_token: recovered from the turns'

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -233,13 +235,27 @@ func TestRequestOverheadHoldsNothing(t *testing.T) {
 // by its conversation's next request, which continues it and does not read it as another's,
 // or, once the running requests and the idle slots fill max_running, by any request, which
 // lets the least recently used one go. Each first token is measured against the same run
-// without idle slots: the difference is the pool term over what the idle slots hold.
+// without idle slots: the difference is what the idle slots hold, priced at
+// prefill_attn_idle_ns, or at the pool's term where that is 0.
 func TestIdleSlotsStayInThePool(t *testing.T) {
+	for _, idleNs := range []float64{0, 20} {
+		t.Run(fmt.Sprintf("prefill_attn_idle_ns=%g", idleNs), func(t *testing.T) { idleSlotsStay(t, idleNs) })
+	}
+	bad := *mustProfile(t, "vllm-llama3-8b-h100")
+	bad.Engine, bad.KVIdleSlots = EngineColocatedParallel, true
+	assert.ErrorContains(t, bad.Validate(), "kv_idle_slots: true is not allowed with engine colocated-parallel")
+	bad = *mustProfile(t, "vllm-llama3-8b-h100")
+	bad.PrefillAttnIdleNs = 20
+	assert.ErrorContains(t, bad.Validate(), "prefill_attn_idle_ns: 20 is read only with kv_idle_slots: true")
+}
+
+func idleSlotsStay(t *testing.T, idleNs float64) {
 	base := *mustProfile(t, "vllm-llama3-8b-h100")
 	base.PrefillAttnPoolNs, base.MaxRunning, base.PrefixCacheTokens = 50, 3, 1<<20
 	idle := base
-	idle.KVIdleSlots = true
+	idle.KVIdleSlots, idle.PrefillAttnIdleNs = true, idleNs
 	require.NoError(t, idle.Validate())
+	price := cmp.Or(idleNs, base.PrefillAttnPoolNs)
 	// B and A finish (holding 800 + 4 and 1 000 + 4); C, fresh, reads both; A's next turn
 	// takes A's slot back, though B's is the least recently used, and reads B's and C's (504);
 	// D, fresh, finds the three slots taken (B, C, A' idle) and lets B's go, reading C's and
@@ -255,14 +271,10 @@ func TestIdleSlotsStayInThePool(t *testing.T) {
 	read := []int{0, 804, 804 + 1004, 804 + 504, 504 + 1304} // the idle KV each job's prompt reads
 	computed := []int{800, 1000, 500, 300, 200}
 	for i := range jobs {
-		want := time.Duration(50 * float64(computed[i]) * float64(read[i]))
+		want := time.Duration(price * float64(computed[i]) * float64(read[i]))
 		assert.InDelta(t, float64(want), float64(kept[i]-plain[i]), float64(time.Microsecond),
 			"job %d: first token %s with idle slots, %s without", i, kept[i], plain[i])
 	}
-	bad := base
-	bad.Engine, bad.KVIdleSlots = EngineColocatedParallel, true
-	bad.PrefillAttnPoolNs = 0
-	assert.ErrorContains(t, bad.Validate(), "kv_idle_slots: true is not allowed with engine colocated-parallel")
 }
 
 // inTurn runs jobs one after another on a fresh engine of p, each to its end, and returns

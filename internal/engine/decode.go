@@ -382,23 +382,23 @@ func (b *batchLoop) stepTime(decode bool, chunks, prior []int) time.Duration {
 			n, kv = n+1, kv+g.kv
 		}
 	}
-	// The prompts' attention reads the idle slots' KV beside the running requests'; the
-	// decode step's terms are over the running requests' only.
-	pool := kv + b.idleKV()
+	// The prompts' attention reads the idle slots' KV beside the running requests' (at its
+	// own price, Profile.IdleRead); the decode step's terms are over the running requests' only.
 	var d time.Duration
 	switch {
 	case !decode:
 		// The decoding requests wait, but their KV stays in the pool beside the chunks'.
-		d = e.prof.PrefillStep(chunks, prior, pool)
+		d = e.prof.PrefillStep(chunks, prior, kv)
 		if !b.alternating {
 			d += e.prof.DecodeBase // a mixed step's forward pass has its fixed cost
 		}
 	default:
-		d = e.prof.DecodeStep(n, kv) // Profile.MixedStep, with the idle slots in the pool
+		d = e.prof.DecodeStep(n, kv) // Profile.MixedStep, with the idle slots read beside
 		if len(chunks) > 0 {
-			d += e.prof.PrefillStep(chunks, prior, pool)
+			d += e.prof.PrefillStep(chunks, prior, kv)
 		}
 	}
+	d += e.prof.IdleRead(chunks, b.idleKV())
 	f := e.knobs.StepFactor * e.noise()
 	if f != 1 {
 		d = time.Duration(float64(d) * f)

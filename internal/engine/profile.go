@@ -118,12 +118,17 @@ type Profile struct {
 	// KVIdleSlots keeps a finished request's KV in the pool, in its slot, until a later request
 	// takes the slot: one that continues its conversation (its prefix holds the finished
 	// request's last message boundary) takes that slot back, any other the least recently used
-	// idle one once the running requests and the idle slots fill MaxRunning. PrefillAttnPoolNs
-	// prices what idle slots hold as it prices the running requests' KV (llama-server, whose
-	// attention spans every KV cell in use). Idle KV is not counted against KVCapacityTokens:
+	// idle one once the running requests and the idle slots fill MaxRunning. PrefillAttnIdleNs
+	// prices what idle slots hold (llama-server, whose attention spans every KV cell in use,
+	// and whose default clears idle slots' cells but leaves them as holes below the last one
+	// in use, docs/engine.md §3). Idle KV is not counted against KVCapacityTokens:
 	// the server clears a slot's KV when the slot takes another prompt. Colocated-mixed and
 	// colocated-alternating engines only.
 	KVIdleSlots bool `yaml:"kv_idle_slots"`
+	// PrefillAttnIdleNs is the cost in nanoseconds per (prompt token computed × KV token idle
+	// slots hold), with KVIdleSlots: what a prompt's attention pays for the cells finished
+	// requests left. 0 means PrefillAttnPoolNs, the running requests' price.
+	PrefillAttnIdleNs float64 `yaml:"prefill_attn_idle_ns"`
 	// LaunchPerIdleToken is the scheduler's own work when it takes a new request, per token
 	// that finished requests' slots hold and no earlier launch has dealt with, simulated time:
 	// llama-server, by default (--cache-idle-slots), saves every idle slot to its RAM prompt
@@ -297,6 +302,23 @@ func (p *Profile) PrefillStep(chunks, prior []int, pool int) time.Duration {
 		d += time.Duration(PoolPairs(chunks, prior, pool) * p.PrefillAttnPoolNs)
 	}
 	return d
+}
+
+// IdleRead is what a prefill step's chunks pay for the KV idle slots hold (KVIdleSlots): each
+// chunk's tokens times idle, at PrefillAttnIdleNs (PrefillAttnPoolNs where that is 0).
+func (p *Profile) IdleRead(chunks []int, idle int) time.Duration {
+	if idle == 0 || !p.KVIdleSlots {
+		return 0
+	}
+	ns := p.PrefillAttnIdleNs
+	if ns == 0 {
+		ns = p.PrefillAttnPoolNs
+	}
+	var tokens int
+	for _, c := range chunks {
+		tokens += c
+	}
+	return time.Duration(float64(tokens) * float64(idle) * ns)
 }
 
 // PoolPairs is a prefill step's Σ c_i·o_i, the term PrefillAttnPoolNs prices: each chunk's

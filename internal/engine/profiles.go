@@ -330,6 +330,10 @@ func (p *Profile) problems() problems {
 	if k := p.engine(); p.KVIdleSlots && (k == EngineColocatedParallel || k == EngineDisaggregated) {
 		ps = append(ps, fmt.Errorf("kv_idle_slots: true is not allowed with engine %s: want false (only %s and %s share a pool between prefill and decode)", k, EngineColocatedMixed, EngineColocatedAlternating))
 	}
+	ps.finite("prefill_attn_idle_ns", p.PrefillAttnIdleNs)
+	if p.PrefillAttnIdleNs != 0 && !p.KVIdleSlots {
+		ps = append(ps, fmt.Errorf("prefill_attn_idle_ns: %g is read only with kv_idle_slots: true: want 0, or kv_idle_slots: true", p.PrefillAttnIdleNs))
+	}
 	ps.nonNegative("launch_per_idle_token", p.LaunchPerIdleToken)
 	if k := p.engine(); p.LaunchPerIdleToken != 0 && (k == EngineColocatedParallel || k == EngineDisaggregated) {
 		ps = append(ps, fmt.Errorf("launch_per_idle_token: %v is not allowed with engine %s: want 0 (only %s and %s launch requests from the loop that steps them)", p.LaunchPerIdleToken, k, EngineColocatedMixed, EngineColocatedAlternating))
@@ -439,7 +443,8 @@ var profileKeyDocs = []struct{ key, doc string }{
 	{"prefill_per_token", "cost per uncached prompt token, simulated time"},
 	{"prefill_attn_per_token2_ns", "ns per (token computed × context token before it)"},
 	{"prefill_attn_pool_ns", "ns per (token computed × KV token other requests hold in a unified pool; 0: a paged KV)"},
-	{"kv_idle_slots", "a finished request's KV stays in the unified pool, read at prefill_attn_pool_ns, until its slot takes another request (llama-server)"},
+	{"kv_idle_slots", "a finished request's KV stays in the unified pool, read at prefill_attn_idle_ns, until its slot takes another request (llama-server)"},
+	{"prefill_attn_idle_ns", "with kv_idle_slots: ns per (token computed × KV token idle slots hold; 0: prefill_attn_pool_ns)"},
 	{"launch_per_idle_token", "the scheduler's work when it takes a new request, per token finished requests' slots hold (llama-server saving idle slots); no step runs meanwhile, simulated time"},
 	{"prefill_chunk_tokens", "most prompt tokens one prefill step computes"},
 	{"prefix_cache_tokens", "prefix cache capacity, tokens"},
