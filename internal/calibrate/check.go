@@ -107,7 +107,7 @@ func ReferenceLine(server, twin []Obs) string {
 			lo.Round(10*time.Microsecond), hi.Round(10*time.Microsecond), len(s), tm.Round(10*time.Microsecond), 100*(tm.Seconds()/sm.Seconds()-1))
 	}
 	return head + ": " + figure("TTFT", (*Obs).TTFT) + "; " + figure("TPOT", (*Obs).TPOT) +
-		": an error here is the fit's own on a shape it saw, or the server's speed moved since it was calibrated; either is in the figures above too"
+		": an error here is the fit's own on a shape it saw, or the server moved since it was calibrated (its speed, or the KV cells its attention spans); either is in the figures above too"
 }
 
 // MaxFlush bounds a flush's requests: llama-server's slots (-np) are a few to a few dozen, and

@@ -332,7 +332,7 @@ func (f *Fit) idleSlots(d *Data) {
 	if len(price) >= 2 {
 		se = fmt.Sprintf("%.2g", stddev(price)/math.Sqrt(float64(len(price))))
 	}
-	p.PrefillAttnIdleNs = ns
+	p.PrefillAttnIdleNs = round(ns, 3)
 	f.fitted(priceKey, fmt.Sprintf("%.3g", ns), se, fmt.Sprintf(
 		"the same %d turns' prompt time beyond their step alone, per token computed × idle KV token (median): %.0f %% of prefill_attn_pool_ns's %.3g",
 		len(price), 100*ns/p.PrefillAttnPoolNs, p.PrefillAttnPoolNs))
