@@ -251,11 +251,10 @@ func poolFromTurns(d *Data, paged *engine.Profile, ratio float64) poolEstimate {
 // a turn alone by (its error on the next-turn probe, or on the prompt lengths' TTFT where the
 // server reports no prompt time) and by more than idleExcessFloor; the excess, per computed
 // token and idle KV token, is then the price. A server that pays for part of that KV at the
-// pool's rate (this project's llama-server: its turns took 1.16–1.23× the step alone, where
-// the pool's price of the idle KV made it 1.34–1.47×, docs/calibrate.md §4) is told from one
-// that pays nothing by a margin the fit measured, and priced at what it paid. It needs the
-// pool term, so it runs after prefillPool, and the prefix cache (a turn without timings
-// computes what the cache did not hold), so after prefixCache.
+// pool's rate (this project's llama-server: 0.26–0.65 of it in six calibrations,
+// docs/calibrate.md §4) is told from one that pays nothing by a margin the fit measured, and
+// priced at what it paid. It needs the pool term, so it runs after prefillPool, and the prefix
+// cache (a turn without timings computes what the cache did not hold), so after prefixCache.
 func (f *Fit) idleSlots(d *Data) {
 	const key, priceKey = "kv_idle_slots", "prefill_attn_idle_ns"
 	p := f.Profile

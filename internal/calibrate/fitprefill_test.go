@@ -325,8 +325,7 @@ func idleData(truth *engine.Profile) *Data {
 
 // TestIdleSlotsFromTurnsAfterStreams checks kv_idle_slots: true where a turn after streams
 // that ended paid for their KV at the pool's rate, and prefill_attn_idle_ns that rate; false
-// where it did not, kept false with
-// its reason where no request reads another's KV.
+// where it did not; kept false with its reason where no request reads another's KV.
 func TestIdleSlotsFromTurnsAfterStreams(t *testing.T) {
 	for _, keeps := range []bool{true, false} {
 		truth := colocatedBase(t)
