@@ -75,9 +75,11 @@ func TestCalibrateRecoversTheSimulator(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			truth, err := engine.LookupProfile(name)
 			require.NoError(t, err)
-			_, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 16, MaxPrompt: 32768,
+			d, fit := calibrateSim(t, truth, engine.Ideal(), Options{MaxConcurrency: 16, MaxPrompt: 32768,
 				ChunkTokens: truth.PrefillChunkTokens, Repeats: 1, Budget: time.Hour, Seed: 1})
 			t.Log(fit.Summary())
+			assert.Len(t, d.References, referencesPlanned)
+			assert.Contains(t, fit.Speed, "the server held its speed within 15 %", "the simulator's speed does not move")
 			p := fit.Profile
 			assert.Equal(t, truth.EngineMode(), p.EngineMode(), "engine")
 			within(t, "decode_base", truth.DecodeBase.Seconds(), p.DecodeBase.Seconds(), 0.1)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentsim/agentsim/internal/engine"
@@ -43,6 +44,9 @@ type Fit struct {
 	Evidence string
 	// Notes are what else the data showed (a capped max_tokens, a refused prompt).
 	Notes []string
+	// Speed says how far the server's speed moved over the calibration, from its reference
+	// requests (Data.References); empty when none were sent.
+	Speed string
 }
 
 // decodeRow is one repeat of a decode point: the batch, the KV at the middle of the window in
@@ -71,6 +75,7 @@ func FitData(d *Data, base *engine.Profile, chunk int) *Fit {
 	f.idleSlots(d)
 	f.launchWork(d)
 	f.context(d, ratio)
+	f.speed(d)
 	for exp, reasons := range d.Skipped {
 		for _, r := range reasons {
 			f.Notes = append(f.Notes, exp+": "+r)
@@ -398,4 +403,54 @@ func percent(x float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f %%", 100*x)
+}
+
+// speedMoved is how far the reference requests may move from the first before Fit.Speed says
+// the fit mixes the server's speeds: the 15 % within which calibrate check wants the twin's
+// figures (docs/calibrate.md §4).
+const speedMoved = 0.15
+
+// speed says how far the server's speed moved over the calibration: each reference request's
+// TTFT and TPOT, and the range of either against the first. A calibration's figures mix the
+// speeds of its experiments' moments, and a server that moved more than speedMoved says so,
+// for the check after it will show the same in its reference rows (docs/calibrate.md §1).
+func (f *Fit) speed(d *Data) {
+	if len(d.References) == 0 {
+		return
+	}
+	var at []string
+	var ttft, tpot []time.Duration
+	for _, r := range d.References {
+		if o := r.Obs; o.OK() && o.TPOT() > 0 {
+			at, ttft, tpot = append(at, r.At.Round(time.Second).String()), append(ttft, o.TTFT()), append(tpot, o.TPOT())
+		}
+	}
+	if len(ttft) < 2 {
+		f.Speed = fmt.Sprintf("%d of %d reference requests completed: how far the server's speed moved over the calibration is not known", len(ttft), len(d.References))
+		return
+	}
+	var worst float64
+	moved := func(v []time.Duration) string {
+		var lo, hi float64
+		for _, x := range v[1:] {
+			r := x.Seconds()/v[0].Seconds() - 1
+			lo, hi = min(lo, r), max(hi, r)
+		}
+		worst = max(worst, -lo, hi)
+		return fmt.Sprintf("%+.1f to %+.1f %%", 100*lo, 100*hi)
+	}
+	list := func(v []time.Duration) string {
+		s := make([]string, len(v))
+		for i, x := range v {
+			s[i] = x.Round(10 * time.Microsecond).String()
+		}
+		return strings.Join(s, ", ")
+	}
+	f.Speed = fmt.Sprintf("reference requests (a fresh %d-token prompt alone after a flush, %d tokens out) at %s: TTFT %s (%s against the first), TPOT %s (%s)",
+		d.References[0].Prompt, ReferenceOutput, strings.Join(at, ", "), list(ttft), moved(ttft), list(tpot), moved(tpot))
+	if worst > speedMoved {
+		f.Speed += fmt.Sprintf(": the server's speed moved more than %.0f %% during the calibration, so the fit mixes its speeds; calibrate again where it holds, or read calibrate check beside its reference rows", 100*speedMoved)
+	} else {
+		f.Speed += fmt.Sprintf(": the server held its speed within %.0f %%", 100*speedMoved)
+	}
 }

@@ -485,3 +485,35 @@ func TestPoolFromTurnsReadsPastADrift(t *testing.T) {
 	t.Logf("through 0: %.3g ns", est.e*1e9)
 	assert.Greater(t, math.Abs(est.e*1e9/12-1), 0.25, "through 0, the drift of the turn's own work is read as the term")
 }
+
+// TestSpeedSaysHowFarTheServerMoved checks Fit.Speed from reference requests: each one's TTFT
+// and TPOT and the range against the first, held within 15 % or not, and what it cannot say
+// when fewer than two completed.
+func TestSpeedSaysHowFarTheServerMoved(t *testing.T) {
+	ref := func(at, ttft, tpot time.Duration) ReferenceObs {
+		start := time.Unix(100, 0).Add(at)
+		o := Obs{Start: start, CompletionTokens: ReferenceOutput}
+		for i := range ReferenceOutput {
+			o.Chunks = append(o.Chunks, start.Add(ttft+time.Duration(i)*tpot))
+		}
+		return ReferenceObs{At: at, Prompt: ReferencePrompt, Obs: o}
+	}
+	held := &Fit{}
+	held.speed(&Data{References: []ReferenceObs{ref(0, 60*time.Millisecond, 4*time.Millisecond), ref(time.Minute, 63*time.Millisecond, 3900*time.Microsecond)}})
+	assert.Equal(t, "reference requests (a fresh 1024-token prompt alone after a flush, 64 tokens out) at 0s, 1m0s: TTFT 60ms, 63ms (+0.0 to +5.0 % against the first), TPOT 4ms, 3.9ms (-2.5 to +0.0 %): the server held its speed within 15 %", held.Speed)
+
+	moved := &Fit{}
+	moved.speed(&Data{References: []ReferenceObs{ref(0, 60*time.Millisecond, 4*time.Millisecond), ref(time.Minute, 90*time.Millisecond, 4*time.Millisecond), ref(2*time.Minute, 66*time.Millisecond, 4400*time.Microsecond)}})
+	assert.Contains(t, moved.Speed, "TTFT 60ms, 90ms, 66ms (+0.0 to +50.0 % against the first)")
+	assert.Contains(t, moved.Speed, "the server's speed moved more than 15 % during the calibration, so the fit mixes its speeds")
+
+	failed := ref(time.Minute, 0, 0)
+	failed.Obs.Err, failed.Obs.Chunks = "refused", nil
+	lone := &Fit{}
+	lone.speed(&Data{References: []ReferenceObs{ref(0, 60*time.Millisecond, 4*time.Millisecond), failed}})
+	assert.Equal(t, "1 of 2 reference requests completed: how far the server's speed moved over the calibration is not known", lone.Speed)
+
+	none := &Fit{}
+	none.speed(&Data{})
+	assert.Empty(t, none.Speed, "a fit from recorded runs sends none")
+}

@@ -81,7 +81,23 @@ type Data struct {
 	Skipped map[string][]string
 	// Elapsed is the experiments' total time on the Client's clock.
 	Elapsed time.Duration
+	// References are the reference requests sent between the experiments, in order: the
+	// server's speed over the calibration (runner.reference, Fit.Speed).
+	References []ReferenceObs
 }
+
+// ReferenceObs is one reference request of a calibration: At its start, since the
+// experiments', and Prompt its fresh prompt (agentsim's estimate).
+type ReferenceObs struct {
+	At     time.Duration
+	Prompt int
+	Obs    Obs
+}
+
+// referencesPlanned is how many reference requests a calibration sends: before the first
+// experiment after the largest batch, after the prompt lengths, the turn probes and the
+// interference probe, and at the end.
+const referencesPlanned = 5
 
 // Measured is one point's requests, one slice per repeat.
 type Measured struct {
@@ -155,17 +171,21 @@ func Run(ctx context.Context, o Options) (*Data, error) {
 	}
 	plan := r.plan()
 	r.cutToBudget(plan)
-	r.printf("plan: %d points in %d experiments, %d repeats each, about %s (budget %s)\n",
-		r.total, len(plan), r.o.Repeats, r.planned.Round(time.Second), o.Budget)
+	r.planned += referencesPlanned * r.guess(referencePoint(o.MaxPrompt))
+	r.printf("plan: %d points in %d experiments, %d repeats each, and %d reference requests between them, about %s (budget %s)\n",
+		r.total, len(plan), r.o.Repeats, referencesPlanned, r.planned.Round(time.Second), o.Budget)
 	r.batch(ctx, plan[ExpBatch])
+	r.reference(ctx)
 	// The cheap experiments first, so a budget spent early leaves the expensive ones out.
 	for _, exp := range []string{ExpConcurrency, ExpPrompt} {
 		r.series(ctx, exp, plan[exp])
 	}
+	r.reference(ctx)
 	r.prefix(ctx, plan[ExpPrefix])
 	r.turns(ctx, plan[ExpTurn])
 	r.turnsBeside(ctx, plan[ExpTurnBeside])
 	r.turnsBeside(ctx, plan[ExpTurnIdle])
+	r.reference(ctx)
 	// The prefix-size probe goes on while it must, but leaves the experiments after it their
 	// planned time.
 	r.reserve = 0
@@ -176,8 +196,10 @@ func Run(ctx context.Context, o Options) (*Data, error) {
 	}
 	r.prefixSize(ctx, plan[ExpPrefixSize])
 	r.interference(ctx, plan[ExpInterference])
+	r.reference(ctx)
 	r.series(ctx, ExpContext, plan[ExpContext])
 	r.series(ctx, ExpKV, plan[ExpKV])
+	r.reference(ctx)
 	r.d.Elapsed = o.Client.Clock.Since(r.start)
 	r.printf("done in %s\n", r.d.Elapsed.Round(time.Millisecond))
 	return r.d, nil
@@ -293,6 +315,21 @@ func (r *runner) flush(ctx context.Context) {
 		Flush(ctx, r.o.Client, r.running, r.o.Seed<<20+int64(r.next))
 		r.next++
 	}
+}
+
+// referencePoint is the reference request's shape (ReferencePrompt, at most maxPrompt).
+func referencePoint(maxPrompt int) Point {
+	return Point{Exp: "reference", Batch: 1, Prompt: min(ReferencePrompt, maxPrompt), Output: ReferenceOutput, Repeats: 1}
+}
+
+// reference sends the reference request after a flush, as calibrate check does before each
+// run (docs/calibrate.md §3), so that the profile can say how far the server's speed moved
+// over the calibration (Fit.Speed). It is sent whatever the budget: it is one short request.
+func (r *runner) reference(ctx context.Context) {
+	r.flush(ctx)
+	p := referencePoint(r.o.MaxPrompt)
+	at := r.o.Client.Clock.Since(r.start)
+	r.d.References = append(r.d.References, ReferenceObs{At: at, Prompt: p.Prompt, Obs: r.send(ctx, p.Prompt, p.Output)})
 }
 
 // batchOf sends n fresh requests at once and returns them in order.

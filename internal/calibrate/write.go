@@ -19,7 +19,11 @@ func (f *Fit) YAML(d *Data, base string) ([]byte, error) {
 	fmt.Fprintf(&b, "# calibrated from %s (model %s) at %s by agentsim calibrate, in %s of experiments;\n",
 		d.URL, d.Model, d.At.UTC().Format(time.RFC3339), d.Elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "# keys the experiments did not identify keep the values of profile %s.\n#\n", base)
-	fmt.Fprintf(&b, "# engine: %s\n#\n# fitted (value ± standard error: source):\n", f.Evidence)
+	fmt.Fprintf(&b, "# engine: %s\n#\n", f.Evidence)
+	if f.Speed != "" {
+		fmt.Fprintf(&b, "# speed: %s\n#\n", f.Speed)
+	}
+	fmt.Fprintf(&b, "# fitted (value ± standard error: source):\n")
 	for _, p := range f.Params {
 		fmt.Fprintf(&b, "#   %s: %s ± %s: %s\n", p.Key, p.Value, p.SE, p.Source)
 	}
@@ -70,6 +74,9 @@ func annotate(body []byte, f *Fit) []byte {
 func (f *Fit) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "engine %s: %s\n", f.Profile.EngineMode(), f.Evidence)
+	if f.Speed != "" {
+		fmt.Fprintf(&b, "speed: %s\n", f.Speed)
+	}
 	for _, p := range f.Params {
 		fmt.Fprintf(&b, "  fitted %-28s %s ± %s\n", p.Key, p.Value, p.SE)
 	}
