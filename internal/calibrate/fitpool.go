@@ -251,7 +251,7 @@ func poolFromTurns(d *Data, paged *engine.Profile, ratio float64) poolEstimate {
 // a turn alone by (its error on the next-turn probe, or on the prompt lengths' TTFT where the
 // server reports no prompt time) and by more than idleExcessFloor; the excess, per computed
 // token and idle KV token, is then the price. A server that pays for part of that KV at the
-// pool's rate (this project's llama-server: 0.26–0.65 of it in six calibrations,
+// pool's rate (this project's llama-server: 0.26–0.90 of it in seven calibrations,
 // docs/calibrate.md §4) is told from one that pays nothing by a margin the fit measured, and
 // priced at what it paid. It needs the pool term, so it runs after prefillPool, and the prefix
 // cache (a turn without timings computes what the cache did not hold), so after prefixCache.
