@@ -329,7 +329,17 @@ func (r *runner) reference(ctx context.Context) {
 	r.flush(ctx)
 	p := referencePoint(r.o.MaxPrompt)
 	at := r.o.Client.Clock.Since(r.start)
-	r.d.References = append(r.d.References, ReferenceObs{At: at, Prompt: p.Prompt, Obs: r.send(ctx, p.Prompt, p.Output)})
+	o := r.send(ctx, p.Prompt, p.Output)
+	r.d.References = append(r.d.References, ReferenceObs{At: at, Prompt: p.Prompt, Obs: o})
+	head := fmt.Sprintf("reference %d of %d at %s", len(r.d.References), referencesPlanned, at.Round(time.Second))
+	switch {
+	case !o.OK():
+		r.printf("%s: failed: %s\n", head, o.Err)
+	case o.TPOT() == 0:
+		r.printf("%s: TTFT %s, one token: no TPOT\n", head, o.TTFT().Round(10*time.Microsecond))
+	default:
+		r.printf("%s: TTFT %s, TPOT %s\n", head, o.TTFT().Round(10*time.Microsecond), o.TPOT().Round(10*time.Microsecond))
+	}
 }
 
 // batchOf sends n fresh requests at once and returns them in order.
