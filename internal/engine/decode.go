@@ -485,13 +485,17 @@ func (e *Engine) emit(g *Gen, due time.Time, late time.Duration) genState {
 	e.stats.kvUsed.Add(1)
 	e.stats.generated.Add(1)
 	g.generated(due.Add(-g.lateness())) // before the reader is woken
-	n := g.emit()
-	switch {
-	case n >= g.Output:
+	if g.Produced()+1 >= g.Output {
+		// The last token: the request's accounting is done before the reader is woken, so a
+		// reader that sees its stream end sees the request finished and its KV freed.
 		e.stats.decodeRunning.Add(-1)
 		e.freeKV(g)
 		e.finish(g)
+		g.emit()
 		return stateDone
+	}
+	n := g.emit()
+	switch {
 	case g.Plan.StallAt > 0 && n >= g.Plan.StallAt && !g.stalled:
 		g.stalled = true
 		g.leave(late)
