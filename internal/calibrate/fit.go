@@ -414,6 +414,8 @@ const speedMoved = 0.15
 // TTFT and TPOT, and the range of either against the first. A calibration's figures mix the
 // speeds of its experiments' moments, and a server that moved more than speedMoved says so,
 // for the check after it will show the same in its reference rows (docs/calibrate.md §1).
+// What moved may be the server's state rather than its speed: on llama-server, a reference
+// whose slot kept its prompt's first cells far up the KV spans every cell below them.
 func (f *Fit) speed(d *Data) {
 	if len(d.References) == 0 {
 		return
@@ -449,7 +451,7 @@ func (f *Fit) speed(d *Data) {
 	f.Speed = fmt.Sprintf("reference requests (a fresh %d-token prompt alone after a flush, %d tokens out) at %s: TTFT %s (%s against the first), TPOT %s (%s)",
 		d.References[0].Prompt, ReferenceOutput, strings.Join(at, ", "), list(ttft), moved(ttft), list(tpot), moved(tpot))
 	if worst > speedMoved {
-		f.Speed += fmt.Sprintf(": the server's speed moved more than %.0f %% during the calibration, so the fit mixes its speeds; calibrate again where it holds, or read calibrate check beside its reference rows", 100*speedMoved)
+		f.Speed += fmt.Sprintf(": the server's speed or state moved more than %.0f %% during the calibration, so the fit mixes them; calibrate again where they hold, or read calibrate check beside its reference rows", 100*speedMoved)
 	} else {
 		f.Speed += fmt.Sprintf(": the server held its speed within %.0f %%", 100*speedMoved)
 	}

@@ -505,7 +505,7 @@ func TestSpeedSaysHowFarTheServerMoved(t *testing.T) {
 	moved := &Fit{}
 	moved.speed(&Data{References: []ReferenceObs{ref(0, 60*time.Millisecond, 4*time.Millisecond), ref(time.Minute, 90*time.Millisecond, 4*time.Millisecond), ref(2*time.Minute, 66*time.Millisecond, 4400*time.Microsecond)}})
 	assert.Contains(t, moved.Speed, "TTFT 60ms, 90ms, 66ms (+0.0 to +50.0 % against the first)")
-	assert.Contains(t, moved.Speed, "the server's speed moved more than 15 % during the calibration, so the fit mixes its speeds")
+	assert.Contains(t, moved.Speed, "the server's speed or state moved more than 15 % during the calibration, so the fit mixes them")
 
 	failed := ref(time.Minute, 0, 0)
 	failed.Obs.Err, failed.Obs.Chunks = "refused", nil
