@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentsim/agentsim/internal/plural"
 )
 
 // Designed lengths, in tokens.
@@ -68,10 +70,17 @@ func (r *runner) plan() map[string][]Point {
 			plan[ExpTurn] = append(plan[ExpTurn], Point{Exp: ExpTurn, Batch: 1, Prompt: p, Output: turnReply, Repeats: rep})
 		}
 	}
-	// Beside a few streams and beside as many as the server runs with the conversation.
-	for _, b := range dedupe(min(3, o.MaxConcurrency-1), min(7, o.MaxConcurrency-1)) {
+	// Turns beside one stream up to as many as the server runs with the conversation: the
+	// pool's price is the slope of a line through them (poolFromTurns), and a line through
+	// two batch sizes only is as noisy as their difference. The turns after streams that
+	// ended, a few and as many as the server runs, decide the idle slots' KV (idleSlots).
+	for _, b := range dedupe(min(1, o.MaxConcurrency-1), min(3, o.MaxConcurrency-1), min(5, o.MaxConcurrency-1), min(7, o.MaxConcurrency-1)) {
 		if b >= 1 {
 			plan[ExpTurnBeside] = append(plan[ExpTurnBeside], Point{Exp: ExpTurnBeside, Batch: b, Prompt: min(besidePrompt, o.MaxPrompt/4), Output: turnReply, Repeats: rep})
+		}
+	}
+	for _, b := range dedupe(min(3, o.MaxConcurrency-1), min(7, o.MaxConcurrency-1)) {
+		if b >= 1 {
 			plan[ExpTurnIdle] = append(plan[ExpTurnIdle], Point{Exp: ExpTurnIdle, Batch: b, Prompt: min(besidePrompt, o.MaxPrompt/4), Output: turnReply, Repeats: rep})
 		}
 	}
@@ -193,8 +202,8 @@ func (r *runner) turnsBeside(ctx context.Context, ps []Point) {
 		if idle {
 			where = "after"
 		}
-		r.printf("[%d/%d] %s: turn's TTFT %s %s %d streams of %d tokens (%s; %s of about %s)\n", r.points, r.total, p,
-			median(turns, (*Obs).TTFT).Round(time.Microsecond), where, p.Batch, out, took.Round(time.Millisecond),
+		r.printf("[%d/%d] %s: turn's TTFT %s %s %s of %d tokens (%s; %s of about %s)\n", r.points, r.total, p,
+			median(turns, (*Obs).TTFT).Round(time.Microsecond), where, plural.Of(p.Batch, "stream"), out, took.Round(time.Millisecond),
 			r.o.Client.Clock.Since(r.start).Round(time.Second), r.planned.Round(time.Second))
 		r.d.Points = append(r.d.Points, m)
 	}

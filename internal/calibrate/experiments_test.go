@@ -83,3 +83,51 @@ func simRunner(t *testing.T, truth *engine.Profile, seed int64) (*runner, *simte
 	c := &Client{URL: s.URL, Model: truth.Model, HTTP: s.Client(), Clock: s.Clock()}
 	return &runner{o: Options{Client: c, Seed: seed, Budget: time.Hour}, d: &Data{}, start: c.Clock.Now()}, s
 }
+
+// TestPrefixSizeReadsTheServersCacheCount: where the server reports its own timings, the
+// prefix-size probe's repeats are judged by what its cache supplied, not by their TTFT, which
+// on llama-server carries the saving of the fills' idle slots. The figures are one
+// calibration's (docs/calibrate.md §1): the repeat-prefix probe's fresh and repeated TTFT
+// 147 and 22 ms, repeats after 1, 2 and 4 fills of 2 048 tokens that took 18–57 ms, and after
+// 8 fills 112 and 114 ms, every one computing 7 tokens over 2 054 cached.
+func TestPrefixSizeReadsTheServersCacheCount(t *testing.T) {
+	start := time.Unix(0, 0)
+	at := func(ttft time.Duration, timed *ServerTimings) Obs {
+		return Obs{Start: start, Chunks: []time.Time{start.Add(ttft), start.Add(ttft + 4*time.Millisecond)},
+			PromptTokens: 2061, CompletionTokens: 2, Server: timed}
+	}
+	hit := &ServerTimings{Computed: 7, Cached: 2054, Prompt: 14 * time.Millisecond}
+	miss := &ServerTimings{Computed: 2056, Cached: 5, Prompt: 150 * time.Millisecond}
+	hitBelow := 85 * time.Millisecond
+
+	for _, c := range []struct {
+		name   string
+		repeat Obs
+		want   bool
+	}{
+		{"cached, however slow", at(112*time.Millisecond, hit), true},
+		{"computed, however fast", at(60*time.Millisecond, miss), false},
+		{"no timings, fast", at(60*time.Millisecond, nil), true},
+		{"no timings, slow", at(112*time.Millisecond, nil), false},
+	} {
+		got, why := repeatAnswered(&c.repeat, hitBelow)
+		assert.Equal(t, c.want, got, "%s: %s", c.name, why)
+	}
+
+	// sizeBounds reads the probe the same way: the repeats after 8 fills were answered, so the
+	// cache holds at least the prefix and 8 prompts, and no fill bounds it from above.
+	prefix := Measured{Point: Point{Exp: ExpPrefix, Batch: 2, Prompt: 2048}, Runs: [][]Obs{
+		{at(147*time.Millisecond, &ServerTimings{Computed: 2056, Cached: 5}), at(22*time.Millisecond, hit)}}}
+	d := &Data{Points: []Measured{prefix}}
+	for _, f := range []struct {
+		fill int
+		ttft time.Duration
+	}{{1, 18 * time.Millisecond}, {2, 31 * time.Millisecond}, {4, 57 * time.Millisecond}, {8, 112 * time.Millisecond}, {8, 114 * time.Millisecond}} {
+		d.Points = append(d.Points, Measured{Point: Point{Exp: ExpPrefixSize, Batch: f.fill, Prompt: 2048}, Runs: [][]Obs{
+			{at(147*time.Millisecond, &ServerTimings{Computed: 2056, Cached: 5}), at(f.ttft, hit)}}})
+	}
+	lo, hi, ok := sizeBounds(d, 1)
+	require.True(t, ok)
+	assert.Equal(t, 2061.0+8*2048, lo, "the prefix and 8 fills")
+	assert.Zero(t, hi, "no fill missed")
+}
