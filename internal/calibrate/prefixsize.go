@@ -100,10 +100,11 @@ func (r *runner) prefixSize(ctx context.Context, ps []Point) {
 // said so. Where the server reports its own timings (llama-server's cache_n, prompt_n), they
 // decide: the cache answered the repeat if it supplied at least half of its prompt. The
 // repeat's TTFT cannot tell there, for llama-server saves the fills' idle slots to its RAM
-// cache as it launches the repeat (launch_per_idle_token, docs/engine.md §4): on this
-// project's llama-server repeats after 7 and 8 fills of 2 048 tokens took 94–113 ms where a
-// hit's threshold was 85 ms, and computed 7 tokens each, every other one cached
-// (docs/calibrate.md §1). Elsewhere the repeat is answered when its TTFT is under hitBelow.
+// cache as it launches the repeat (launch_per_idle_token, docs/engine.md §4): in three
+// calibrations of this project's llama-server, repeats after 7 and 8 fills of 2 048 tokens
+// took 91–113 ms against thresholds of 85–93 ms, though each computed 7 tokens, its cache
+// supplying the rest (docs/calibrate.md §1). Elsewhere the repeat is answered when its TTFT
+// is under hitBelow.
 func repeatAnswered(repeat *Obs, hitBelow time.Duration) (bool, string) {
 	if s := repeat.Server; s != nil && s.Computed+s.Cached > 0 {
 		return 2*s.Cached >= s.Computed+s.Cached, fmt.Sprintf("the repeat computed %d tokens, %d came from the server's cache (a hit takes half or more)", s.Computed, s.Cached)
